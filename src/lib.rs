@@ -1,0 +1,1 @@
+//! kubesd: Kubernetes service discovery for monitoring agents.
