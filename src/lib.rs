@@ -1,1 +1,19 @@
-//! kubesd: Kubernetes service discovery for monitoring agents.
+//! kubesd: Kubernetes service discovery for monitoring agents, on actix.
+//!
+//! The crate has two halves (see `ARCHITECTURE.md`):
+//! - what objects *mean*, pure and synchronous: [`model`] (the objects), [`targets`]
+//!   (their target labels), [`watch`] (the list/watch wire format), [`api`] (paths and
+//!   selectors);
+//! - how they *move*: the actors in `actors/`.
+
+pub mod api;
+pub mod error;
+pub mod labels;
+pub mod model;
+pub mod targets;
+pub mod watch;
+
+pub use error::DecodeError;
+pub use labels::{Label, Labels};
+pub use model::{Object, Role};
+pub use targets::{AttachMetadata, CacheView, TargetContext, target_labels};

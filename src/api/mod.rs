@@ -1,0 +1,1 @@
+//! API paths and selectors.

@@ -1,0 +1,69 @@
+//! Errors of the model layer: what was wrong with bytes the API server sent.
+//!
+//! The watcher that received the bytes wraps these with its URL; here they name the
+//! role and the problem.
+
+use crate::model::Role;
+
+/// Bytes from the API server that could not be turned into objects or events.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Not JSON, or JSON of the wrong shape (a port that is a string, a list that is a
+    /// number, ...). serde_json's message carries the line and column.
+    #[error("cannot decode {role} JSON: {source}")]
+    Json {
+        /// The role being decoded.
+        role: Role,
+        /// What the parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An object without `metadata.name`: it cannot be cached or keyed.
+    #[error("{role} object without metadata.name (namespace {namespace:?})")]
+    MissingName {
+        /// The role being decoded.
+        role: Role,
+        /// The namespace it claimed, to help find it.
+        namespace: String,
+    },
+    /// A watch event whose `type` is not one of ADDED, MODIFIED, DELETED, BOOKMARK, ERROR.
+    #[error("{role} watch event of unknown type {kind:?}")]
+    UnknownEventType {
+        /// The role being watched.
+        role: Role,
+        /// The type that was sent.
+        kind: String,
+    },
+    /// A watch event without `type` or without `object`.
+    #[error("{role} watch event without {field:?}")]
+    MissingEventField {
+        /// The role being watched.
+        role: Role,
+        /// `type` or `object`.
+        field: &'static str,
+    },
+    /// A list whose items could not all be decoded (strict decoding).
+    #[error("{role} list item {index}: {source}")]
+    ListItem {
+        /// The role being listed.
+        role: Role,
+        /// The item's position in `items`.
+        index: usize,
+        /// What was wrong with it.
+        #[source]
+        source: Box<DecodeError>,
+    },
+}
+
+impl DecodeError {
+    /// The role whose bytes failed to decode.
+    pub fn role(&self) -> Role {
+        match self {
+            DecodeError::Json { role, .. }
+            | DecodeError::MissingName { role, .. }
+            | DecodeError::UnknownEventType { role, .. }
+            | DecodeError::MissingEventField { role, .. }
+            | DecodeError::ListItem { role, .. } => *role,
+        }
+    }
+}

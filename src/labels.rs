@@ -1,0 +1,190 @@
+//! Target label sets: what discovery hands to a scrape job for each target.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// One label of a target: a name and a value, both shared strings.
+///
+/// Shared because most values repeat: every target of a pod carries the pod's labels,
+/// and every pod on a node the node's. Cloning a label costs two reference counts.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label {
+    /// The label name, e.g. `__meta_kubernetes_pod_name`.
+    pub name: Arc<str>,
+    /// The value; empty is equivalent to absent, as in Prometheus.
+    pub value: Arc<str>,
+}
+
+impl fmt::Debug for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={:?}", self.name, self.value)
+    }
+}
+
+/// The label set of one target: sorted by name, each name once.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Labels(Vec<Label>);
+
+impl Labels {
+    /// The value of label `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|l| (*l.name).cmp(name))
+            .ok()
+            .map(|i| &*self.0[i].value)
+    }
+
+    /// The labels in name order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Label> {
+        self.0.iter()
+    }
+
+    /// How many labels there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The labels as a vector, in name order.
+    pub fn into_vec(self) -> Vec<Label> {
+        self.0
+    }
+
+    /// Builds a label set from pairs; a later pair wins over an earlier one of the same
+    /// name.
+    pub fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Labels
+    where
+        N: Into<Arc<str>>,
+        V: Into<Arc<str>>,
+    {
+        let mut b = LabelsBuilder::new();
+        for (n, v) in pairs {
+            b.add(n.into(), v.into());
+        }
+        b.finish()
+    }
+}
+
+impl fmt::Debug for Labels {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a Labels {
+    type Item = &'a Label;
+    type IntoIter = std::slice::Iter<'a, Label>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// Collects labels in any order, then sorts them into a [`Labels`].
+///
+/// A name added twice keeps the value added last. That is VictoriaMetrics' rule
+/// (`RemoveDuplicates` keeps the last): an endpoint whose pod lives in another namespace
+/// gets `__meta_kubernetes_namespace` from the pod, which is added after the endpoint's.
+#[derive(Clone, Debug, Default)]
+pub struct LabelsBuilder(Vec<Label>);
+
+impl LabelsBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        LabelsBuilder(Vec::with_capacity(32))
+    }
+
+    /// A builder that starts with `labels`.
+    pub fn from_labels(labels: &Labels) -> Self {
+        let mut v = Vec::with_capacity(labels.len() + 16);
+        v.extend_from_slice(&labels.0);
+        LabelsBuilder(v)
+    }
+
+    /// Adds a label.
+    pub fn add(&mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) {
+        self.0.push(Label {
+            name: name.into(),
+            value: value.into(),
+        });
+    }
+
+    /// Adds a label whose value is already shared.
+    pub fn add_shared(&mut self, name: &Arc<str>, value: &Arc<str>) {
+        self.0.push(Label {
+            name: Arc::clone(name),
+            value: Arc::clone(value),
+        });
+    }
+
+    /// Sorts by name and drops all but the last value of each name.
+    pub fn finish(mut self) -> Labels {
+        // Stable sort keeps the insertion order of equal names, so "last" is well defined.
+        self.0.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut out: Vec<Label> = Vec::with_capacity(self.0.len());
+        for label in self.0 {
+            match out.last_mut() {
+                Some(prev) if prev.name == label.name => *prev = label,
+                _ => out.push(label),
+            }
+        }
+        Labels(out)
+    }
+}
+
+/// Replaces every character that may not appear in a Prometheus label name with `_`.
+///
+/// Prometheus' rule (`[^a-zA-Z0-9_]` → `_`, per character, so a multi-byte character
+/// becomes one `_`).
+pub fn sanitize_label_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// `prefix` followed by `key` sanitized, e.g. `__meta_kubernetes_pod_label_` + `app.kubernetes.io/name`.
+pub fn prefixed_label_name(prefix: &str, key: &str) -> Arc<str> {
+    let mut s = String::with_capacity(prefix.len() + key.len());
+    s.push_str(prefix);
+    s.extend(key.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            c
+        } else {
+            '_'
+        }
+    }));
+    Arc::from(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_sorts_and_keeps_the_last_duplicate() {
+        let labels = Labels::from_pairs([("b", "1"), ("a", "2"), ("b", "3")]);
+        let pairs: Vec<(&str, &str)> = labels.iter().map(|l| (&*l.name, &*l.value)).collect();
+        assert_eq!(pairs, [("a", "2"), ("b", "3")]);
+        assert_eq!(labels.get("b"), Some("3"));
+        assert_eq!(labels.get("c"), None);
+    }
+
+    #[test]
+    fn sanitize_replaces_each_character() {
+        assert_eq!(
+            sanitize_label_name("app.kubernetes.io/name"),
+            "app_kubernetes_io_name"
+        );
+        assert_eq!(sanitize_label_name("ünï-code"), "_n__code");
+        assert_eq!(&*prefixed_label_name("__x_", "a-b"), "__x_a_b");
+    }
+}

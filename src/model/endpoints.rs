@@ -1,0 +1,84 @@
+//! The Endpoints object (`/api/v1/endpoints`).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{empty_str, null_default, nullable_str};
+use super::meta::ObjectMeta;
+
+/// A Kubernetes Endpoints object: the addresses behind the service of the same name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Endpoints {
+    /// `metadata`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `subsets`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub subsets: Vec<EndpointSubset>,
+}
+
+/// One entry of `subsets`: addresses that share a set of ports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSubset {
+    /// Ready addresses.
+    #[serde(default, deserialize_with = "null_default")]
+    pub addresses: Vec<EndpointAddress>,
+    /// Addresses that are not ready.
+    #[serde(default, deserialize_with = "null_default")]
+    pub not_ready_addresses: Vec<EndpointAddress>,
+    /// The ports every address of the subset serves.
+    #[serde(default, deserialize_with = "null_default")]
+    pub ports: Vec<EndpointPort>,
+}
+
+/// One endpoint address.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointAddress {
+    /// The IP.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub ip: Arc<str>,
+    /// The hostname, for headless services with `subdomain`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub hostname: Arc<str>,
+    /// The node hosting the endpoint.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub node_name: Arc<str>,
+    /// The object behind the address, usually a pod.
+    #[serde(default, deserialize_with = "null_default")]
+    pub target_ref: ObjectReference,
+}
+
+/// A reference to another object (`targetRef`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ObjectReference {
+    /// The referenced kind, e.g. `Pod`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub kind: Arc<str>,
+    /// The referenced object's name.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// The referenced object's namespace.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub namespace: Arc<str>,
+}
+
+/// One port of an endpoint subset or an endpoint slice.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointPort {
+    /// The port's name (matches the service port's name).
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// The port number (`null` in a slice means "all ports"; read as 0, as Go does).
+    #[serde(default, deserialize_with = "null_default")]
+    pub port: i64,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub protocol: Arc<str>,
+    /// The application protocol, e.g. `http`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub app_protocol: Arc<str>,
+}

@@ -1,0 +1,70 @@
+//! The Ingress object (`networking.k8s.io/v1`, and `v1beta1`, which agrees on every
+//! field discovery reads).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{empty_str, null_default, nullable_str};
+use super::meta::ObjectMeta;
+
+/// A Kubernetes ingress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Ingress {
+    /// `metadata`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: IngressSpec,
+}
+
+/// `spec` of an ingress.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressSpec {
+    /// `spec.ingressClassName`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub ingress_class_name: Arc<str>,
+    /// `spec.tls`: hosts served over TLS.
+    #[serde(default, deserialize_with = "null_default")]
+    pub tls: Vec<IngressTls>,
+    /// `spec.rules`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub rules: Vec<IngressRule>,
+}
+
+/// One entry of `spec.tls`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct IngressTls {
+    /// Host names or `*.`-wildcards covered by the certificate.
+    #[serde(default, deserialize_with = "null_default")]
+    pub hosts: Vec<Arc<str>>,
+}
+
+/// One entry of `spec.rules`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct IngressRule {
+    /// The host the rule matches; empty matches every host.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub host: Arc<str>,
+    /// The HTTP paths.
+    #[serde(default, deserialize_with = "null_default")]
+    pub http: HttpIngressRuleValue,
+}
+
+/// `http` of a rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct HttpIngressRuleValue {
+    /// The rule's paths.
+    #[serde(default, deserialize_with = "null_default")]
+    pub paths: Vec<HttpIngressPath>,
+}
+
+/// One path of a rule.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct HttpIngressPath {
+    /// The path; empty means `/`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub path: Arc<str>,
+}

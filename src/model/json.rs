@@ -1,0 +1,138 @@
+//! Serde helpers that give kubesd the tolerance of Go's `encoding/json`, which the API
+//! server's clients (and VictoriaMetrics, whose semantics the corpus encodes) rely on:
+//! an explicit `null` is the zero value, and a string map keeps its pairs without a
+//! hash map per object.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+
+/// Deserializes `null` as `T::default()`.
+///
+/// Kubernetes omits empty fields, but hand-written objects and some proxies send
+/// `"ports": null` or `"conditions": null`; Go decodes those as empty, so must we.
+/// Use as `#[serde(default, deserialize_with = "null_default")]`.
+pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// A string-to-string map (labels, annotations, topology) in the order the API sent it.
+///
+/// Kept as a vector of shared strings: discovery only iterates it to make labels, and a
+/// `Vec` of `Arc<str>` pairs costs one allocation per string, with label values then
+/// shared by reference count instead of copied into every target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StringMap(pub Vec<(Arc<str>, Arc<str>)>);
+
+impl StringMap {
+    /// The value for `key`, if present. Linear: these maps are small and read rarely.
+    pub fn get(&self, key: &str) -> Option<&Arc<str>> {
+        self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
+    }
+
+    /// Iterates the pairs in the order they were decoded.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// True when the map holds no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'de> Deserialize<'de> for StringMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MapVisitor;
+        impl<'de> Visitor<'de> for MapVisitor {
+            type Value = StringMap;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map of strings to strings, or null")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<StringMap, E> {
+                Ok(StringMap::default())
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<StringMap, E> {
+                Ok(StringMap::default())
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<StringMap, D::Error> {
+                d.deserialize_map(self)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some((k, v)) = map.next_entry::<Arc<str>, NullableString>()? {
+                    pairs.push((k, v.0));
+                }
+                Ok(StringMap(pairs))
+            }
+        }
+        deserializer.deserialize_option(MapVisitor)
+    }
+}
+
+/// A string that may be sent as `null` (Go decodes that as `""`).
+struct NullableString(Arc<str>);
+
+impl<'de> Deserialize<'de> for NullableString {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(NullableString(
+            Option::<Arc<str>>::deserialize(deserializer)?.unwrap_or_else(empty_str),
+        ))
+    }
+}
+
+/// The shared empty string: one allocation for every absent string field.
+pub fn empty_str() -> Arc<str> {
+    thread_local! {
+        static EMPTY: Arc<str> = Arc::from("");
+    }
+    EMPTY.with(Arc::clone)
+}
+
+/// Deserializes a string that may be `null` or absent into a shared string.
+/// Use as `#[serde(default = "empty_str", deserialize_with = "nullable_str")]`.
+pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    Ok(NullableString::deserialize(deserializer)?.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Default, Debug)]
+    struct Holder {
+        #[serde(default, deserialize_with = "null_default")]
+        list: Vec<u32>,
+        #[serde(default)]
+        map: StringMap,
+        #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+        text: Arc<str>,
+    }
+
+    #[test]
+    fn null_is_the_zero_value() {
+        let h: Holder = serde_json::from_str(r#"{"list":null,"map":null,"text":null}"#).unwrap();
+        assert!(h.list.is_empty());
+        assert!(h.map.is_empty());
+        assert_eq!(&*h.text, "");
+    }
+
+    #[test]
+    fn string_map_keeps_order_and_null_values() {
+        let h: Holder = serde_json::from_str(r#"{"map":{"b":"1","a":null}}"#).unwrap();
+        let keys: Vec<&str> = h.map.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(keys, ["b", "a"]);
+        assert_eq!(h.map.get("a").map(|v| &**v), Some(""));
+    }
+
+    #[test]
+    fn string_map_rejects_non_string_values() {
+        assert!(serde_json::from_str::<Holder>(r#"{"map":[1]}"#).is_err());
+        assert!(serde_json::from_str::<Holder>(r#"{"map":{"a":1}}"#).is_err());
+    }
+}

@@ -1,0 +1,97 @@
+//! `metadata`: the part every Kubernetes object shares.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{StringMap, empty_str, null_default, nullable_str};
+
+/// The fields of `metadata` that discovery uses. `managedFields` and the rest are
+/// skipped while parsing, never materialised.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectMeta {
+    /// `metadata.name`. Required: an object without one is rejected at decode time.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// `metadata.namespace`; empty for cluster-scoped objects (nodes, namespaces).
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub namespace: Arc<str>,
+    /// `metadata.uid`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub uid: Arc<str>,
+    /// `metadata.resourceVersion`: where a watch resumes. Not part of equality (below).
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub resource_version: Arc<str>,
+    /// `metadata.labels`.
+    #[serde(default)]
+    pub labels: StringMap,
+    /// `metadata.annotations` (including `last-applied-configuration`: it is a label).
+    #[serde(default)]
+    pub annotations: StringMap,
+    /// `metadata.ownerReferences`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub owner_references: Vec<OwnerReference>,
+}
+
+/// Equality ignores `resourceVersion`: every write bumps it, and an object whose
+/// discovery-relevant fields are unchanged must push nothing to subscribers.
+impl PartialEq for ObjectMeta {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.namespace == other.namespace
+            && self.uid == other.uid
+            && self.labels == other.labels
+            && self.annotations == other.annotations
+            && self.owner_references == other.owner_references
+    }
+}
+
+impl Eq for ObjectMeta {}
+
+/// One entry of `metadata.ownerReferences`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// The owner's kind, e.g. `ReplicaSet`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub kind: Arc<str>,
+    /// The owner's name.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// True for the managing controller; the first such owner names the pod's controller.
+    #[serde(default, deserialize_with = "null_default")]
+    pub controller: bool,
+}
+
+impl ObjectMeta {
+    /// The cache key of the object: `namespace/name` (`/name` for cluster-scoped ones).
+    pub fn key(&self) -> ObjectKey {
+        ObjectKey::new(&self.namespace, &self.name)
+    }
+}
+
+/// The identity of an object within one role: namespace and name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// Empty for cluster-scoped objects.
+    pub namespace: Arc<str>,
+    /// The object's name.
+    pub name: Arc<str>,
+}
+
+impl ObjectKey {
+    /// A key from its parts.
+    pub fn new(namespace: &Arc<str>, name: &Arc<str>) -> Self {
+        ObjectKey {
+            namespace: Arc::clone(namespace),
+            name: Arc::clone(name),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}

@@ -1,0 +1,32 @@
+//! The Kubernetes objects discovery reads: lean serde shapes that decode only the
+//! fields that become labels, tolerant of unknown fields and of `null`.
+
+mod endpoints;
+mod endpointslice;
+mod ingress;
+pub mod json;
+mod meta;
+mod namespace;
+mod node;
+mod object;
+mod pod;
+mod role;
+mod service;
+
+pub use endpoints::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
+pub use endpointslice::{Endpoint, EndpointConditions, EndpointSlice};
+pub use ingress::{
+    HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
+};
+pub use json::StringMap;
+pub use meta::{ObjectKey, ObjectMeta, OwnerReference};
+pub use namespace::Namespace;
+pub use node::{DaemonEndpoints, KubeletEndpoint, Node, NodeAddress, NodeSpec, NodeStatus};
+pub use object::Object;
+pub(crate) use object::ObjectSeed;
+pub use pod::{
+    Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodCondition, PodSpec,
+    PodStatus, Terminated,
+};
+pub use role::{Role, UnknownRole};
+pub use service::{Service, ServicePort, ServiceSpec};

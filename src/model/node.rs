@@ -1,0 +1,81 @@
+//! The Node object (`/api/v1/nodes`), as much of it as discovery reads.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{empty_str, null_default, nullable_str};
+use super::meta::ObjectMeta;
+
+/// A Kubernetes node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Node {
+    /// `metadata`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: NodeSpec,
+    /// `status`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: NodeStatus,
+}
+
+/// `spec` of a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    /// `spec.providerID`.
+    #[serde(
+        rename = "providerID",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub provider_id: Arc<str>,
+}
+
+/// `status` of a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    /// `status.addresses`, in the order the kubelet reported them.
+    #[serde(default, deserialize_with = "null_default")]
+    pub addresses: Vec<NodeAddress>,
+    /// `status.daemonEndpoints`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub daemon_endpoints: DaemonEndpoints,
+}
+
+/// One entry of `status.addresses`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct NodeAddress {
+    /// `InternalIP`, `ExternalIP`, `Hostname`, `InternalDNS`, `ExternalDNS`, ...
+    #[serde(
+        rename = "type",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub kind: Arc<str>,
+    /// The address itself.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub address: Arc<str>,
+}
+
+/// `status.daemonEndpoints`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonEndpoints {
+    /// `status.daemonEndpoints.kubeletEndpoint`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub kubelet_endpoint: KubeletEndpoint,
+}
+
+/// `status.daemonEndpoints.kubeletEndpoint`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct KubeletEndpoint {
+    /// The kubelet's port. `Port` is accepted too: Go's decoder matches field names
+    /// case-insensitively and the corpus has a node written that way
+    /// (upstream-node.json, "kubeletEndpoint.\"Port\"").
+    #[serde(default, alias = "Port", deserialize_with = "null_default")]
+    pub port: i64,
+}

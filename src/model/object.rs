@@ -1,0 +1,110 @@
+//! `Object`: any watched object, decoded by role.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer};
+
+use super::{
+    EndpointSlice, Endpoints, Ingress, Namespace, Node, ObjectKey, ObjectMeta, Pod, Role, Service,
+};
+use crate::error::DecodeError;
+
+/// A decoded object of one of the watched kinds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Object {
+    /// A node.
+    Node(Node),
+    /// A pod.
+    Pod(Pod),
+    /// A service.
+    Service(Service),
+    /// An Endpoints object.
+    Endpoints(Endpoints),
+    /// An EndpointSlice.
+    EndpointSlice(EndpointSlice),
+    /// An ingress.
+    Ingress(Ingress),
+    /// A namespace.
+    Namespace(Namespace),
+}
+
+impl Object {
+    /// The kind of this object.
+    pub fn role(&self) -> Role {
+        match self {
+            Object::Node(_) => Role::Node,
+            Object::Pod(_) => Role::Pod,
+            Object::Service(_) => Role::Service,
+            Object::Endpoints(_) => Role::Endpoints,
+            Object::EndpointSlice(_) => Role::EndpointSlice,
+            Object::Ingress(_) => Role::Ingress,
+            Object::Namespace(_) => Role::Namespace,
+        }
+    }
+
+    /// The object's `metadata`.
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Object::Node(o) => &o.metadata,
+            Object::Pod(o) => &o.metadata,
+            Object::Service(o) => &o.metadata,
+            Object::Endpoints(o) => &o.metadata,
+            Object::EndpointSlice(o) => &o.metadata,
+            Object::Ingress(o) => &o.metadata,
+            Object::Namespace(o) => &o.metadata,
+        }
+    }
+
+    /// The object's cache key, `namespace/name`.
+    pub fn key(&self) -> ObjectKey {
+        self.metadata().key()
+    }
+
+    /// The object's `metadata.resourceVersion`.
+    pub fn resource_version(&self) -> &Arc<str> {
+        &self.metadata().resource_version
+    }
+
+    /// Decodes one object of `role` from its JSON.
+    pub fn decode(role: Role, json: &[u8]) -> Result<Object, DecodeError> {
+        let mut de = serde_json::Deserializer::from_slice(json);
+        let object = ObjectSeed(role)
+            .deserialize(&mut de)
+            .and_then(|o| de.end().map(|()| o))
+            .map_err(|source| DecodeError::Json { role, source })?;
+        object.validate()
+    }
+
+    /// Rejects objects discovery cannot key: every object needs `metadata.name`.
+    pub(crate) fn validate(self) -> Result<Object, DecodeError> {
+        if self.metadata().name.is_empty() {
+            return Err(DecodeError::MissingName {
+                role: self.role(),
+                namespace: self.metadata().namespace.to_string(),
+            });
+        }
+        Ok(self)
+    }
+}
+
+/// Deserializes an [`Object`] of a role known in advance, straight from the parser (no
+/// intermediate `Value` tree).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ObjectSeed(pub Role);
+
+impl<'de> DeserializeSeed<'de> for ObjectSeed {
+    type Value = Object;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Object, D::Error> {
+        Ok(match self.0 {
+            Role::Node => Object::Node(Node::deserialize(d)?),
+            Role::Pod => Object::Pod(Pod::deserialize(d)?),
+            Role::Service => Object::Service(Service::deserialize(d)?),
+            Role::Endpoints => Object::Endpoints(Endpoints::deserialize(d)?),
+            Role::EndpointSlice => Object::EndpointSlice(EndpointSlice::deserialize(d)?),
+            Role::Ingress => Object::Ingress(Ingress::deserialize(d)?),
+            Role::Namespace => Object::Namespace(Namespace::deserialize(d)?),
+        })
+    }
+}

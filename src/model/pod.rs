@@ -1,0 +1,171 @@
+//! The Pod object (`/api/v1/pods`), as much of it as discovery reads.
+//!
+//! Pods are the bulk of a cluster's watch traffic, so the shape is lean: env, volumes,
+//! probes, resources and `managedFields` are skipped by the parser without being built.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{empty_str, null_default, nullable_str};
+use super::meta::ObjectMeta;
+
+/// A Kubernetes pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Pod {
+    /// `metadata`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: PodSpec,
+    /// `status`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: PodStatus,
+}
+
+/// `spec` of a pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// The node the pod is scheduled on; empty while pending.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub node_name: Arc<str>,
+    /// `spec.containers`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub containers: Vec<Container>,
+    /// `spec.initContainers`; those with `restartPolicy: Always` are sidecars.
+    #[serde(default, deserialize_with = "null_default")]
+    pub init_containers: Vec<Container>,
+}
+
+/// A container of `spec.containers` or `spec.initContainers`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    /// The container's name, unique within the pod.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// The image reference.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub image: Arc<str>,
+    /// Declared ports.
+    #[serde(default, deserialize_with = "null_default")]
+    pub ports: Vec<ContainerPort>,
+    /// Only set on init containers: `Always` makes it a sidecar that keeps running.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub restart_policy: Arc<str>,
+}
+
+impl Container {
+    /// True for an init container that runs alongside the pod (a native sidecar).
+    pub fn is_sidecar(&self) -> bool {
+        &*self.restart_policy == "Always"
+    }
+}
+
+/// One entry of a container's `ports`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    /// The port's name (optional).
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// The port number.
+    #[serde(default, deserialize_with = "null_default")]
+    pub container_port: i64,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub protocol: Arc<str>,
+}
+
+/// `status` of a pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub phase: Arc<str>,
+    /// The pod's IP; pods without one produce no targets.
+    #[serde(
+        rename = "podIP",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub pod_ip: Arc<str>,
+    /// The IP of the node the pod runs on.
+    #[serde(
+        rename = "hostIP",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub host_ip: Arc<str>,
+    /// `status.conditions`; only `Ready` is read.
+    #[serde(default, deserialize_with = "null_default")]
+    pub conditions: Vec<PodCondition>,
+    /// `status.containerStatuses`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub container_statuses: Vec<ContainerStatus>,
+    /// `status.initContainerStatuses`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub init_container_statuses: Vec<ContainerStatus>,
+}
+
+/// One entry of `status.conditions`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct PodCondition {
+    /// The condition's type, e.g. `Ready`.
+    #[serde(
+        rename = "type",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub kind: Arc<str>,
+    /// `True`, `False` or `Unknown`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub status: Arc<str>,
+}
+
+/// One entry of `status.containerStatuses` (or `initContainerStatuses`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStatus {
+    /// The container this status is for.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// `<runtime>://<id>`; empty before the container started.
+    #[serde(
+        rename = "containerID",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub container_id: Arc<str>,
+    /// The container's current state.
+    #[serde(default, deserialize_with = "null_default")]
+    pub state: ContainerState,
+}
+
+/// `state` of a container status: only whether it has terminated matters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ContainerState {
+    /// Present when the container has exited.
+    #[serde(default)]
+    pub terminated: Option<Terminated>,
+}
+
+/// `state.terminated`; its fields are not read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Terminated {}
+
+impl Pod {
+    /// The status of container `name` (looked up among init container statuses when
+    /// `init`).
+    pub fn container_status(&self, name: &str, init: bool) -> Option<&ContainerStatus> {
+        let statuses = if init {
+            &self.status.init_container_statuses
+        } else {
+            &self.status.container_statuses
+        };
+        statuses.iter().find(|s| &*s.name == name)
+    }
+}

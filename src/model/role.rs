@@ -1,0 +1,90 @@
+//! The kinds of object kubesd watches.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A kind of Kubernetes object kubesd lists and watches.
+///
+/// The first six are discovery roles a scrape job may ask for (Prometheus'
+/// `kubernetes_sd_config.role`); `Namespace` is only watched as a dependency, for
+/// `attach_metadata.namespace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `nodes`: one target per node, at its kubelet.
+    Node,
+    /// `pods`: one target per container port (or per port-less container).
+    Pod,
+    /// `services`: one target per service port, at the service's DNS name.
+    Service,
+    /// `endpoints`: one target per endpoint address and port.
+    Endpoints,
+    /// `endpointslices` (discovery.k8s.io): one target per endpoint address and port.
+    #[serde(rename = "endpointslice")]
+    EndpointSlice,
+    /// `ingresses`: one target per rule path.
+    Ingress,
+    /// `namespaces`: never a discovery role; watched for `attach_metadata.namespace`.
+    Namespace,
+}
+
+impl Role {
+    /// Every kind, in a fixed order.
+    pub const ALL: [Role; 7] = [
+        Role::Node,
+        Role::Pod,
+        Role::Service,
+        Role::Endpoints,
+        Role::EndpointSlice,
+        Role::Ingress,
+        Role::Namespace,
+    ];
+
+    /// The role's name as Prometheus configs spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Node => "node",
+            Role::Pod => "pod",
+            Role::Service => "service",
+            Role::Endpoints => "endpoints",
+            Role::EndpointSlice => "endpointslice",
+            Role::Ingress => "ingress",
+            Role::Namespace => "namespace",
+        }
+    }
+
+    /// True for the roles a scrape job may discover (all but `Namespace`).
+    pub fn is_discovery_role(self) -> bool {
+        self != Role::Namespace
+    }
+
+    /// True for objects that live in a namespace.
+    pub fn is_namespaced(self) -> bool {
+        !matches!(self, Role::Node | Role::Namespace)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error for a role name kubesd does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown role {0:?}: expected one of node, pod, service, endpoints, endpointslice, ingress"
+)]
+pub struct UnknownRole(pub String);
+
+impl FromStr for Role {
+    type Err = UnknownRole;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s && r.is_discovery_role())
+            .ok_or_else(|| UnknownRole(s.to_string()))
+    }
+}

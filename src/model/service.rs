@@ -1,0 +1,59 @@
+//! The Service object (`/api/v1/services`).
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::json::{empty_str, null_default, nullable_str};
+use super::meta::ObjectMeta;
+
+/// A Kubernetes service.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct Service {
+    /// `metadata`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: ServiceSpec,
+}
+
+/// `spec` of a service.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// `spec.clusterIP` (`None` for headless services).
+    #[serde(
+        rename = "clusterIP",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub cluster_ip: Arc<str>,
+    /// `spec.externalName`, for `ExternalName` services.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub external_name: Arc<str>,
+    /// `spec.type`: `ClusterIP`, `NodePort`, `LoadBalancer` or `ExternalName`.
+    #[serde(
+        rename = "type",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    pub kind: Arc<str>,
+    /// `spec.ports`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub ports: Vec<ServicePort>,
+}
+
+/// One entry of `spec.ports`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct ServicePort {
+    /// The port's name.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub name: Arc<str>,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub protocol: Arc<str>,
+    /// The service port number.
+    #[serde(default, deserialize_with = "null_default")]
+    pub port: i64,
+}

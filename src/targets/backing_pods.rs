@@ -1,0 +1,112 @@
+//! The pods behind endpoints and endpoint slices: their labels on each endpoint target,
+//! and extra targets for the container ports no endpoint port covers (so a pod's
+//! metrics port is discoverable through its service's endpoints even when the service
+//! does not expose it).
+
+use super::TargetContext;
+use super::join_host_port;
+use super::pod::{add_container_labels, add_pod_common_labels};
+use crate::labels::{Labels, LabelsBuilder};
+use crate::model::{Container, Pod};
+
+/// Which init containers an endpoint port may match.
+///
+/// Extra targets for uncovered ports always come from regular and sidecar containers
+/// only: a plain init container has exited by the time the pod serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum InitContainers {
+    /// Only sidecars (`restartPolicy: Always`): VictoriaMetrics' endpoints role.
+    SidecarsOnly,
+    /// All of them: VictoriaMetrics' endpointslice role (corpus cases
+    /// `endpointslice/init-port-target-*` match a plain init container's port, while
+    /// `endpointslice/app-orders-*` give it no extra target).
+    All,
+}
+
+/// The pods seen behind an endpoints object, with the ports endpoint targets covered.
+pub(super) struct BackingPods<'a> {
+    init: InitContainers,
+    seen: Vec<(&'a Pod, Vec<i64>)>,
+}
+
+impl<'a> BackingPods<'a> {
+    /// No pods seen yet.
+    pub(super) fn new(init: InitContainers) -> Self {
+        BackingPods {
+            init,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Adds the pod's labels to an endpoint target on `port`, and the labels of the
+    /// container that declares `port`, if one does.
+    pub(super) fn add_matching_container(
+        &mut self,
+        b: &mut LabelsBuilder,
+        pod: &'a Pod,
+        port: i64,
+        ctx: &TargetContext<'_>,
+    ) {
+        add_pod_common_labels(b, pod, ctx);
+        let idx = match self.seen.iter().position(|(p, _)| std::ptr::eq(*p, pod)) {
+            Some(i) => i,
+            None => {
+                self.seen.push((pod, Vec::new()));
+                self.seen.len() - 1
+            }
+        };
+        // Every container declaring the port is applied, so with duplicates the last one's
+        // labels win: VictoriaMetrics breaks out of the port loop only, not the container
+        // loop (corpus cases `*/dup-container-port-*`).
+        for (c, init) in scraped_containers(pod, self.init) {
+            if let Some(cp) = c.ports.iter().find(|cp| cp.container_port == port) {
+                self.seen[idx].1.push(port);
+                add_container_labels(b, c, Some(cp), init);
+            }
+        }
+    }
+
+    /// Appends one target per container port of every seen pod that no endpoint target
+    /// covered; `add_owner_labels` adds the endpoints' own labels.
+    pub(super) fn add_uncovered_ports(
+        &self,
+        targets: &mut Vec<Labels>,
+        ctx: &TargetContext<'_>,
+        add_owner_labels: impl Fn(&mut LabelsBuilder, &Pod),
+    ) {
+        for (pod, covered) in &self.seen {
+            for (c, init) in scraped_containers(pod, InitContainers::SidecarsOnly) {
+                for cp in &c.ports {
+                    if covered.contains(&cp.container_port) {
+                        continue;
+                    }
+                    let mut b = LabelsBuilder::new();
+                    b.add(
+                        "__address__",
+                        join_host_port(&pod.status.pod_ip, cp.container_port),
+                    );
+                    add_pod_common_labels(&mut b, pod, ctx);
+                    add_container_labels(&mut b, c, Some(cp), init);
+                    // The owner's labels come last and win: a pod in another namespace
+                    // still gets the endpoints' namespace (corpus case
+                    // `endpoints/cross-namespace-*`).
+                    add_owner_labels(&mut b, pod);
+                    targets.push(b.finish());
+                }
+            }
+        }
+    }
+}
+
+/// The containers whose ports endpoint targets may point at: the regular containers and
+/// the init containers `init` allows.
+fn scraped_containers(pod: &Pod, init: InitContainers) -> impl Iterator<Item = (&Container, bool)> {
+    let regular = pod.spec.containers.iter().map(|c| (c, false));
+    let inits = pod
+        .spec
+        .init_containers
+        .iter()
+        .filter(move |c| init == InitContainers::All || c.is_sidecar())
+        .map(|c| (c, true));
+    regular.chain(inits)
+}

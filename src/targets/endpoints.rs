@@ -1,0 +1,108 @@
+//! Role `endpoints`: one target per address and port of each subset, plus one per
+//! container port of a backing pod that no endpoint port covers.
+
+use std::sync::Arc;
+
+use super::backing_pods::{BackingPods, InitContainers};
+use super::meta::{ENDPOINTS, add_labels_and_annotations, bool_str};
+use super::service::add_service_common_labels;
+use super::{TargetContext, join_host_port};
+use crate::labels::{Labels, LabelsBuilder};
+use crate::model::{EndpointAddress, EndpointPort, Endpoints};
+
+/// The targets of an Endpoints object.
+pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    let meta = &eps.metadata;
+    // The service has the Endpoints object's name.
+    let svc = ctx.cache.service(&meta.namespace, &meta.name);
+    let mut pods = BackingPods::new(InitContainers::SidecarsOnly);
+    let mut targets = Vec::new();
+    for subset in &eps.subsets {
+        for port in &subset.ports {
+            for (addresses, ready) in [
+                (&subset.addresses, true),
+                (&subset.not_ready_addresses, false),
+            ] {
+                for addr in addresses {
+                    let mut b = endpoint_labels(eps, addr, port, ready);
+                    if let Some(svc) = svc {
+                        add_service_common_labels(&mut b, svc, ctx);
+                    }
+                    add_labels_and_annotations(&mut b, &ENDPOINTS, meta);
+                    if &*addr.target_ref.kind == "Pod" {
+                        if let Some(pod) = ctx
+                            .cache
+                            .pod(&addr.target_ref.namespace, &addr.target_ref.name)
+                        {
+                            pods.add_matching_container(&mut b, pod, port.port, ctx);
+                        }
+                    }
+                    targets.push(b.finish());
+                }
+            }
+        }
+    }
+    pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
+        b.add("__meta_kubernetes_endpoints_name", Arc::clone(&meta.name));
+        b.add("__meta_kubernetes_endpoint_address_target_kind", "Pod");
+        b.add(
+            "__meta_kubernetes_endpoint_address_target_name",
+            Arc::clone(&pod.metadata.name),
+        );
+        if let Some(svc) = svc {
+            add_service_common_labels(b, svc, ctx);
+        }
+        add_labels_and_annotations(b, &ENDPOINTS, meta);
+    });
+    targets
+}
+
+fn endpoint_labels(
+    eps: &Endpoints,
+    addr: &EndpointAddress,
+    port: &EndpointPort,
+    ready: bool,
+) -> LabelsBuilder {
+    let mut b = LabelsBuilder::new();
+    b.add("__address__", join_host_port(&addr.ip, port.port));
+    b.add(
+        "__meta_kubernetes_namespace",
+        Arc::clone(&eps.metadata.namespace),
+    );
+    b.add(
+        "__meta_kubernetes_endpoints_name",
+        Arc::clone(&eps.metadata.name),
+    );
+    b.add("__meta_kubernetes_endpoint_ready", bool_str(ready));
+    b.add(
+        "__meta_kubernetes_endpoint_port_name",
+        Arc::clone(&port.name),
+    );
+    b.add(
+        "__meta_kubernetes_endpoint_port_protocol",
+        Arc::clone(&port.protocol),
+    );
+    if !addr.target_ref.kind.is_empty() {
+        b.add(
+            "__meta_kubernetes_endpoint_address_target_kind",
+            Arc::clone(&addr.target_ref.kind),
+        );
+        b.add(
+            "__meta_kubernetes_endpoint_address_target_name",
+            Arc::clone(&addr.target_ref.name),
+        );
+    }
+    if !addr.node_name.is_empty() {
+        b.add(
+            "__meta_kubernetes_endpoint_node_name",
+            Arc::clone(&addr.node_name),
+        );
+    }
+    if !addr.hostname.is_empty() {
+        b.add(
+            "__meta_kubernetes_endpoint_hostname",
+            Arc::clone(&addr.hostname),
+        );
+    }
+    b
+}

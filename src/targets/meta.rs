@@ -1,0 +1,90 @@
+//! Labels every role derives from `metadata`, and from the related namespace and node.
+
+use std::sync::Arc;
+
+use super::TargetContext;
+use crate::labels::{LabelsBuilder, prefixed_label_name};
+use crate::model::ObjectMeta;
+
+/// The four label-name prefixes of one kind's labels and annotations.
+pub(super) struct MetaPrefixes {
+    label: &'static str,
+    label_present: &'static str,
+    annotation: &'static str,
+    annotation_present: &'static str,
+}
+
+macro_rules! prefixes {
+    ($name:ident, $kind:literal) => {
+        pub(super) const $name: MetaPrefixes = MetaPrefixes {
+            label: concat!("__meta_kubernetes_", $kind, "_label_"),
+            label_present: concat!("__meta_kubernetes_", $kind, "_labelpresent_"),
+            annotation: concat!("__meta_kubernetes_", $kind, "_annotation_"),
+            annotation_present: concat!("__meta_kubernetes_", $kind, "_annotationpresent_"),
+        };
+    };
+}
+
+prefixes!(POD, "pod");
+prefixes!(NODE, "node");
+prefixes!(SERVICE, "service");
+prefixes!(ENDPOINTS, "endpoints");
+prefixes!(ENDPOINTSLICE, "endpointslice");
+prefixes!(INGRESS, "ingress");
+prefixes!(NAMESPACE, "namespace");
+
+/// Adds `<prefix>_label_<name>`, `_labelpresent_<name>`, `_annotation_<name>` and
+/// `_annotationpresent_<name>` for every label and annotation of `meta`.
+pub(super) fn add_labels_and_annotations(
+    b: &mut LabelsBuilder,
+    p: &MetaPrefixes,
+    meta: &ObjectMeta,
+) {
+    let present = true_str();
+    for (k, v) in meta.labels.iter() {
+        b.add(prefixed_label_name(p.label, k), Arc::clone(v));
+        b.add(
+            prefixed_label_name(p.label_present, k),
+            Arc::clone(&present),
+        );
+    }
+    for (k, v) in meta.annotations.iter() {
+        b.add(prefixed_label_name(p.annotation, k), Arc::clone(v));
+        b.add(
+            prefixed_label_name(p.annotation_present, k),
+            Arc::clone(&present),
+        );
+    }
+}
+
+/// With `attach_metadata.namespace`, adds the labels and annotations of namespace `ns`
+/// (when it is in the cache).
+pub(super) fn add_namespace_metadata(b: &mut LabelsBuilder, ctx: &TargetContext<'_>, ns: &str) {
+    if !ctx.attach.namespace {
+        return;
+    }
+    if let Some(namespace) = ctx.cache.namespace(ns) {
+        add_labels_and_annotations(b, &NAMESPACE, &namespace.metadata);
+    }
+}
+
+/// The shared `"true"`.
+pub(super) fn true_str() -> Arc<str> {
+    thread_local! {
+        static TRUE: Arc<str> = Arc::from("true");
+    }
+    TRUE.with(Arc::clone)
+}
+
+/// The shared `"false"`.
+pub(super) fn false_str() -> Arc<str> {
+    thread_local! {
+        static FALSE: Arc<str> = Arc::from("false");
+    }
+    FALSE.with(Arc::clone)
+}
+
+/// The shared string for a boolean.
+pub(super) fn bool_str(v: bool) -> Arc<str> {
+    if v { true_str() } else { false_str() }
+}

@@ -1,0 +1,100 @@
+//! Target labels: what each object means to a scrape job.
+//!
+//! One function per role turns an object into its targets' label sets, exactly as the
+//! conformance corpus (`../shared/conformance`) specifies: Prometheus' label names with
+//! VictoriaMetrics' target semantics. Objects of other roles (the node of a pod, the
+//! pod and service of an endpoint, the namespace of anything) are read through
+//! [`CacheView`], a read-only view of the group's cache, so the same code serves the
+//! tests and the actors.
+
+mod backing_pods;
+mod endpoints;
+mod endpointslice;
+mod ingress;
+mod meta;
+mod node;
+mod pod;
+mod service;
+
+use serde::{Deserialize, Serialize};
+
+use crate::labels::Labels;
+use crate::model::{Namespace, Node, Object, Pod, Service};
+
+/// Read-only access to the cached objects that other roles' labels depend on.
+///
+/// The engine's implementation also records each look-up, hits and misses alike, which
+/// is how it learns which targets to recompute when a dependency changes.
+pub trait CacheView {
+    /// The node called `name`.
+    fn node(&self, name: &str) -> Option<&Node>;
+    /// The pod `namespace/name`.
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod>;
+    /// The service `namespace/name`.
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service>;
+    /// The namespace called `name`.
+    fn namespace(&self, name: &str) -> Option<&Namespace>;
+}
+
+/// A cache with nothing in it: for roles and tests that need no look-ups.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmptyCache;
+
+impl CacheView for EmptyCache {
+    fn node(&self, _: &str) -> Option<&Node> {
+        None
+    }
+    fn pod(&self, _: &str, _: &str) -> Option<&Pod> {
+        None
+    }
+    fn service(&self, _: &str, _: &str) -> Option<&Service> {
+        None
+    }
+    fn namespace(&self, _: &str) -> Option<&Namespace> {
+        None
+    }
+}
+
+/// `attach_metadata` of a scrape job: which related objects' labels to add.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AttachMetadata {
+    /// Add the labels and annotations of the pod's node (roles pod, endpoints,
+    /// endpointslice).
+    pub node: bool,
+    /// Add the labels and annotations of the object's namespace.
+    pub namespace: bool,
+}
+
+/// Everything label generation needs besides the object itself.
+#[derive(Clone, Copy)]
+pub struct TargetContext<'a> {
+    /// Which related metadata to attach.
+    pub attach: AttachMetadata,
+    /// The cache to look related objects up in.
+    pub cache: &'a dyn CacheView,
+}
+
+/// The label sets of every target `object` produces, in a stable order.
+///
+/// Namespaces produce no targets of their own.
+pub fn target_labels(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    match object {
+        Object::Node(n) => node::node_targets(n),
+        Object::Pod(p) => pod::pod_targets(p, ctx),
+        Object::Service(s) => service::service_targets(s, ctx),
+        Object::Endpoints(e) => endpoints::endpoints_targets(e, ctx),
+        Object::EndpointSlice(e) => endpointslice::endpointslice_targets(e, ctx),
+        Object::Ingress(i) => ingress::ingress_targets(i, ctx),
+        Object::Namespace(_) => Vec::new(),
+    }
+}
+
+/// `host:port`, bracketing IPv6 hosts as Go's `net.JoinHostPort` does.
+pub fn join_host_port(host: &str, port: i64) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}

@@ -1,0 +1,64 @@
+//! Role `node`: one target per node, at its kubelet.
+
+use std::sync::Arc;
+
+use super::join_host_port;
+use super::meta::{NODE, add_labels_and_annotations};
+use crate::labels::{Labels, LabelsBuilder, prefixed_label_name};
+use crate::model::{Node, NodeAddress};
+
+/// Which address of a node is scraped: the first address of the first type present.
+const ADDRESS_PRIORITY: [&str; 6] = [
+    "InternalIP",
+    "InternalDNS",
+    "ExternalIP",
+    "ExternalDNS",
+    "LegacyHostIP",
+    "Hostname",
+];
+
+/// The target of a node; none for a node without a usable address.
+pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
+    let Some(address) = node_address(&node.status.addresses) else {
+        return Vec::new();
+    };
+    let mut b = LabelsBuilder::new();
+    let port = node.status.daemon_endpoints.kubelet_endpoint.port;
+    b.add("__address__", join_host_port(address, port));
+    b.add("instance", Arc::clone(&node.metadata.name));
+    b.add(
+        "__meta_kubernetes_node_name",
+        Arc::clone(&node.metadata.name),
+    );
+    b.add(
+        "__meta_kubernetes_node_provider_id",
+        Arc::clone(&node.spec.provider_id),
+    );
+    add_labels_and_annotations(&mut b, &NODE, &node.metadata);
+    // One label per address type, from the first address of that type.
+    let mut seen: Vec<&str> = Vec::with_capacity(node.status.addresses.len());
+    for a in &node.status.addresses {
+        if seen.contains(&&*a.kind) {
+            continue;
+        }
+        seen.push(&a.kind);
+        b.add(
+            prefixed_label_name("__meta_kubernetes_node_address_", &a.kind),
+            Arc::clone(&a.address),
+        );
+    }
+    vec![b.finish()]
+}
+
+/// Only the first address of each type is considered; when it is empty the next type is
+/// tried, not the next address of the same type (corpus case
+/// `node/k3s-empty-internalip-first-*`).
+fn node_address(addresses: &[NodeAddress]) -> Option<&str> {
+    ADDRESS_PRIORITY.iter().find_map(|kind| {
+        addresses
+            .iter()
+            .find(|a| &*a.kind == *kind)
+            .map(|a| &*a.address)
+            .filter(|a| !a.is_empty())
+    })
+}

@@ -1,0 +1,141 @@
+//! Role `pod`: one target per declared container port, one per port-less container.
+
+use std::sync::Arc;
+
+use super::meta::{NODE, POD, add_labels_and_annotations, add_namespace_metadata, bool_str};
+use super::{TargetContext, join_host_port};
+use crate::labels::{Labels, LabelsBuilder};
+use crate::model::{Container, ContainerPort, Pod};
+
+/// The targets of a pod.
+///
+/// Pods without an IP, and finished pods (`Succeeded`, `Failed`), cannot be scraped and
+/// produce none. Containers that have terminated are skipped too.
+pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    if pod.status.pod_ip.is_empty() || is_finished(&pod.status.phase) {
+        return Vec::new();
+    }
+    let mut common = LabelsBuilder::new();
+    add_pod_common_labels(&mut common, pod, ctx);
+    let mut targets = Vec::new();
+    for (containers, init) in [
+        (&pod.spec.containers, false),
+        (&pod.spec.init_containers, true),
+    ] {
+        for c in containers {
+            if pod
+                .container_status(&c.name, init)
+                .is_some_and(|s| s.state.terminated.is_some())
+            {
+                continue;
+            }
+            let ports: Vec<Option<&ContainerPort>> = if c.ports.is_empty() {
+                vec![None]
+            } else {
+                c.ports.iter().map(Some).collect()
+            };
+            for port in ports {
+                let mut b = common.clone();
+                let address = match port {
+                    Some(p) => join_host_port(&pod.status.pod_ip, p.container_port),
+                    None if pod.status.pod_ip.contains(':') => format!("[{}]", pod.status.pod_ip),
+                    None => pod.status.pod_ip.to_string(),
+                };
+                b.add("__address__", address);
+                if let Some(status) = pod.container_status(&c.name, init) {
+                    if !status.container_id.is_empty() {
+                        b.add(
+                            "__meta_kubernetes_pod_container_id",
+                            Arc::clone(&status.container_id),
+                        );
+                    }
+                }
+                add_container_labels(&mut b, c, port, init);
+                targets.push(b.finish());
+            }
+        }
+    }
+    targets
+}
+
+fn is_finished(phase: &str) -> bool {
+    phase == "Succeeded" || phase == "Failed"
+}
+
+/// The labels every target of the pod shares; also added to endpoint targets backed by
+/// the pod.
+pub(super) fn add_pod_common_labels(b: &mut LabelsBuilder, pod: &Pod, ctx: &TargetContext<'_>) {
+    let (meta, spec, status) = (&pod.metadata, &pod.spec, &pod.status);
+    if ctx.attach.node {
+        // VictoriaMetrics' rule: the node name comes from the pod, and a pod whose node is
+        // not (yet) cached keeps its targets, just without node labels.
+        b.add_shared(&"__meta_kubernetes_node_name".into(), &spec.node_name);
+        if let Some(node) = ctx.cache.node(&spec.node_name) {
+            add_labels_and_annotations(b, &NODE, &node.metadata);
+        }
+    }
+    b.add("__meta_kubernetes_pod_name", Arc::clone(&meta.name));
+    b.add("__meta_kubernetes_pod_ip", Arc::clone(&status.pod_ip));
+    b.add("__meta_kubernetes_pod_ready", ready_status(pod));
+    b.add("__meta_kubernetes_pod_phase", Arc::clone(&status.phase));
+    b.add(
+        "__meta_kubernetes_pod_node_name",
+        Arc::clone(&spec.node_name),
+    );
+    b.add("__meta_kubernetes_pod_host_ip", Arc::clone(&status.host_ip));
+    b.add("__meta_kubernetes_pod_uid", Arc::clone(&meta.uid));
+    b.add("__meta_kubernetes_namespace", Arc::clone(&meta.namespace));
+    if let Some(owner) = meta.owner_references.iter().find(|o| o.controller) {
+        if !owner.kind.is_empty() {
+            b.add(
+                "__meta_kubernetes_pod_controller_kind",
+                Arc::clone(&owner.kind),
+            );
+        }
+        if !owner.name.is_empty() {
+            b.add(
+                "__meta_kubernetes_pod_controller_name",
+                Arc::clone(&owner.name),
+            );
+        }
+    }
+    add_labels_and_annotations(b, &POD, meta);
+    add_namespace_metadata(b, ctx, &meta.namespace);
+}
+
+/// The labels of one container, and of one of its ports when given.
+pub(super) fn add_container_labels(
+    b: &mut LabelsBuilder,
+    c: &Container,
+    port: Option<&ContainerPort>,
+    init: bool,
+) {
+    b.add("__meta_kubernetes_pod_container_name", Arc::clone(&c.name));
+    b.add(
+        "__meta_kubernetes_pod_container_image",
+        Arc::clone(&c.image),
+    );
+    b.add("__meta_kubernetes_pod_container_init", bool_str(init));
+    if let Some(p) = port {
+        b.add(
+            "__meta_kubernetes_pod_container_port_name",
+            Arc::clone(&p.name),
+        );
+        b.add(
+            "__meta_kubernetes_pod_container_port_number",
+            p.container_port.to_string(),
+        );
+        b.add(
+            "__meta_kubernetes_pod_container_port_protocol",
+            Arc::clone(&p.protocol),
+        );
+    }
+}
+
+/// `true`/`false` from the `Ready` condition, lower-cased; `unknown` without one.
+fn ready_status(pod: &Pod) -> Arc<str> {
+    match pod.status.conditions.iter().find(|c| &*c.kind == "Ready") {
+        Some(c) => c.status.to_lowercase().into(),
+        None => "unknown".into(),
+    }
+}

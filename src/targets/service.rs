@@ -1,0 +1,66 @@
+//! Role `service`: one target per service port, at `<name>.<namespace>.svc:<port>`.
+
+use std::sync::Arc;
+
+use super::meta::{SERVICE, add_labels_and_annotations, add_namespace_metadata};
+use super::{TargetContext, join_host_port};
+use crate::labels::{Labels, LabelsBuilder};
+use crate::model::Service;
+
+/// The targets of a service.
+pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    let host = format!("{}.{}.svc", svc.metadata.name, svc.metadata.namespace);
+    let mut common = LabelsBuilder::new();
+    add_service_common_labels(&mut common, svc, ctx);
+    svc.spec
+        .ports
+        .iter()
+        .map(|port| {
+            let mut b = common.clone();
+            b.add("__address__", join_host_port(&host, port.port));
+            b.add(
+                "__meta_kubernetes_service_port_name",
+                Arc::clone(&port.name),
+            );
+            b.add(
+                "__meta_kubernetes_service_port_number",
+                port.port.to_string(),
+            );
+            b.add(
+                "__meta_kubernetes_service_port_protocol",
+                Arc::clone(&port.protocol),
+            );
+            b.finish()
+        })
+        .collect()
+}
+
+/// The labels of a service; also added to endpoint and endpointslice targets of it.
+pub(super) fn add_service_common_labels(
+    b: &mut LabelsBuilder,
+    svc: &Service,
+    ctx: &TargetContext<'_>,
+) {
+    b.add(
+        "__meta_kubernetes_namespace",
+        Arc::clone(&svc.metadata.namespace),
+    );
+    b.add(
+        "__meta_kubernetes_service_name",
+        Arc::clone(&svc.metadata.name),
+    );
+    b.add("__meta_kubernetes_service_type", Arc::clone(&svc.spec.kind));
+    if &*svc.spec.kind == "ExternalName" {
+        b.add(
+            "__meta_kubernetes_service_external_name",
+            Arc::clone(&svc.spec.external_name),
+        );
+    } else {
+        b.add(
+            "__meta_kubernetes_service_cluster_ip",
+            Arc::clone(&svc.spec.cluster_ip),
+        );
+    }
+    add_labels_and_annotations(b, &SERVICE, &svc.metadata);
+    add_namespace_metadata(b, ctx, &svc.metadata.namespace);
+}

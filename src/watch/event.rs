@@ -1,0 +1,304 @@
+//! Watch events: one JSON object per line, `{"type": ..., "object": ...}`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::Status;
+use crate::error::DecodeError;
+use crate::model::json::{empty_str, nullable_str};
+use crate::model::{Object, ObjectSeed, Role};
+
+/// One decoded watch event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchEvent {
+    /// An object was created (or started matching the selector).
+    Added(Object),
+    /// An object changed.
+    Modified(Object),
+    /// An object was deleted (or stopped matching); carries its last state.
+    Deleted(Object),
+    /// Progress notice: every event up to `resource_version` has been sent.
+    Bookmark {
+        /// The resourceVersion to resume from.
+        resource_version: Arc<str>,
+    },
+    /// The server ended the watch with an error, typically 410 Gone.
+    Error(Status),
+}
+
+impl WatchEvent {
+    /// The resourceVersion the event advances the watch to, if it carries one.
+    pub fn resource_version(&self) -> Option<&Arc<str>> {
+        match self {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+                Some(o.resource_version())
+            }
+            WatchEvent::Bookmark { resource_version } => Some(resource_version),
+            WatchEvent::Error(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EventType {
+    Added,
+    Modified,
+    Deleted,
+    Bookmark,
+    Error,
+}
+
+impl EventType {
+    fn parse(s: &str) -> Option<EventType> {
+        Some(match s {
+            "ADDED" => EventType::Added,
+            "MODIFIED" => EventType::Modified,
+            "DELETED" => EventType::Deleted,
+            "BOOKMARK" => EventType::Bookmark,
+            "ERROR" => EventType::Error,
+            _ => return None,
+        })
+    }
+}
+
+/// Decodes one watch event line of `role`.
+pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let raw = de
+        .deserialize_map(EventVisitor { role })
+        .and_then(|raw| de.end().map(|()| raw))
+        .map_err(|source| DecodeError::Json { role, source })?;
+    let kind = match raw.kind {
+        Some(Ok(kind)) => kind,
+        Some(Err(unknown)) => {
+            return Err(DecodeError::UnknownEventType {
+                role,
+                kind: unknown,
+            });
+        }
+        None => {
+            return Err(DecodeError::MissingEventField {
+                role,
+                field: "type",
+            });
+        }
+    };
+    let decoded = match raw.object {
+        Some(DecodedObject::Done(d)) => d,
+        Some(DecodedObject::Deferred(json)) => decode_object_of(role, kind, json.get().as_bytes())?,
+        Some(DecodedObject::Skipped) | None => {
+            return Err(DecodeError::MissingEventField {
+                role,
+                field: "object",
+            });
+        }
+    };
+    Ok(match (kind, decoded) {
+        (EventType::Added, Decoded::Object(o)) => WatchEvent::Added(o.validate()?),
+        (EventType::Modified, Decoded::Object(o)) => WatchEvent::Modified(o.validate()?),
+        (EventType::Deleted, Decoded::Object(o)) => WatchEvent::Deleted(o.validate()?),
+        (EventType::Bookmark, Decoded::Bookmark(resource_version)) => {
+            WatchEvent::Bookmark { resource_version }
+        }
+        (EventType::Error, Decoded::Status(status)) => WatchEvent::Error(status),
+        // The object is decoded by the type it came with, so the pairs always agree.
+        (_, _) => unreachable!("event object decoded for another event type"),
+    })
+}
+
+/// Decodes the object of a `BOOKMARK` event and returns its resourceVersion.
+pub fn decode_bookmark(json: &[u8]) -> Result<Arc<str>, serde_json::Error> {
+    Ok(serde_json::from_slice::<BookmarkObject>(json)?
+        .metadata
+        .resource_version)
+}
+
+#[derive(Deserialize, Default)]
+struct BookmarkObject {
+    #[serde(default)]
+    metadata: BookmarkMeta,
+}
+
+#[derive(Deserialize, Default)]
+struct BookmarkMeta {
+    #[serde(
+        rename = "resourceVersion",
+        default = "empty_str",
+        deserialize_with = "nullable_str"
+    )]
+    resource_version: Arc<str>,
+}
+
+enum Decoded {
+    Object(Object),
+    Bookmark(Arc<str>),
+    Status(Status),
+}
+
+fn decode_object_of(role: Role, kind: EventType, json: &[u8]) -> Result<Decoded, DecodeError> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    ObjectOfEvent { role, kind }
+        .deserialize(&mut de)
+        .map_err(|source| DecodeError::Json { role, source })
+}
+
+/// Decodes an event's `object` according to the event's type.
+struct ObjectOfEvent {
+    role: Role,
+    kind: EventType,
+}
+
+impl<'de> DeserializeSeed<'de> for ObjectOfEvent {
+    type Value = Decoded;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Decoded, D::Error> {
+        Ok(match self.kind {
+            EventType::Added | EventType::Modified | EventType::Deleted => {
+                Decoded::Object(ObjectSeed(self.role).deserialize(d)?)
+            }
+            EventType::Bookmark => {
+                Decoded::Bookmark(BookmarkObject::deserialize(d)?.metadata.resource_version)
+            }
+            EventType::Error => Decoded::Status(Status::deserialize(d)?),
+        })
+    }
+}
+
+enum DecodedObject {
+    /// `type` came first, so the object was decoded directly.
+    Done(Decoded),
+    /// `object` came before `type`: kept as raw JSON and decoded once the type is known.
+    Deferred(Box<RawValue>),
+    /// The type was unknown when `object` arrived, so it was skipped unread.
+    Skipped,
+}
+
+struct RawEvent {
+    /// `Err` holds an unknown type name.
+    kind: Option<Result<EventType, String>>,
+    object: Option<DecodedObject>,
+}
+
+struct EventVisitor {
+    role: Role,
+}
+
+impl<'de> Visitor<'de> for EventVisitor {
+    type Value = RawEvent;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "a {} watch event object", self.role)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent, A::Error> {
+        let mut event = RawEvent {
+            kind: None,
+            object: None,
+        };
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "type" => {
+                    let name: std::borrow::Cow<'de, str> = map.next_value()?;
+                    event.kind = Some(EventType::parse(&name).ok_or_else(|| name.into_owned()));
+                }
+                "object" => {
+                    event.object = Some(match event.kind {
+                        Some(Ok(kind)) => {
+                            DecodedObject::Done(map.next_value_seed(ObjectOfEvent {
+                                role: self.role,
+                                kind,
+                            })?)
+                        }
+                        // Unknown type: the object is skipped; the error names the type.
+                        Some(Err(_)) => {
+                            map.next_value::<IgnoredAny>()?;
+                            DecodedObject::Skipped
+                        }
+                        None => DecodedObject::Deferred(map.next_value()?),
+                    });
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_every_event_type() {
+        let added = decode_event(Role::Pod, br#"{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"5"}}}"#).unwrap();
+        assert!(matches!(&added, WatchEvent::Added(o) if o.key().to_string() == "n/a"));
+        assert_eq!(added.resource_version().map(|v| &**v), Some("5"));
+        let deleted = decode_event(
+            Role::Pod,
+            br#"{"type":"DELETED","object":{"metadata":{"name":"a","namespace":"n"}}}"#,
+        )
+        .unwrap();
+        assert!(matches!(deleted, WatchEvent::Deleted(_)));
+        let bookmark = decode_event(
+            Role::Pod,
+            br#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            bookmark,
+            WatchEvent::Bookmark {
+                resource_version: "12".into()
+            }
+        );
+        let error = decode_event(Role::Pod, br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}}"#).unwrap();
+        assert!(matches!(error, WatchEvent::Error(s) if s.is_gone()));
+    }
+
+    #[test]
+    fn object_before_type_is_decoded_too() {
+        let ev = decode_event(
+            Role::Node,
+            br#"{"object":{"metadata":{"name":"n1"}},"type":"MODIFIED"}"#,
+        )
+        .unwrap();
+        assert!(matches!(ev, WatchEvent::Modified(Object::Node(n)) if &*n.metadata.name == "n1"));
+        let ev = decode_event(
+            Role::Node,
+            br#"{"object":{"metadata":{"resourceVersion":"3"}},"type":"BOOKMARK"}"#,
+        )
+        .unwrap();
+        assert_eq!(ev.resource_version().map(|v| &**v), Some("3"));
+    }
+
+    #[test]
+    fn bad_events_are_errors_that_name_the_role() {
+        let unknown = decode_event(Role::Pod, br#"{"type":"WEIRD","object":{}}"#).unwrap_err();
+        assert!(
+            unknown.to_string().contains("WEIRD") && unknown.to_string().contains("pod"),
+            "{unknown}"
+        );
+        let no_name = decode_event(
+            Role::Service,
+            br#"{"type":"ADDED","object":{"metadata":{}}}"#,
+        )
+        .unwrap_err();
+        assert!(no_name.to_string().contains("metadata.name"), "{no_name}");
+        let truncated =
+            decode_event(Role::Pod, br#"{"type":"ADDED","object":{"metadata":{"na"#).unwrap_err();
+        assert!(matches!(
+            truncated,
+            DecodeError::Json {
+                role: Role::Pod,
+                ..
+            }
+        ));
+        let no_object = decode_event(Role::Pod, br#"{"type":"ADDED"}"#).unwrap_err();
+        assert!(no_object.to_string().contains("object"), "{no_object}");
+        assert!(decode_event(Role::Pod, b"[]").is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! The list/watch wire protocol: list bodies, watch events, `Status` errors, and the
+//! framing of a watch stream into lines. Pure and synchronous; the actors drive it.
+
+mod event;
+mod lines;
+mod list;
+mod status;
+
+pub use event::{WatchEvent, decode_bookmark, decode_event};
+pub use lines::{LineBuffer, LineTooLong};
+pub use list::{ListPage, decode_list, decode_list_lenient};
+pub use status::Status;

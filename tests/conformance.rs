@@ -1,0 +1,306 @@
+//! The conformance corpus: every case in `../shared/conformance/*.json` (or in the folder
+//! named by `KUBESD_CONFORMANCE_DIR`), and every decode case in its `decode/lists.json`.
+//!
+//! Each case's objects are decoded with kubesd's own decoder; the objects of the roles
+//! it depends on fill a cache; the labels kubesd generates for `objects[role]` must equal
+//! `expected` as multisets, with empty values dropped on both sides (the corpus README
+//! is the contract). A new case file in the folder is picked up with no code change.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use kubesd::model::{Namespace, Node, Object, Pod, Role, Service};
+use kubesd::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+use kubesd::watch::{decode_bookmark, decode_list};
+use serde::Deserialize;
+
+type LabelMap = BTreeMap<String, String>;
+
+#[derive(Deserialize)]
+struct CaseFile {
+    #[serde(default)]
+    source: String,
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    name: String,
+    role: String,
+    #[serde(default)]
+    attach_metadata: AttachMetadata,
+    objects: BTreeMap<String, Vec<serde_json::Value>>,
+    expected: Vec<BTreeMap<String, String>>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct DecodeFile {
+    cases: Vec<DecodeCase>,
+}
+
+#[derive(Deserialize)]
+struct DecodeCase {
+    name: String,
+    kind: String,
+    role: Option<String>,
+    input: String,
+    expect_error: bool,
+    expected_resource_version: Option<String>,
+}
+
+/// The objects a case's role depends on, keyed as the group's cache keys them.
+#[derive(Default)]
+struct CaseCache {
+    nodes: HashMap<String, Node>,
+    pods: HashMap<(String, String), Pod>,
+    services: HashMap<(String, String), Service>,
+    namespaces: HashMap<String, Namespace>,
+}
+
+impl CacheView for CaseCache {
+    fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.get(name)
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        self.pods.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.get(name)
+    }
+}
+
+fn corpus_dir() -> PathBuf {
+    match std::env::var_os("KUBESD_CONFORMANCE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
+    }
+}
+
+fn parse_role(name: &str) -> Result<Role, String> {
+    match name {
+        "namespace" => Ok(Role::Namespace),
+        other => other.parse().map_err(|e| format!("{e}")),
+    }
+}
+
+fn decode(role: Role, json: &serde_json::Value) -> Result<Object, String> {
+    let bytes = serde_json::to_vec(json).map_err(|e| e.to_string())?;
+    Object::decode(role, &bytes).map_err(|e| e.to_string())
+}
+
+fn without_empty_values(m: &BTreeMap<String, String>) -> LabelMap {
+    m.iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Runs one case; `Err` explains the mismatch.
+fn run_case(case: &Case) -> Result<(), String> {
+    let role = parse_role(&case.role)?;
+    let mut cache = CaseCache::default();
+    let mut subjects = Vec::new();
+    for (kind, objects) in &case.objects {
+        let kind = parse_role(kind)?;
+        for json in objects {
+            let object = decode(kind, json).map_err(|e| format!("decoding a {kind}: {e}"))?;
+            if kind == role {
+                subjects.push(object.clone());
+            }
+            let key = object.key();
+            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
+            match object {
+                Object::Node(n) => {
+                    cache.nodes.insert(name, n);
+                }
+                Object::Pod(p) => {
+                    cache.pods.insert((ns, name), p);
+                }
+                Object::Service(s) => {
+                    cache.services.insert((ns, name), s);
+                }
+                Object::Namespace(n) => {
+                    cache.namespaces.insert(name, n);
+                }
+                _ => {}
+            }
+        }
+    }
+    let ctx = TargetContext {
+        attach: case.attach_metadata,
+        cache: &cache,
+    };
+    let mut actual: Vec<LabelMap> = subjects
+        .iter()
+        .flat_map(|o| target_labels(o, &ctx))
+        .map(|labels| {
+            labels
+                .iter()
+                .filter(|l| !l.value.is_empty())
+                .map(|l| (l.name.to_string(), l.value.to_string()))
+                .collect()
+        })
+        .collect();
+    let mut expected: Vec<LabelMap> = case.expected.iter().map(without_empty_values).collect();
+    actual.sort();
+    expected.sort();
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(diff(&expected, &actual))
+    }
+}
+
+/// A per-label explanation of how two multisets of targets differ.
+fn diff(expected: &[LabelMap], actual: &[LabelMap]) -> String {
+    let mut missing: Vec<&LabelMap> = expected.iter().collect();
+    let mut extra: Vec<&LabelMap> = Vec::new();
+    for a in actual {
+        match missing.iter().position(|e| *e == a) {
+            Some(i) => {
+                missing.remove(i);
+            }
+            None => extra.push(a),
+        }
+    }
+    let mut out = format!(
+        "{} expected targets, {} produced; {} expected not produced, {} produced not expected\n",
+        expected.len(),
+        actual.len(),
+        missing.len(),
+        extra.len()
+    );
+    // Pair each missing target with the extra one it shares most labels with.
+    for e in &missing {
+        let best = extra
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, a)| e.iter().filter(|(k, v)| a.get(*k) == Some(*v)).count());
+        match best {
+            Some((i, a)) => {
+                let a = extra.remove(i);
+                out += &format!("  target {}:\n", e.get("__address__").map_or("?", |s| s));
+                for (k, v) in e.iter() {
+                    match a.get(k) {
+                        Some(av) if av == v => {}
+                        Some(av) => out += &format!("    ~ {k}: expected {v:?}, got {av:?}\n"),
+                        None => out += &format!("    - {k}={v:?} (missing)\n"),
+                    }
+                }
+                for (k, v) in a.iter().filter(|(k, _)| !e.contains_key(*k)) {
+                    out += &format!("    + {k}={v:?} (unexpected)\n");
+                }
+            }
+            None => out += &format!("  missing target: {e:?}\n"),
+        }
+    }
+    for a in extra {
+        out += &format!("  unexpected target: {a:?}\n");
+    }
+    out
+}
+
+fn run_decode_case(case: &DecodeCase) -> Result<(), String> {
+    let outcome: Result<String, String> = match case.kind.as_str() {
+        "list" => {
+            let role = parse_role(case.role.as_deref().ok_or("list case without role")?)?;
+            decode_list(role, case.input.as_bytes())
+                .map(|page| page.resource_version.to_string())
+                .map_err(|e| e.to_string())
+        }
+        "bookmark" => decode_bookmark(case.input.as_bytes())
+            .map(|rv| rv.to_string())
+            .map_err(|e| e.to_string()),
+        other => return Err(format!("unknown decode case kind {other:?}")),
+    };
+    match (outcome, case.expect_error) {
+        (Err(_), true) => Ok(()),
+        (Ok(rv), true) => Err(format!(
+            "decoded (resourceVersion {rv:?}) but must be rejected"
+        )),
+        (Err(e), false) => Err(format!("rejected but must decode: {e}")),
+        (Ok(rv), false) => match &case.expected_resource_version {
+            Some(want) if *want != rv => Err(format!("resourceVersion {rv:?}, expected {want:?}")),
+            _ => Ok(()),
+        },
+    }
+}
+
+#[test]
+fn conformance_corpus() {
+    let dir = corpus_dir();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot read the conformance corpus at {}: {e}",
+                dir.display()
+            )
+        })
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no *.json case files in {}",
+        dir.display()
+    );
+
+    let (mut passed, mut failed) = (0usize, 0usize);
+    let mut report = String::new();
+    for path in &files {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file: CaseFile =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for case in &file.cases {
+            match run_case(case) {
+                Ok(()) => passed += 1,
+                Err(why) => {
+                    failed += 1;
+                    report += &format!(
+                        "FAIL {file_name} [{}] {} ({})\n{why}",
+                        case.role, case.name, file.source
+                    );
+                    for note in &case.notes {
+                        report += &format!("  note: {note}\n");
+                    }
+                }
+            }
+        }
+    }
+    let decode_path = dir.join("decode/lists.json");
+    if decode_path.is_file() {
+        let text = std::fs::read_to_string(&decode_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", decode_path.display()));
+        let file: DecodeFile = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", decode_path.display()));
+        for case in &file.cases {
+            match run_decode_case(case) {
+                Ok(()) => passed += 1,
+                Err(why) => {
+                    failed += 1;
+                    report += &format!("FAIL decode/lists.json {}: {why}\n", case.name);
+                }
+            }
+        }
+    }
+    // Written straight to stderr so the summary shows even when the test passes.
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "{report}conformance: {passed} passed, {failed} failed\n"
+    );
+    assert_eq!(failed, 0, "{failed} conformance cases failed (see above)");
+}
