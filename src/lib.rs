@@ -7,6 +7,7 @@
 //! - how they *move*: the actors in `actors/`.
 
 pub mod api;
+pub mod cli;
 pub mod error;
 pub mod labels;
 pub mod model;

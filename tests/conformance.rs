@@ -182,9 +182,10 @@ fn diff(expected: &[LabelMap], actual: &[LabelMap]) -> String {
         let best = extra
             .iter()
             .enumerate()
-            .max_by_key(|(_, a)| e.iter().filter(|(k, v)| a.get(*k) == Some(*v)).count());
+            .max_by_key(|(_, a)| e.iter().filter(|(k, v)| a.get(*k) == Some(*v)).count())
+            .map(|(i, _)| i);
         match best {
-            Some((i, a)) => {
+            Some(i) => {
                 let a = extra.remove(i);
                 out += &format!("  target {}:\n", e.get("__address__").map_or("?", |s| s));
                 for (k, v) in e.iter() {
@@ -298,9 +299,6 @@ fn conformance_corpus() {
     }
     // Written straight to stderr so the summary shows even when the test passes.
     let mut err = std::io::stderr();
-    let _ = write!(
-        err,
-        "{report}conformance: {passed} passed, {failed} failed\n"
-    );
+    let _ = writeln!(err, "{report}conformance: {passed} passed, {failed} failed");
     assert_eq!(failed, 0, "{failed} conformance cases failed (see above)");
 }

@@ -55,6 +55,21 @@ impl Role {
         }
     }
 
+    /// The role of objects of Kubernetes `kind` (e.g. `Pod`, or `PodList` for a list).
+    pub fn from_kind(kind: &str) -> Option<Role> {
+        let kind = kind.strip_suffix("List").unwrap_or(kind);
+        Some(match kind {
+            "Node" => Role::Node,
+            "Pod" => Role::Pod,
+            "Service" => Role::Service,
+            "Endpoints" => Role::Endpoints,
+            "EndpointSlice" => Role::EndpointSlice,
+            "Ingress" => Role::Ingress,
+            "Namespace" => Role::Namespace,
+            _ => return None,
+        })
+    }
+
     /// True for the roles a scrape job may discover (all but `Namespace`).
     pub fn is_discovery_role(self) -> bool {
         self != Role::Namespace

@@ -29,13 +29,12 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
                         add_service_common_labels(&mut b, svc, ctx);
                     }
                     add_labels_and_annotations(&mut b, &ENDPOINTS, meta);
-                    if &*addr.target_ref.kind == "Pod" {
-                        if let Some(pod) = ctx
+                    if &*addr.target_ref.kind == "Pod"
+                        && let Some(pod) = ctx
                             .cache
                             .pod(&addr.target_ref.namespace, &addr.target_ref.name)
-                        {
-                            pods.add_matching_container(&mut b, pod, port.port, ctx);
-                        }
+                    {
+                        pods.add_matching_container(&mut b, pod, port.port, ctx);
                     }
                     targets.push(b.finish());
                 }

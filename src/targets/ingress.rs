@@ -24,6 +24,7 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
     );
     add_labels_and_annotations(&mut common, &INGRESS, &ing.metadata);
     add_namespace_metadata(&mut common, ctx, &ing.metadata.namespace);
+    let common = common.finish();
 
     let mut targets = Vec::new();
     for rule in &ing.spec.rules {
@@ -49,12 +50,12 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
                 .collect()
         };
         for path in paths {
-            let mut b = common.clone();
+            let mut b = LabelsBuilder::new();
             b.add("__address__", Arc::clone(&rule.host));
             b.add("__meta_kubernetes_ingress_scheme", scheme);
             b.add("__meta_kubernetes_ingress_host", Arc::clone(&rule.host));
             b.add("__meta_kubernetes_ingress_path", path);
-            targets.push(b.finish());
+            targets.push(common.merged(b));
         }
     }
     targets

@@ -17,6 +17,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
     }
     let mut common = LabelsBuilder::new();
     add_pod_common_labels(&mut common, pod, ctx);
+    let common = common.finish();
     let mut targets = Vec::new();
     for (containers, init) in [
         (&pod.spec.containers, false),
@@ -35,23 +36,23 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
                 c.ports.iter().map(Some).collect()
             };
             for port in ports {
-                let mut b = common.clone();
+                let mut b = LabelsBuilder::new();
                 let address = match port {
                     Some(p) => join_host_port(&pod.status.pod_ip, p.container_port),
                     None if pod.status.pod_ip.contains(':') => format!("[{}]", pod.status.pod_ip),
                     None => pod.status.pod_ip.to_string(),
                 };
                 b.add("__address__", address);
-                if let Some(status) = pod.container_status(&c.name, init) {
-                    if !status.container_id.is_empty() {
-                        b.add(
-                            "__meta_kubernetes_pod_container_id",
-                            Arc::clone(&status.container_id),
-                        );
-                    }
+                if let Some(status) = pod.container_status(&c.name, init)
+                    && !status.container_id.is_empty()
+                {
+                    b.add(
+                        "__meta_kubernetes_pod_container_id",
+                        Arc::clone(&status.container_id),
+                    );
                 }
                 add_container_labels(&mut b, c, port, init);
-                targets.push(b.finish());
+                targets.push(common.merged(b));
             }
         }
     }

@@ -12,11 +12,12 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
     let host = format!("{}.{}.svc", svc.metadata.name, svc.metadata.namespace);
     let mut common = LabelsBuilder::new();
     add_service_common_labels(&mut common, svc, ctx);
+    let common = common.finish();
     svc.spec
         .ports
         .iter()
         .map(|port| {
-            let mut b = common.clone();
+            let mut b = LabelsBuilder::new();
             b.add("__address__", join_host_port(&host, port.port));
             b.add(
                 "__meta_kubernetes_service_port_name",
@@ -30,7 +31,7 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
                 "__meta_kubernetes_service_port_protocol",
                 Arc::clone(&port.protocol),
             );
-            b.finish()
+            common.merged(b)
         })
         .collect()
 }

@@ -133,6 +133,9 @@ struct BookmarkMeta {
     resource_version: Arc<str>,
 }
 
+// Short-lived on the stack while one event is decoded; boxing would add an allocation
+// per event for nothing.
+#[allow(clippy::large_enum_variant)]
 enum Decoded {
     Object(Object),
     Bookmark(Arc<str>),
@@ -167,6 +170,7 @@ impl<'de> DeserializeSeed<'de> for ObjectOfEvent {
     }
 }
 
+#[allow(clippy::large_enum_variant)] // As `Decoded`.
 enum DecodedObject {
     /// `type` came first, so the object was decoded directly.
     Done(Decoded),

@@ -1,0 +1,149 @@
+//! `kubesd labels`: the targets discovery would produce from objects in files.
+//!
+//! Reads Kubernetes objects or lists as `kubectl get ... -o json` prints them (the kind
+//! of each is taken from its `kind`), fills a cache with them, and prints the targets of
+//! the objects of `--role` as JSON, one label map per target. A way to see exactly which
+//! `__meta_kubernetes_*` labels a relabelling rule will get, without a cluster.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::model::{Namespace, Node, Object, Pod, Role, Service};
+use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+
+/// Arguments of `kubesd labels`.
+#[derive(Debug, clap::Args)]
+pub struct LabelsArgs {
+    /// The discovery role: node, pod, service, endpoints, endpointslice or ingress.
+    #[arg(long)]
+    pub role: Role,
+    /// Attach the labels of each pod's node (attach_metadata.node).
+    #[arg(long)]
+    pub attach_node: bool,
+    /// Attach the labels of each object's namespace (attach_metadata.namespace).
+    #[arg(long)]
+    pub attach_namespace: bool,
+    /// JSON files with objects or lists of any kind; `-` or none reads standard input.
+    pub files: Vec<PathBuf>,
+}
+
+/// What went wrong reading the input.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelsError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not JSON, or an object in it cannot be decoded.
+    #[error("{path}: {message}")]
+    Decode {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+struct KindOnly {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    items: Option<Vec<serde_json::Value>>,
+}
+
+#[derive(Default)]
+struct FileCache {
+    nodes: HashMap<String, Node>,
+    pods: HashMap<(String, String), Pod>,
+    services: HashMap<(String, String), Service>,
+    namespaces: HashMap<String, Namespace>,
+}
+
+impl CacheView for FileCache {
+    fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.get(name)
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        self.pods.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.get(name)
+    }
+}
+
+/// Runs the command, returning the JSON to print.
+pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    if args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-") {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).map_err(|source| LabelsError::Read {
+            path: "standard input".into(),
+            source,
+        })?;
+        inputs.push(("standard input".into(), buf));
+    }
+    for path in args.files.iter().filter(|f| f.as_os_str() != "-") {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| LabelsError::Read { path: name.clone(), source })?;
+        inputs.push((name, bytes));
+    }
+
+    let mut cache = FileCache::default();
+    let mut subjects = Vec::new();
+    for (path, bytes) in &inputs {
+        let decode_err = |message: String| LabelsError::Decode { path: path.clone(), message };
+        let top: KindOnly = serde_json::from_slice(bytes).map_err(|e| decode_err(e.to_string()))?;
+        let objects: Vec<serde_json::Value> = match top.items {
+            Some(items) => items,
+            None => vec![serde_json::from_slice(bytes).map_err(|e| decode_err(e.to_string()))?],
+        };
+        for (i, json) in objects.iter().enumerate() {
+            // List items usually carry no kind of their own: take the list's.
+            let kind = json.get("kind").and_then(|k| k.as_str()).unwrap_or(&top.kind);
+            let role = Role::from_kind(kind)
+                .ok_or_else(|| decode_err(format!("object {i}: kind {kind:?} is not one kubesd reads")))?;
+            let raw = serde_json::to_vec(json).map_err(|e| decode_err(e.to_string()))?;
+            let object = Object::decode(role, &raw).map_err(|e| decode_err(format!("object {i}: {e}")))?;
+            let key = object.key();
+            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
+            if role == args.role {
+                subjects.push(object.clone());
+            }
+            match object {
+                Object::Node(n) => drop(cache.nodes.insert(name, n)),
+                Object::Pod(p) => drop(cache.pods.insert((ns, name), p)),
+                Object::Service(s) => drop(cache.services.insert((ns, name), s)),
+                Object::Namespace(n) => drop(cache.namespaces.insert(name, n)),
+                _ => {}
+            }
+        }
+    }
+    let ctx = TargetContext {
+        attach: AttachMetadata {
+            node: args.attach_node,
+            namespace: args.attach_namespace,
+        },
+        cache: &cache,
+    };
+    let labels: Vec<_> = subjects.iter().flat_map(|o| target_labels(o, &ctx)).collect();
+    let targets: Vec<BTreeMap<&str, &str>> = labels
+        .iter()
+        .map(|t| t.iter().map(|l| (&*l.name, &*l.value)).collect())
+        .collect();
+    serde_json::to_string_pretty(&targets).map_err(|e| LabelsError::Decode {
+        path: "output".into(),
+        message: e.to_string(),
+    })
+}

@@ -1,0 +1,3 @@
+//! The `kubesd` command line: one module per subcommand.
+
+pub mod labels;
