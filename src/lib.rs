@@ -8,8 +8,11 @@
 
 pub mod api;
 pub mod cli;
+pub mod config;
 pub mod error;
+pub mod http;
 pub mod labels;
+pub mod metrics;
 pub mod model;
 pub mod targets;
 pub mod watch;

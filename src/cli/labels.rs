@@ -76,7 +76,8 @@ impl CacheView for FileCache {
         self.pods.get(&(namespace.to_string(), name.to_string()))
     }
     fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        self.services.get(&(namespace.to_string(), name.to_string()))
+        self.services
+            .get(&(namespace.to_string(), name.to_string()))
     }
     fn namespace(&self, name: &str) -> Option<&Namespace> {
         self.namespaces.get(name)
@@ -88,22 +89,30 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     if args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-") {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).map_err(|source| LabelsError::Read {
-            path: "standard input".into(),
-            source,
-        })?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|source| LabelsError::Read {
+                path: "standard input".into(),
+                source,
+            })?;
         inputs.push(("standard input".into(), buf));
     }
     for path in args.files.iter().filter(|f| f.as_os_str() != "-") {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| LabelsError::Read { path: name.clone(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| LabelsError::Read {
+            path: name.clone(),
+            source,
+        })?;
         inputs.push((name, bytes));
     }
 
     let mut cache = FileCache::default();
     let mut subjects = Vec::new();
     for (path, bytes) in &inputs {
-        let decode_err = |message: String| LabelsError::Decode { path: path.clone(), message };
+        let decode_err = |message: String| LabelsError::Decode {
+            path: path.clone(),
+            message,
+        };
         let top: KindOnly = serde_json::from_slice(bytes).map_err(|e| decode_err(e.to_string()))?;
         let objects: Vec<serde_json::Value> = match top.items {
             Some(items) => items,
@@ -111,11 +120,16 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
         };
         for (i, json) in objects.iter().enumerate() {
             // List items usually carry no kind of their own: take the list's.
-            let kind = json.get("kind").and_then(|k| k.as_str()).unwrap_or(&top.kind);
-            let role = Role::from_kind(kind)
-                .ok_or_else(|| decode_err(format!("object {i}: kind {kind:?} is not one kubesd reads")))?;
+            let kind = json
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or(&top.kind);
+            let role = Role::from_kind(kind).ok_or_else(|| {
+                decode_err(format!("object {i}: kind {kind:?} is not one kubesd reads"))
+            })?;
             let raw = serde_json::to_vec(json).map_err(|e| decode_err(e.to_string()))?;
-            let object = Object::decode(role, &raw).map_err(|e| decode_err(format!("object {i}: {e}")))?;
+            let object =
+                Object::decode(role, &raw).map_err(|e| decode_err(format!("object {i}: {e}")))?;
             let key = object.key();
             let (ns, name) = (key.namespace.to_string(), key.name.to_string());
             if role == args.role {
@@ -137,7 +151,10 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
         },
         cache: &cache,
     };
-    let labels: Vec<_> = subjects.iter().flat_map(|o| target_labels(o, &ctx)).collect();
+    let labels: Vec<_> = subjects
+        .iter()
+        .flat_map(|o| target_labels(o, &ctx))
+        .collect();
     let targets: Vec<BTreeMap<&str, &str>> = labels
         .iter()
         .map(|t| t.iter().map(|l| (&*l.name, &*l.value)).collect())

@@ -1,0 +1,62 @@
+//! The engine's tuning knobs: timings and sizes that are not part of any job's config.
+//! Defaults suit a real cluster; tests shorten the timers.
+
+use std::time::Duration;
+
+/// Options of a [`crate::Discovery`] engine.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// How often dependency-dirty targets are recomputed (the dirty flusher's tick).
+    pub flush_interval: Duration,
+    /// LIST from the API server's watch cache (`resourceVersion=0`) instead of a
+    /// consistent (quorum) read: far cheaper for etcd in big clusters, which is why it is
+    /// the default. Consistent reads are paginated with `list_page_size`.
+    pub list_from_watch_cache: bool,
+    /// `limit` of each LIST page for consistent reads.
+    pub list_page_size: u32,
+    /// The largest LIST response body accepted, in bytes.
+    pub max_list_body: usize,
+    /// The largest single watch event accepted, in bytes.
+    pub max_event_size: usize,
+    /// `timeoutSeconds` of watches is drawn from this range, so that many watchers do
+    /// not reconnect in step.
+    pub watch_timeout: (Duration, Duration),
+    /// A watch that sends nothing (no event, no bookmark) for this long is treated as
+    /// stalled and reopened.
+    pub watch_stall_timeout: Duration,
+    /// The first retry delay after an error; it doubles, with jitter, up to `backoff_max`.
+    pub backoff_initial: Duration,
+    /// The longest retry delay.
+    pub backoff_max: Duration,
+    /// How many delta batches a URL watcher may have queued at its group before it stops
+    /// reading its stream (back-pressure instead of an unbounded mailbox).
+    pub watcher_in_flight: usize,
+    /// How many change batches may wait in a subscriber's mailbox before the group
+    /// coalesces further changes for it (a slow subscriber costs at most one entry per
+    /// object, never one per event).
+    pub subscriber_in_flight: usize,
+    /// How long to wait for the response head of a LIST or WATCH request.
+    pub request_timeout: Duration,
+    /// How long reading a whole LIST body may take.
+    pub list_body_timeout: Duration,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            flush_interval: Duration::from_secs(5),
+            list_from_watch_cache: true,
+            list_page_size: 500,
+            max_list_body: 2 << 30,
+            max_event_size: 64 << 20,
+            watch_timeout: (Duration::from_secs(300), Duration::from_secs(600)),
+            watch_stall_timeout: Duration::from_secs(180),
+            backoff_initial: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(30),
+            watcher_in_flight: 4,
+            subscriber_in_flight: 64,
+            request_timeout: Duration::from_secs(30),
+            list_body_timeout: Duration::from_secs(300),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Configuration: a scrape job's `kubernetes_sd_config` (as Prometheus writes it), its
+//! HTTP client settings, and the engine's own tuning knobs.
+
+mod engine;
+mod http;
+mod sd;
+
+pub use engine::EngineOptions;
+pub use http::{Authorization, BasicAuth, HttpClientConfig, Secret, TlsConfig};
+pub use sd::{ConfigError, NamespaceDiscovery, SdConfig};

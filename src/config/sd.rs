@@ -1,0 +1,287 @@
+//! `kubernetes_sd_config`: one scrape job's discovery settings, in Prometheus' shape.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::http::HttpClientConfig;
+use crate::api::{RoleSelector, SelectorError};
+use crate::model::Role;
+use crate::targets::AttachMetadata;
+
+/// `namespaces`: which namespaces to discover in; empty means all.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceDiscovery {
+    /// Namespaces by name.
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Also the namespace kubesd runs in (read from the service-account mount).
+    #[serde(default)]
+    pub own_namespace: bool,
+}
+
+/// One `kubernetes_sd_configs` entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SdConfig {
+    /// The API server URL; empty means in-cluster (`KUBERNETES_SERVICE_HOST`/`PORT`, the
+    /// service-account token and CA).
+    #[serde(default)]
+    pub api_server: Option<String>,
+    /// The discovery role.
+    pub role: Role,
+    /// A kubeconfig file to take the server and credentials from (not with `api_server`).
+    #[serde(default)]
+    pub kubeconfig_file: Option<PathBuf>,
+    /// Namespaces to discover in.
+    #[serde(default)]
+    pub namespaces: NamespaceDiscovery,
+    /// Label and field selectors per role.
+    #[serde(default)]
+    pub selectors: Vec<RoleSelector>,
+    /// Related metadata to attach.
+    #[serde(default)]
+    pub attach_metadata: AttachMetadata,
+    /// Auth, TLS and proxy settings.
+    #[serde(flatten)]
+    pub http: HttpClientConfig,
+    /// Keys kubesd does not know; any makes the config invalid (see [`SdConfig::validate`]).
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
+}
+
+impl SdConfig {
+    /// A config for `role` against `api_server`, everything else default.
+    pub fn new(role: Role, api_server: impl Into<String>) -> SdConfig {
+        SdConfig {
+            api_server: Some(api_server.into()),
+            role,
+            kubeconfig_file: None,
+            namespaces: NamespaceDiscovery::default(),
+            selectors: Vec::new(),
+            attach_metadata: AttachMetadata::default(),
+            http: HttpClientConfig {
+                follow_redirects: true,
+                ..HttpClientConfig::default()
+            },
+            unknown: BTreeMap::new(),
+        }
+    }
+
+    /// The roles a job of this config watches: its own and those its labels read.
+    pub fn watched_roles(&self) -> Vec<Role> {
+        watched_roles(self.role, self.attach_metadata)
+    }
+
+    /// Rejects what cannot work, naming the field: unknown keys, a role that is not a
+    /// discovery role, selectors for roles the job does not watch, conflicting auth
+    /// settings, features kubesd does not have.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(key) = self.unknown.keys().next() {
+            return Err(ConfigError::UnknownKey(key.clone()));
+        }
+        if !self.role.is_discovery_role() {
+            return Err(ConfigError::Invalid {
+                field: "role",
+                problem: format!("{:?} is not a discovery role", self.role.as_str()),
+            });
+        }
+        let allowed = selector_roles(self.role);
+        for (i, s) in self.selectors.iter().enumerate() {
+            let role = s.validate(i)?;
+            if !allowed.contains(&role) {
+                return Err(ConfigError::Invalid {
+                    field: "selectors",
+                    problem: format!(
+                        "selectors[{i}].role {:?} is not watched by role {}: allowed are {}",
+                        s.role,
+                        self.role,
+                        allowed
+                            .iter()
+                            .map(|r| r.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+        if let Some(server) = &self.api_server
+            && !server.is_empty()
+        {
+            if self.kubeconfig_file.is_some() {
+                return Err(ConfigError::Conflict("api_server", "kubeconfig_file"));
+            }
+            if !(server.starts_with("http://") || server.starts_with("https://")) {
+                return Err(ConfigError::Invalid {
+                    field: "api_server",
+                    problem: format!("{server:?} is not an http:// or https:// URL"),
+                });
+            }
+        }
+        if self.kubeconfig_file.is_some() {
+            return Err(ConfigError::Unsupported("kubeconfig_file"));
+        }
+        let h = &self.http;
+        if h.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
+            return Err(ConfigError::Unsupported("proxy_url"));
+        }
+        let auth_methods: Vec<&'static str> = [
+            (!h.bearer_token.0.is_empty(), "bearer_token"),
+            (h.bearer_token_file.is_some(), "bearer_token_file"),
+            (h.basic_auth.is_some(), "basic_auth"),
+            (h.authorization.is_some(), "authorization"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if let [a, b, ..] = auth_methods[..] {
+            return Err(ConfigError::Conflict(a, b));
+        }
+        if let Some(a) = &h.authorization
+            && !a.credentials.0.is_empty()
+            && a.credentials_file.is_some()
+        {
+            return Err(ConfigError::Conflict(
+                "authorization.credentials",
+                "authorization.credentials_file",
+            ));
+        }
+        if let Some(b) = &h.basic_auth
+            && !b.password.0.is_empty()
+            && b.password_file.is_some()
+        {
+            return Err(ConfigError::Conflict(
+                "basic_auth.password",
+                "basic_auth.password_file",
+            ));
+        }
+        let tls = &h.tls_config;
+        if tls.cert_file.is_some() != tls.key_file.is_some() {
+            return Err(ConfigError::Invalid {
+                field: "tls_config",
+                problem: "cert_file and key_file must be set together".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The roles watched for a job of `role`: its own, and those its labels look up.
+pub fn watched_roles(role: Role, attach: AttachMetadata) -> Vec<Role> {
+    let mut roles = vec![role];
+    if matches!(role, Role::Endpoints | Role::EndpointSlice) {
+        roles.extend([Role::Pod, Role::Service]);
+    }
+    if attach.node && matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice) {
+        roles.push(Role::Node);
+    }
+    if attach.namespace && role != Role::Node {
+        roles.push(Role::Namespace);
+    }
+    roles
+}
+
+/// The roles a job of `role` may have selectors for (Prometheus' rule).
+fn selector_roles(role: Role) -> Vec<Role> {
+    match role {
+        Role::Endpoints => vec![Role::Endpoints, Role::Pod, Role::Service],
+        Role::EndpointSlice => vec![Role::EndpointSlice, Role::Pod, Role::Service],
+        Role::Pod => vec![Role::Pod, Role::Node],
+        other => vec![other],
+    }
+}
+
+/// A `kubernetes_sd_config` kubesd cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A key kubesd does not know.
+    #[error("unknown key {0:?}")]
+    UnknownKey(String),
+    /// A field with a value that cannot work.
+    #[error("{field}: {problem}")]
+    Invalid {
+        /// The field, as written in the config.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// Two fields that exclude each other.
+    #[error("{0} and {1} cannot both be set")]
+    Conflict(&'static str, &'static str),
+    /// A field kubesd does not support yet.
+    #[error("{0} is not supported by kubesd yet")]
+    Unsupported(&'static str),
+    /// A bad selector.
+    #[error(transparent)]
+    Selector(#[from] SelectorError),
+    /// The own namespace could not be read.
+    #[error("{0}")]
+    OwnNamespace(String),
+    /// In-cluster defaults could not be found.
+    #[error("api_server is empty and {0}")]
+    InCluster(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> SdConfig {
+        serde_json::from_str(json).expect("config parses")
+    }
+
+    #[test]
+    fn parses_prometheus_shape() {
+        let c = parse(
+            r#"{"api_server":"https://k8s:6443","role":"endpointslice","namespaces":{"names":["a"],"own_namespace":true},
+                "selectors":[{"role":"pod","label":"app=web"}],"attach_metadata":{"node":true},
+                "bearer_token_file":"/t","tls_config":{"ca_file":"/ca","insecure_skip_verify":false}}"#,
+        );
+        assert_eq!(c.role, Role::EndpointSlice);
+        assert!(c.attach_metadata.node);
+        assert_eq!(c.http.bearer_token_file, Some(PathBuf::from("/t")));
+        c.validate().unwrap();
+        assert_eq!(
+            c.watched_roles(),
+            [Role::EndpointSlice, Role::Pod, Role::Service, Role::Node]
+        );
+    }
+
+    #[test]
+    fn rejects_with_the_field_named() {
+        let cases = [
+            (
+                r#"{"role":"pod","api_sever":"x"}"#,
+                "unknown key \"api_sever\"",
+            ),
+            (r#"{"role":"namespace"}"#, "role:"),
+            (
+                r#"{"role":"pod","selectors":[{"role":"service","label":"a=b"}]}"#,
+                "selectors[0].role \"service\"",
+            ),
+            (
+                r#"{"role":"pod","selectors":[{"role":"pod","label":"a in (b"}]}"#,
+                "selectors[0].label",
+            ),
+            (
+                r#"{"role":"pod","bearer_token":"x","bearer_token_file":"/f"}"#,
+                "bearer_token and bearer_token_file",
+            ),
+            (
+                r#"{"role":"pod","proxy_url":"http://p:3128"}"#,
+                "proxy_url is not supported",
+            ),
+            (r#"{"role":"pod","api_server":"k8s:6443"}"#, "api_server:"),
+            (
+                r#"{"role":"pod","tls_config":{"cert_file":"/c"}}"#,
+                "tls_config:",
+            ),
+        ];
+        for (json, want) in cases {
+            let err = parse(json).validate().unwrap_err().to_string();
+            assert!(err.contains(want), "{json}: {err}");
+        }
+        assert!(serde_json::from_str::<SdConfig>(r#"{"role":"pods"}"#).is_err());
+    }
+}

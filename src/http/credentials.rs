@@ -1,0 +1,246 @@
+//! The `Authorization` header of API requests, with secrets read from files re-read
+//! whenever the file changes (service-account tokens are rotated hourly).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::config::{HttpClientConfig, Secret};
+
+/// A secret value, fixed or read from a file.
+#[derive(Debug)]
+enum SecretSource {
+    Fixed(Secret),
+    File {
+        path: PathBuf,
+        /// The file's modification time and content when last read.
+        cached: Option<(SystemTime, Secret)>,
+    },
+}
+
+impl SecretSource {
+    fn new(value: &Secret, file: Option<&PathBuf>) -> SecretSource {
+        match file {
+            Some(path) => SecretSource::File {
+                path: path.clone(),
+                cached: None,
+            },
+            None => SecretSource::Fixed(value.clone()),
+        }
+    }
+
+    fn get(&mut self, field: &'static str) -> Result<&Secret, CredentialsError> {
+        match self {
+            SecretSource::Fixed(s) => Ok(s),
+            SecretSource::File { path, cached } => {
+                let read_err = |source| CredentialsError {
+                    field,
+                    path: path.clone(),
+                    source,
+                };
+                let modified = std::fs::metadata(&*path)
+                    .and_then(|m| m.modified())
+                    .map_err(read_err)?;
+                if cached.as_ref().is_none_or(|(t, _)| *t != modified) {
+                    let text = read_trimmed(path).map_err(read_err)?;
+                    *cached = Some((modified, Secret(text)));
+                }
+                match cached {
+                    Some((_, s)) => Ok(s),
+                    None => unreachable!("the cache was filled above"),
+                }
+            }
+        }
+    }
+}
+
+fn read_trimmed(path: &Path) -> std::io::Result<String> {
+    Ok(std::fs::read_to_string(path)?.trim().to_string())
+}
+
+/// A secret file that could not be read. Names the config field and the file, never the
+/// secret.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: cannot read {path}: {source}")]
+pub struct CredentialsError {
+    /// The config field that names the file.
+    pub field: &'static str,
+    /// The file.
+    pub path: PathBuf,
+    /// The I/O error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// How requests authenticate.
+#[derive(Debug)]
+pub enum Credentials {
+    /// No `Authorization` header (client certificates, or an open server).
+    None,
+    /// `Authorization: <scheme> <secret>`.
+    Header {
+        /// `Bearer`, or the `authorization.type`.
+        scheme: String,
+        /// The token or credentials.
+        secret: SecretValue,
+        /// The config field, for errors.
+        field: &'static str,
+    },
+    /// `Authorization: Basic base64(user:password)`.
+    Basic {
+        /// The user name.
+        username: String,
+        /// The password.
+        password: SecretValue,
+    },
+}
+
+/// A secret that may come from a file. Opaque: read it through [`Credentials`].
+#[derive(Debug)]
+pub struct SecretValue(SecretSource);
+
+impl Credentials {
+    /// The credentials a client config asks for.
+    pub fn from_config(c: &HttpClientConfig) -> Credentials {
+        if let Some(b) = &c.basic_auth {
+            return Credentials::Basic {
+                username: b.username.clone(),
+                password: SecretValue(SecretSource::new(&b.password, b.password_file.as_ref())),
+            };
+        }
+        if let Some(a) = &c.authorization {
+            let scheme = if a.kind.is_empty() {
+                "Bearer".to_string()
+            } else {
+                a.kind.clone()
+            };
+            return Credentials::Header {
+                scheme,
+                secret: SecretValue(SecretSource::new(
+                    &a.credentials,
+                    a.credentials_file.as_ref(),
+                )),
+                field: "authorization.credentials_file",
+            };
+        }
+        if !c.bearer_token.0.is_empty() || c.bearer_token_file.is_some() {
+            return Credentials::Header {
+                scheme: "Bearer".into(),
+                secret: SecretValue(SecretSource::new(
+                    &c.bearer_token,
+                    c.bearer_token_file.as_ref(),
+                )),
+                field: "bearer_token_file",
+            };
+        }
+        Credentials::None
+    }
+
+    /// The `Authorization` header value for the next request, re-reading a secret file
+    /// if it changed since the last request.
+    pub fn header(&mut self) -> Result<Option<String>, CredentialsError> {
+        match self {
+            Credentials::None => Ok(None),
+            Credentials::Header {
+                scheme,
+                secret,
+                field,
+            } => {
+                let s = secret.0.get(field)?;
+                Ok(Some(format!("{scheme} {}", s.expose())))
+            }
+            Credentials::Basic { username, password } => {
+                let p = password.0.get("basic_auth.password_file")?;
+                Ok(Some(format!(
+                    "Basic {}",
+                    base64(format!("{username}:{}", p.expose()).as_bytes())
+                )))
+            }
+        }
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), for basic auth.
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BasicAuth;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+    }
+
+    #[test]
+    fn token_file_is_reread_when_it_changes() {
+        let dir = std::env::temp_dir().join(format!("kubesd-cred-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "one\n").unwrap();
+        let config = HttpClientConfig {
+            bearer_token_file: Some(file.clone()),
+            ..HttpClientConfig::default()
+        };
+        let mut creds = Credentials::from_config(&config);
+        assert_eq!(creds.header().unwrap().as_deref(), Some("Bearer one"));
+        std::fs::write(&file, "two").unwrap();
+        // Make the change visible even on filesystems with coarse timestamps.
+        let later = SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert_eq!(creds.header().unwrap().as_deref(), Some("Bearer two"));
+        std::fs::remove_file(&file).unwrap();
+        let err = creds.header().unwrap_err().to_string();
+        assert!(
+            err.starts_with("bearer_token_file: cannot read") && !err.contains("two"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn basic_auth_header() {
+        let config = HttpClientConfig {
+            basic_auth: Some(BasicAuth {
+                username: "user".into(),
+                password: Secret("pass".into()),
+                password_file: None,
+            }),
+            ..HttpClientConfig::default()
+        };
+        let mut creds = Credentials::from_config(&config);
+        assert_eq!(
+            creds.header().unwrap().as_deref(),
+            Some("Basic dXNlcjpwYXNz")
+        );
+        assert!(!format!("{creds:?}").contains("pass\""));
+    }
+}
