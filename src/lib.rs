@@ -1,1 +1,3 @@
 //! kubesd: Kubernetes service discovery for monitoring agents.
+
+pub mod simulator;
