@@ -238,7 +238,7 @@ fn node_object(rng: &mut fastrand::Rng, i: usize, info: &NodeInfo) -> Value {
                 "beta.kubernetes.io/arch": "amd64",
                 "topology.kubernetes.io/zone": zone,
                 "topology.kubernetes.io/region": "us-east-1",
-                "node.kubernetes.io/instance-type": if i % 4 == 0 { "m5.2xlarge" } else { "m5.xlarge" },
+                "node.kubernetes.io/instance-type": if i.is_multiple_of(4) { "m5.2xlarge" } else { "m5.xlarge" },
                 "node-role.kubernetes.io/worker": "",
             },
             "annotations": {
@@ -283,7 +283,7 @@ fn namespace_object(name: &str, i: usize) -> Value {
             "labels": {
                 "kubernetes.io/metadata.name": name,
                 "team": format!("team-{}", i % 4),
-                "environment": if i % 2 == 0 { "production" } else { "staging" },
+                "environment": if i.is_multiple_of(2) { "production" } else { "staging" },
             },
         },
         "spec": {"finalizers": ["kubernetes"]},

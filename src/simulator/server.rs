@@ -29,6 +29,9 @@ pub struct SimulatorConfig {
     pub bookmark_interval: Duration,
     /// Pause between the two halves of a split event (fault injection).
     pub split_pause: Duration,
+    /// How long one second of a watch's `timeoutSeconds` lasts: 1 s for
+    /// real, milliseconds in tests that check the stream ends on time.
+    pub timeout_second: Duration,
     /// Run the endpoints/endpointslice controllers.
     pub controllers: bool,
     /// Seed for generated uids.
@@ -47,6 +50,7 @@ impl Default for SimulatorConfig {
             // The real API server sends a bookmark about once a minute.
             bookmark_interval: Duration::from_secs(60),
             split_pause: Duration::from_millis(20),
+            timeout_second: Duration::from_secs(1),
             controllers: true,
             seed: 0,
             workers: 1,
@@ -122,6 +126,7 @@ pub async fn serve_cluster(
         token: config.token.clone(),
         bookmark_interval: config.bookmark_interval,
         split_pause: config.split_pause,
+        timeout_second: config.timeout_second,
     });
     let server = HttpServer::new(move || {
         App::new()

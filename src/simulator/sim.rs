@@ -141,10 +141,10 @@ impl Simulator {
                 "metadata.name/namespace: field is immutable",
             ));
         }
-        if patch.pointer("/metadata/resourceVersion").is_none() {
-            if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("resourceVersion");
-            }
+        if patch.pointer("/metadata/resourceVersion").is_none()
+            && let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("resourceVersion");
         }
         let written = self.store().write(resource, WriteMode::Update, object)?;
         self.after_write(resource, &written);

@@ -472,7 +472,7 @@ impl Store {
         let mut inner = self.lock();
         inner
             .watchers
-            .retain(|w| w.tx.send(WatchMessage::Fault(fault.clone())).is_ok());
+            .retain(|w| w.tx.send(WatchMessage::Fault(fault)).is_ok());
     }
 
     /// Ends every open watch cleanly and forgets them.
@@ -576,13 +576,13 @@ fn normalize(
     let Some(top) = object.as_object_mut() else {
         return Err(ApiError::bad_request("the body must be a JSON object"));
     };
-    if let Some(kind) = top.remove("kind") {
-        if kind.as_str() != Some(resource.kind()) {
-            return Err(ApiError::bad_request(format!(
-                "the kind {kind} does not match the expected kind {}",
-                resource.kind()
-            )));
-        }
+    if let Some(kind) = top.remove("kind")
+        && kind.as_str() != Some(resource.kind())
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind {kind} does not match the expected kind {}",
+            resource.kind()
+        )));
     }
     top.remove("apiVersion");
     let meta = top

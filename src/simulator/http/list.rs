@@ -44,7 +44,7 @@ impl ContinueToken {
 
     fn decode(token: &str) -> Result<ContinueToken, ApiError> {
         let invalid = || ApiError::bad_request("continue key is not valid");
-        if token.len() % 2 != 0 {
+        if !token.len().is_multiple_of(2) {
             return Err(invalid());
         }
         let bytes = (0..token.len())

@@ -37,6 +37,9 @@ pub struct HttpState {
     /// The pause between the two halves of a split event, long enough for
     /// the server to flush the first half as its own write.
     pub split_pause: Duration,
+    /// How long one second of a watch's `timeoutSeconds` lasts (1 s unless a
+    /// test compresses time).
+    pub timeout_second: Duration,
 }
 
 /// The resource a request addresses, parsed from its path.

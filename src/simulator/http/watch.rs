@@ -96,7 +96,8 @@ fn open(
             let secs = t
                 .parse::<u64>()
                 .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?;
-            Some(Instant::now() + Duration::from_secs(secs))
+            let secs = u32::try_from(secs).unwrap_or(u32::MAX);
+            Some(Instant::now() + state.timeout_second.saturating_mul(secs))
         }
     };
     let bookmarks = is_true(query.get("allowWatchBookmarks")).then(|| {
@@ -186,11 +187,11 @@ impl WatchStream {
             if self.finished {
                 return None;
             }
-            if !self.stalled {
-                if let Some(change) = self.initial.pop_front() {
-                    self.emit_change(&change);
-                    continue;
-                }
+            if !self.stalled
+                && let Some(change) = self.initial.pop_front()
+            {
+                self.emit_change(&change);
+                continue;
             }
             let stalled = self.stalled;
             let deadline = self.deadline;
