@@ -8,7 +8,7 @@
 //! objects are not rewritten, so a pod edit that does not touch endpoints
 //! produces no endpoint events, as in a real cluster.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -48,8 +48,31 @@ pub fn on_write(store: &Store, resource: Resource, written: &Written) {
 
 /// Reconciles every service, and removes endpoints left by deleted services.
 pub fn reconcile_all(store: &Store) {
+    // Index each namespace's pods by label pair once, so a service only
+    // looks at pods sharing its first selector pair: a whole-cluster resync
+    // stays linear instead of services x pods.
+    let mut by_label: HashMap<(String, String, String), Vec<Arc<Value>>> = HashMap::new();
+    for pod in store.list(Resource::Pods, None) {
+        let ns = namespace_of(&pod);
+        let labels = pod.pointer("/metadata/labels").and_then(Value::as_object);
+        for (k, v) in labels.into_iter().flatten() {
+            if let Some(v) = v.as_str() {
+                let key = (ns.clone(), k.clone(), v.to_string());
+                by_label.entry(key).or_default().push(pod.clone());
+            }
+        }
+    }
     for svc in store.list(Resource::Services, None) {
-        reconcile_service(store, &namespace_of(&svc), name_of(&svc));
+        let ns = namespace_of(&svc);
+        let first_pair = selector_of(&svc).and_then(|s| {
+            let (k, v) = s.iter().next()?;
+            Some((ns.clone(), k.clone(), v.as_str()?.to_string()))
+        });
+        let candidates = first_pair
+            .and_then(|pair| by_label.get(&pair))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        reconcile_service_with(store, &ns, name_of(&svc), candidates);
     }
     for ep in store.list(Resource::Endpoints, None) {
         let ns = namespace_of(&ep);
@@ -70,6 +93,12 @@ pub fn reconcile_all(store: &Store) {
 
 /// Brings the Endpoints and EndpointSlices of one service up to date.
 pub fn reconcile_service(store: &Store, ns: &str, name: &str) {
+    reconcile_service_with(store, ns, name, &store.list(Resource::Pods, Some(ns)));
+}
+
+/// [`reconcile_service`] choosing endpoints among `candidates`, which must
+/// include every pod of the namespace the service selects.
+fn reconcile_service_with(store: &Store, ns: &str, name: &str, candidates: &[Arc<Value>]) {
     let service = store.get(Resource::Services, ns, name);
     let selector = service.as_deref().and_then(selector_of);
     let (Some(service), Some(selector)) = (service, selector) else {
@@ -81,11 +110,10 @@ pub fn reconcile_service(store: &Store, ns: &str, name: &str) {
         }
         return;
     };
-    let pods: Vec<Arc<Value>> = store
-        .list(Resource::Pods, Some(ns))
-        .into_iter()
-        .filter(|pod| selects(&selector, pod))
-        .filter(|pod| has_ip_and_runs(pod))
+    let pods: Vec<Arc<Value>> = candidates
+        .iter()
+        .filter(|pod| selects(&selector, pod) && has_ip_and_runs(pod))
+        .cloned()
         .collect();
     let groups = group_by_ports(&service, &pods);
     let desired_endpoints = endpoints_object(&service, &groups);

@@ -11,6 +11,7 @@
 //! through unbounded channels so a slow client never blocks a writer.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Map, Value};
@@ -216,9 +217,7 @@ impl Store {
     /// All current objects of `resource`, optionally in one namespace, in key order.
     pub fn list(&self, resource: Resource, namespace: Option<&str>) -> Vec<Arc<Value>> {
         let inner = self.lock();
-        inner.objects[slot(resource)]
-            .iter()
-            .filter(|(key, _)| namespace.is_none_or(|ns| key.0 == ns))
+        scan(&inner.objects[slot(resource)], namespace, None)
             .map(|(_, obj)| obj.clone())
             .collect()
     }
@@ -371,11 +370,7 @@ impl Store {
                 (rv, &rolled_back)
             }
         };
-        let matching = objects
-            .iter()
-            .filter(|(key, _)| after.is_none_or(|a| *key > a))
-            .filter(|(key, _)| namespace.is_none_or(|ns| key.0 == ns))
-            .filter(|(_, obj)| selector.matches(obj));
+        let matching = scan(objects, namespace, after).filter(|(_, obj)| selector.matches(obj));
         let mut items = Vec::new();
         let mut last_key = None;
         let mut more = false;
@@ -409,9 +404,7 @@ impl Store {
         let initial: Vec<Arc<Change>> = match from {
             None => {
                 let rv = inner.rv;
-                inner.objects[slot(resource)]
-                    .iter()
-                    .filter(|(key, _)| namespace.is_none_or(|ns| key.0 == ns))
+                scan(&inner.objects[slot(resource)], namespace, None)
                     .map(|(key, obj)| {
                         Arc::new(Change {
                             rv,
@@ -547,6 +540,25 @@ impl Inner {
         }
         objects
     }
+}
+
+/// The entries of `map` in `namespace` (all when `None`) after key `after`,
+/// in key order. Keys sort by namespace first, so this is a range scan:
+/// per-namespace lists and the controllers stay cheap in large clusters.
+fn scan<'a>(
+    map: &'a BTreeMap<ObjectKey, Arc<Value>>,
+    namespace: Option<&'a str>,
+    after: Option<&ObjectKey>,
+) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<Value>)> + 'a {
+    let namespace_start = namespace.map(|ns| (ns.to_string(), String::new()));
+    let start = match (after, namespace_start) {
+        (Some(a), Some(ns_start)) if *a < ns_start => Bound::Included(ns_start),
+        (Some(a), _) => Bound::Excluded(a.clone()),
+        (None, Some(ns_start)) => Bound::Included(ns_start),
+        (None, None) => Bound::Unbounded,
+    };
+    map.range((start, Bound::Unbounded))
+        .take_while(move |(key, _)| namespace.is_none_or(|ns| key.0 == ns))
 }
 
 /// The key namespace for `resource`: ignored for cluster-scoped ones.
