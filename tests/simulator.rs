@@ -891,7 +891,8 @@ async fn fault_restart_resets_versions_and_ends_watches() {
 
 /// Independent check: every service with a selector has Endpoints and
 /// EndpointSlices listing exactly its selected running pods with IPs, split
-/// by readiness; services without one have none.
+/// by readiness; terminating pods leave Endpoints but stay in slices as not
+/// ready; services without a selector have none.
 fn check_endpoints_consistent(sim: &Simulator) -> Result<usize, String> {
     let mut checked = 0;
     for svc in sim.list(Resource::Services, None) {
@@ -913,6 +914,8 @@ fn check_endpoints_consistent(sim: &Simulator) -> Result<usize, String> {
             .unwrap_or(false);
         let mut want_ready = BTreeSet::new();
         let mut want_not_ready = BTreeSet::new();
+        let mut want_slice_ready = BTreeSet::new();
+        let mut want_slice_not_ready = BTreeSet::new();
         for p in sim.list(Resource::Pods, Some(ns)) {
             let selected = selector
                 .iter()
@@ -927,11 +930,20 @@ fn check_endpoints_consistent(sim: &Simulator) -> Result<usize, String> {
                 .into_iter()
                 .flatten()
                 .any(|c| c["type"] == "Ready" && c["status"] == "True");
-            if ready || publish {
-                want_ready.insert(ip)
+            let terminating = p["metadata"].get("deletionTimestamp").is_some();
+            if terminating || !(ready || publish) {
+                want_slice_not_ready.insert(ip.clone());
             } else {
-                want_not_ready.insert(ip)
-            };
+                want_slice_ready.insert(ip.clone());
+            }
+            if terminating && !publish {
+                continue;
+            }
+            if ready || publish {
+                want_ready.insert(ip);
+            } else {
+                want_not_ready.insert(ip);
+            }
         }
         let ep = sim
             .get(Resource::Endpoints, ns, name)
@@ -975,9 +987,9 @@ fn check_endpoints_consistent(sim: &Simulator) -> Result<usize, String> {
                 }
             }
         }
-        if slice_ready != want_ready || slice_not_ready != want_not_ready {
+        if slice_ready != want_slice_ready || slice_not_ready != want_slice_not_ready {
             return Err(format!(
-                "{ns}/{name}: slices {slice_ready:?}/{slice_not_ready:?} != pods {want_ready:?}/{want_not_ready:?}"
+                "{ns}/{name}: slices {slice_ready:?}/{slice_not_ready:?} != pods {want_slice_ready:?}/{want_slice_not_ready:?}"
             ));
         }
         checked += 1;
@@ -1018,21 +1030,31 @@ async fn generated_cluster_stays_consistent_under_churn() {
             rollout: 1,
         },
     );
-    let mut totals = (0, 0, 0, 0);
+    let mut totals = (0, 0, 0, 0, 0);
     for _ in 0..10 {
         let stats = churn.step(&sim, 20).expect("churn");
-        totals = (
-            totals.0 + stats.added,
-            totals.1 + stats.updated,
-            totals.2 + stats.deleted,
-            totals.3 + stats.rollouts,
-        );
+        totals.0 += stats.added;
+        totals.1 += stats.updated;
+        totals.2 += stats.deleted;
+        totals.3 += stats.rollouts;
+        totals.4 += stats.terminating;
         check_endpoints_consistent(&sim).expect("consistent after churn");
     }
+    let (added, updated, deleted, rollouts, terminating) = totals;
     assert!(
-        totals.0 > 0 && totals.1 > 0 && totals.2 > 0 && totals.3 > 0,
+        added > 0 && updated > 0 && deleted > 0 && rollouts > 0 && terminating > 0,
         "every action ran: {totals:?}"
     );
+    // Pods still terminating are flagged in their slices.
+    let flagged = sim
+        .list(Resource::EndpointSlices, None)
+        .iter()
+        .flat_map(|s| s["endpoints"].as_array().cloned().unwrap_or_default())
+        .any(|e| e["conditions"]["terminating"] == true && e["conditions"]["ready"] == false);
+    let still_terminating = sim.list(Resource::Pods, None).iter().any(|p| {
+        p["metadata"].get("deletionTimestamp").is_some() && p["status"]["podIP"].is_string()
+    });
+    assert_eq!(flagged, still_terminating);
     // A not-ready pod shows up as not ready in a slice.
     let not_ready = sim
         .list(Resource::EndpointSlices, None)
@@ -1079,5 +1101,32 @@ async fn generated_cluster_served_over_tls() {
     assert_eq!(resp.status().as_u16(), 200);
     let list: Value = resp.json().limit(16 << 20).await.expect("json");
     assert_eq!(names(&list).len(), 10);
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn churn_driver_runs_on_an_interval() {
+    let running = start(config()).await;
+    let sim = running.sim();
+    generate(
+        sim,
+        &ClusterSpec {
+            pods: 30,
+            ..ClusterSpec::default()
+        },
+    )
+    .expect("generate");
+    let rv = sim.resource_version();
+    let url = format!("{}/api/v1/pods?watch=1&resourceVersion={rv}", running.url());
+    let mut watch = Watch::open(&url).await;
+    let handle =
+        Churn::new(9, ChurnRates::default()).start(sim.clone(), Duration::from_millis(2), 2);
+    // Events arrive without anyone calling step(): the interval drives churn.
+    for _ in 0..10 {
+        let ev = watch.change().await;
+        assert!(["ADDED", "MODIFIED", "DELETED"].contains(&ev["type"].as_str().unwrap_or("")));
+    }
+    handle.stop();
+    check_endpoints_consistent(sim).expect("consistent after driven churn");
     running.stop().await;
 }

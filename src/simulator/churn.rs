@@ -15,6 +15,7 @@ use super::error::ApiError;
 use super::generator::{hex, pod_ip, suffix};
 use super::resource::Resource;
 use super::sim::Simulator;
+use super::timestamp;
 
 /// Relative weights of the churn actions (0 disables one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub struct ChurnStats {
     pub updated: usize,
     /// Pods deleted (rollouts included).
     pub deleted: usize,
+    /// Pods marked terminating (graceful deletion started).
+    pub terminating: usize,
     /// Rolling restarts.
     pub rollouts: usize,
 }
@@ -106,12 +109,33 @@ impl Churn {
                 self.update(sim, pod)?;
                 stats.updated += 1;
             } else if pick < r.add + r.update + r.delete {
-                sim.delete(
-                    Resource::Pods,
-                    str_at(pod, "/metadata/namespace"),
-                    str_at(pod, "/metadata/name"),
-                )?;
-                stats.deleted += 1;
+                // Half the deletes are graceful: the pod first turns
+                // terminating (as kubelet shuts it down), and a later delete
+                // of a terminating pod removes it.
+                let terminating = pod.pointer("/metadata/deletionTimestamp").is_some();
+                if terminating || self.rng.bool() {
+                    sim.delete(
+                        Resource::Pods,
+                        str_at(pod, "/metadata/namespace"),
+                        str_at(pod, "/metadata/name"),
+                    )?;
+                    stats.deleted += 1;
+                } else {
+                    let mut pod = (**pod).clone();
+                    set_in(
+                        &mut pod,
+                        &["metadata", "deletionTimestamp"],
+                        json!(timestamp::now_rfc3339()),
+                    );
+                    set_in(
+                        &mut pod,
+                        &["metadata", "deletionGracePeriodSeconds"],
+                        json!(30),
+                    );
+                    set_ready(&mut pod, false);
+                    sim.update(Resource::Pods, without_resource_version(pod))?;
+                    stats.terminating += 1;
+                }
             } else {
                 let (added, deleted) = self.rollout(sim, &pods)?;
                 stats.added += added;
@@ -248,10 +272,8 @@ impl Churn {
                 set_ready(&mut pod, !running);
             }
         }
-        if let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("resourceVersion");
-        }
-        sim.update(Resource::Pods, pod).map(|_| ())
+        sim.update(Resource::Pods, without_resource_version(pod))
+            .map(|_| ())
     }
 
     /// Replaces every pod of one ReplicaSet with a pod of a new one, one by
@@ -287,6 +309,15 @@ impl Churn {
         }
         Ok((old.len(), old.len()))
     }
+}
+
+/// Drops `metadata.resourceVersion`, so an update is unconditional (churn
+/// is the only writer that matters; it must not trip over its own writes).
+fn without_resource_version(mut pod: Value) -> Value {
+    if let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    pod
 }
 
 /// Sets `value` at `path`, creating missing objects on the way. Objects may
