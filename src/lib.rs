@@ -5,6 +5,8 @@
 //!   (their target labels), [`watch`] (the list/watch wire format), [`api`] (paths and
 //!   selectors);
 //! - how they *move*: the actors in `actors/`.
+//!
+//! [`simulator`] is a Kubernetes API server in memory, for tests, benchmarks and the demo.
 
 pub mod api;
 pub mod cli;
@@ -14,6 +16,7 @@ pub mod http;
 pub mod labels;
 pub mod metrics;
 pub mod model;
+pub mod simulator;
 pub mod targets;
 pub mod watch;
 

@@ -1,0 +1,87 @@
+//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`,
+//! `/apis/{group}/v1`), which kubectl and client libraries fetch before
+//! anything else to learn which resources exist and how they are scoped.
+//!
+//! Only the legacy (unaggregated) format is served: clients that ask for
+//! aggregated discovery (`as=APIGroupDiscoveryList`) also accept plain JSON
+//! and fall back to it.
+
+use actix_web::{HttpRequest, HttpResponse};
+use serde_json::{Value, json};
+
+use crate::simulator::resource::Resource;
+
+/// The Kubernetes version the simulator claims to be.
+const MINOR: &str = "32";
+
+/// Serves `path` if it is a discovery document, else `None`.
+pub fn serve(req: &HttpRequest, path: &str) -> Option<HttpResponse> {
+    if req.method() != actix_web::http::Method::GET {
+        return None;
+    }
+    let body = match path {
+        "/version" => json!({
+            "major": "1",
+            "minor": MINOR,
+            "gitVersion": format!("v1.{MINOR}.0-kubesd-simulator"),
+            "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean",
+            "buildDate": "2025-01-01T00:00:00Z",
+            "goVersion": "go1.23.0",
+            "compiler": "gc",
+            "platform": "linux/amd64",
+        }),
+        "/api" => json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{
+                "clientCIDR": "0.0.0.0/0",
+                "serverAddress": req.connection_info().host().to_string(),
+            }],
+        }),
+        "/apis" => {
+            let groups: Vec<Value> = ["discovery.k8s.io", "networking.k8s.io"]
+                .iter()
+                .map(|g| {
+                    let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
+                    json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
+                })
+                .collect();
+            json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+        }
+        "/api/v1" => resource_list("v1", "/api/v1"),
+        "/apis/discovery.k8s.io/v1" => resource_list("discovery.k8s.io/v1", path),
+        "/apis/networking.k8s.io/v1" => resource_list("networking.k8s.io/v1", path),
+        "/apis/discovery.k8s.io" | "/apis/networking.k8s.io" => {
+            let g = path.trim_start_matches("/apis/");
+            let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
+            json!({"kind": "APIGroup", "apiVersion": "v1", "name": g, "versions": [gv.clone()], "preferredVersion": gv})
+        }
+        _ => return None,
+    };
+    Some(HttpResponse::Ok().json(body))
+}
+
+/// The `APIResourceList` of one group/version.
+fn resource_list(group_version: &str, prefix: &str) -> Value {
+    let resources: Vec<Value> = Resource::ALL
+        .into_iter()
+        .filter(|r| r.path_prefix() == prefix)
+        .map(|r| {
+            json!({
+                "name": r.plural(),
+                "singularName": r.singular(),
+                "namespaced": r.namespaced(),
+                "kind": r.kind(),
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                "shortNames": r.short_names(),
+            })
+        })
+        .collect();
+    json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    })
+}

@@ -1,0 +1,391 @@
+//! WATCH: `GET` on a collection with `watch=1`, answered with a chunked
+//! stream of newline-delimited JSON events, pushed as writes happen.
+//!
+//! The stream replays retained history after the requested resourceVersion
+//! (or synthetic ADDED events for the current state when none is given), then
+//! forwards live changes from its store channel. Selectors are applied the
+//! way the watch cache applies them: an object that starts matching is
+//! ADDED, one that stops matching is DELETED (in its previous state), one
+//! that keeps matching is MODIFIED. A resourceVersion that left the history
+//! window gets one `ERROR` event (410 Expired) and the end of the stream.
+//!
+//! The stream also acts out injected faults: abrupt drops (optionally
+//! mid-event), bad lines, split events and stalls.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse};
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, Interval};
+
+use super::list::parse_selector;
+use super::table::{self, IncludeObject};
+use super::{HttpState, Target, error_response, is_true, object_json};
+use crate::simulator::error::ApiError;
+use crate::simulator::faults::{Injection, WatchFault};
+use crate::simulator::resource::Resource;
+use crate::simulator::selector::Selector;
+use crate::simulator::sim::Simulator;
+use crate::simulator::store::{Change, ChangeType, WatchMessage};
+
+/// Serves a WATCH request.
+pub fn serve(
+    state: &HttpState,
+    req: &HttpRequest,
+    target: &Target,
+    query: &HashMap<String, String>,
+) -> HttpResponse {
+    match open(state, req, target, query) {
+        Ok(stream) => HttpResponse::Ok()
+            .content_type("application/json")
+            .streaming(futures_util::stream::unfold(
+                stream,
+                WatchStream::next_chunk,
+            )),
+        Err(err) if err.code == 410 && err.reason == "Expired" => {
+            // Real servers report a too-old resourceVersion inside the stream.
+            let line = format!("{{\"type\":\"ERROR\",\"object\":{}}}\n", err.to_status());
+            let once =
+                futures_util::stream::once(async move { Ok::<_, io::Error>(Bytes::from(line)) });
+            HttpResponse::Ok()
+                .content_type("application/json")
+                .streaming(once)
+        }
+        Err(err) => error_response(&err),
+    }
+}
+
+fn open(
+    state: &HttpState,
+    req: &HttpRequest,
+    target: &Target,
+    query: &HashMap<String, String>,
+) -> Result<WatchStream, ApiError> {
+    let sim = &state.sim;
+    if sim.faults().take_gone_watch() {
+        return Err(ApiError::new(
+            410,
+            "Gone",
+            "injected: 410 Gone for this watch",
+        ));
+    }
+    let selector = parse_selector(target, query)?;
+    if query
+        .get("resourceVersionMatch")
+        .is_some_and(|m| !m.is_empty())
+    {
+        return Err(ApiError::bad_request(
+            "resourceVersionMatch is forbidden for watch",
+        ));
+    }
+    let from = match query.get("resourceVersion").map(String::as_str) {
+        None | Some("" | "0") => None,
+        Some(rv) => Some(
+            rv.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
+        ),
+    };
+    let deadline = match query.get("timeoutSeconds").map(String::as_str) {
+        None | Some("" | "0") => None,
+        Some(t) => {
+            let secs = t
+                .parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?;
+            let secs = u32::try_from(secs).unwrap_or(u32::MAX);
+            Some(Instant::now() + state.timeout_second.saturating_mul(secs))
+        }
+    };
+    let bookmarks = is_true(query.get("allowWatchBookmarks")).then(|| {
+        let period = state.bookmark_interval.max(Duration::from_millis(1));
+        tokio::time::interval_at(Instant::now() + period, period)
+    });
+    let table = table::wants_table(req).then(|| IncludeObject::parse(query.get("includeObject")));
+    let sub = sim
+        .store()
+        .watch(target.resource, target.namespace.as_deref(), from)?;
+    Ok(WatchStream {
+        sim: sim.clone(),
+        id: sub.id,
+        resource: target.resource,
+        selector,
+        table,
+        initial: sub.initial.into(),
+        rx: sub.rx,
+        out: VecDeque::new(),
+        held: VecDeque::new(),
+        stalled: sim.faults().stalled(),
+        deadline,
+        bookmarks,
+        split_pause: state.split_pause,
+        finished: false,
+    })
+}
+
+/// One unit of output, in order.
+enum Out {
+    /// Bytes to write as one chunk.
+    Chunk(Bytes),
+    /// Wait (so the previous chunk is flushed on its own).
+    Pause,
+    /// Close the connection abruptly.
+    Abort,
+}
+
+/// The state of one watch response body.
+struct WatchStream {
+    sim: Simulator,
+    id: u64,
+    resource: Resource,
+    selector: Selector,
+    /// `Some` when the client wants Table objects (kubectl `get -w`).
+    table: Option<IncludeObject>,
+    initial: VecDeque<Arc<Change>>,
+    rx: UnboundedReceiver<WatchMessage>,
+    out: VecDeque<Out>,
+    /// Messages received while stalled, replayed on resume.
+    held: VecDeque<WatchMessage>,
+    stalled: bool,
+    deadline: Option<Instant>,
+    bookmarks: Option<Interval>,
+    split_pause: Duration,
+    finished: bool,
+}
+
+impl Drop for WatchStream {
+    fn drop(&mut self) {
+        // The client went away or the stream ended: stop fanning out to it.
+        self.sim.store().unwatch(self.id);
+    }
+}
+
+impl WatchStream {
+    /// Produces the next chunk of the body, waiting for input as needed.
+    async fn next_chunk(mut self) -> Option<(Result<Bytes, io::Error>, WatchStream)> {
+        loop {
+            match self.out.pop_front() {
+                Some(Out::Chunk(bytes)) => return Some((Ok(bytes), self)),
+                Some(Out::Pause) => {
+                    tokio::time::sleep(self.split_pause).await;
+                    continue;
+                }
+                Some(Out::Abort) => {
+                    self.out.clear();
+                    self.finished = true;
+                    // An error from the body makes actix close the connection
+                    // without the final zero-length chunk: an abrupt drop.
+                    let err =
+                        io::Error::new(io::ErrorKind::ConnectionAborted, "injected watch drop");
+                    return Some((Err(err), self));
+                }
+                None => {}
+            }
+            if self.finished {
+                return None;
+            }
+            if !self.stalled
+                && let Some(change) = self.initial.pop_front()
+            {
+                self.emit_change(&change);
+                continue;
+            }
+            let stalled = self.stalled;
+            let deadline = self.deadline;
+            let bookmarks = self.bookmarks.as_mut();
+            let timeout = async move {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let tick = async move {
+                match bookmarks {
+                    Some(interval) => {
+                        interval.tick().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                msg = self.rx.recv() => match msg {
+                    Some(msg) => self.handle(msg),
+                    None => self.finished = true,
+                },
+                () = timeout, if !stalled => self.finished = true,
+                // Queued through the store so the bookmark is ordered after
+                // every change it claims to cover.
+                () = tick, if !stalled => self.sim.store().bookmark(self.id),
+            }
+        }
+    }
+
+    fn handle(&mut self, msg: WatchMessage) {
+        match msg {
+            WatchMessage::Fault(WatchFault::Stall(on)) => {
+                self.stalled = on;
+                if !on {
+                    while let Some(held) = self.held.pop_front() {
+                        self.handle(held);
+                    }
+                }
+            }
+            WatchMessage::Fault(WatchFault::Drop { mid_event }) => {
+                if mid_event {
+                    let line = self.fake_event_line("MODIFIED", "cut-mid-event");
+                    let half = line.len() / 2;
+                    self.out
+                        .push_back(Out::Chunk(Bytes::from(line).slice(..half)));
+                    self.out.push_back(Out::Pause);
+                }
+                self.out.push_back(Out::Abort);
+            }
+            // A stalled server sends nothing at all: hold everything else.
+            msg if self.stalled => match msg {
+                WatchMessage::Bookmark(_) => {}
+                other => self.held.push_back(other),
+            },
+            WatchMessage::Change(change) => self.emit_change(&change),
+            WatchMessage::Bookmark(rv) => {
+                let line = format!(
+                    "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}}}}}}\n",
+                    self.resource.kind(),
+                    self.resource.api_version()
+                );
+                self.out.push_back(Out::Chunk(Bytes::from(line)));
+            }
+            WatchMessage::End => self.finished = true,
+            WatchMessage::Fault(WatchFault::Inject(injection)) => {
+                let line = match injection {
+                    Injection::MalformedLine => {
+                        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\n".to_string()
+                    }
+                    Injection::UnknownType => self.fake_event_line("WEIRD", "weird-event"),
+                    Injection::WrongKind => {
+                        let rv = self.sim.store().current_rv();
+                        format!(
+                            "{{\"type\":\"ADDED\",\"object\":{{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{{\"name\":\"wrong-kind\",\"namespace\":\"default\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
+                        )
+                    }
+                };
+                self.out.push_back(Out::Chunk(Bytes::from(line)));
+            }
+        }
+    }
+
+    /// A syntactically valid event line of the watched kind.
+    fn fake_event_line(&self, event_type: &str, name: &str) -> String {
+        let rv = self.sim.store().current_rv();
+        format!(
+            "{{\"type\":\"{event_type}\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"name\":\"{name}\",\"resourceVersion\":\"{rv}\"}}}}}}\n",
+            self.resource.kind(),
+            self.resource.api_version()
+        )
+    }
+
+    fn emit_change(&mut self, change: &Change) {
+        let Some((event_type, object)) = transition(change, &self.selector) else {
+            return;
+        };
+        let object_repr = match self.table {
+            Some(include) => {
+                let metadata = serde_json::json!({"resourceVersion": change.rv.to_string()});
+                table::table(self.resource, [&*object], include, metadata).to_string()
+            }
+            None => object_json(self.resource, &object),
+        };
+        let line = Bytes::from(format!(
+            "{{\"type\":\"{event_type}\",\"object\":{object_repr}}}\n"
+        ));
+        if self.sim.faults().take_split() {
+            let half = line.len() / 2;
+            self.out.push_back(Out::Chunk(line.slice(..half)));
+            self.out.push_back(Out::Pause);
+            self.out.push_back(Out::Chunk(line.slice(half..)));
+        } else {
+            self.out.push_back(Out::Chunk(line));
+        }
+    }
+}
+
+/// The event (if any) a watch with `selector` sees for `change`.
+fn transition(change: &Change, selector: &Selector) -> Option<(&'static str, Arc<Value>)> {
+    let now = selector.matches(&change.object);
+    match change.change_type {
+        ChangeType::Added => now.then(|| ("ADDED", change.object.clone())),
+        ChangeType::Deleted => now.then(|| ("DELETED", change.object.clone())),
+        ChangeType::Modified => {
+            let before = change
+                .previous
+                .as_deref()
+                .is_some_and(|p| selector.matches(p));
+            match (before, now) {
+                (true, true) => Some(("MODIFIED", change.object.clone())),
+                (false, true) => Some(("ADDED", change.object.clone())),
+                (true, false) => {
+                    // The previous state, at this change's resourceVersion, as
+                    // the watch cache sends it.
+                    let mut previous = change.previous.as_deref().cloned().unwrap_or_default();
+                    if let Some(meta) = previous.get_mut("metadata").and_then(Value::as_object_mut)
+                    {
+                        meta.insert(
+                            "resourceVersion".into(),
+                            Value::String(change.rv.to_string()),
+                        );
+                    }
+                    Some(("DELETED", Arc::new(previous)))
+                }
+                (false, false) => None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulator::selector::LabelSelector;
+    use serde_json::json;
+
+    fn change(change_type: ChangeType, prev: Option<Value>, obj: Value) -> Change {
+        Change {
+            rv: 9,
+            resource: Resource::Pods,
+            key: ("ns".into(), "p".into()),
+            change_type,
+            object: Arc::new(obj),
+            previous: prev.map(Arc::new),
+        }
+    }
+
+    #[test]
+    fn selector_transitions() {
+        let sel = Selector {
+            labels: LabelSelector::parse("app=web").unwrap_or_default(),
+            ..Selector::default()
+        };
+        let web = json!({"metadata": {"labels": {"app": "web"}, "resourceVersion": "8"}});
+        let db = json!({"metadata": {"labels": {"app": "db"}, "resourceVersion": "9"}});
+        let kind = |c: Change| {
+            transition(&c, &sel).map(|(t, o)| (t, o.pointer("/metadata/resourceVersion").cloned()))
+        };
+        assert_eq!(
+            kind(change(ChangeType::Modified, Some(db.clone()), web.clone())).map(|k| k.0),
+            Some("ADDED")
+        );
+        let deleted = kind(change(ChangeType::Modified, Some(web.clone()), db.clone()));
+        assert_eq!(deleted, Some(("DELETED", Some(json!("9")))));
+        assert_eq!(
+            kind(change(ChangeType::Modified, Some(web.clone()), web.clone())).map(|k| k.0),
+            Some("MODIFIED")
+        );
+        assert_eq!(
+            kind(change(ChangeType::Modified, Some(db.clone()), db)).map(|k| k.0),
+            None
+        );
+    }
+}

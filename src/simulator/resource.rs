@@ -1,0 +1,159 @@
+//! The Kubernetes resource types the simulator serves, and what the API
+//! server says about each: its kind, API group/version, URL path and scope.
+//!
+//! Everything else in the simulator is generic over this one enum, so adding a
+//! resource means adding a variant here and nowhere else.
+
+use std::fmt;
+
+/// One of the resource types the simulated API server stores and serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Resource {
+    /// `nodes`, core `v1`, cluster-scoped.
+    Nodes,
+    /// `namespaces`, core `v1`, cluster-scoped.
+    Namespaces,
+    /// `pods`, core `v1`, namespaced.
+    Pods,
+    /// `services`, core `v1`, namespaced.
+    Services,
+    /// `endpoints`, core `v1`, namespaced.
+    Endpoints,
+    /// `endpointslices`, `discovery.k8s.io/v1`, namespaced.
+    EndpointSlices,
+    /// `ingresses`, `networking.k8s.io/v1`, namespaced.
+    Ingresses,
+}
+
+impl Resource {
+    /// Every resource, in a fixed order (used for discovery documents).
+    pub const ALL: [Resource; 7] = [
+        Resource::Nodes,
+        Resource::Namespaces,
+        Resource::Pods,
+        Resource::Services,
+        Resource::Endpoints,
+        Resource::EndpointSlices,
+        Resource::Ingresses,
+    ];
+
+    /// The plural name used in URLs, e.g. `pods`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Resource::Nodes => "nodes",
+            Resource::Namespaces => "namespaces",
+            Resource::Pods => "pods",
+            Resource::Services => "services",
+            Resource::Endpoints => "endpoints",
+            Resource::EndpointSlices => "endpointslices",
+            Resource::Ingresses => "ingresses",
+        }
+    }
+
+    /// The singular name used by discovery, e.g. `pod`.
+    pub fn singular(self) -> &'static str {
+        match self {
+            Resource::Nodes => "node",
+            Resource::Namespaces => "namespace",
+            Resource::Pods => "pod",
+            Resource::Services => "service",
+            Resource::Endpoints => "endpoints",
+            Resource::EndpointSlices => "endpointslice",
+            Resource::Ingresses => "ingress",
+        }
+    }
+
+    /// The object kind, e.g. `Pod`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Resource::Nodes => "Node",
+            Resource::Namespaces => "Namespace",
+            Resource::Pods => "Pod",
+            Resource::Services => "Service",
+            Resource::Endpoints => "Endpoints",
+            Resource::EndpointSlices => "EndpointSlice",
+            Resource::Ingresses => "Ingress",
+        }
+    }
+
+    /// The list kind, e.g. `PodList`.
+    pub fn list_kind(self) -> String {
+        format!("{}List", self.kind())
+    }
+
+    /// The API group, empty for the core group.
+    pub fn group(self) -> &'static str {
+        match self {
+            Resource::EndpointSlices => "discovery.k8s.io",
+            Resource::Ingresses => "networking.k8s.io",
+            _ => "",
+        }
+    }
+
+    /// The `apiVersion` field value, e.g. `v1` or `discovery.k8s.io/v1`.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Resource::EndpointSlices => "discovery.k8s.io/v1",
+            Resource::Ingresses => "networking.k8s.io/v1",
+            _ => "v1",
+        }
+    }
+
+    /// The URL prefix of the resource's group/version, e.g. `/api/v1`.
+    pub fn path_prefix(self) -> &'static str {
+        match self {
+            Resource::EndpointSlices => "/apis/discovery.k8s.io/v1",
+            Resource::Ingresses => "/apis/networking.k8s.io/v1",
+            _ => "/api/v1",
+        }
+    }
+
+    /// Whether objects of this resource live in a namespace.
+    pub fn namespaced(self) -> bool {
+        !matches!(self, Resource::Nodes | Resource::Namespaces)
+    }
+
+    /// kubectl short names advertised by discovery.
+    pub fn short_names(self) -> &'static [&'static str] {
+        match self {
+            Resource::Nodes => &["no"],
+            Resource::Namespaces => &["ns"],
+            Resource::Pods => &["po"],
+            Resource::Services => &["svc"],
+            Resource::Endpoints => &["ep"],
+            Resource::EndpointSlices => &[],
+            Resource::Ingresses => &["ing"],
+        }
+    }
+
+    /// Finds the resource served under `prefix` (e.g. `/api/v1`) as `plural`.
+    pub fn from_path(prefix: &str, plural: &str) -> Option<Resource> {
+        Resource::ALL
+            .into_iter()
+            .find(|r| r.path_prefix() == prefix && r.plural() == plural)
+    }
+
+    /// Finds a resource by its plural name alone (e.g. for the fault API).
+    pub fn from_plural(plural: &str) -> Option<Resource> {
+        Resource::ALL.into_iter().find(|r| r.plural() == plural)
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.plural())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip() {
+        for r in Resource::ALL {
+            assert_eq!(Resource::from_path(r.path_prefix(), r.plural()), Some(r));
+        }
+        assert_eq!(Resource::from_path("/api/v1", "ingresses"), None);
+    }
+}
