@@ -8,9 +8,12 @@
 //!
 //! [`simulator`] is a Kubernetes API server in memory, for tests, benchmarks and the demo.
 
+#[path = "../actors/mod.rs"]
+pub mod actors;
 pub mod api;
 pub mod cli;
 pub mod config;
+mod discovery;
 pub mod error;
 pub mod http;
 pub mod labels;
@@ -20,6 +23,9 @@ pub mod simulator;
 pub mod targets;
 pub mod watch;
 
+pub use actors::messages::{SubscriberId, TargetsUpdated};
+pub use config::{EngineOptions, SdConfig};
+pub use discovery::{Discovery, SubscribeError, Subscription};
 pub use error::DecodeError;
 pub use labels::{Label, Labels};
 pub use model::{Object, Role};

@@ -35,6 +35,14 @@ pub struct RoleMetrics {
     pub request_errors: AtomicU64,
 }
 
+/// One per-role metric: name, type, help, and how to read it.
+type RoleSample = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&RoleMetrics) -> i64,
+);
+
 /// All of kubesd's metrics.
 pub struct Metrics {
     roles: [RoleMetrics; 7],
@@ -92,7 +100,7 @@ impl Metrics {
     /// Renders every metric in Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        let per_role: [(&str, &str, &str, fn(&RoleMetrics) -> i64); 10] = [
+        let per_role: [RoleSample; 11] = [
             (
                 "kubesd_objects",
                 "gauge",
@@ -148,6 +156,12 @@ impl Metrics {
                 |m| load(&m.events_added),
             ),
             (
+                "kubesd_events_modified_total",
+                "counter",
+                "MODIFIED events received.",
+                |m| load(&m.events_modified),
+            ),
+            (
                 "kubesd_events_deleted_total",
                 "counter",
                 "DELETED events received.",
@@ -159,18 +173,6 @@ impl Metrics {
             for role in Role::ALL {
                 let _ = writeln!(out, "{name}{{role=\"{role}\"}} {}", get(self.role(role)));
             }
-        }
-        let name = "kubesd_events_modified_total";
-        let _ = writeln!(
-            out,
-            "# HELP {name} MODIFIED events received.\n# TYPE {name} counter"
-        );
-        for role in Role::ALL {
-            let _ = writeln!(
-                out,
-                "{name}{{role=\"{role}\"}} {}",
-                load(&self.role(role).events_modified)
-            );
         }
         let globals: [(&str, &str, &str, i64); 6] = [
             (

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::Role;
 
 /// One entry of `selectors`: label and field selectors for one role.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleSelector {
     /// The role these selectors restrict (the discovery role or one it depends on).

@@ -7,4 +7,4 @@ mod sd;
 
 pub use engine::EngineOptions;
 pub use http::{Authorization, BasicAuth, HttpClientConfig, Secret, TlsConfig};
-pub use sd::{ConfigError, NamespaceDiscovery, SdConfig};
+pub use sd::{ConfigError, NamespaceDiscovery, SdConfig, watched_roles};

@@ -1,0 +1,430 @@
+//! The group watcher actor.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use tracing::{debug, info};
+
+use super::cache::{GroupCache, Upserted};
+use super::fanout::SubscriberSlot;
+use super::key::GroupKey;
+use crate::actors::messages::{
+    Delta, FlushDirty, FlushReport, FlusherMembership, ObjectTargets, StopWatcher, Subscribe,
+    SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+};
+use crate::actors::registry::Registry;
+use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
+use crate::api::{ResourceUrl, resource_urls};
+use crate::config::EngineOptions;
+use crate::config::watched_roles;
+use crate::metrics::METRICS;
+use crate::model::{ObjectKey, Role};
+
+/// Everything a group needs to start.
+pub struct GroupSetup {
+    /// Unique id of this group.
+    pub id: u64,
+    /// Its key.
+    pub key: GroupKey,
+    /// Engine timings and limits.
+    pub options: EngineOptions,
+    /// TLS settings for its watchers.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Starts a URL watcher and returns how to stop it.
+    pub start_watcher: WatcherFactory,
+    /// The dirty flusher, to join and leave.
+    pub flusher: Recipient<FlusherMembership>,
+    /// The registry, to leave when stopping.
+    pub registry: Arc<Registry>,
+}
+
+/// Starts URL watchers: on the engine's watcher arbiter in production
+/// ([`watchers_on`]); a recorder in message-level tests.
+pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> Recipient<StopWatcher> + Send + Sync>;
+
+/// The factory that starts real [`UrlWatcher`]s on `arbiter`.
+pub fn watchers_on(arbiter: ArbiterHandle) -> WatcherFactory {
+    Arc::new(move |setup| {
+        UrlWatcher::start_in_arbiter(&arbiter, move |_| UrlWatcher::new(setup)).recipient()
+    })
+}
+
+struct UrlSlot {
+    url: ResourceUrl,
+    watcher: Recipient<StopWatcher>,
+    listed: bool,
+}
+
+/// The group watcher. See the module documentation.
+pub struct GroupWatcher {
+    setup: GroupSetup,
+    cache: GroupCache,
+    urls: Vec<UrlSlot>,
+    subscribers: HashMap<Role, Vec<SubscriberSlot>>,
+    pending: Vec<(Role, SubscriberLink)>,
+    registration_scheduled: bool,
+    synced: HashSet<Role>,
+    span: tracing::Span,
+}
+
+/// Sent by a group to itself: serve the pending registrations in one pass.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RegisterPending;
+
+impl GroupWatcher {
+    /// A group; it starts URL watchers as subscribers arrive.
+    pub fn new(setup: GroupSetup) -> GroupWatcher {
+        let span =
+            tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
+        GroupWatcher {
+            setup,
+            cache: GroupCache::default(),
+            urls: Vec::new(),
+            subscribers: HashMap::new(),
+            pending: Vec::new(),
+            registration_scheduled: false,
+            synced: HashSet::new(),
+            span,
+        }
+    }
+
+    fn attach(&self) -> crate::targets::AttachMetadata {
+        self.setup.key.attach
+    }
+
+    /// Starts the URL watchers that `role`'s targets need and are not running yet.
+    fn ensure_watchers(&mut self, role: Role, ctx: &mut Context<Self>) {
+        let key = &self.setup.key;
+        for watched in watched_roles(role, key.attach) {
+            for url in resource_urls(watched, &key.namespaces, &key.selectors) {
+                if self.urls.iter().any(|u| u.url == url) {
+                    continue;
+                }
+                let id = UrlId(u32::try_from(self.urls.len()).unwrap_or(u32::MAX));
+                let setup = UrlWatcherSetup {
+                    id,
+                    url: url.clone(),
+                    endpoint: key.endpoint.clone(),
+                    tls: self.setup.tls.clone(),
+                    options: self.setup.options.clone(),
+                    group: ctx.address().recipient(),
+                };
+                let watcher = (self.setup.start_watcher)(setup);
+                debug!(parent: &self.span, %url, "url watcher started");
+                self.urls.push(UrlSlot {
+                    url,
+                    watcher,
+                    listed: false,
+                });
+            }
+        }
+    }
+
+    fn role_synced(&self, role: Role) -> bool {
+        let needed = watched_roles(role, self.attach());
+        self.urls
+            .iter()
+            .filter(|u| needed.contains(&u.url.role))
+            .all(|u| u.listed)
+    }
+
+    fn has_subscribers(&self, role: Role) -> bool {
+        self.subscribers.get(&role).is_some_and(|s| !s.is_empty())
+    }
+
+    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`).
+    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool) {
+        if changes.is_empty() && !force {
+            return;
+        }
+        METRICS
+            .target_updates
+            .fetch_add(changes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let synced = self.synced.contains(&role);
+        let limit = self.setup.options.subscriber_in_flight;
+        let batch: Arc<[TargetChange]> = changes.into();
+        if let Some(slots) = self.subscribers.get_mut(&role) {
+            for slot in slots {
+                slot.push(&batch, synced, limit);
+            }
+        }
+    }
+
+    fn apply_upsert(
+        &mut self,
+        url: UrlId,
+        object: crate::model::Object,
+        subscribed: bool,
+        changes: &mut Vec<TargetChange>,
+    ) {
+        let role = object.role();
+        let key = object.key();
+        if self.cache.upsert(url, object) != Upserted::Unchanged
+            && subscribed
+            && let Some(change) = self.cache.compute_targets(role, &key, self.attach())
+        {
+            changes.push(change);
+        }
+    }
+
+    fn apply_delete(
+        &mut self,
+        role: Role,
+        key: ObjectKey,
+        subscribed: bool,
+        changes: &mut Vec<TargetChange>,
+    ) {
+        if let Some(entry) = self.cache.remove(role, &key)
+            && subscribed
+            && entry.targets.is_some_and(|t| !t.is_empty())
+        {
+            changes.push(TargetChange { key, targets: None });
+        }
+    }
+
+    /// Recomputes dirty objects and pushes what changed; returns how many were recomputed.
+    fn flush(&mut self) -> usize {
+        let dirty = self.cache.take_dirty();
+        let mut by_role: HashMap<Role, Vec<TargetChange>> = HashMap::new();
+        let mut recomputed = 0;
+        for (role, key) in dirty {
+            if !self.has_subscribers(role) {
+                continue;
+            }
+            recomputed += 1;
+            if let Some(change) = self.cache.compute_targets(role, &key, self.attach()) {
+                by_role.entry(role).or_default().push(change);
+            }
+        }
+        for (role, changes) in by_role {
+            self.push(role, changes, false);
+        }
+        recomputed
+    }
+
+    /// Marks roles synced whose URLs have all been listed; returns them, so their
+    /// subscribers can be told.
+    fn update_synced(&mut self) -> Vec<Role> {
+        let roles: Vec<Role> = self.subscribers.keys().copied().collect();
+        let mut newly = Vec::new();
+        for role in roles {
+            if !self.synced.contains(&role) && self.role_synced(role) {
+                self.synced.insert(role);
+                info!(parent: &self.span, %role, objects = self.cache.len(role), "synced");
+                newly.push(role);
+            }
+        }
+        newly
+    }
+
+    fn snapshot(&mut self, role: Role) -> Arc<[(ObjectKey, ObjectTargets)]> {
+        let missing: Vec<ObjectKey> = self
+            .cache
+            .entries(role)
+            .filter(|e| e.targets.is_none())
+            .map(|e| e.object.key())
+            .collect();
+        for key in missing {
+            self.cache.compute_targets(role, &key, self.attach());
+        }
+        self.cache
+            .entries(role)
+            .filter_map(|e| {
+                let targets = e.targets.as_ref()?;
+                (!targets.is_empty()).then(|| (e.object.key(), Arc::clone(targets)))
+            })
+            .collect()
+    }
+}
+
+impl Actor for GroupWatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Watchers are throttled by their own in-flight window; this only has to hold
+        // every watcher's window plus the control messages.
+        ctx.set_mailbox_capacity(4096);
+        METRICS
+            .groups
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.setup.flusher.do_send(FlusherMembership::Join(
+            self.setup.id,
+            ctx.address().recipient(),
+        ));
+        info!(parent: &self.span, "group started");
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for u in &self.urls {
+            u.watcher.do_send(StopWatcher);
+        }
+        self.cache.clear();
+        self.setup.registry.remove(&self.setup.key, self.setup.id);
+        self.setup
+            .flusher
+            .do_send(FlusherMembership::Leave(self.setup.id));
+        METRICS
+            .groups
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        info!(parent: &self.span, "group stopped");
+    }
+}
+
+impl Handler<WatcherOutput> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) {
+        match output {
+            WatcherOutput::Deltas { url, deltas } => {
+                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+                    return;
+                };
+                let subscribed = self.has_subscribers(role);
+                let mut changes = Vec::new();
+                for delta in deltas {
+                    match delta {
+                        Delta::Upsert(object) => {
+                            self.apply_upsert(url, object, subscribed, &mut changes)
+                        }
+                        Delta::Delete(object) => {
+                            self.apply_delete(role, object.key(), subscribed, &mut changes)
+                        }
+                    }
+                }
+                self.push(role, changes, false);
+            }
+            WatcherOutput::Relisted { url, objects } => {
+                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+                    return;
+                };
+                let subscribed = self.has_subscribers(role);
+                let mut vanished: HashSet<ObjectKey> =
+                    self.cache.keys_of_url(role, url).into_iter().collect();
+                let mut changes = Vec::new();
+                for object in objects {
+                    vanished.remove(&object.key());
+                    self.apply_upsert(url, object, subscribed, &mut changes);
+                }
+                for key in vanished {
+                    self.apply_delete(role, key, subscribed, &mut changes);
+                }
+                if let Some(slot) = self.urls.get_mut(url.0 as usize) {
+                    slot.listed = true;
+                }
+                // A dependency that was listed after its dependents fixes their targets
+                // now, not at the next tick: the first synced view is complete.
+                self.flush();
+                let newly_synced = self.update_synced();
+                self.push(role, changes, newly_synced.contains(&role));
+                for other in newly_synced.into_iter().filter(|r| *r != role) {
+                    self.push(other, Vec::new(), true);
+                }
+            }
+        }
+    }
+}
+
+impl Handler<Subscribe> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) {
+        self.ensure_watchers(msg.role, ctx);
+        self.pending.push((msg.role, msg.link));
+        if !self.registration_scheduled {
+            self.registration_scheduled = true;
+            // Handled after the messages already queued: subscribers that arrive
+            // together are registered together, with one pass over the cache.
+            ctx.notify(RegisterPending);
+        }
+    }
+}
+
+impl Handler<RegisterPending> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
+        self.registration_scheduled = false;
+        let pending = std::mem::take(&mut self.pending);
+        let mut snapshots: HashMap<Role, Arc<[(ObjectKey, ObjectTargets)]>> = HashMap::new();
+        for (role, link) in pending {
+            let snapshot = match snapshots.get(&role) {
+                Some(s) => Arc::clone(s),
+                None => {
+                    let s = self.snapshot(role);
+                    snapshots.insert(role, Arc::clone(&s));
+                    s
+                }
+            };
+            let synced = self.role_synced(role) && !self.urls.is_empty();
+            if synced {
+                self.synced.insert(role);
+            }
+            let mut slot = SubscriberSlot::new(link);
+            slot.replace(snapshot, synced);
+            self.subscribers.entry(role).or_default().push(slot);
+        }
+        debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
+    }
+}
+
+impl Handler<Unsubscribe> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, Unsubscribe(id): Unsubscribe, ctx: &mut Context<Self>) {
+        self.pending.retain(|(_, link)| link.id != id);
+        for slots in self.subscribers.values_mut() {
+            slots.retain(|s| s.link.id != id);
+        }
+        self.subscribers.retain(|_, slots| !slots.is_empty());
+        if self.subscribers.is_empty() && self.pending.is_empty() {
+            // The last subscriber left: stop the group, its watchers and connections.
+            ctx.stop();
+        }
+    }
+}
+
+impl Handler<SubscriberDrained> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, SubscriberDrained(id): SubscriberDrained, _: &mut Context<Self>) {
+        for (role, slots) in &mut self.subscribers {
+            let synced = self.synced.contains(role);
+            for slot in slots.iter_mut().filter(|s| s.link.id == id) {
+                slot.flush_coalesced(synced);
+            }
+        }
+    }
+}
+
+impl Handler<FlushDirty> for GroupWatcher {
+    type Result = FlushReport;
+
+    fn handle(&mut self, _: FlushDirty, _: &mut Context<Self>) -> FlushReport {
+        let start = Instant::now();
+        let recomputed = self.flush();
+        // Covers the rare race in which a lagging subscriber drained without telling us.
+        for (role, slots) in &mut self.subscribers {
+            let synced = self.synced.contains(role);
+            for slot in slots.iter_mut() {
+                slot.flush_coalesced(synced);
+            }
+        }
+        METRICS
+            .flushes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS
+            .flush_recomputed
+            .fetch_add(recomputed as u64, std::sync::atomic::Ordering::Relaxed);
+        FlushReport {
+            recomputed,
+            took: start.elapsed(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "actor_tests.rs"]
+mod actor_tests;

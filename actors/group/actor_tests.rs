@@ -1,0 +1,451 @@
+//! Message-level tests of the group watcher: no network, no URL watchers. A recording
+//! factory stands in for the watchers, the test feeds `WatcherOutput` as they would, and
+//! recording subscribers capture what the group pushes.
+
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+
+use super::*;
+use crate::actors::messages::{
+    Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe, SubscriberDrained, SubscriberId,
+    SubscriberLink, TargetsChanged, TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
+};
+use crate::actors::registry::{GroupEntry, Registry};
+use crate::api::ResourceUrl;
+use crate::http::ApiEndpoint;
+use crate::model::{Object, Role};
+use crate::targets::AttachMetadata;
+
+/// What a recording subscriber received.
+#[derive(Debug, Clone)]
+enum Got {
+    Replaced(Vec<String>, bool),
+    Changed(Vec<(String, usize)>, bool),
+}
+
+/// A subscriber that records every message. With `stuck`, it never marks batches
+/// handled (a subscriber that does not keep up).
+struct Recorder {
+    got: Arc<Mutex<Vec<Got>>>,
+    in_flight: Arc<AtomicUsize>,
+    stuck: bool,
+}
+
+impl Actor for Recorder {
+    type Context = Context<Self>;
+}
+
+impl Handler<TargetsChanged> for Recorder {
+    type Result = ();
+    fn handle(&mut self, m: TargetsChanged, _: &mut Context<Self>) {
+        let changes = m
+            .changes
+            .iter()
+            .map(|c| (c.key.to_string(), c.targets.as_ref().map_or(0, |t| t.len())))
+            .collect();
+        self.got
+            .lock()
+            .unwrap()
+            .push(Got::Changed(changes, m.synced));
+        if !self.stuck {
+            self.in_flight.fetch_sub(1, SeqCst);
+        }
+    }
+}
+
+impl Handler<TargetsReplaced> for Recorder {
+    type Result = ();
+    fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) {
+        let mut keys: Vec<String> = m.targets.iter().map(|(k, _)| k.to_string()).collect();
+        keys.sort();
+        self.got.lock().unwrap().push(Got::Replaced(keys, m.synced));
+        if !self.stuck {
+            self.in_flight.fetch_sub(1, SeqCst);
+        }
+    }
+}
+
+/// Records StopWatcher messages sent to the fake watchers.
+struct StopProbe(Arc<AtomicUsize>);
+
+impl Actor for StopProbe {
+    type Context = Context<Self>;
+}
+
+impl Handler<StopWatcher> for StopProbe {
+    type Result = ();
+    fn handle(&mut self, _: StopWatcher, _: &mut Context<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+struct NullFlusher;
+impl Actor for NullFlusher {
+    type Context = Context<Self>;
+}
+impl Handler<FlusherMembership> for NullFlusher {
+    type Result = ();
+    fn handle(&mut self, _: FlusherMembership, _: &mut Context<Self>) {}
+}
+
+struct Harness {
+    group: Addr<GroupWatcher>,
+    registry: Arc<Registry>,
+    key: GroupKey,
+    urls: Arc<Mutex<Vec<ResourceUrl>>>,
+    stops: Arc<AtomicUsize>,
+}
+
+fn key() -> GroupKey {
+    GroupKey {
+        endpoint: ApiEndpoint {
+            base_url: "http://test.invalid".into(),
+            http: Default::default(),
+        },
+        namespaces: Vec::new(),
+        selectors: Vec::new(),
+        attach: AttachMetadata::default(),
+    }
+}
+
+fn start(subscriber_in_flight: usize) -> Harness {
+    let urls = Arc::new(Mutex::new(Vec::new()));
+    let stops = Arc::new(AtomicUsize::new(0));
+    let probe = StopProbe(Arc::clone(&stops)).start();
+    let factory: WatcherFactory = {
+        let urls = Arc::clone(&urls);
+        Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
+            urls.lock().unwrap().push(setup.url.clone());
+            probe.clone().recipient()
+        })
+    };
+    let registry = Arc::new(Registry::default());
+    let options = crate::config::EngineOptions {
+        subscriber_in_flight,
+        ..Default::default()
+    };
+    let setup = GroupSetup {
+        id: 7,
+        key: key(),
+        options,
+        tls: None,
+        start_watcher: factory,
+        flusher: NullFlusher.start().recipient(),
+        registry: Arc::clone(&registry),
+    };
+    let group = GroupWatcher::new(setup).start();
+    registry.get_or_start(&key(), || GroupEntry {
+        id: 7,
+        addr: group.clone(),
+    });
+    Harness {
+        group,
+        registry,
+        key: key(),
+        urls,
+        stops,
+    }
+}
+
+struct Sub {
+    got: Arc<Mutex<Vec<Got>>>,
+    in_flight: Arc<AtomicUsize>,
+    id: SubscriberId,
+}
+
+impl Sub {
+    fn take(&self) -> Vec<Got> {
+        std::mem::take(&mut *self.got.lock().unwrap())
+    }
+}
+
+async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let rec = Recorder {
+        got: Arc::clone(&got),
+        in_flight: Arc::clone(&in_flight),
+        stuck,
+    }
+    .start();
+    let link = SubscriberLink {
+        id: SubscriberId(id),
+        changed: rec.clone().recipient(),
+        replaced: rec.recipient(),
+        in_flight: Arc::clone(&in_flight),
+        lagging: Arc::new(AtomicBool::new(false)),
+    };
+    h.group.send(Subscribe { role, link }).await.unwrap();
+    Sub {
+        got,
+        in_flight,
+        id: SubscriberId(id),
+    }
+}
+
+/// Lets every queued message (and the ones they cause) be handled: all actors here
+/// share the test's thread, so yielding runs them; no wall-clock wait.
+async fn settle() {
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+}
+
+fn obj(role: Role, json: String) -> Object {
+    Object::decode(role, json.as_bytes()).expect("object decodes")
+}
+
+fn pod(name: &str, ip: &str, label: &str) -> Object {
+    obj(
+        Role::Pod,
+        format!(
+            r#"{{"metadata":{{"name":"{name}","namespace":"ns","labels":{{"v":"{label}"}}}},"spec":{{"containers":[{{"name":"c","ports":[{{"containerPort":80}},{{"containerPort":81}}]}}]}},"status":{{"podIP":"{ip}","phase":"Running"}}}}"#
+        ),
+    )
+}
+
+fn endpoints(name: &str, pod: &str, ip: &str) -> Object {
+    obj(
+        Role::Endpoints,
+        format!(
+            r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"subsets":[{{"addresses":[{{"ip":"{ip}","targetRef":{{"kind":"Pod","name":"{pod}","namespace":"ns"}}}}],"ports":[{{"port":80}}]}}]}}"#
+        ),
+    )
+}
+
+async fn feed(h: &Harness, output: WatcherOutput) {
+    h.group.send(output).await.unwrap();
+}
+
+fn relisted(url: u32, objects: Vec<Object>) -> WatcherOutput {
+    WatcherOutput::Relisted {
+        url: UrlId(url),
+        objects,
+    }
+}
+
+fn deltas(url: u32, deltas: Vec<Delta>) -> WatcherOutput {
+    WatcherOutput::Deltas {
+        url: UrlId(url),
+        deltas,
+    }
+}
+
+#[actix_rt::test]
+async fn deltas_become_batches_and_equal_updates_push_nothing() {
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    assert_eq!(h.urls.lock().unwrap().len(), 1, "role pod watches one URL");
+    feed(
+        &h,
+        relisted(
+            0,
+            vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
+        ),
+    )
+    .await;
+    settle().await;
+    let got = sub.take();
+    assert!(
+        matches!(&got[0], Got::Replaced(keys, false) if keys.is_empty()),
+        "{got:?}"
+    );
+    match &got[1] {
+        Got::Changed(changes, true) => {
+            let mut changes = changes.clone();
+            changes.sort();
+            assert_eq!(changes, [("ns/a".to_string(), 2), ("ns/b".to_string(), 2)]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The same object again (a new resourceVersion would not matter either): nothing.
+    feed(
+        &h,
+        deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", "x"))]),
+    )
+    .await;
+    settle().await;
+    assert!(sub.take().is_empty());
+
+    // A real change and a delete in one batch: one message, in order.
+    feed(
+        &h,
+        deltas(
+            0,
+            vec![
+                Delta::Upsert(pod("a", "10.0.0.1", "y")),
+                Delta::Delete(pod("b", "10.0.0.2", "x")),
+            ],
+        ),
+    )
+    .await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        matches!(&got[0], Got::Changed(c, true) if *c == [("ns/a".to_string(), 2), ("ns/b".to_string(), 0)]),
+        "{got:?}"
+    );
+
+    // A relist that drops "a" and keeps nothing else: only the removal is pushed.
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    let got = sub.take();
+    assert!(
+        matches!(&got[..], [Got::Changed(c, true)] if *c == [("ns/a".to_string(), 0)]),
+        "{got:?}"
+    );
+}
+
+#[actix_rt::test]
+async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_flush() {
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Endpoints, false).await;
+    settle().await;
+    let urls: Vec<Role> = h.urls.lock().unwrap().iter().map(|u| u.role).collect();
+    assert_eq!(urls, [Role::Endpoints, Role::Pod, Role::Service]);
+    feed(
+        &h,
+        relisted(
+            0,
+            vec![
+                endpoints("ea", "a", "10.0.0.1"),
+                endpoints("eb", "b", "10.0.0.2"),
+            ],
+        ),
+    )
+    .await;
+    feed(
+        &h,
+        relisted(
+            1,
+            vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
+        ),
+    )
+    .await;
+    feed(&h, relisted(2, vec![])).await;
+    settle().await;
+    let got = sub.take();
+    assert!(
+        got.iter().any(|g| matches!(g, Got::Changed(_, true))),
+        "synced after the last list: {got:?}"
+    );
+
+    feed(
+        &h,
+        deltas(1, vec![Delta::Upsert(pod("a", "10.0.0.1", "changed"))]),
+    )
+    .await;
+    settle().await;
+    assert!(
+        sub.take().is_empty(),
+        "pods are not this job's role: nothing until the flush"
+    );
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(report.recomputed, 1, "only the endpoints that read pod a");
+    settle().await;
+    let got = sub.take();
+    // ea has one endpoint target (port 80) plus one extra for the uncovered port 81.
+    assert!(
+        matches!(&got[..], [Got::Changed(c, true)] if *c == [("ns/ea".to_string(), 2)]),
+        "{got:?}"
+    );
+    assert_eq!(h.group.send(FlushDirty).await.unwrap().recomputed, 0);
+}
+
+#[actix_rt::test]
+async fn subscribers_that_arrive_together_share_one_snapshot() {
+    let h = start(64);
+    let first = subscribe(&h, 1, Role::Pod, false).await;
+    feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "x")])).await;
+    settle().await;
+    first.take();
+    // Three jobs at once: the Subscribe messages queue before the registration runs.
+    let (s2, s3, s4) = futures_util::join!(
+        subscribe(&h, 2, Role::Pod, false),
+        subscribe(&h, 3, Role::Pod, false),
+        subscribe(&h, 4, Role::Pod, false)
+    );
+    settle().await;
+    for s in [&s2, &s3, &s4] {
+        let got = s.take();
+        assert!(
+            matches!(&got[..], [Got::Replaced(keys, true)] if *keys == ["ns/a"]),
+            "{got:?}"
+        );
+    }
+    assert!(first.take().is_empty());
+    assert_eq!(
+        h.urls.lock().unwrap().len(),
+        1,
+        "no new watchers for the same role"
+    );
+}
+
+#[actix_rt::test]
+async fn the_last_unsubscribe_stops_the_group_and_its_watchers() {
+    let h = start(64);
+    let a = subscribe(&h, 1, Role::Endpoints, false).await;
+    let b = subscribe(&h, 2, Role::Pod, false).await;
+    settle().await;
+    h.group.send(Unsubscribe(a.id)).await.unwrap();
+    settle().await;
+    assert!(h.group.connected(), "one subscriber left");
+    assert_eq!(h.registry.len(), 1);
+    h.group.send(Unsubscribe(b.id)).await.unwrap();
+    settle().await;
+    assert!(!h.group.connected());
+    assert_eq!(
+        h.registry.len(),
+        0,
+        "the group left the registry ({:?})",
+        h.key.endpoint.base_url
+    );
+    assert_eq!(
+        h.stops.load(SeqCst),
+        3,
+        "each of its three watchers was told to stop"
+    );
+}
+
+#[actix_rt::test]
+async fn a_stuck_subscriber_is_coalesced_not_queued_and_others_are_not_held_up() {
+    let h = start(2);
+    let slow = subscribe(&h, 1, Role::Pod, true).await;
+    let fast = subscribe(&h, 2, Role::Pod, false).await;
+    feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
+    settle().await;
+    for i in 1..=50 {
+        feed(
+            &h,
+            deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]),
+        )
+        .await;
+    }
+    settle().await;
+    let fast_got = fast.take();
+    assert_eq!(fast_got.len(), 52, "replacement, initial list, 50 changes");
+    let slow_got = slow.take();
+    assert_eq!(
+        slow_got.len(),
+        2,
+        "the slow one got only what its window allows: {slow_got:?}"
+    );
+    assert_eq!(slow.in_flight.load(SeqCst), 2);
+
+    // It catches up: the queue drains and it says so; it gets one coalesced batch with
+    // only the latest state of the one object.
+    slow.in_flight.store(0, SeqCst);
+    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
+    settle().await;
+    let got = slow.take();
+    assert!(
+        matches!(&got[..], [Got::Changed(c, true)] if *c == [("ns/a".to_string(), 2)]),
+        "{got:?}"
+    );
+}

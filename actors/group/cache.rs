@@ -1,0 +1,432 @@
+//! The group's authoritative cache: every object of every watched URL, the targets
+//! computed from each (once, for all subscribers), and the dependency index that says
+//! which objects' targets read which other objects.
+//!
+//! Dependencies are not guessed from the role: label generation runs against a
+//! [`RecordingView`] that notes every look-up it makes, hits and misses alike. A miss
+//! matters: an endpoint whose pod is not cached yet must be recomputed when the pod
+//! arrives. So when an object changes, exactly the objects whose labels looked it up are
+//! marked dirty, and a flush recomputes only those.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::actors::messages::{ObjectTargets, TargetChange, UrlId};
+use crate::metrics::METRICS;
+use crate::model::{Namespace, Node, Object, ObjectKey, Pod, Role, Service};
+use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+
+/// An object of some role, as the dependency index names it.
+pub type DepKey = (Role, ObjectKey);
+
+/// One cached object.
+#[derive(Debug)]
+pub struct Entry {
+    /// The object.
+    pub object: Arc<Object>,
+    /// The URL watcher it came from.
+    pub url: UrlId,
+    /// Its targets, once computed (only for roles with subscribers).
+    pub targets: Option<ObjectTargets>,
+    /// What its labels looked up when they were computed.
+    pub deps: Vec<DepKey>,
+}
+
+/// The objects of one role, by namespace then name, so that look-ups by `&str` need no
+/// allocation.
+#[derive(Default, Debug)]
+struct RoleCache {
+    by_namespace: HashMap<Arc<str>, HashMap<Arc<str>, Entry>>,
+    len: usize,
+}
+
+impl RoleCache {
+    fn get(&self, namespace: &str, name: &str) -> Option<&Entry> {
+        self.by_namespace.get(namespace)?.get(name)
+    }
+    fn get_mut(&mut self, namespace: &str, name: &str) -> Option<&mut Entry> {
+        self.by_namespace.get_mut(namespace)?.get_mut(name)
+    }
+    fn insert(&mut self, key: &ObjectKey, entry: Entry) -> Option<Entry> {
+        let old = self
+            .by_namespace
+            .entry(Arc::clone(&key.namespace))
+            .or_default()
+            .insert(Arc::clone(&key.name), entry);
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+    fn remove(&mut self, namespace: &str, name: &str) -> Option<Entry> {
+        let names = self.by_namespace.get_mut(namespace)?;
+        let old = names.remove(name);
+        if names.is_empty() {
+            self.by_namespace.remove(namespace);
+        }
+        if old.is_some() {
+            self.len -= 1;
+        }
+        old
+    }
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.by_namespace.values().flat_map(|m| m.values())
+    }
+}
+
+/// What [`GroupCache::upsert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upserted {
+    /// The object was new.
+    Inserted,
+    /// The object replaced a different one.
+    Replaced,
+    /// The object equals the cached one (resourceVersion aside): nothing to do.
+    Unchanged,
+}
+
+/// The group's cache.
+#[derive(Default, Debug)]
+pub struct GroupCache {
+    roles: HashMap<Role, RoleCache>,
+    /// Who read whom: object → the objects whose labels looked it up.
+    dependents: HashMap<DepKey, HashSet<DepKey>>,
+    /// Objects whose dependencies changed since their targets were computed.
+    dirty: HashSet<DepKey>,
+}
+
+impl GroupCache {
+    /// The cached entry of `role` at `namespace/name`.
+    pub fn get(&self, role: Role, namespace: &str, name: &str) -> Option<&Entry> {
+        self.roles.get(&role)?.get(namespace, name)
+    }
+
+    /// How many objects of `role` are cached.
+    pub fn len(&self, role: Role) -> usize {
+        self.roles.get(&role).map_or(0, |r| r.len)
+    }
+
+    /// True when no object of any role is cached.
+    pub fn is_empty(&self) -> bool {
+        self.roles.values().all(|r| r.len == 0)
+    }
+
+    /// The entries of `role`.
+    pub fn entries(&self, role: Role) -> impl Iterator<Item = &Entry> {
+        self.roles.get(&role).into_iter().flat_map(|r| r.iter())
+    }
+
+    /// The keys of `role`'s objects that came from `url`.
+    pub fn keys_of_url(&self, role: Role, url: UrlId) -> Vec<ObjectKey> {
+        self.entries(role)
+            .filter(|e| e.url == url)
+            .map(|e| e.object.key())
+            .collect()
+    }
+
+    /// How many objects are marked dirty.
+    pub fn dirty_len(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// Stores `object` from `url`. Marks the objects that depend on it dirty, unless it
+    /// equals the cached object.
+    pub fn upsert(&mut self, url: UrlId, object: Object) -> Upserted {
+        let role = object.role();
+        let key = object.key();
+        let rc = self.roles.entry(role).or_default();
+        if let Some(entry) = rc.get_mut(&key.namespace, &key.name) {
+            if *entry.object == object {
+                entry.url = url;
+                return Upserted::Unchanged;
+            }
+            entry.object = Arc::new(object);
+            entry.url = url;
+            self.mark_dependents_dirty(&(role, key));
+            return Upserted::Replaced;
+        }
+        rc.insert(
+            &key,
+            Entry {
+                object: Arc::new(object),
+                url,
+                targets: None,
+                deps: Vec::new(),
+            },
+        );
+        METRICS
+            .role(role)
+            .objects
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.mark_dependents_dirty(&(role, key));
+        Upserted::Inserted
+    }
+
+    /// Removes an object; returns its entry. Marks its dependents dirty.
+    pub fn remove(&mut self, role: Role, key: &ObjectKey) -> Option<Entry> {
+        let entry = self
+            .roles
+            .get_mut(&role)?
+            .remove(&key.namespace, &key.name)?;
+        METRICS
+            .role(role)
+            .objects
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        let me = (role, key.clone());
+        self.unlink(&me, &entry.deps);
+        self.dirty.remove(&me);
+        self.mark_dependents_dirty(&me);
+        Some(entry)
+    }
+
+    /// Recomputes the targets of `role`'s object at `key`; returns the change when they
+    /// differ from the ones computed before (or were never computed).
+    pub fn compute_targets(
+        &mut self,
+        role: Role,
+        key: &ObjectKey,
+        attach: AttachMetadata,
+    ) -> Option<TargetChange> {
+        let object = Arc::clone(&self.get(role, &key.namespace, &key.name)?.object);
+        let view = RecordingView {
+            cache: self,
+            seen: RefCell::new(Vec::new()),
+        };
+        let ctx = TargetContext {
+            attach,
+            cache: &view,
+        };
+        let targets: ObjectTargets = target_labels(&object, &ctx).into();
+        let deps = view.seen.into_inner();
+        let me = (role, key.clone());
+        self.dirty.remove(&me);
+        let entry = self
+            .roles
+            .get_mut(&role)?
+            .get_mut(&key.namespace, &key.name)?;
+        let old_deps = std::mem::replace(&mut entry.deps, deps);
+        let changed = entry.targets.as_deref() != Some(&*targets);
+        if changed {
+            entry.targets = Some(Arc::clone(&targets));
+        }
+        let new_deps = entry.deps.clone();
+        if old_deps != new_deps {
+            self.unlink(&me, &old_deps);
+            for dep in new_deps {
+                self.dependents.entry(dep).or_default().insert(me.clone());
+            }
+        }
+        changed.then(|| TargetChange {
+            key: key.clone(),
+            targets: Some(targets),
+        })
+    }
+
+    /// Takes the dirty set (for a flush).
+    pub fn take_dirty(&mut self) -> Vec<DepKey> {
+        self.dirty.drain().collect()
+    }
+
+    /// Forgets every object (the group stops): keeps the metrics right.
+    pub fn clear(&mut self) {
+        for (role, rc) in &self.roles {
+            METRICS
+                .role(*role)
+                .objects
+                .fetch_sub(rc.len as i64, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.roles.clear();
+        self.dependents.clear();
+        self.dirty.clear();
+    }
+
+    fn mark_dependents_dirty(&mut self, changed: &DepKey) {
+        if let Some(dependents) = self.dependents.get(changed) {
+            self.dirty.extend(dependents.iter().cloned());
+        }
+    }
+
+    fn unlink(&mut self, me: &DepKey, deps: &[DepKey]) {
+        for dep in deps {
+            if let Some(set) = self.dependents.get_mut(dep) {
+                set.remove(me);
+                if set.is_empty() {
+                    self.dependents.remove(dep);
+                }
+            }
+        }
+    }
+}
+
+/// A [`CacheView`] over the group cache that records each look-up.
+struct RecordingView<'a> {
+    cache: &'a GroupCache,
+    seen: RefCell<Vec<DepKey>>,
+}
+
+impl RecordingView<'_> {
+    fn lookup(&self, role: Role, namespace: &str, name: &str) -> Option<&Object> {
+        let entry = self.cache.get(role, namespace, name);
+        // A hit shares the cached key's strings; only a miss allocates.
+        let key = match entry {
+            Some(e) => e.object.key(),
+            None => ObjectKey {
+                namespace: Arc::from(namespace),
+                name: Arc::from(name),
+            },
+        };
+        let mut seen = self.seen.borrow_mut();
+        if !seen.iter().any(|(r, k)| *r == role && *k == key) {
+            seen.push((role, key));
+        }
+        entry.map(|e| &*e.object)
+    }
+}
+
+impl CacheView for RecordingView<'_> {
+    fn node(&self, name: &str) -> Option<&Node> {
+        match self.lookup(Role::Node, "", name)? {
+            Object::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        match self.lookup(Role::Pod, namespace, name)? {
+            Object::Pod(p) => Some(p),
+            _ => None,
+        }
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        match self.lookup(Role::Service, namespace, name)? {
+            Object::Service(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        match self.lookup(Role::Namespace, "", name)? {
+            Object::Namespace(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(role: Role, json: &str) -> Object {
+        Object::decode(role, json.as_bytes()).expect("object decodes")
+    }
+
+    fn pod(name: &str, ip: &str, node: &str) -> Object {
+        obj(
+            Role::Pod,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"spec":{{"nodeName":"{node}","containers":[{{"name":"c","ports":[{{"containerPort":80}}]}}]}},"status":{{"podIP":"{ip}","phase":"Running"}}}}"#
+            ),
+        )
+    }
+
+    fn endpoints(name: &str, pods: &[(&str, &str)]) -> Object {
+        let addrs: Vec<String> = pods
+            .iter()
+            .map(|(p, ip)| {
+                format!(
+                    r#"{{"ip":"{ip}","targetRef":{{"kind":"Pod","name":"{p}","namespace":"ns"}}}}"#
+                )
+            })
+            .collect();
+        obj(
+            Role::Endpoints,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"subsets":[{{"addresses":[{}],"ports":[{{"port":80}}]}}]}}"#,
+                addrs.join(",")
+            ),
+        )
+    }
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::new(&"ns".into(), &name.into())
+    }
+
+    const ATTACH: AttachMetadata = AttachMetadata {
+        node: false,
+        namespace: false,
+    };
+
+    #[test]
+    fn equal_objects_are_unchanged_whatever_their_resource_version() {
+        let mut c = GroupCache::default();
+        assert_eq!(
+            c.upsert(UrlId(0), pod("p", "10.0.0.1", "n1")),
+            Upserted::Inserted
+        );
+        let mut same = pod("p", "10.0.0.1", "n1");
+        if let Object::Pod(p) = &mut same {
+            p.metadata.resource_version = "99".into();
+        }
+        assert_eq!(c.upsert(UrlId(0), same), Upserted::Unchanged);
+        assert_eq!(
+            c.upsert(UrlId(0), pod("p", "10.0.0.2", "n1")),
+            Upserted::Replaced
+        );
+        c.clear();
+    }
+
+    #[test]
+    fn a_pod_change_dirties_exactly_the_endpoints_that_read_it() {
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n1"));
+        c.upsert(UrlId(0), pod("b", "10.0.0.2", "n1"));
+        c.upsert(UrlId(1), endpoints("ea", &[("a", "10.0.0.1")]));
+        c.upsert(UrlId(1), endpoints("eb", &[("b", "10.0.0.2")]));
+        // Endpoints "ec" references a pod that is not cached yet: a recorded miss.
+        c.upsert(UrlId(1), endpoints("ec", &[("c", "10.0.0.3")]));
+        for name in ["ea", "eb", "ec"] {
+            assert!(
+                c.compute_targets(Role::Endpoints, &key(name), ATTACH)
+                    .is_some()
+            );
+        }
+        assert_eq!(c.dirty_len(), 0);
+
+        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n2"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ea"))]);
+
+        c.upsert(UrlId(0), pod("c", "10.0.0.3", "n1"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ec"))]);
+        let change = c
+            .compute_targets(Role::Endpoints, &key("ec"), ATTACH)
+            .expect("pod labels appear");
+        let targets = change.targets.expect("targets");
+        assert_eq!(targets[0].get("__meta_kubernetes_pod_name"), Some("c"));
+
+        // Recomputing without a real change reports nothing.
+        assert!(
+            c.compute_targets(Role::Endpoints, &key("ec"), ATTACH)
+                .is_none()
+        );
+
+        c.remove(Role::Pod, &key("b"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("eb"))]);
+        c.remove(Role::Endpoints, &key("ea"));
+        c.upsert(UrlId(0), pod("a", "10.0.0.9", "n2"));
+        assert!(
+            c.take_dirty().is_empty(),
+            "a removed endpoints object depends on nothing"
+        );
+        c.clear();
+    }
+
+    #[test]
+    fn keys_by_url() {
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n1"));
+        c.upsert(UrlId(2), pod("b", "10.0.0.2", "n1"));
+        assert_eq!(c.keys_of_url(Role::Pod, UrlId(2)), [key("b")]);
+        assert_eq!(c.len(Role::Pod), 2);
+        c.clear();
+        assert!(c.is_empty());
+    }
+}

@@ -1,0 +1,100 @@
+//! Pushing target changes to a group's subscribers without letting a slow one cost
+//! memory or time.
+//!
+//! Policy: a batch is built once and shared (`Arc`) by every subscriber. Each subscriber
+//! may have `subscriber_in_flight` batches unhandled; beyond that the group stops sending
+//! it batches and *coalesces*: it keeps, per object, only the latest targets, in a map
+//! bounded by the number of objects, not by the number of events. When the subscriber
+//! has drained its queue it says so ([`SubscriberDrained`]) and gets the coalesced map as
+//! one batch. Other subscribers are never held up.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::SeqCst;
+
+use crate::actors::messages::{
+    ObjectTargets, SubscriberLink, TargetChange, TargetsChanged, TargetsReplaced,
+};
+use crate::metrics::{METRICS, inc};
+use crate::model::ObjectKey;
+
+/// One subscriber, as its group sees it.
+pub struct SubscriberSlot {
+    /// How to reach it.
+    pub link: SubscriberLink,
+    /// Changes kept back while it lags (latest per object).
+    coalesced: Option<HashMap<ObjectKey, Option<ObjectTargets>>>,
+}
+
+impl SubscriberSlot {
+    /// A slot for a newly registered subscriber.
+    pub fn new(link: SubscriberLink) -> SubscriberSlot {
+        SubscriberSlot {
+            link,
+            coalesced: None,
+        }
+    }
+
+    /// Sends the full set of targets, replacing what the subscriber had.
+    pub fn replace(&mut self, targets: Arc<[(ObjectKey, ObjectTargets)]>, synced: bool) {
+        self.coalesced = None;
+        self.link.lagging.store(false, SeqCst);
+        self.link.in_flight.fetch_add(1, SeqCst);
+        // `do_send` ignores the mailbox's capacity: the in-flight count is the bound.
+        self.link
+            .replaced
+            .do_send(TargetsReplaced { targets, synced });
+    }
+
+    /// Sends a batch, or coalesces it if the subscriber is behind.
+    pub fn push(&mut self, batch: &Arc<[TargetChange]>, synced: bool, limit: usize) {
+        if let Some(map) = &mut self.coalesced {
+            merge(map, batch);
+        } else if self.link.in_flight.load(SeqCst) >= limit {
+            inc(&METRICS.subscriber_coalesced);
+            let mut map = HashMap::with_capacity(batch.len());
+            merge(&mut map, batch);
+            self.coalesced = Some(map);
+            self.link.lagging.store(true, SeqCst);
+        } else {
+            self.send(Arc::clone(batch), synced);
+            return;
+        }
+        // The subscriber may have emptied its queue between our check and `lagging`
+        // being set; then it will not say so, and we must flush ourselves.
+        if self.link.in_flight.load(SeqCst) == 0 {
+            self.flush_coalesced(synced);
+        }
+    }
+
+    /// Sends the coalesced changes as one batch, if there are any and the subscriber's
+    /// queue is empty.
+    pub fn flush_coalesced(&mut self, synced: bool) {
+        if self.link.in_flight.load(SeqCst) != 0 {
+            return;
+        }
+        if let Some(map) = self.coalesced.take() {
+            self.link.lagging.store(false, SeqCst);
+            let batch: Arc<[TargetChange]> = map
+                .into_iter()
+                .map(|(key, targets)| TargetChange { key, targets })
+                .collect();
+            self.send(batch, synced);
+        }
+    }
+
+    fn send(&mut self, changes: Arc<[TargetChange]>, synced: bool) {
+        self.link.in_flight.fetch_add(1, SeqCst);
+        // `do_send` ignores the mailbox's capacity: the in-flight count is the bound. A
+        // subscriber that is gone drops it; its Unsubscribe is on the way.
+        self.link
+            .changed
+            .do_send(TargetsChanged { changes, synced });
+    }
+}
+
+fn merge(map: &mut HashMap<ObjectKey, Option<ObjectTargets>>, batch: &[TargetChange]) {
+    for change in batch {
+        map.insert(change.key.clone(), change.targets.clone());
+    }
+}

@@ -1,0 +1,11 @@
+//! The group watcher: one per [`GroupKey`], shared by every scrape job with that key. It
+//! owns the authoritative cache, starts the URL watchers its subscribers' roles need,
+//! computes each changed object's targets once, and pushes them to subscribers.
+
+mod actor;
+pub mod cache;
+mod fanout;
+mod key;
+
+pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, watchers_on};
+pub use key::GroupKey;

@@ -1,0 +1,165 @@
+//! Every message the actors exchange, in one place: who sends it, who handles it, why.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use crate::labels::Labels;
+use crate::model::{Object, ObjectKey, Role};
+
+/// Identifies one URL watcher within its group (an index into the group's URLs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UrlId(pub u32);
+
+/// Identifies one subscriber (scrape job) across the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubscriberId(pub u64);
+
+/// One change to an object, decoded from a watch event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Delta {
+    /// The object was added or modified: this is its new state.
+    Upsert(Object),
+    /// The object was deleted (or left the selector): this is its last state.
+    Delete(Object),
+}
+
+/// Sent by a [`crate::actors::UrlWatcher`] to its [`crate::actors::GroupWatcher`];
+/// what one URL's LIST or WATCH produced. The sender waits for a bounded number of
+/// these to be handled before reading more of its stream, so a slow group slows the
+/// streams down instead of growing its mailbox.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum WatcherOutput {
+    /// Watch events: all decoded from one received chunk, in order.
+    Deltas {
+        /// The watcher.
+        url: UrlId,
+        /// The changes.
+        deltas: Vec<Delta>,
+    },
+    /// A complete LIST (every page): the URL's objects are exactly these now. The group
+    /// removes the ones that vanished and pushes nothing for unchanged ones.
+    Relisted {
+        /// The watcher.
+        url: UrlId,
+        /// All objects.
+        objects: Vec<Object>,
+    },
+}
+
+/// Sent by the group to its URL watchers when it stops: close the connection and stop.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct StopWatcher;
+
+/// The targets of one object, shared by the group's cache and every subscriber.
+pub type ObjectTargets = Arc<[Labels]>;
+
+/// One object's new targets (`None`: the object is gone, so are its targets).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetChange {
+    /// The object.
+    pub key: ObjectKey,
+    /// Its targets now.
+    pub targets: Option<ObjectTargets>,
+}
+
+/// Sent by a group to each subscriber of a role when objects' targets changed: after
+/// watch events, a relist (only what differs), or a dirty flush. One batch is shared by
+/// all subscribers. `changes` may be empty when only `synced` is news.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct TargetsChanged {
+    /// The changes, in order.
+    pub changes: Arc<[TargetChange]>,
+    /// True once every URL the role needs has been listed.
+    pub synced: bool,
+}
+
+/// Sent by a group to a subscriber when it registers (and when it must be resynced):
+/// every target of the role now, replacing whatever the subscriber had.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct TargetsReplaced {
+    /// Every object's targets.
+    pub targets: Arc<[(ObjectKey, ObjectTargets)]>,
+    /// True once every URL the role needs has been listed.
+    pub synced: bool,
+}
+
+/// How a group reaches one subscriber, whatever the subscriber's target type.
+#[derive(Clone, Debug)]
+pub struct SubscriberLink {
+    /// The subscriber.
+    pub id: SubscriberId,
+    /// Where change batches go.
+    pub changed: Recipient<TargetsChanged>,
+    /// Where replacements go.
+    pub replaced: Recipient<TargetsReplaced>,
+    /// Batches sent and not yet handled; shared with the subscriber, which decrements it.
+    pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    /// Set by the group while it coalesces changes for this subscriber; the subscriber
+    /// sends [`SubscriberDrained`] when its queue empties while this is set.
+    pub lagging: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Sent by the Discovery facade to a group: register a subscriber of `role`. Pending
+/// registrations are served together, with one pass over the cache.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Subscribe {
+    /// The role the subscriber discovers.
+    pub role: Role,
+    /// How to reach it.
+    pub link: SubscriberLink,
+}
+
+/// Sent by the Discovery facade to a group: a subscriber leaves. The last one to leave
+/// stops the group, its watchers and their connections.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct Unsubscribe(pub SubscriberId);
+
+/// Sent by a subscriber to its group when it has handled every queued batch while the
+/// group was coalescing for it: the group sends the coalesced changes as one batch.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct SubscriberDrained(pub SubscriberId);
+
+/// Sent by the [`crate::actors::DirtyFlusher`] to every group on each tick: recompute
+/// the targets of objects whose dependencies changed, and push what differs.
+#[derive(Message, Debug)]
+#[rtype(result = "FlushReport")]
+pub struct FlushDirty;
+
+/// What a flush did, so the flusher can stretch its interval.
+#[derive(Clone, Copy, Debug, Default, MessageResponse)]
+pub struct FlushReport {
+    /// Objects whose targets were recomputed.
+    pub recomputed: usize,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// Sent by a group to the flusher when it starts or stops, so the flusher knows whom to
+/// tick.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub enum FlusherMembership {
+    /// Tick this group.
+    Join(u64, Recipient<FlushDirty>),
+    /// Stop ticking it.
+    Leave(u64),
+}
+
+/// Sent by a subscriber to the agent's recipient (see
+/// [`crate::Subscription::on_change`]) when the job's targets changed. Coalesced: at
+/// most one is outstanding until the agent asks for the targets again.
+#[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
+#[rtype(result = "()")]
+pub struct TargetsUpdated {
+    /// The subscription whose targets changed.
+    pub subscriber: SubscriberId,
+}

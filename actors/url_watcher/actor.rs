@@ -1,0 +1,378 @@
+//! The URL watcher actor: runs the [`Machine`]'s actions over HTTP with awc.
+//!
+//! It lives on the engine's watcher arbiter, so reading and decoding streams runs on a
+//! different thread than the groups' label work. Deltas go to the group with `send`, and
+//! at most `watcher_in_flight` may be unhandled: when the group falls behind, the
+//! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
+//! of queueing without bound.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::dev::RecipientRequest;
+use actix::prelude::*;
+use actix_rt::time::Instant;
+use awc::error::PayloadError;
+use awc::http::StatusCode;
+use awc::http::header::{ACCEPT, AUTHORIZATION, RETRY_AFTER};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tracing::{debug, warn};
+
+use super::machine::{Action, Failure, Input, Machine};
+use crate::actors::messages::{StopWatcher, UrlId, WatcherOutput};
+use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
+use crate::config::EngineOptions;
+use crate::http::{ApiEndpoint, Credentials, build_client};
+use crate::metrics::{METRICS, inc};
+use crate::watch::{Status, decode_list_lenient};
+
+/// Everything a URL watcher needs to start.
+pub struct UrlWatcherSetup {
+    /// Its id within the group.
+    pub id: UrlId,
+    /// The collection it watches.
+    pub url: ResourceUrl,
+    /// The API server and credentials.
+    pub endpoint: ApiEndpoint,
+    /// TLS settings, for `https` servers.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Engine timings.
+    pub options: EngineOptions,
+    /// Where its output goes.
+    pub group: Recipient<WatcherOutput>,
+}
+
+/// Lists and watches one API URL.
+pub struct UrlWatcher {
+    setup: UrlWatcherSetup,
+    version: ApiGroupVersion,
+    machine: Machine,
+    client: Option<awc::Client>,
+    credentials: Credentials,
+    /// The open watch stream, and its generation (items of older streams are ignored).
+    stream: Option<SpawnHandle>,
+    stream_generation: u64,
+    last_activity: Instant,
+    /// Sends to the group not yet handled, oldest first (boxed: the request futures are
+    /// not `Unpin`).
+    in_flight: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
+    span: tracing::Span,
+}
+
+impl UrlWatcher {
+    /// A watcher; it starts listing when started.
+    pub fn new(setup: UrlWatcherSetup) -> UrlWatcher {
+        let role = setup.url.role;
+        let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
+        let o = &setup.options;
+        let machine = Machine::new(
+            role,
+            can_fall_back,
+            o.backoff_initial,
+            o.backoff_max,
+            o.max_event_size,
+        );
+        let credentials = Credentials::from_config(&setup.endpoint.http);
+        let span = tracing::info_span!("url_watcher", role = %role, url = %setup.url);
+        UrlWatcher {
+            setup,
+            version: ApiGroupVersion::Current,
+            machine,
+            client: None,
+            credentials,
+            stream: None,
+            stream_generation: 0,
+            last_activity: Instant::now(),
+            in_flight: VecDeque::new(),
+            span,
+        }
+    }
+
+    fn feed(&mut self, input: Input<'_>, ctx: &mut Context<Self>) {
+        let actions = self.machine.on(input);
+        for action in actions {
+            self.execute(action, ctx);
+        }
+    }
+
+    fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
+        match action {
+            Action::List { continue_token } => self.list(continue_token, ctx),
+            Action::Watch { resource_version } => self.watch(resource_version, ctx),
+            Action::CloseStream => self.close_stream(ctx),
+            Action::Wait { delay } => {
+                debug!(parent: &self.span, ?delay, "backing off");
+                ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
+            }
+            Action::FallBackToBeta => self.version = ApiGroupVersion::Beta,
+            Action::Deltas(deltas) => self.emit(
+                WatcherOutput::Deltas {
+                    url: self.setup.id,
+                    deltas,
+                },
+                ctx,
+            ),
+            Action::Relisted(objects) => self.emit(
+                WatcherOutput::Relisted {
+                    url: self.setup.id,
+                    objects,
+                },
+                ctx,
+            ),
+            Action::Warn(message) => warn!(parent: &self.span, "{message}"),
+        }
+    }
+
+    /// Sends output to the group; waits for the oldest when too many are unhandled.
+    fn emit(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
+        self.in_flight
+            .push_back(Box::pin(self.setup.group.send(output)));
+        if self.in_flight.len() > self.setup.options.watcher_in_flight
+            && let Some(oldest) = self.in_flight.pop_front()
+        {
+            // `wait` holds back every other event of this actor, the stream's chunks
+            // included, until the group has handled the oldest batch.
+            ctx.wait(oldest.into_actor(self).map(|res, act, ctx| {
+                if res.is_err() {
+                    // The group is gone: nothing left to watch for.
+                    debug!(parent: &act.span, "group stopped; watcher stops");
+                    ctx.stop();
+                }
+            }));
+        }
+    }
+
+    /// A GET request for `path_and_query`, with auth.
+    fn request(&mut self, path_and_query: &str) -> Result<awc::ClientRequest, Failure> {
+        let client = self
+            .client
+            .as_ref()
+            .ok_or_else(|| Failure::Transport("client not started".into()))?;
+        let mut req = client
+            .get(format!(
+                "{}{}",
+                self.setup.endpoint.base_url, path_and_query
+            ))
+            .insert_header((ACCEPT, "application/json"))
+            .timeout(self.setup.options.request_timeout);
+        if let Some(value) = self
+            .credentials
+            .header()
+            .map_err(|e| Failure::Transport(e.to_string()))?
+        {
+            req = req.insert_header((AUTHORIZATION, value));
+        }
+        Ok(req)
+    }
+
+    fn list(&mut self, continue_token: Option<String>, ctx: &mut Context<Self>) {
+        let o = self.setup.options.clone();
+        // Watch-cache reads ignore `limit` and return everything at once; consistent
+        // reads are paged.
+        let query = if o.list_from_watch_cache && continue_token.is_none() {
+            ListQuery {
+                resource_version: Some("0".into()),
+                limit: None,
+                continue_token: None,
+            }
+        } else {
+            ListQuery {
+                resource_version: None,
+                limit: Some(o.list_page_size),
+                continue_token,
+            }
+        };
+        let path = self.setup.url.list_path(self.version, &query);
+        debug!(parent: &self.span, %path, "list");
+        let req = match self.request(&path) {
+            Ok(req) => req,
+            Err(failure) => return self.feed(Input::ListFailed(failure), ctx),
+        };
+        let role = self.setup.url.role;
+        let (max_body, body_timeout) = (o.max_list_body, o.list_body_timeout);
+        let fut = async move {
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| Failure::Transport(e.to_string()))?;
+            let mut resp = resp.timeout(body_timeout);
+            let status = resp.status();
+            let body = resp
+                .body()
+                .limit(max_body)
+                .await
+                .map_err(|e| Failure::Transport(e.to_string()));
+            if !status.is_success() {
+                return Err(classify(
+                    status,
+                    retry_after_header(&resp),
+                    body.ok().as_deref(),
+                ));
+            }
+            let body = body?;
+            decode_list_lenient(role, &body).map_err(|e| Failure::Transport(e.to_string()))
+        };
+        ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
+            Ok((page, errors)) => {
+                for e in &errors {
+                    inc(&METRICS.role(act.setup.url.role).decode_errors);
+                    warn!(parent: &act.span, "skipping an object of the list: {e}");
+                }
+                act.feed(Input::ListPage(page), ctx);
+            }
+            Err(failure) => act.feed(Input::ListFailed(failure), ctx),
+        }));
+    }
+
+    fn watch(&mut self, resource_version: Arc<str>, ctx: &mut Context<Self>) {
+        self.close_stream(ctx);
+        let (lo, hi) = self.setup.options.watch_timeout;
+        // Spread reconnections so that many watchers do not reconnect in step.
+        let span = hi.saturating_sub(lo).as_secs().max(1);
+        let timeout_seconds =
+            u32::try_from(lo.as_secs() + fastrand::u64(0..span)).unwrap_or(u32::MAX);
+        let query = WatchQuery {
+            resource_version: resource_version.to_string(),
+            timeout_seconds,
+        };
+        let path = self.setup.url.watch_path(self.version, &query);
+        debug!(parent: &self.span, %path, "watch");
+        let req = match self.request(&path) {
+            Ok(req) => req,
+            Err(failure) => return self.feed(Input::WatchFailed(failure), ctx),
+        };
+        self.stream_generation += 1;
+        let generation = self.stream_generation;
+        let fut = async move { req.send().await };
+        let handle = ctx.spawn(fut.into_actor(self).map(move |result, act, ctx| {
+            if generation != act.stream_generation {
+                return;
+            }
+            match result {
+                Ok(resp) if resp.status() == StatusCode::OK => {
+                    act.last_activity = Instant::now();
+                    act.feed(Input::WatchOpened, ctx);
+                    let stream = resp.map(move |item| StreamItem { generation, item });
+                    act.stream = Some(ctx.add_stream(stream));
+                }
+                Ok(mut resp) => {
+                    let status = resp.status();
+                    let retry_after = retry_after_header(&resp);
+                    let body = async move { resp.body().limit(64 * 1024).await.ok() };
+                    ctx.spawn(body.into_actor(act).map(move |body, act, ctx| {
+                        if generation == act.stream_generation {
+                            act.feed(
+                                Input::WatchFailed(classify(status, retry_after, body.as_deref())),
+                                ctx,
+                            );
+                        }
+                    }));
+                }
+                Err(e) => act.feed(Input::WatchFailed(Failure::Transport(e.to_string())), ctx),
+            }
+        }));
+        self.stream = Some(handle);
+    }
+
+    fn close_stream(&mut self, ctx: &mut Context<Self>) {
+        if let Some(handle) = self.stream.take() {
+            ctx.cancel_future(handle);
+        }
+        // Anything still arriving from the old stream is ignored.
+        self.stream_generation += 1;
+    }
+
+    fn check_stall(&mut self, ctx: &mut Context<Self>) {
+        let stalled = self.stream.is_some()
+            && self.last_activity.elapsed() > self.setup.options.watch_stall_timeout;
+        if stalled && matches!(self.machine.state(), super::machine::State::Watching) {
+            self.feed(Input::Stalled, ctx);
+        }
+    }
+}
+
+/// One item of a watch stream, tagged with the stream it came from.
+pub struct StreamItem {
+    generation: u64,
+    item: Result<Bytes, PayloadError>,
+}
+
+impl Actor for UrlWatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let o = &self.setup.options;
+        self.client = Some(build_client(
+            self.setup.tls.clone(),
+            self.setup.endpoint.http.follow_redirects,
+            o.request_timeout,
+        ));
+        let tick = (o.watch_stall_timeout / 4).max(Duration::from_millis(10));
+        ctx.run_interval(tick, |act, ctx| act.check_stall(ctx));
+        debug!(parent: &self.span, "started");
+        self.feed(Input::Start, ctx);
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        debug!(parent: &self.span, "stopped");
+    }
+}
+
+impl StreamHandler<StreamItem> for UrlWatcher {
+    fn handle(&mut self, item: StreamItem, ctx: &mut Context<Self>) {
+        if item.generation != self.stream_generation {
+            return;
+        }
+        self.last_activity = Instant::now();
+        match item.item {
+            Ok(chunk) => self.feed(Input::Chunk(&chunk), ctx),
+            Err(e) => {
+                self.close_stream(ctx);
+                self.feed(Input::StreamBroken(e.to_string()), ctx);
+            }
+        }
+    }
+
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        // Called for every stream that ends, including ones already replaced: only the
+        // current one's end means anything. (The default would stop the actor.)
+        if self.stream.is_some() {
+            self.stream = None;
+            self.feed(Input::StreamEnded, ctx);
+        }
+    }
+}
+
+impl Handler<StopWatcher> for UrlWatcher {
+    type Result = ();
+    fn handle(&mut self, _: StopWatcher, ctx: &mut Context<Self>) {
+        self.close_stream(ctx);
+        ctx.stop();
+    }
+}
+
+fn retry_after_header<S>(resp: &awc::ClientResponse<S>) -> Option<Duration> {
+    resp.headers()
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+}
+
+/// Turns a non-2xx answer into a [`Failure`], reading a `Status` body when there is one.
+fn classify(status: StatusCode, retry_after: Option<Duration>, body: Option<&[u8]>) -> Failure {
+    let parsed = body.and_then(Status::from_body);
+    if status == StatusCode::GONE || parsed.as_ref().is_some_and(|s| s.code == 410) {
+        return Failure::Gone;
+    }
+    if status == StatusCode::NOT_FOUND {
+        return Failure::NotFound;
+    }
+    Failure::Status {
+        code: status.as_u16(),
+        retry_after,
+    }
+}

@@ -1,0 +1,387 @@
+//! The URL watcher's protocol logic as a pure state machine: it is fed what the network
+//! did (a LIST page, a watch chunk, a status, an end of stream) and answers with what to
+//! do next (request a page, open a watch, wait, hand deltas to the group). No I/O and no
+//! clock here, so every transition is unit-tested with byte chunks.
+//!
+//! ```text
+//!            ┌──────────── 410 / bad event / ERROR event ───────────┐
+//!            ▼                                                       │
+//!   ┌──── Listing ──── last page ───▶ Watching ── clean end ──┐     │
+//!   │        │  ▲                      │  ▲  ▲                 │     │
+//!   │  error │  │ 410 on continue      │  │  └─────────────────┘     │
+//!   │        ▼  │                      │  │ (rewatch from the last  │
+//!   │   BackingOff{Relist}    error ──▶ BackingOff{Rewatch}  resourceVersion)
+//!   └────────────────────────────────────────────────────────────────┘
+//! ```
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use backoff::ExponentialBackoff;
+use backoff::backoff::Backoff;
+
+use crate::actors::messages::Delta;
+use crate::metrics::{METRICS, inc};
+use crate::model::{Object, Role};
+use crate::watch::{LineBuffer, ListPage, WatchEvent, decode_event};
+
+/// Where the watcher is in the list/watch protocol.
+#[derive(Debug)]
+pub enum State {
+    /// Fetching LIST pages. `items` holds the objects of the pages received so far: the
+    /// group sees the list only when it is complete, so a relist never shows it half a
+    /// cluster.
+    Listing {
+        /// The objects of the pages so far.
+        items: Vec<Object>,
+    },
+    /// A WATCH is open, or being opened, from the watcher's resourceVersion.
+    Watching,
+    /// Waiting out a delay after an error, then doing `then`.
+    BackingOff {
+        /// What to do when the delay is over.
+        then: Next,
+    },
+}
+
+/// What a backoff leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// LIST from scratch: the resourceVersion is gone or was never had.
+    Relist,
+    /// WATCH again from the last resourceVersion: nothing was lost.
+    Rewatch,
+}
+
+/// Why a request failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// 410 Gone: the resourceVersion (or continue token) is older than the server keeps.
+    Gone,
+    /// 404: this API version is not served (old clusters lack discovery.k8s.io/v1).
+    NotFound,
+    /// Any other HTTP status; `retry_after` from a `Retry-After` header (429, 503).
+    Status {
+        /// The HTTP status.
+        code: u16,
+        /// The server's requested delay.
+        retry_after: Option<Duration>,
+    },
+    /// The connection failed or the body could not be read or decoded.
+    Transport(String),
+}
+
+/// What happened, fed to [`Machine::on`].
+#[derive(Debug)]
+pub enum Input<'a> {
+    /// The watcher starts.
+    Start,
+    /// A LIST page arrived and decoded.
+    ListPage(ListPage),
+    /// A LIST request failed.
+    ListFailed(Failure),
+    /// The WATCH request was answered with 200: events will follow.
+    WatchOpened,
+    /// The WATCH request failed before any event.
+    WatchFailed(Failure),
+    /// Bytes of the watch stream.
+    Chunk(&'a [u8]),
+    /// The server ended the stream cleanly (its `timeoutSeconds`).
+    StreamEnded,
+    /// The stream broke (connection reset, truncated chunk).
+    StreamBroken(String),
+    /// Nothing arrived for the stall timeout: the connection is presumed dead.
+    Stalled,
+    /// The backoff delay is over.
+    BackoffElapsed,
+}
+
+/// What to do, returned by [`Machine::on`], in order.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    /// Request a LIST page (`None`: the first).
+    List {
+        /// The continue token of the next page.
+        continue_token: Option<String>,
+    },
+    /// Open a WATCH from `resource_version`.
+    Watch {
+        /// Where to start.
+        resource_version: Arc<str>,
+    },
+    /// Close the open watch stream (the machine gave up on it).
+    CloseStream,
+    /// Wait `delay`, then feed [`Input::BackoffElapsed`].
+    Wait {
+        /// How long.
+        delay: Duration,
+    },
+    /// Use the role's older API version from now on (after a 404).
+    FallBackToBeta,
+    /// Hand these deltas to the group.
+    Deltas(Vec<Delta>),
+    /// Hand this complete list to the group.
+    Relisted(Vec<Object>),
+    /// Log this problem once, with the watcher's span.
+    Warn(String),
+}
+
+/// The protocol state of one URL watcher.
+pub struct Machine {
+    role: Role,
+    state: State,
+    resource_version: Option<Arc<str>>,
+    lines: LineBuffer,
+    backoff: ExponentialBackoff,
+    /// The role has an older API version not tried yet.
+    can_fall_back: bool,
+}
+
+impl Machine {
+    /// A machine for `role`; `can_fall_back` when the role has a `v1beta1` to try on 404.
+    pub fn new(
+        role: Role,
+        can_fall_back: bool,
+        backoff_initial: Duration,
+        backoff_max: Duration,
+        max_event: usize,
+    ) -> Machine {
+        Machine {
+            role,
+            state: State::Listing { items: Vec::new() },
+            resource_version: None,
+            lines: LineBuffer::new(max_event),
+            backoff: ExponentialBackoff {
+                initial_interval: backoff_initial,
+                current_interval: backoff_initial,
+                max_interval: backoff_max,
+                multiplier: 2.0,
+                randomization_factor: 0.5,
+                max_elapsed_time: None,
+                ..ExponentialBackoff::default()
+            },
+            can_fall_back,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The resourceVersion a watch would resume from.
+    pub fn resource_version(&self) -> Option<&Arc<str>> {
+        self.resource_version.as_ref()
+    }
+
+    /// Advances the machine by one input.
+    pub fn on(&mut self, input: Input<'_>) -> Vec<Action> {
+        let mut out = Vec::new();
+        match input {
+            Input::Start => self.relist(&mut out),
+            Input::ListPage(page) => self.on_list_page(page, &mut out),
+            Input::ListFailed(failure) => self.on_list_failed(failure, &mut out),
+            Input::WatchOpened => {}
+            Input::WatchFailed(Failure::Gone) => {
+                inc(&METRICS.role(self.role).gone);
+                self.relist(&mut out);
+            }
+            Input::WatchFailed(failure) => {
+                out.push(Action::Warn(format!("watch request failed: {failure:?}")));
+                self.back_off(Next::Rewatch, retry_after(&failure), &mut out);
+            }
+            Input::Chunk(bytes) => self.on_chunk(bytes, &mut out),
+            Input::StreamEnded => {
+                // The server's timeout: a healthy end. Resume from where we are.
+                self.lines.clear();
+                self.backoff.reset();
+                inc(&METRICS.role(self.role).watch_restarts);
+                self.watch(&mut out);
+            }
+            Input::StreamBroken(why) => {
+                self.lines.clear();
+                inc(&METRICS.role(self.role).watch_restarts);
+                out.push(Action::Warn(format!("watch stream broke: {why}")));
+                self.back_off(Next::Rewatch, None, &mut out);
+            }
+            Input::Stalled => {
+                self.lines.clear();
+                inc(&METRICS.role(self.role).watch_stalls);
+                inc(&METRICS.role(self.role).watch_restarts);
+                out.push(Action::Warn(
+                    "watch stalled: nothing received within the stall timeout".into(),
+                ));
+                out.push(Action::CloseStream);
+                self.watch(&mut out);
+            }
+            Input::BackoffElapsed => match self.state {
+                State::BackingOff { then: Next::Relist } => self.relist(&mut out),
+                State::BackingOff {
+                    then: Next::Rewatch,
+                } => self.watch(&mut out),
+                // A stale timer: the machine moved on since it was set.
+                _ => {}
+            },
+        }
+        out
+    }
+
+    fn relist(&mut self, out: &mut Vec<Action>) {
+        self.lines.clear();
+        self.state = State::Listing { items: Vec::new() };
+        out.push(Action::List {
+            continue_token: None,
+        });
+    }
+
+    fn watch(&mut self, out: &mut Vec<Action>) {
+        match self.resource_version.clone() {
+            Some(resource_version) => {
+                self.state = State::Watching;
+                out.push(Action::Watch { resource_version });
+            }
+            None => self.relist(out),
+        }
+    }
+
+    fn back_off(&mut self, then: Next, at_least: Option<Duration>, out: &mut Vec<Action>) {
+        let delay = self
+            .backoff
+            .next_backoff()
+            .unwrap_or(self.backoff.max_interval);
+        let delay = at_least.map_or(delay, |min| delay.max(min));
+        self.state = State::BackingOff { then };
+        out.push(Action::Wait { delay });
+    }
+
+    fn on_list_page(&mut self, page: ListPage, out: &mut Vec<Action>) {
+        let State::Listing { items } = &mut self.state else {
+            return;
+        };
+        items.extend(page.items);
+        if let Some(token) = page.continue_token {
+            out.push(Action::List {
+                continue_token: Some(token),
+            });
+            return;
+        }
+        let items = std::mem::take(items);
+        inc(&METRICS.role(self.role).relists);
+        self.backoff.reset();
+        self.resource_version = Some(page.resource_version).filter(|rv| !rv.is_empty());
+        out.push(Action::Relisted(items));
+        self.watch(out);
+    }
+
+    fn on_list_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        match failure {
+            // An expired continue token: the pages so far are from a compacted snapshot.
+            Failure::Gone => {
+                inc(&METRICS.role(self.role).gone);
+                out.push(Action::Warn(
+                    "list continue token expired (410): listing again".into(),
+                ));
+                self.relist(out);
+            }
+            Failure::NotFound if self.can_fall_back => {
+                self.can_fall_back = false;
+                out.push(Action::Warn(
+                    "API version not served (404): falling back to v1beta1".into(),
+                ));
+                out.push(Action::FallBackToBeta);
+                self.relist(out);
+            }
+            failure => {
+                inc(&METRICS.role(self.role).request_errors);
+                out.push(Action::Warn(format!("list failed: {failure:?}")));
+                let after = retry_after(&failure);
+                self.back_off(Next::Relist, after, out);
+            }
+        }
+    }
+
+    fn on_chunk(&mut self, bytes: &[u8], out: &mut Vec<Action>) {
+        if !matches!(self.state, State::Watching) {
+            return;
+        }
+        let role = self.role;
+        let mut deltas = Vec::new();
+        // The first problem in the chunk ends the stream; later lines are not decoded.
+        let mut problem: Option<(Next, String)> = None;
+        let mut rv = self.resource_version.clone();
+        let pushed = self.lines.push(bytes, |line| {
+            if problem.is_some() {
+                return;
+            }
+            let metrics = METRICS.role(role);
+            match decode_event(role, line) {
+                Ok(WatchEvent::Added(o)) => {
+                    inc(&metrics.events_added);
+                    rv = Some(Arc::clone(o.resource_version()));
+                    deltas.push(Delta::Upsert(o));
+                }
+                Ok(WatchEvent::Modified(o)) => {
+                    inc(&metrics.events_modified);
+                    rv = Some(Arc::clone(o.resource_version()));
+                    deltas.push(Delta::Upsert(o));
+                }
+                Ok(WatchEvent::Deleted(o)) => {
+                    inc(&metrics.events_deleted);
+                    rv = Some(Arc::clone(o.resource_version()));
+                    deltas.push(Delta::Delete(o));
+                }
+                Ok(WatchEvent::Bookmark { resource_version }) => {
+                    inc(&metrics.bookmarks);
+                    if !resource_version.is_empty() {
+                        rv = Some(resource_version);
+                    }
+                }
+                Ok(WatchEvent::Error(status)) if status.is_gone() => {
+                    inc(&metrics.gone);
+                    problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
+                }
+                Ok(WatchEvent::Error(status)) => {
+                    inc(&metrics.request_errors);
+                    problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
+                }
+                Err(e) => {
+                    inc(&metrics.decode_errors);
+                    // An event we cannot read may be a change we would otherwise miss:
+                    // list again (after a backoff, in case the server keeps sending it).
+                    problem = Some((Next::Relist, format!("bad watch event: {e}")));
+                }
+            }
+        });
+        self.resource_version = rv.filter(|v| !v.is_empty());
+        if !deltas.is_empty() {
+            out.push(Action::Deltas(deltas));
+        }
+        if let Err(too_long) = pushed {
+            inc(&METRICS.role(role).decode_errors);
+            problem.get_or_insert((Next::Relist, format!("bad watch stream: {too_long}")));
+        }
+        match problem {
+            None => {}
+            Some((Next::Relist, why)) if why.starts_with("watch ERROR") => {
+                // 410 as an ERROR event: the usual way a long-disconnected watch learns it
+                // fell behind. Relist at once; this is not a failure.
+                out.push(Action::Warn(format!("{why}: listing again")));
+                out.push(Action::CloseStream);
+                self.relist(out);
+            }
+            Some((next, why)) => {
+                out.push(Action::Warn(why));
+                out.push(Action::CloseStream);
+                self.lines.clear();
+                self.back_off(next, None, out);
+            }
+        }
+    }
+}
+
+fn retry_after(failure: &Failure) -> Option<Duration> {
+    match failure {
+        Failure::Status { retry_after, .. } => *retry_after,
+        _ => None,
+    }
+}

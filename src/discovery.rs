@@ -1,0 +1,273 @@
+//! `Discovery`: the engine's public face.
+//!
+//! Start one per process inside a running actix system, then `subscribe` once per scrape
+//! job with its `kubernetes_sd_config` and a constructor that turns a label set into the
+//! agent's own target value (relabelling belongs there; `None` drops the target). Jobs
+//! with the same API server, credentials, namespaces, selectors and attach_metadata share
+//! one group: one set of connections, one cache, labels computed once.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), kubesd::SubscribeError> {
+//! use kubesd::{Discovery, EngineOptions, Role, SdConfig};
+//! let discovery = Discovery::start(EngineOptions::default());
+//! let config = SdConfig::new(Role::Pod, "http://127.0.0.1:8001");
+//! let job = discovery
+//!     .subscribe(&config, |labels| labels.get("__address__").map(str::to_string))
+//!     .await?;
+//! job.synced().await;
+//! println!("{} targets", job.targets().await.len());
+//! job.stop().await;
+//! # Ok(()) }
+//! ```
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use actix::prelude::*;
+
+use crate::actors::DirtyFlusher;
+use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, watchers_on};
+use crate::actors::messages::{
+    Subscribe, SubscriberId, SubscriberLink, TargetsUpdated, Unsubscribe,
+};
+use crate::actors::registry::{GroupEntry, Registry};
+use crate::actors::subscriber::{
+    Configure, Constructor, GetTargets, StopSubscriber, Subscriber, TargetValue, WaitSynced,
+};
+use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
+use crate::config::{ConfigError, EngineOptions, SdConfig};
+use crate::http::{TlsError, build_tls_config, resolve_endpoint};
+use crate::labels::Labels;
+use crate::model::Role;
+
+/// Why a subscription could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SubscribeError {
+    /// The config is invalid.
+    #[error("kubernetes_sd_config: {0}")]
+    Config(#[from] ConfigError),
+    /// The TLS settings cannot be used.
+    #[error("kubernetes_sd_config: {0}")]
+    Tls(#[from] TlsError),
+    /// The engine has stopped.
+    #[error("the discovery engine has stopped")]
+    Stopped,
+}
+
+/// The discovery engine. Cheap to clone; every clone is the same engine.
+#[derive(Clone)]
+pub struct Discovery {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    flusher: Addr<DirtyFlusher>,
+    group_arbiter: ArbiterHandle,
+    watcher_arbiter: Arbiter,
+    options: EngineOptions,
+    next_id: AtomicU64,
+    own_namespace_file: PathBuf,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.watcher_arbiter.stop();
+    }
+}
+
+impl Discovery {
+    /// Starts the engine. Must be called inside a running actix system: groups and the
+    /// flusher run on the current arbiter, URL watchers (stream reading and decoding) on
+    /// an arbiter of their own, so the two halves of the pipeline use two cores.
+    pub fn start(options: EngineOptions) -> Discovery {
+        let flusher = DirtyFlusher::new(options.flush_interval).start();
+        Discovery {
+            inner: Arc::new(Inner {
+                registry: Arc::new(Registry::default()),
+                flusher,
+                group_arbiter: Arbiter::current(),
+                watcher_arbiter: Arbiter::new(),
+                options,
+                next_id: AtomicU64::new(1),
+                own_namespace_file: PathBuf::from(SERVICE_ACCOUNT_NAMESPACE_FILE),
+            }),
+        }
+    }
+
+    /// The same engine, reading `namespaces.own_namespace` from `path` instead of the
+    /// service-account mount. Call before the first subscription.
+    pub fn with_own_namespace_file(mut self, path: impl Into<PathBuf>) -> Discovery {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.own_namespace_file = path.into();
+        }
+        self
+    }
+
+    /// How many groups are running.
+    pub fn groups(&self) -> usize {
+        self.inner.registry.len()
+    }
+
+    /// The group a config belongs to, and its role; checks the config.
+    pub fn group_key(&self, config: &SdConfig) -> Result<(GroupKey, Role), SubscribeError> {
+        config.validate()?;
+        let endpoint = resolve_endpoint(config)?;
+        let mut namespaces = config.namespaces.names.clone();
+        if config.namespaces.own_namespace {
+            let own = read_own_namespace(&self.inner.own_namespace_file)
+                .map_err(|e| ConfigError::OwnNamespace(e.to_string()))?;
+            namespaces.push(own);
+        }
+        namespaces.sort();
+        namespaces.dedup();
+        let mut selectors = config.selectors.clone();
+        selectors.sort();
+        let key = GroupKey {
+            endpoint,
+            namespaces,
+            selectors,
+            attach: config.attach_metadata,
+        };
+        Ok((key, config.role))
+    }
+
+    /// Subscribes a scrape job; its subscriber runs on the current arbiter.
+    pub async fn subscribe<T, F>(
+        &self,
+        config: &SdConfig,
+        constructor: F,
+    ) -> Result<Subscription<T>, SubscribeError>
+    where
+        T: TargetValue,
+        F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
+    {
+        self.subscribe_on(&Arbiter::current(), config, constructor)
+            .await
+    }
+
+    /// Subscribes a scrape job whose subscriber (and so its constructor) runs on
+    /// `arbiter`: spread jobs over arbiters to use more cores.
+    pub async fn subscribe_on<T, F>(
+        &self,
+        arbiter: &ArbiterHandle,
+        config: &SdConfig,
+        constructor: F,
+    ) -> Result<Subscription<T>, SubscribeError>
+    where
+        T: TargetValue,
+        F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
+    {
+        let (key, role) = self.group_key(config)?;
+        let tls = if key.endpoint.base_url.starts_with("https://") {
+            Some(build_tls_config(&key.endpoint.http.tls_config)?)
+        } else {
+            None
+        };
+        let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let lagging = Arc::new(AtomicBool::new(false));
+        let ctor: Constructor<T> = Arc::new(constructor);
+        let subscriber = {
+            let (in_flight, lagging) = (Arc::clone(&in_flight), Arc::clone(&lagging));
+            Subscriber::start_in_arbiter(arbiter, move |_| {
+                Subscriber::new(id, ctor, in_flight, lagging)
+            })
+        };
+        // A group that is stopping (its last subscriber just left) refuses the message;
+        // then a new group is started for the key.
+        for _ in 0..3 {
+            let entry = self.group_for(&key, tls.clone());
+            subscriber.do_send(Configure::Group(entry.addr.clone().recipient()));
+            let link = SubscriberLink {
+                id,
+                changed: subscriber.clone().recipient(),
+                replaced: subscriber.clone().recipient(),
+                in_flight: Arc::clone(&in_flight),
+                lagging: Arc::clone(&lagging),
+            };
+            match entry.addr.send(Subscribe { role, link }).await {
+                Ok(()) => {
+                    return Ok(Subscription {
+                        id,
+                        role,
+                        subscriber,
+                        group: entry.addr,
+                    });
+                }
+                Err(_) => self.inner.registry.remove(&key, entry.id),
+            }
+        }
+        subscriber.do_send(StopSubscriber);
+        Err(SubscribeError::Stopped)
+    }
+
+    fn group_for(&self, key: &GroupKey, tls: Option<Arc<rustls::ClientConfig>>) -> GroupEntry {
+        let inner = &self.inner;
+        inner.registry.get_or_start(key, || {
+            let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+            let setup = GroupSetup {
+                id,
+                key: key.clone(),
+                options: inner.options.clone(),
+                tls,
+                start_watcher: watchers_on(inner.watcher_arbiter.handle()),
+                flusher: inner.flusher.clone().recipient(),
+                registry: Arc::clone(&inner.registry),
+            };
+            let addr = GroupWatcher::start_in_arbiter(&inner.group_arbiter, move |_| {
+                GroupWatcher::new(setup)
+            });
+            GroupEntry { id, addr }
+        })
+    }
+}
+
+/// One scrape job's subscription.
+pub struct Subscription<T: TargetValue> {
+    id: SubscriberId,
+    role: Role,
+    subscriber: Addr<Subscriber<T>>,
+    group: Addr<GroupWatcher>,
+}
+
+impl<T: TargetValue> Subscription<T> {
+    /// This subscription's id (as in [`TargetsUpdated`] notices).
+    pub fn id(&self) -> SubscriberId {
+        self.id
+    }
+
+    /// The role it discovers.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// The job's current targets. Cheap: a shared snapshot, rebuilt only after a change.
+    /// Empty once the subscription has stopped.
+    pub async fn targets(&self) -> Arc<Vec<T>> {
+        self.subscriber
+            .send(GetTargets(PhantomData))
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Sends a [`TargetsUpdated`] notice to `recipient` when the targets change. Notices
+    /// are coalesced: after one, the next comes only once `targets()` has been called.
+    pub fn on_change(&self, recipient: Recipient<TargetsUpdated>) {
+        self.subscriber.do_send(Configure::OnChange(recipient));
+    }
+
+    /// Waits until every URL the role needs has been listed once.
+    pub async fn synced(&self) {
+        let _ = self.subscriber.send(WaitSynced).await;
+    }
+
+    /// Leaves the group (the last one to leave stops it and its connections) and stops
+    /// the subscriber.
+    pub async fn stop(self) {
+        let _ = self.group.send(Unsubscribe(self.id)).await;
+        let _ = self.subscriber.send(StopSubscriber).await;
+    }
+}
