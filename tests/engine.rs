@@ -1,0 +1,304 @@
+//! The engine against the simulator over real HTTP: after adds, updates, deletes,
+//! dropped connections, 410s and a server restart, every subscription's targets equal
+//! the labels computed directly from the simulator's state.
+
+mod support;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use kubesd::api::RoleSelector;
+use kubesd::metrics::METRICS;
+use kubesd::model::Role;
+use kubesd::simulator::{
+    Churn, ChurnRates, ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve,
+};
+use kubesd::{Discovery, Labels, SdConfig};
+use serde_json::json;
+use support::{converge, fast_options};
+
+async fn cluster(seed: u64) -> RunningSimulator {
+    let running = serve(SimulatorConfig {
+        seed,
+        bookmark_interval: Duration::from_millis(100),
+        ..SimulatorConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let spec = ClusterSpec {
+        seed,
+        nodes: 4,
+        pods: 40,
+        namespaces: 3,
+        pods_per_workload: 4,
+    };
+    generate(running.sim(), &spec).expect("cluster generates");
+    running
+}
+
+fn keep_all(l: &Labels) -> Option<Labels> {
+    Some(l.clone())
+}
+
+fn gone_count() -> u64 {
+    METRICS.role(Role::Pod).gone.load(Ordering::Relaxed)
+}
+
+fn relist_count() -> u64 {
+    METRICS.role(Role::Pod).relists.load(Ordering::Relaxed)
+}
+
+fn churn(seed: u64) -> Churn {
+    Churn::new(seed, ChurnRates::default())
+}
+
+#[actix_rt::test]
+async fn pods_converge_through_adds_updates_and_deletes() {
+    let running = cluster(1).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(fast_options());
+    let config = SdConfig::new(Role::Pod, running.url());
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    converge(&sub, sim, &config, "initial list").await;
+    assert!(!sub.targets().await.is_empty());
+
+    let mut churn = churn(11);
+    for round in 0..3 {
+        churn.step(sim, 25).expect("churn");
+        converge(&sub, sim, &config, &format!("churn round {round}")).await;
+    }
+    sub.stop().await;
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn dropped_connections_and_410s_lose_nothing() {
+    let running = cluster(2).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(fast_options());
+    let config = SdConfig::new(Role::Pod, running.url());
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    let mut churn = churn(22);
+
+    // A connection cut in the middle of an event, with changes made meanwhile.
+    sim.drop_watches(true);
+    churn.step(sim, 20).expect("churn");
+    converge(&sub, sim, &config, "after a mid-event drop").await;
+
+    // The next watch is answered 410 as an HTTP status: relist.
+    let gone_before = gone_count();
+    let relists_before = relist_count();
+    sim.faults().gone_next_watches(1);
+    sim.drop_watches(false);
+    churn.step(sim, 20).expect("churn");
+    converge(&sub, sim, &config, "after an HTTP 410").await;
+
+    // History compacted while the watch reconnects: a 410 ERROR event, then relist.
+    sim.compact();
+    sim.drop_watches(false);
+    churn.step(sim, 20).expect("churn");
+    sim.compact();
+    converge(&sub, sim, &config, "after compaction").await;
+    assert!(gone_count() >= gone_before + 2, "both 410s were seen");
+    assert!(
+        relist_count() >= relists_before + 2,
+        "and both caused a relist"
+    );
+
+    // The API server restarts with its resourceVersions reset.
+    sim.restart();
+    churn.step(sim, 20).expect("churn");
+    converge(&sub, sim, &config, "after a restart").await;
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn endpoints_follow_their_pods_services_and_nodes() {
+    let running = cluster(3).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(fast_options());
+    let mut churn = churn(33);
+    for role in [Role::Endpoints, Role::EndpointSlice] {
+        let mut config = SdConfig::new(role, running.url());
+        config.attach_metadata.node = true;
+        config.attach_metadata.namespace = true;
+        let sub = discovery
+            .subscribe(&config, keep_all)
+            .await
+            .expect("subscribes");
+        sub.synced().await;
+        converge(&sub, sim, &config, "initial list").await;
+
+        // A node label changes: every endpoint on that node must show it (dependency
+        // refresh at the flusher's tick).
+        let node = sim
+            .list(Resource::Nodes, None)
+            .into_iter()
+            .next()
+            .expect("a node");
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        sim.patch(
+            Resource::Nodes,
+            "",
+            &name,
+            &json!({"metadata": {"labels": {"kubesd-test": format!("{role}")}}}),
+        )
+        .expect("node patch");
+        converge(&sub, sim, &config, "after a node label change").await;
+
+        let namespace = sim
+            .list(Resource::Namespaces, None)
+            .into_iter()
+            .next()
+            .expect("a namespace");
+        let ns = namespace["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        sim.patch(
+            Resource::Namespaces,
+            "",
+            &ns,
+            &json!({"metadata": {"labels": {"team": "payments"}}}),
+        )
+        .expect("namespace patch");
+        converge(&sub, sim, &config, "after a namespace label change").await;
+
+        churn.step(sim, 30).expect("churn");
+        converge(&sub, sim, &config, "after pod churn").await;
+        sub.stop().await;
+    }
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn every_role_with_namespaces_and_selectors() {
+    let running = cluster(4).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(fast_options());
+    let namespaces: Vec<String> = sim
+        .list(Resource::Namespaces, None)
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .filter(|n| n != "default" && !n.starts_with("kube-"))
+        .take(2)
+        .collect();
+    assert_eq!(namespaces.len(), 2, "the generator makes namespaces");
+    let mut subs = Vec::new();
+    for role in [
+        Role::Node,
+        Role::Pod,
+        Role::Service,
+        Role::Endpoints,
+        Role::EndpointSlice,
+        Role::Ingress,
+    ] {
+        let mut config = SdConfig::new(role, running.url());
+        if role != Role::Node {
+            config.namespaces.names = namespaces.clone();
+        }
+        if role == Role::Pod {
+            config.selectors.push(RoleSelector {
+                role: "pod".into(),
+                label: "kubesd-test!=out".into(),
+                field: "status.phase=Running".into(),
+            });
+        }
+        let sub = discovery
+            .subscribe(&config, keep_all)
+            .await
+            .expect("subscribes");
+        subs.push((config, sub));
+    }
+    for (config, sub) in &subs {
+        sub.synced().await;
+        converge(sub, sim, config, "initial list").await;
+    }
+
+    // A pod leaves the pod job's selector, then comes back.
+    let pod = sim
+        .list(Resource::Pods, Some(&namespaces[0]))
+        .into_iter()
+        .find(|p| p["status"]["phase"] == "Running")
+        .expect("a running pod");
+    let name = pod["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for value in ["out", "in"] {
+        sim.patch(
+            Resource::Pods,
+            &namespaces[0],
+            &name,
+            &json!({"metadata": {"labels": {"kubesd-test": value}}}),
+        )
+        .expect("pod patch");
+        let (config, sub) = &subs[1];
+        converge(sub, sim, config, &format!("after the pod moved {value}")).await;
+    }
+
+    churn(44).step(sim, 40).expect("churn");
+    for (config, sub) in &subs {
+        converge(sub, sim, config, "after churn").await;
+    }
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
+    let running = cluster(5).await;
+    let discovery = Discovery::start(fast_options());
+    let pods = SdConfig::new(Role::Pod, running.url());
+    let endpoints = SdConfig::new(Role::Endpoints, running.url());
+    let mut other = SdConfig::new(Role::Pod, running.url());
+    other.namespaces.names = vec!["default".into()];
+
+    let a = discovery
+        .subscribe(&pods, keep_all)
+        .await
+        .expect("subscribes");
+    let b = discovery
+        .subscribe(&pods, keep_all)
+        .await
+        .expect("subscribes");
+    let c = discovery
+        .subscribe(&endpoints, keep_all)
+        .await
+        .expect("subscribes");
+    assert_eq!(
+        discovery.groups(),
+        1,
+        "same server, namespaces, selectors and attach_metadata"
+    );
+    let d = discovery
+        .subscribe(&other, keep_all)
+        .await
+        .expect("subscribes");
+    assert_eq!(discovery.groups(), 2);
+
+    for s in [&a, &b, &c, &d] {
+        s.synced().await;
+    }
+    assert_eq!(*a.targets().await, *b.targets().await);
+    for s in [a, b, c, d] {
+        s.stop().await;
+    }
+    // Groups leave the registry as they stop.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while discovery.groups() > 0 && std::time::Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(discovery.groups(), 0);
+    running.stop().await;
+}

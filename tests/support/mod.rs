@@ -1,0 +1,218 @@
+//! Shared by the end-to-end tests: what a subscription's targets must be, computed
+//! straight from the simulator's state (not through any watch), and waiting for a
+//! subscription to converge to it, with a diff on failure.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use kubesd::api::selectors_for_role;
+use kubesd::model::{Namespace, Node, Object, Pod, Role, Service};
+use kubesd::simulator::selector::{FieldSelector, LabelSelector};
+use kubesd::simulator::{Resource, Simulator};
+use kubesd::targets::{CacheView, TargetContext, target_labels};
+use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
+
+/// A target as a sorted map, for comparison and readable diffs.
+pub type Target = BTreeMap<String, String>;
+
+/// Engine timings for tests: everything short, nothing waits on a real-cluster scale.
+pub fn fast_options() -> EngineOptions {
+    EngineOptions {
+        flush_interval: Duration::from_millis(50),
+        backoff_initial: Duration::from_millis(10),
+        backoff_max: Duration::from_millis(200),
+        watch_stall_timeout: Duration::from_secs(2),
+        request_timeout: Duration::from_secs(5),
+        ..EngineOptions::default()
+    }
+}
+
+/// The simulator resource that serves `role`.
+pub fn resource(role: Role) -> Resource {
+    match role {
+        Role::Node => Resource::Nodes,
+        Role::Pod => Resource::Pods,
+        Role::Service => Resource::Services,
+        Role::Endpoints => Resource::Endpoints,
+        Role::EndpointSlice => Resource::EndpointSlices,
+        Role::Ingress => Resource::Ingresses,
+        Role::Namespace => Resource::Namespaces,
+    }
+}
+
+#[derive(Default)]
+struct Cache {
+    nodes: HashMap<String, Node>,
+    pods: HashMap<(String, String), Pod>,
+    services: HashMap<(String, String), Service>,
+    namespaces: HashMap<String, Namespace>,
+}
+
+impl CacheView for Cache {
+    fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.get(name)
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        self.pods.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.get(name)
+    }
+}
+
+/// The objects of `role` a job of `config` sees: namespaces and selectors applied.
+fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
+    let (label, field) = selectors_for_role(role, &config.selectors);
+    let label = LabelSelector::parse(&label).expect("label selector parses");
+    let field = FieldSelector::parse(&field, resource(role)).expect("field selector parses");
+    let names = &config.namespaces.names;
+    sim.list(resource(role), None)
+        .into_iter()
+        .filter(|o| {
+            let ns = o
+                .pointer("/metadata/namespace")
+                .and_then(|v| v.as_str())
+                .unwrap_or("");
+            !role.is_namespaced() || names.is_empty() || names.iter().any(|n| n == ns)
+        })
+        .filter(|o| label.matches(o) && field.matches(o))
+        .map(|o| Object::decode(role, o.to_string().as_bytes()).expect("simulator object decodes"))
+        .collect()
+}
+
+/// Every target a job of `config` must have, from the simulator's current state.
+pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
+    let mut cache = Cache::default();
+    let mut subjects = Vec::new();
+    for role in config.watched_roles() {
+        for object in visible(sim, config, role) {
+            let key = object.key();
+            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
+            if role == config.role {
+                subjects.push(object.clone());
+            }
+            match object {
+                Object::Node(n) => drop(cache.nodes.insert(name, n)),
+                Object::Pod(p) => drop(cache.pods.insert((ns, name), p)),
+                Object::Service(s) => drop(cache.services.insert((ns, name), s)),
+                Object::Namespace(n) => drop(cache.namespaces.insert(name, n)),
+                _ => {}
+            }
+        }
+    }
+    let ctx = TargetContext {
+        attach: config.attach_metadata,
+        cache: &cache,
+    };
+    let mut out: Vec<Target> = subjects
+        .iter()
+        .flat_map(|o| target_labels(o, &ctx))
+        .map(|l| to_map(&l))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A label set as a sorted map.
+pub fn to_map(labels: &Labels) -> Target {
+    labels
+        .iter()
+        .map(|l| (l.name.to_string(), l.value.to_string()))
+        .collect()
+}
+
+/// The subscription's targets, sorted.
+pub async fn actual(sub: &Subscription<Labels>) -> Vec<Target> {
+    let mut out: Vec<Target> = sub.targets().await.iter().map(to_map).collect();
+    out.sort();
+    out
+}
+
+/// Waits (polling every few milliseconds, up to `limit`) until the subscription's
+/// targets equal what the simulator's state says; panics with a diff otherwise.
+pub async fn converge_within(
+    sub: &Subscription<Labels>,
+    sim: &Simulator,
+    config: &SdConfig,
+    what: &str,
+    limit: Duration,
+) {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let want = expected(sim, config);
+        let got = actual(sub).await;
+        if want == got {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{what}: role {} did not converge within {limit:?}\n{}",
+                config.role,
+                diff(&want, &got)
+            );
+        }
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// [`converge_within`] ten seconds.
+pub async fn converge(sub: &Subscription<Labels>, sim: &Simulator, config: &SdConfig, what: &str) {
+    converge_within(sub, sim, config, what, Duration::from_secs(10)).await
+}
+
+/// A readable difference between two sorted target lists.
+pub fn diff(want: &[Target], got: &[Target]) -> String {
+    let mut out = format!("expected {} targets, got {}\n", want.len(), got.len());
+    let missing: Vec<&Target> = want.iter().filter(|t| !got.contains(t)).collect();
+    let extra: Vec<&Target> = got.iter().filter(|t| !want.contains(t)).collect();
+    for t in missing.iter().take(5) {
+        let addr = t.get("__address__").map_or("?", |s| s);
+        match extra
+            .iter()
+            .find(|e| e.get("__address__") == t.get("__address__"))
+        {
+            Some(e) => {
+                out += &format!("  target {addr} differs:\n");
+                for (k, v) in t.iter() {
+                    match e.get(k) {
+                        Some(ev) if ev == v => {}
+                        Some(ev) => out += &format!("    ~ {k}: expected {v:?}, got {ev:?}\n"),
+                        None => out += &format!("    - {k}={v:?}\n"),
+                    }
+                }
+                for (k, v) in e.iter().filter(|(k, _)| !t.contains_key(*k)) {
+                    out += &format!("    + {k}={v:?}\n");
+                }
+            }
+            None => out += &format!("  missing target {addr}\n"),
+        }
+    }
+    for e in extra
+        .iter()
+        .filter(|e| {
+            !missing
+                .iter()
+                .any(|m| m.get("__address__") == e.get("__address__"))
+        })
+        .take(5)
+    {
+        out += &format!(
+            "  unexpected target {}\n",
+            e.get("__address__").map_or("?", |s| s)
+        );
+    }
+    if missing.len() > 5 || extra.len() > 5 {
+        out += &format!(
+            "  ({} missing, {} unexpected in all)\n",
+            missing.len(),
+            extra.len()
+        );
+    }
+    out
+}
