@@ -19,11 +19,16 @@ enum Command {
     /// Print the targets (label sets) discovery makes of Kubernetes objects in JSON
     /// files, e.g. the output of `kubectl get pods -A -o json`.
     Labels(cli::labels::LabelsArgs),
+    /// Serve the built-in Kubernetes API simulator with a generated cluster, for kubectl,
+    /// Prometheus, vmagent or kubesd to discover from.
+    Simulate(cli::simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging();
     match cli.command {
+        Command::Simulate(args) => run_async(cli::simulate::run(args), "kubesd simulate"),
         Command::Labels(args) => match cli::labels::run(&args) {
             Ok(json) => print_stdout(&json),
             Err(e) => {
@@ -42,6 +47,27 @@ fn print_stdout(text: &str) -> ExitCode {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kubesd: cannot write to standard output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` picks what (default: warnings, and kubesd's info).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,kubesd=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs `fut` in an actix system; an error is printed with the command's name.
+fn run_async(fut: impl std::future::Future<Output = Result<(), String>>, name: &str) -> ExitCode {
+    match actix_rt::System::new().block_on(fut) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{name}: {e}");
             ExitCode::FAILURE
         }
     }

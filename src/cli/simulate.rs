@@ -1,0 +1,109 @@
+//! `kubesd simulate`: the built-in Kubernetes API simulator on its own, with a generated
+//! cluster, so any client (kubectl, vmagent, Prometheus, kubesd itself) can be pointed
+//! at it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+
+/// Arguments of `kubesd simulate`.
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// Address to serve the API on.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// Nodes to generate.
+    #[arg(long, default_value_t = 10)]
+    pub nodes: usize,
+    /// Pods to generate (with their services, endpoints, endpointslices, ingresses).
+    #[arg(long, default_value_t = 200)]
+    pub pods: usize,
+    /// Namespaces to spread the pods over.
+    #[arg(long, default_value_t = 4)]
+    pub namespaces: usize,
+    /// Seed of the generated cluster and of the churn.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Require `Authorization: Bearer <TOKEN>` on every request.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Serve HTTPS with a self-signed certificate; its PEM is written to --ca-file.
+    #[arg(long)]
+    pub tls: bool,
+    /// Where to write the certificate clients must trust (with --tls).
+    #[arg(long, default_value = "kubesd-simulator-ca.pem")]
+    pub ca_file: PathBuf,
+    /// Pod changes per second (adds, updates, deletes, rollouts); 0 for a still cluster.
+    #[arg(long, default_value_t = 0)]
+    pub churn: u32,
+    /// Watch events kept for resuming watches (older resourceVersions get 410 Gone).
+    #[arg(long, default_value_t = 10_000)]
+    pub history: usize,
+}
+
+/// Runs the simulator until interrupted.
+pub async fn run(args: SimulateArgs) -> Result<(), String> {
+    let config = SimulatorConfig {
+        bind: args.listen,
+        token: args.token.clone(),
+        tls: args.tls,
+        history_limit: args.history,
+        seed: args.seed,
+        ..SimulatorConfig::default()
+    };
+    let running = serve(config)
+        .await
+        .map_err(|e| format!("cannot serve on {}: {e}", args.listen))?;
+    let spec = ClusterSpec {
+        seed: args.seed,
+        nodes: args.nodes,
+        pods: args.pods,
+        namespaces: args.namespaces,
+        ..ClusterSpec::default()
+    };
+    let made = generate(running.sim(), &spec)
+        .map_err(|e| format!("cannot generate the cluster: {e:?}"))?;
+    if let Some(pem) = running.ca_pem() {
+        std::fs::write(&args.ca_file, pem)
+            .map_err(|e| format!("cannot write {}: {e}", args.ca_file.display()))?;
+    }
+    let churn = (args.churn > 0).then(|| {
+        // Ten ticks a second, the rate spread over them.
+        let per_tick = (args.churn as usize).div_ceil(10);
+        Churn::new(args.seed, ChurnRates::default()).start(
+            running.sim().clone(),
+            Duration::from_millis(100),
+            per_tick,
+        )
+    });
+
+    let url = running.url();
+    println!(
+        "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses in namespaces {}",
+        made.nodes,
+        made.pods,
+        made.services,
+        made.ingresses,
+        made.namespaces.join(", ")
+    );
+    let mut kubectl = format!("kubectl --server {url}");
+    if args.tls {
+        kubectl += &format!(" --certificate-authority {}", args.ca_file.display());
+    }
+    if let Some(token) = &args.token {
+        kubectl += &format!(" --token {token}");
+    }
+    println!("try: {kubectl} get pods -A");
+    if args.churn > 0 {
+        println!("churn: about {} pod changes per second", args.churn);
+    }
+    println!("Ctrl-C stops it.");
+    let _ = actix_rt::signal::ctrl_c().await;
+    if let Some(churn) = churn {
+        churn.stop();
+    }
+    running.stop().await;
+    Ok(())
+}
