@@ -26,6 +26,14 @@ pub enum DecodeError {
         /// The namespace it claimed, to help find it.
         namespace: String,
     },
+    /// An object whose `kind` is not the role's (a Service in a pod watch).
+    #[error("{role} watch or list returned an object of kind {kind:?}")]
+    WrongKind {
+        /// The role being decoded.
+        role: Role,
+        /// The kind the object claimed.
+        kind: String,
+    },
     /// A watch event whose `type` is not one of ADDED, MODIFIED, DELETED, BOOKMARK, ERROR.
     #[error("{role} watch event of unknown type {kind:?}")]
     UnknownEventType {
@@ -61,6 +69,7 @@ impl DecodeError {
         match self {
             DecodeError::Json { role, .. }
             | DecodeError::MissingName { role, .. }
+            | DecodeError::WrongKind { role, .. }
             | DecodeError::UnknownEventType { role, .. }
             | DecodeError::MissingEventField { role, .. }
             | DecodeError::ListItem { role, .. } => *role,

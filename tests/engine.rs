@@ -11,7 +11,8 @@ use kubesd::api::RoleSelector;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve,
+    Churn, ChurnRates, ClusterSpec, Failure, Resource, RunningSimulator, SimulatorConfig, generate,
+    serve,
 };
 use kubesd::{Discovery, Labels, SdConfig};
 use serde_json::json;
@@ -101,11 +102,14 @@ async fn dropped_connections_and_410s_lose_nothing() {
     churn.step(sim, 20).expect("churn");
     converge(&sub, sim, &config, "after an HTTP 410").await;
 
-    // History compacted while the watch reconnects: a 410 ERROR event, then relist.
-    sim.compact();
+    // History compacted while the watcher is disconnected (its reconnects are refused
+    // meanwhile): it comes back with a resourceVersion the server no longer has, gets a
+    // 410 ERROR event, and relists.
+    sim.faults().fail_next(Failure::ServerError, u32::MAX);
     sim.drop_watches(false);
     churn.step(sim, 20).expect("churn");
     sim.compact();
+    sim.faults().fail_next(Failure::ServerError, 0);
     converge(&sub, sim, &config, "after compaction").await;
     assert!(gone_count() >= gone_before + 2, "both 410s were seen");
     assert!(

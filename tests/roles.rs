@@ -231,3 +231,29 @@ fn endpointslice_conditions_default_to_false() {
         Some("http")
     );
 }
+
+#[test]
+fn an_object_of_another_kind_is_rejected() {
+    let err = Object::decode(
+        Role::Pod,
+        br#"{"kind":"Service","metadata":{"name":"s","namespace":"n"}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, DecodeError::WrongKind { role: Role::Pod, kind } if kind == "Service"),
+        "{err}"
+    );
+    // The right kind, or none (list items usually carry none), is fine.
+    assert!(Object::decode(Role::Pod, br#"{"kind":"Pod","metadata":{"name":"p"}}"#).is_ok());
+    assert!(
+        Object::decode(
+            Role::EndpointSlice,
+            br#"{"kind":"EndpointSlice","metadata":{"name":"e"}}"#
+        )
+        .is_ok()
+    );
+    // And a listed object equals the same object from a watch event, kind or not.
+    let listed = Object::decode(Role::Pod, br#"{"metadata":{"name":"p"}}"#).unwrap();
+    let watched = Object::decode(Role::Pod, br#"{"kind":"Pod","metadata":{"name":"p"}}"#).unwrap();
+    assert_eq!(listed, watched);
+}

@@ -5,11 +5,14 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::json::{empty_str, null_default, nullable_str};
-use super::meta::ObjectMeta;
+use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes Endpoints object: the addresses behind the service of the same name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct Endpoints {
+    /// `kind`, checked against the role when present.
+    #[serde(default)]
+    pub kind: Kind,
     /// `metadata`.
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,

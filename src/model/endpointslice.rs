@@ -6,12 +6,15 @@ use serde::Deserialize;
 
 use super::endpoints::{EndpointPort, ObjectReference};
 use super::json::{StringMap, empty_str, null_default, nullable_str};
-use super::meta::ObjectMeta;
+use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes EndpointSlice.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSlice {
+    /// `kind`, checked against the role when present.
+    #[serde(default)]
+    pub kind: Kind,
     /// `metadata`; the label `kubernetes.io/service-name` names the owning service.
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,

@@ -95,3 +95,18 @@ impl std::fmt::Display for ObjectKey {
         write!(f, "{}/{}", self.namespace, self.name)
     }
 }
+
+/// The object's `kind`, when the API sent one (watch events do; list items usually do
+/// not). Checked against the watched role, so a Service that turns up in a pod watch is
+/// rejected instead of cached as a strange pod. Not part of equality: a listed object
+/// and the same object from a watch event compare equal.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Kind(pub Option<Arc<str>>);
+
+impl PartialEq for Kind {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Kind {}

@@ -19,7 +19,7 @@ pub use ingress::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
 };
 pub use json::StringMap;
-pub use meta::{ObjectKey, ObjectMeta, OwnerReference};
+pub use meta::{Kind, ObjectKey, ObjectMeta, OwnerReference};
 pub use namespace::Namespace;
 pub use node::{DaemonEndpoints, KubeletEndpoint, Node, NodeAddress, NodeSpec, NodeStatus};
 pub use object::Object;

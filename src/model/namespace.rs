@@ -3,11 +3,14 @@
 use serde::Deserialize;
 
 use super::json::null_default;
-use super::meta::ObjectMeta;
+use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes namespace: only its metadata (labels and annotations) matters.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct Namespace {
+    /// `kind`, checked against the role when present.
+    #[serde(default)]
+    pub kind: Kind,
     /// `metadata`.
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,

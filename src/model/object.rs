@@ -76,8 +76,31 @@ impl Object {
         object.validate()
     }
 
-    /// Rejects objects discovery cannot key: every object needs `metadata.name`.
+    /// The object's `kind` as sent, if it was.
+    pub fn kind(&self) -> Option<&str> {
+        let kind = match self {
+            Object::Node(o) => &o.kind,
+            Object::Pod(o) => &o.kind,
+            Object::Service(o) => &o.kind,
+            Object::Endpoints(o) => &o.kind,
+            Object::EndpointSlice(o) => &o.kind,
+            Object::Ingress(o) => &o.kind,
+            Object::Namespace(o) => &o.kind,
+        };
+        kind.0.as_deref().filter(|k| !k.is_empty())
+    }
+
+    /// Rejects objects discovery cannot key (every object needs `metadata.name`) and
+    /// objects that say they are of another kind than the role being decoded.
     pub(crate) fn validate(self) -> Result<Object, DecodeError> {
+        if let Some(kind) = self.kind()
+            && kind != self.role().kind()
+        {
+            return Err(DecodeError::WrongKind {
+                role: self.role(),
+                kind: kind.to_string(),
+            });
+        }
         if self.metadata().name.is_empty() {
             return Err(DecodeError::MissingName {
                 role: self.role(),

@@ -55,6 +55,19 @@ impl Role {
         }
     }
 
+    /// The Kubernetes `kind` of this role's objects, e.g. `Pod`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Role::Node => "Node",
+            Role::Pod => "Pod",
+            Role::Service => "Service",
+            Role::Endpoints => "Endpoints",
+            Role::EndpointSlice => "EndpointSlice",
+            Role::Ingress => "Ingress",
+            Role::Namespace => "Namespace",
+        }
+    }
+
     /// The role of objects of Kubernetes `kind` (e.g. `Pod`, or `PodList` for a list).
     pub fn from_kind(kind: &str) -> Option<Role> {
         let kind = kind.strip_suffix("List").unwrap_or(kind);
