@@ -229,6 +229,12 @@ impl WatchStream {
             WatchMessage::Fault(WatchFault::Stall(on)) => {
                 self.stalled = on;
                 if !on {
+                    // History owed since the client's resourceVersion comes before the
+                    // live changes held during the stall: a real server never reorders
+                    // a stream (found by the chaos suite: clients ended stale).
+                    while let Some(change) = self.initial.pop_front() {
+                        self.emit_change(&change);
+                    }
                     while let Some(held) = self.held.pop_front() {
                         self.handle(held);
                     }

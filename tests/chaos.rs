@@ -1,0 +1,427 @@
+//! Chaos: random churn across every role while faults fire at random, then every
+//! subscription must converge to the simulator's final state within a bounded time. Plus
+//! one focused test per fault class.
+//!
+//! Seeded and reproducible: the seed comes from `KUBESD_CHAOS_SEED`, or is picked at
+//! random and printed when a test fails (rerun with `KUBESD_CHAOS_SEED=<seed>`).
+
+mod support;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use kubesd::metrics::METRICS;
+use kubesd::model::Role;
+use kubesd::simulator::{
+    Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, RunningSimulator, Simulator,
+    SimulatorConfig, generate, serve,
+};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use serde_json::json;
+use support::{converge_within, fast_options};
+
+/// Prints the seed if the test panics, so a failure can be replayed.
+struct SeedGuard(u64);
+
+impl Drop for SeedGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("chaos seed {0}: rerun with KUBESD_CHAOS_SEED={0}", self.0);
+        }
+    }
+}
+
+fn seed() -> SeedGuard {
+    let seed = std::env::var("KUBESD_CHAOS_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    SeedGuard(seed)
+}
+
+fn chaos_options() -> EngineOptions {
+    EngineOptions {
+        // Consistent, paged lists: continue tokens can expire under compaction.
+        list_from_watch_cache: false,
+        list_page_size: 25,
+        watch_stall_timeout: Duration::from_millis(300),
+        ..fast_options()
+    }
+}
+
+async fn cluster(seed: u64, history: usize) -> RunningSimulator {
+    let running = serve(SimulatorConfig {
+        seed,
+        history_limit: history,
+        bookmark_interval: Duration::from_millis(50),
+        split_pause: Duration::from_millis(2),
+        ..SimulatorConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let spec = ClusterSpec {
+        seed,
+        nodes: 5,
+        pods: 60,
+        namespaces: 3,
+        pods_per_workload: 4,
+    };
+    generate(running.sim(), &spec).expect("cluster generates");
+    running
+}
+
+fn keep_all(l: &Labels) -> Option<Labels> {
+    Some(l.clone())
+}
+
+fn all_jobs(url: &str) -> Vec<SdConfig> {
+    let mut jobs = Vec::new();
+    for role in [
+        Role::Node,
+        Role::Pod,
+        Role::Service,
+        Role::Endpoints,
+        Role::EndpointSlice,
+        Role::Ingress,
+    ] {
+        let mut config = SdConfig::new(role, url);
+        config.attach_metadata.namespace = role != Role::Node;
+        config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
+        jobs.push(config);
+    }
+    jobs
+}
+
+async fn subscribe_all(discovery: &Discovery, jobs: &[SdConfig]) -> Vec<Subscription<Labels>> {
+    let mut subs = Vec::new();
+    for config in jobs {
+        subs.push(
+            discovery
+                .subscribe(config, keep_all)
+                .await
+                .expect("subscribes"),
+        );
+    }
+    for s in &subs {
+        s.synced().await;
+    }
+    subs
+}
+
+async fn converge_all(
+    subs: &[Subscription<Labels>],
+    sim: &Simulator,
+    jobs: &[SdConfig],
+    what: &str,
+) {
+    for (sub, config) in subs.iter().zip(jobs) {
+        converge_within(sub, sim, config, what, Duration::from_secs(30)).await;
+    }
+}
+
+/// Changes that touch other roles than pods: node and namespace labels, services.
+fn touch_dependencies(sim: &Simulator, rng: &mut fastrand::Rng) {
+    let nodes = sim.list(Resource::Nodes, None);
+    if let Some(node) = nodes.get(rng.usize(..nodes.len().max(1))) {
+        let name = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let _ = sim.patch(
+            Resource::Nodes,
+            "",
+            &name,
+            &json!({"metadata": {"labels": {"chaos": rng.u32(..5).to_string()}}}),
+        );
+    }
+    let namespaces = sim.list(Resource::Namespaces, None);
+    if let Some(ns) = namespaces.get(rng.usize(..namespaces.len().max(1))) {
+        let name = ns["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let _ = sim.patch(
+            Resource::Namespaces,
+            "",
+            &name,
+            &json!({"metadata": {"annotations": {"chaos": rng.u32(..5).to_string()}}}),
+        );
+    }
+    let services = sim.list(Resource::Services, None);
+    if let Some(svc) = services.get(rng.usize(..services.len().max(1))) {
+        let ns = svc["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let name = svc["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let _ = sim.patch(
+            Resource::Services,
+            &ns,
+            &name,
+            &json!({"metadata": {"labels": {"chaos": rng.u32(..5).to_string()}}}),
+        );
+    }
+}
+
+/// Fires one random fault; returns its name for the log.
+fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng) -> &'static str {
+    match rng.u32(..13) {
+        0 => {
+            sim.drop_watches(true);
+            "drop mid-event"
+        }
+        1 => {
+            sim.drop_watches(false);
+            "drop between events"
+        }
+        2 => {
+            sim.faults().split_next_events(rng.u32(1..20));
+            "split events across chunks"
+        }
+        3 => {
+            sim.faults().gone_next_watches(1);
+            sim.drop_watches(false);
+            "410 as HTTP status"
+        }
+        4 => {
+            sim.compact();
+            "compaction"
+        }
+        5 => {
+            sim.faults().fail_next(Failure::ServerError, rng.u32(1..4));
+            sim.drop_watches(false);
+            "500s"
+        }
+        6 => {
+            sim.faults().fail_next(Failure::TooManyRequests, 1);
+            sim.drop_watches(false);
+            "429 with Retry-After"
+        }
+        7 => {
+            sim.inject(Injection::MalformedLine);
+            "malformed JSON line"
+        }
+        8 => {
+            sim.inject(Injection::UnknownType);
+            "unknown event type"
+        }
+        9 => {
+            sim.inject(Injection::WrongKind);
+            "object of the wrong kind"
+        }
+        10 => {
+            sim.restart();
+            "restart with reset resourceVersions"
+        }
+        11 => {
+            sim.stall_watches(true);
+            "stall"
+        }
+        _ => {
+            sim.stall_watches(false);
+            "unstall"
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn random_faults_under_churn_converge() {
+    let guard = seed();
+    let mut rng = fastrand::Rng::with_seed(guard.0);
+    let running = cluster(guard.0, 400).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(chaos_options());
+    let jobs = all_jobs(&running.url());
+    let subs = subscribe_all(&discovery, &jobs).await;
+    let mut churn = Churn::new(guard.0, ChurnRates::default());
+    let mut fired = Vec::new();
+    for _ in 0..40 {
+        churn.step(sim, rng.usize(1..15)).expect("churn");
+        if rng.bool() {
+            touch_dependencies(sim, &mut rng);
+        }
+        fired.push(random_fault(sim, &mut rng));
+        // Let the engine get into the middle of something before the next round.
+        actix_rt::time::sleep(Duration::from_millis(rng.u64(1..25))).await;
+    }
+    // The faults stop; the final state must be reached.
+    sim.stall_watches(false);
+    sim.faults().fail_next(Failure::ServerError, 0);
+    converge_all(&subs, sim, &jobs, &format!("after faults {fired:?}")).await;
+    running.stop().await;
+}
+
+/// Runs `fault` once under churn against a pod and an endpoints job, keeps it armed for
+/// `hold`, then checks they converge and that `metric` moved.
+async fn focused(name: &str, fault: impl Fn(&Simulator), hold: Duration, metric: fn() -> u64) {
+    let guard = seed();
+    let running = cluster(guard.0, 2_000).await;
+    let sim = running.sim();
+    let discovery = Discovery::start(chaos_options());
+    let jobs: Vec<SdConfig> = all_jobs(&running.url())
+        .into_iter()
+        .filter(|c| matches!(c.role, Role::Pod | Role::Endpoints))
+        .collect();
+    let subs = subscribe_all(&discovery, &jobs).await;
+    let before = metric();
+    let mut churn = Churn::new(guard.0, ChurnRates::default());
+    fault(sim);
+    churn.step(sim, 10).expect("churn");
+    // Give the fault time to be met by a live stream before it is cleared.
+    actix_rt::time::sleep(hold).await;
+    churn.step(sim, 10).expect("churn");
+    sim.stall_watches(false);
+    converge_all(&subs, sim, &jobs, name).await;
+    assert!(
+        metric() > before,
+        "{name}: the fault was not observed by the engine"
+    );
+    running.stop().await;
+}
+
+/// A counter summed over every role: the watchers of one group share the faults.
+fn total(f: fn(&kubesd::metrics::RoleMetrics) -> &std::sync::atomic::AtomicU64) -> u64 {
+    Role::ALL
+        .iter()
+        .map(|r| f(METRICS.role(*r)).load(Ordering::Relaxed))
+        .sum()
+}
+
+const BRIEF: Duration = Duration::from_millis(50);
+
+#[actix_rt::test]
+async fn a_watch_dropped_mid_event_resumes() {
+    focused(
+        "drop mid-event",
+        |s| s.drop_watches(true),
+        BRIEF,
+        || total(|m| &m.watch_restarts),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn events_split_across_chunks_are_reassembled() {
+    focused(
+        "split events",
+        |s| s.faults().split_next_events(50),
+        BRIEF,
+        || total(|m| &m.events_modified) + total(|m| &m.events_added),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn gone_as_status_relists() {
+    focused(
+        "410 status",
+        |s| {
+            s.faults().gone_next_watches(2);
+            s.drop_watches(false);
+        },
+        BRIEF,
+        || total(|m| &m.gone),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn server_errors_back_off_and_recover() {
+    focused(
+        "500s",
+        |s| {
+            s.faults().fail_next(Failure::ServerError, 3);
+            s.drop_watches(false);
+        },
+        BRIEF,
+        || total(|m| &m.watch_restarts),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn too_many_requests_honours_retry_after() {
+    focused(
+        "429",
+        |s| {
+            s.faults().fail_next(Failure::TooManyRequests, 1);
+            s.drop_watches(false);
+        },
+        BRIEF,
+        || total(|m| &m.watch_restarts),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn a_stalled_stream_is_detected_and_reopened() {
+    // Held past the 300 ms stall timeout of `chaos_options`.
+    focused(
+        "stall",
+        |s| s.stall_watches(true),
+        Duration::from_millis(700),
+        || total(|m| &m.watch_stalls),
+    )
+    .await;
+}
+
+#[actix_rt::test]
+async fn malformed_unknown_and_wrong_kind_events_relist() {
+    for injection in [
+        Injection::MalformedLine,
+        Injection::UnknownType,
+        Injection::WrongKind,
+    ] {
+        focused(
+            &format!("{injection:?}"),
+            move |s| s.inject(injection),
+            BRIEF,
+            || total(|m| &m.decode_errors),
+        )
+        .await;
+    }
+}
+
+#[actix_rt::test]
+async fn a_restart_with_reset_resource_versions_converges() {
+    focused("restart", |s| s.restart(), BRIEF, || total(|m| &m.relists)).await;
+}
+
+#[actix_rt::test]
+async fn an_expired_continue_token_restarts_the_list() {
+    let guard = seed();
+    let running = cluster(guard.0, 2_000).await;
+    let sim = running.sim();
+    let options = EngineOptions {
+        list_page_size: 2,
+        ..chaos_options()
+    };
+    let discovery = Discovery::start(options);
+    let config = SdConfig::new(Role::Pod, running.url());
+    let gone_before = total(|m| &m.gone);
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
+    // Compact while the 2-object pages are being fetched: a continue token expires.
+    let mut churn = Churn::new(guard.0, ChurnRates::default());
+    for _ in 0..40 {
+        churn.step(sim, 1).expect("churn");
+        sim.compact();
+        actix_rt::time::sleep(Duration::from_millis(2)).await;
+    }
+    sub.synced().await;
+    converge_within(
+        &sub,
+        sim,
+        &config,
+        "expired continue",
+        Duration::from_secs(30),
+    )
+    .await;
+    assert!(total(|m| &m.gone) > gone_before, "a continue token expired");
+    running.stop().await;
+}
