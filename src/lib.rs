@@ -16,6 +16,7 @@ pub mod http;
 pub mod labels;
 pub mod metrics;
 pub mod model;
+pub mod relabel;
 pub mod simulator;
 pub mod targets;
 pub mod watch;
