@@ -13,6 +13,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;
 pub mod model;
