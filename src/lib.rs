@@ -17,6 +17,7 @@ pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;
 pub mod model;
+pub mod promconfig;
 pub mod relabel;
 pub mod simulator;
 pub mod targets;
