@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod model;
 pub mod promconfig;
 pub mod relabel;
+pub mod sd_output;
 pub mod simulator;
 pub mod targets;
 pub mod watch;
