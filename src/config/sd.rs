@@ -119,10 +119,17 @@ impl SdConfig {
                 });
             }
         }
-        if self.kubeconfig_file.is_some() {
-            return Err(ConfigError::Unsupported("kubeconfig_file"));
-        }
         let h = &self.http;
+        if self.kubeconfig_file.is_some() && *h != kubeconfig_http_default() {
+            // As Prometheus: the kubeconfig sets the client, so the config may not.
+            return Err(ConfigError::Invalid {
+                field: "kubeconfig_file",
+                problem: "cannot be used with bearer_token, bearer_token_file, basic_auth, \
+                          authorization, tls_config, proxy_url or follow_redirects: the \
+                          kubeconfig sets the client"
+                    .into(),
+            });
+        }
         if h.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
             return Err(ConfigError::Unsupported("proxy_url"));
         }
@@ -164,6 +171,35 @@ impl SdConfig {
             });
         }
         Ok(())
+    }
+}
+
+impl SdConfig {
+    /// Replaces `kubeconfig_file` by what it says: `api_server` and the client settings
+    /// of its current context (see [`crate::kubeconfig`]). Does nothing without one.
+    ///
+    /// Run after [`SdConfig::validate`], which rejects a kubeconfig with `api_server` or
+    /// client settings; afterwards the config is like one that named its server itself.
+    pub fn resolve_kubeconfig(&mut self) -> Result<(), ConfigError> {
+        let Some(path) = self.kubeconfig_file.take() else {
+            return Ok(());
+        };
+        let target =
+            crate::kubeconfig::load_kubeconfig(&path).map_err(|e| ConfigError::Invalid {
+                field: "kubeconfig_file",
+                problem: e.to_string(),
+            })?;
+        self.api_server = Some(target.api_server);
+        self.http = target.http;
+        Ok(())
+    }
+}
+
+/// The client settings of a config that sets none (`follow_redirects` defaults to on).
+fn kubeconfig_http_default() -> HttpClientConfig {
+    HttpClientConfig {
+        follow_redirects: true,
+        ..HttpClientConfig::default()
     }
 }
 

@@ -1,0 +1,554 @@
+//! kubeconfig files (`kubeconfig_file` in a `kubernetes_sd_config`): the API server and
+//! credentials of the file's current context, turned into kubesd's own settings.
+//!
+//! Certificates and keys given inline (`*-data`, base64 PEM) are written to files,
+//! because kubesd's TLS layer (`crate::http::tls`) reads PEM from files: each goes to a
+//! directory only this process can read (created fresh, mode 0700), in a file of mode
+//! 0600 named by a hash of its content, so loading the same kubeconfig again reuses it.
+//! The files stay until the process ends; they hold what the kubeconfig already holds.
+//!
+//! Not supported, and refused with an error naming the field: `exec` and
+//! `auth-provider` credential plugins, and `proxy-url`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use base64::Engine;
+use serde::Deserialize;
+
+use crate::config::{BasicAuth, HttpClientConfig, Secret, TlsConfig};
+
+/// Where a kubeconfig's current context points, in kubesd's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KubeconfigTarget {
+    /// The API server URL (`clusters[].cluster.server`).
+    pub api_server: String,
+    /// How to authenticate and verify the server.
+    pub http: HttpClientConfig,
+}
+
+/// A kubeconfig kubesd cannot use, naming the file and what is missing or wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("kubeconfig {path}: {problem}")]
+pub struct KubeconfigError {
+    /// The kubeconfig file.
+    pub path: PathBuf,
+    /// What is wrong, naming the context, cluster or user and field.
+    pub problem: String,
+}
+
+/// The parts of a kubeconfig kubesd reads. Other keys (`preferences`, `extensions`,
+/// ...) are allowed and ignored, as kubectl does.
+#[derive(Deserialize, Default)]
+struct File {
+    #[serde(default, rename = "current-context")]
+    current_context: String,
+    #[serde(default)]
+    contexts: Vec<Named<Context>>,
+    #[serde(default)]
+    clusters: Vec<Named<Cluster>>,
+    #[serde(default)]
+    users: Vec<Named<User>>,
+}
+
+/// A list entry: `{name, <kind>: {...}}`; the inner key differs per list.
+#[derive(Deserialize)]
+struct Named<T> {
+    name: String,
+    #[serde(alias = "context", alias = "cluster", alias = "user")]
+    value: Option<T>,
+}
+
+#[derive(Deserialize, Default)]
+struct Context {
+    #[serde(default)]
+    cluster: String,
+    #[serde(default)]
+    user: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+struct Cluster {
+    #[serde(default)]
+    server: String,
+    #[serde(default)]
+    certificate_authority: Option<PathBuf>,
+    #[serde(default)]
+    certificate_authority_data: Option<String>,
+    #[serde(default)]
+    insecure_skip_tls_verify: bool,
+    #[serde(default)]
+    tls_server_name: Option<String>,
+    #[serde(default)]
+    proxy_url: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+struct User {
+    #[serde(default)]
+    token: Option<String>,
+    #[serde(default, rename = "tokenFile")]
+    token_file: Option<PathBuf>,
+    #[serde(default)]
+    client_certificate: Option<PathBuf>,
+    #[serde(default)]
+    client_certificate_data: Option<String>,
+    #[serde(default)]
+    client_key: Option<PathBuf>,
+    #[serde(default)]
+    client_key_data: Option<String>,
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    exec: Option<serde_json::Value>,
+    #[serde(default, rename = "auth-provider")]
+    auth_provider: Option<serde_json::Value>,
+}
+
+/// Reads the kubeconfig at `path` and resolves its current context.
+pub fn load_kubeconfig(path: &Path) -> Result<KubeconfigTarget, KubeconfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| KubeconfigError {
+        path: path.to_path_buf(),
+        problem: format!("cannot read: {e}"),
+    })?;
+    parse_kubeconfig(&text, path)
+}
+
+/// Resolves the current context of kubeconfig `text`, read from `path` (relative file
+/// names in it are relative to `path`'s directory, as kubectl takes them).
+pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, KubeconfigError> {
+    let fail = |problem: String| KubeconfigError {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let file: File = serde_norway::from_str::<Option<File>>(text)
+        .map_err(|e| fail(format!("not a valid kubeconfig: {e}")))?
+        .unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let relative = |p: &PathBuf| {
+        if p.is_relative() {
+            dir.join(p)
+        } else {
+            p.clone()
+        }
+    };
+
+    if file.current_context.is_empty() {
+        return Err(fail("current-context is not set".into()));
+    }
+    let context = find(&file.contexts, &file.current_context).ok_or_else(|| {
+        fail(format!(
+            "context {:?} is not in contexts",
+            file.current_context
+        ))
+    })?;
+    if context.cluster.is_empty() {
+        return Err(fail(format!(
+            "context {:?} names no cluster",
+            file.current_context
+        )));
+    }
+    let cluster = find(&file.clusters, &context.cluster)
+        .ok_or_else(|| fail(format!("cluster {:?} is not in clusters", context.cluster)))?;
+    // A context without a user is anonymous access, which kubectl allows.
+    let default_user = User::default();
+    let user = if context.user.is_empty() {
+        &default_user
+    } else {
+        find(&file.users, &context.user)
+            .ok_or_else(|| fail(format!("user {:?} is not in users", context.user)))?
+    };
+    let at_cluster = |field: &str| format!("clusters[{:?}].cluster.{field}", context.cluster);
+    let at_user = |field: &str| format!("users[{:?}].user.{field}", context.user);
+
+    if cluster.server.is_empty() {
+        return Err(fail(format!("{} is not set", at_cluster("server"))));
+    }
+    if !(cluster.server.starts_with("https://") || cluster.server.starts_with("http://")) {
+        return Err(fail(format!(
+            "{} {:?} is not an http:// or https:// URL",
+            at_cluster("server"),
+            cluster.server
+        )));
+    }
+    if cluster.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
+        return Err(fail(format!(
+            "{} is not supported by kubesd",
+            at_cluster("proxy-url")
+        )));
+    }
+    if user.exec.is_some() {
+        return Err(fail(format!(
+            "{} (credential plugins) is not supported by kubesd: use a token, tokenFile or \
+             client certificate",
+            at_user("exec")
+        )));
+    }
+    if user.auth_provider.is_some() {
+        return Err(fail(format!(
+            "{} is not supported by kubesd: use a token, tokenFile or client certificate",
+            at_user("auth-provider")
+        )));
+    }
+
+    let mut tls = TlsConfig {
+        insecure_skip_verify: cluster.insecure_skip_tls_verify,
+        server_name: cluster.tls_server_name.clone().filter(|s| !s.is_empty()),
+        ..TlsConfig::default()
+    };
+    // Inline data wins over a file, as in client-go.
+    tls.ca_file = pem_source(
+        &cluster.certificate_authority_data,
+        &cluster.certificate_authority,
+    )
+    .map_err(|e| fail(format!("{}: {e}", at_cluster("certificate-authority-data"))))?
+    .map(|s| s.into_path(&relative))
+    .transpose()
+    .map_err(|e| fail(format!("{}: {e}", at_cluster("certificate-authority-data"))))?;
+    tls.cert_file = pem_source(&user.client_certificate_data, &user.client_certificate)
+        .map_err(|e| fail(format!("{}: {e}", at_user("client-certificate-data"))))?
+        .map(|s| s.into_path(&relative))
+        .transpose()
+        .map_err(|e| fail(format!("{}: {e}", at_user("client-certificate-data"))))?;
+    tls.key_file = pem_source(&user.client_key_data, &user.client_key)
+        .map_err(|e| fail(format!("{}: {e}", at_user("client-key-data"))))?
+        .map(|s| s.into_path(&relative))
+        .transpose()
+        .map_err(|e| fail(format!("{}: {e}", at_user("client-key-data"))))?;
+    if tls.cert_file.is_some() != tls.key_file.is_some() {
+        return Err(fail(format!(
+            "{} and {} must be set together",
+            at_user("client-certificate"),
+            at_user("client-key")
+        )));
+    }
+
+    let mut http = HttpClientConfig {
+        tls_config: tls,
+        follow_redirects: true,
+        ..HttpClientConfig::default()
+    };
+    let token = user.token.clone().filter(|t| !t.is_empty());
+    let has_basic = user.username.as_deref().is_some_and(|u| !u.is_empty())
+        || user.password.as_deref().is_some_and(|p| !p.is_empty());
+    if (token.is_some() || user.token_file.is_some()) && has_basic {
+        return Err(fail(format!(
+            "{} and {} cannot both be set",
+            at_user("token"),
+            at_user("username/password")
+        )));
+    }
+    match (token, &user.token_file) {
+        // client-go prefers the token when both are given.
+        (Some(token), _) => http.bearer_token = Secret(token),
+        (None, Some(file)) => http.bearer_token_file = Some(relative(file)),
+        (None, None) if has_basic => {
+            http.basic_auth = Some(BasicAuth {
+                username: user.username.clone().unwrap_or_default(),
+                password: Secret(user.password.clone().unwrap_or_default()),
+                password_file: None,
+            });
+        }
+        (None, None) => {}
+    }
+    Ok(KubeconfigTarget {
+        api_server: cluster.server.clone(),
+        http,
+    })
+}
+
+/// The entry called `name`.
+fn find<'a, T>(list: &'a [Named<T>], name: &str) -> Option<&'a T> {
+    list.iter()
+        .find(|n| n.name == name)
+        .and_then(|n| n.value.as_ref())
+}
+
+/// Where a PEM comes from: inline (decoded) or a file.
+enum PemSource {
+    Inline(Vec<u8>),
+    File(PathBuf),
+}
+
+impl PemSource {
+    /// A file holding the PEM: the named one (made absolute by `relative`), or the
+    /// inline data written to a private file.
+    fn into_path(self, relative: &impl Fn(&PathBuf) -> PathBuf) -> std::io::Result<PathBuf> {
+        match self {
+            PemSource::File(p) => Ok(relative(&p)),
+            PemSource::Inline(pem) => write_private(&pem),
+        }
+    }
+}
+
+/// The PEM a `*-data` / file pair gives, if any; inline data must be base64.
+fn pem_source(data: &Option<String>, file: &Option<PathBuf>) -> Result<Option<PemSource>, String> {
+    if let Some(data) = data.as_deref().filter(|d| !d.trim().is_empty()) {
+        // kubectl writes it on one line; tolerate wrapped base64 too.
+        let compact: String = data.chars().filter(|c| !c.is_whitespace()).collect();
+        let pem = base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map_err(|e| format!("not valid base64: {e}"))?;
+        return Ok(Some(PemSource::Inline(pem)));
+    }
+    Ok(file
+        .as_ref()
+        .filter(|f| !f.as_os_str().is_empty())
+        .map(|f| PemSource::File(f.clone())))
+}
+
+/// Writes `content` to a file only this process's user can read, in this process's
+/// private directory, and returns its path. The same content gets the same file.
+fn write_private(content: &[u8]) -> std::io::Result<PathBuf> {
+    use md5::{Digest, Md5};
+    let dir = private_dir()?;
+    let name: String = Md5::digest(content)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = dir.join(format!("{name}.pem"));
+    if path.exists() {
+        return Ok(path);
+    }
+    // Written under a temporary name and renamed, so a reader never sees half a file.
+    let tmp = dir.join(format!("{name}.{}.tmp", fastrand::u64(..)));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp)?;
+    file.write_all(content)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// This process's private directory for inline credentials, created on first use under
+/// the system temp directory with a fresh random name (so nobody can have prepared it)
+/// and mode 0700.
+fn private_dir() -> std::io::Result<&'static Path> {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(dir) = DIR.get() {
+        return Ok(dir);
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "kubesd-{}-{:016x}",
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(&dir)?;
+    // Another thread may have won the race; its directory is as good, and ours is empty.
+    if DIR.set(dir.clone()).is_err() {
+        let _ = std::fs::remove_dir(&dir);
+    }
+    Ok(DIR.get().map(PathBuf::as_path).unwrap_or(Path::new("")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory for one test's files.
+    fn temp_dir(test: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "kubesd-kubeconfig-{test}-{}-{:x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+
+    fn b64(s: &str) -> String {
+        base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    const CA: &str = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+    #[test]
+    fn files_and_token_of_the_current_context() {
+        let dir = temp_dir("files");
+        let path = dir.join("config");
+        let text = r#"
+apiVersion: v1
+kind: Config
+preferences: {}
+current-context: b
+contexts:
+- {name: a, context: {cluster: one, user: alice}}
+- {name: b, context: {cluster: two, user: bob, namespace: web}}
+clusters:
+- {name: one, cluster: {server: "https://one:6443"}}
+- name: two
+  cluster:
+    server: https://two:6443
+    certificate-authority: certs/ca.crt
+    tls-server-name: kubernetes.default
+    extensions: [{name: x, extension: {}}]
+users:
+- {name: alice, user: {token: a-token}}
+- name: bob
+  user:
+    token: bob-token
+    client-certificate: /abs/bob.crt
+    client-key: bob.key
+"#;
+        let t = parse_kubeconfig(text, &path).expect("resolves");
+        assert_eq!(t.api_server, "https://two:6443");
+        assert_eq!(t.http.bearer_token.expose(), "bob-token");
+        let tls = &t.http.tls_config;
+        assert_eq!(tls.ca_file, Some(dir.join("certs/ca.crt")));
+        assert_eq!(tls.cert_file.as_deref(), Some(Path::new("/abs/bob.crt")));
+        assert_eq!(tls.key_file, Some(dir.join("bob.key")));
+        assert_eq!(tls.server_name.as_deref(), Some("kubernetes.default"));
+        assert!(!tls.insecure_skip_verify);
+        assert!(t.http.follow_redirects);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn inline_data_goes_to_private_files() {
+        let text = format!(
+            r#"
+current-context: c
+contexts: [{{name: c, context: {{cluster: k, user: u}}}}]
+clusters: [{{name: k, cluster: {{server: "https://k:6443", certificate-authority-data: "{ca}", certificate-authority: ignored.crt}}}}]
+users: [{{name: u, user: {{client-certificate-data: "{cert}", client-key-data: "{key}"}}}}]
+"#,
+            ca = b64(CA),
+            cert = b64("CERT"),
+            key = b64("KEY"),
+        );
+        let t = parse_kubeconfig(&text, Path::new("/nowhere/config")).expect("resolves");
+        let tls = &t.http.tls_config;
+        let ca = tls.ca_file.clone().expect("ca file");
+        assert_eq!(std::fs::read_to_string(&ca).expect("ca written"), CA);
+        let key = tls.key_file.clone().expect("key file");
+        assert_eq!(std::fs::read_to_string(&key).expect("key written"), "KEY");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+            assert_eq!(mode(&key), 0o600);
+            assert_eq!(mode(key.parent().expect("dir")), 0o700);
+        }
+        // The same content reuses its file.
+        let again = parse_kubeconfig(&text, Path::new("/nowhere/config")).expect("resolves");
+        assert_eq!(again.http.tls_config.key_file, Some(key));
+    }
+
+    #[test]
+    fn basic_auth_and_token_file() {
+        let basic = r#"
+current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "http://k:8080", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {username: admin, password: pw}}]
+"#;
+        let t = parse_kubeconfig(basic, Path::new("/d/config")).expect("resolves");
+        let auth = t.http.basic_auth.expect("basic auth");
+        assert_eq!(
+            (auth.username.as_str(), auth.password.expose()),
+            ("admin", "pw")
+        );
+        assert!(t.http.tls_config.insecure_skip_verify);
+
+        let file = basic.replace("{username: admin, password: pw}", "{tokenFile: tok}");
+        let t = parse_kubeconfig(&file, Path::new("/d/config")).expect("resolves");
+        assert_eq!(
+            t.http.bearer_token_file.as_deref(),
+            Some(Path::new("/d/tok"))
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_missing_piece() {
+        let ok = r#"
+current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://k:6443"}}]
+users: [{name: u, user: {token: t}}]
+"#;
+        let cases = [
+            (
+                ok.replace("current-context: c", ""),
+                "current-context is not set",
+            ),
+            (
+                ok.replace("current-context: c", "current-context: x"),
+                "context \"x\" is not in contexts",
+            ),
+            (
+                ok.replace("cluster: k, user", "cluster: z, user"),
+                "cluster \"z\" is not in clusters",
+            ),
+            (
+                ok.replace("user: u}", "user: v}"),
+                "user \"v\" is not in users",
+            ),
+            (
+                ok.replace("server: \"https://k:6443\"", "server: \"\""),
+                "clusters[\"k\"].cluster.server is not set",
+            ),
+            (
+                ok.replace("https://k:6443", "k:6443"),
+                "is not an http:// or https:// URL",
+            ),
+            (
+                ok.replace("{token: t}", "{exec: {command: aws}}"),
+                "users[\"u\"].user.exec",
+            ),
+            (
+                ok.replace("{token: t}", "{auth-provider: {name: gcp}}"),
+                "users[\"u\"].user.auth-provider",
+            ),
+            (
+                ok.replace("{token: t}", "{client-key: k.pem}"),
+                "must be set together",
+            ),
+            (
+                ok.replace("{token: t}", "{token: t, username: a}"),
+                "cannot both be set",
+            ),
+            (
+                ok.replace(
+                    "{token: t}",
+                    "{client-key-data: \"%%%\", client-certificate: c}",
+                ),
+                "users[\"u\"].user.client-key-data: not valid base64",
+            ),
+            (
+                ok.replace(
+                    "server: \"https://k:6443\"",
+                    "server: \"https://k:6443\", proxy-url: \"http://p\"",
+                ),
+                "proxy-url is not supported",
+            ),
+            ("[".to_string(), "not a valid kubeconfig"),
+        ];
+        for (text, want) in cases {
+            let err = parse_kubeconfig(&text, Path::new("/home/me/.kube/config"))
+                .expect_err(want)
+                .to_string();
+            assert!(
+                err.starts_with("kubeconfig /home/me/.kube/config: "),
+                "{err}"
+            );
+            assert!(err.contains(want), "{err} (want {want})");
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Applying relabel rules to one label set: Prometheus' `relabel.Process`.
+
+use std::sync::Arc;
+
+use md5::{Digest, Md5};
+
+use super::config::{Action, CompiledRule};
+use super::names::is_valid_label_name;
+use super::template::expand;
+use crate::labels::{Labels, LabelsBuilder};
+
+/// `labels` after `rules`, applied in order, or `None` if a rule dropped the target.
+///
+/// As in Prometheus, a label with an empty value is the same as no label: empty values
+/// in `labels` are not carried over, a rule that writes an empty value removes the
+/// label, and the result holds no empty values.
+pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
+    let mut set = WorkingSet::new(labels);
+    for rule in rules {
+        if !apply(rule, &mut set) {
+            return None;
+        }
+    }
+    Some(set.finish())
+}
+
+/// One rule; false if it drops the target.
+pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
+    let value = source_value(rule, set);
+    match rule.action {
+        Action::Drop => return !rule.regex.is_match(&value),
+        Action::Keep => return rule.regex.is_match(&value),
+        Action::DropEqual => return set.get(&rule.target_label) != value,
+        Action::KeepEqual => return set.get(&rule.target_label) == value,
+        Action::Replace => replace(rule, &value, set),
+        Action::Lowercase => set.set(&rule.target_label, &value.to_lowercase()),
+        Action::Uppercase => set.set(&rule.target_label, &value.to_uppercase()),
+        Action::HashMod => {
+            let bucket = hash_mod(&value, rule.modulus);
+            set.set(&rule.target_label, &bucket.to_string());
+        }
+        Action::LabelMap => {
+            for (name, value) in set.snapshot() {
+                if let Some(caps) = rule.regex.captures(&name) {
+                    let new_name = expand(&rule.replacement, &caps);
+                    // Prometheus writes whatever name comes out; kubesd skips one that is
+                    // not a label name, as `replace` does, so its output stays valid.
+                    if is_valid_label_name(&new_name) {
+                        set.set_shared(Arc::from(new_name), value);
+                    }
+                }
+            }
+        }
+        Action::LabelDrop => {
+            for (name, _) in set.snapshot() {
+                if rule.regex.is_match(&name) {
+                    set.delete(&name);
+                }
+            }
+        }
+        Action::LabelKeep => {
+            for (name, _) in set.snapshot() {
+                if !rule.regex.is_match(&name) {
+                    set.delete(&name);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The source labels' values joined with the separator (absent labels are empty).
+fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
+    let mut value = String::new();
+    for (i, name) in rule.source_labels.iter().enumerate() {
+        if i > 0 {
+            value.push_str(&rule.separator);
+        }
+        value.push_str(set.get(name));
+    }
+    value
+}
+
+/// `replace`: if the regex matches, write the expanded replacement to the expanded
+/// target label; an empty replacement removes the label, and a target that expands to
+/// something that is not a label name is skipped.
+fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
+    let Some(caps) = rule.regex.captures(value) else {
+        return;
+    };
+    let target = expand(&rule.target_label, &caps);
+    if !is_valid_label_name(&target) {
+        return;
+    }
+    let result = expand(&rule.replacement, &caps);
+    set.set(&target, &result);
+}
+
+/// Prometheus' `hashmod`: MD5 of the value, its *last* 8 bytes read as a big-endian
+/// integer, modulo `modulus`. (Prometheus keeps the last 8 bytes so results match its
+/// earlier versions; taking the first 8 would send targets to different shards.)
+pub fn hash_mod(value: &str, modulus: u64) -> u64 {
+    let digest = Md5::digest(value.as_bytes());
+    let mut last = [0u8; 8];
+    last.copy_from_slice(&digest[8..16]);
+    u64::from_be_bytes(last) % modulus
+}
+
+/// The labels while rules run, mirroring Prometheus' `labels.Builder`, whose order of
+/// iteration `labelmap` depends on.
+///
+/// Sorted by name. Each label remembers whether it is an input label left untouched
+/// (`set_order` `None`) or was written by a rule, and if so when it was first written.
+/// Prometheus' builder visits untouched labels in name order, then written ones in the
+/// order they were first written; when two labels map to one name, the last visited
+/// wins, so kubesd visits in the same order. (For scrape targets Prometheus fills its
+/// builder from a Go map, so there its order is unspecified; kubesd's is deterministic.)
+pub(super) struct WorkingSet {
+    entries: Vec<Entry>,
+    next_order: u64,
+}
+
+struct Entry {
+    name: Arc<str>,
+    value: Arc<str>,
+    set_order: Option<u64>,
+}
+
+impl WorkingSet {
+    /// The set for `labels`, without their empty values.
+    pub(super) fn new(labels: &Labels) -> WorkingSet {
+        let entries = labels
+            .iter()
+            .filter(|l| !l.value.is_empty())
+            .map(|l| Entry {
+                name: Arc::clone(&l.name),
+                value: Arc::clone(&l.value),
+                set_order: None,
+            })
+            .collect();
+        WorkingSet {
+            entries,
+            next_order: 0,
+        }
+    }
+
+    fn find(&self, name: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|e| (*e.name).cmp(name))
+    }
+
+    /// The value of `name`, empty if absent.
+    pub(super) fn get(&self, name: &str) -> &str {
+        match self.find(name) {
+            Ok(i) => &self.entries[i].value,
+            Err(_) => "",
+        }
+    }
+
+    /// Sets `name` to `value`; an empty value removes it.
+    pub(super) fn set(&mut self, name: &str, value: &str) {
+        if value.is_empty() {
+            self.delete(name);
+            return;
+        }
+        self.set_shared(Arc::from(name), Arc::from(value));
+    }
+
+    fn set_shared(&mut self, name: Arc<str>, value: Arc<str>) {
+        if value.is_empty() {
+            self.delete(&name);
+            return;
+        }
+        match self.find(&name) {
+            Ok(i) => {
+                let entry = &mut self.entries[i];
+                entry.value = value;
+                // A label rules already wrote keeps its place in the write order; an
+                // input label joins the end of it, as in Prometheus' builder.
+                if entry.set_order.is_none() {
+                    entry.set_order = Some(self.next_order);
+                    self.next_order += 1;
+                }
+            }
+            Err(i) => {
+                self.entries.insert(
+                    i,
+                    Entry {
+                        name,
+                        value,
+                        set_order: Some(self.next_order),
+                    },
+                );
+                self.next_order += 1;
+            }
+        }
+    }
+
+    /// Removes `name` if present.
+    pub(super) fn delete(&mut self, name: &str) {
+        if let Ok(i) = self.find(name) {
+            self.entries.remove(i);
+        }
+    }
+
+    /// The labels as they are now, in the order Prometheus' builder visits them.
+    fn snapshot(&self) -> Vec<(Arc<str>, Arc<str>)> {
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        // Stable: untouched labels stay in name order.
+        order.sort_by_key(|e| e.set_order.map_or((false, 0), |o| (true, o)));
+        order
+            .into_iter()
+            .map(|e| (Arc::clone(&e.name), Arc::clone(&e.value)))
+            .collect()
+    }
+
+    /// Whether `name` is set.
+    pub(super) fn contains(&self, name: &str) -> bool {
+        self.find(name).is_ok()
+    }
+
+    /// Keeps only the labels `keep` picks.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.entries.retain(|e| keep(&e.name));
+    }
+
+    /// The final label set.
+    pub(super) fn finish(self) -> Labels {
+        let mut b = LabelsBuilder::new();
+        for e in &self.entries {
+            b.add_shared(&e.name, &e.value);
+        }
+        b.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Prometheus' own expected values (`relabel_test.go`).
+    #[test]
+    fn hash_mod_matches_prometheus() {
+        assert_eq!(hash_mod("baz", 1000), 976);
+        assert_eq!(hash_mod("foo\nbar", 1000), 734);
+    }
+}

@@ -1,0 +1,266 @@
+//! Targets in the form Prometheus reads them from HTTP SD and file SD: a JSON array of
+//! `{"targets": ["host:port", ...], "labels": {"name": "value", ...}}` groups.
+//!
+//! The same bytes serve both: `http_sd_config` reads them from kubesd's endpoint
+//! (answered with `Content-Type: application/json`, `[]` when there are none), and
+//! `file_sd_config` from a file [`write_file_atomically`] replaces. The output is
+//! deterministic, so equal target sets give equal bytes and equal [`etag`]s, and an
+//! unchanged list can be answered with `304 Not Modified`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+
+use crate::labels::{Label, Labels};
+
+/// The label holding a target's `host:port`: a group's `targets` entry, not a label.
+pub const ADDRESS_LABEL: &str = "__address__";
+
+/// The `Content-Type` HTTP SD requires.
+pub const CONTENT_TYPE: &str = "application/json";
+
+/// Targets that share every label but `__address__`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TargetGroup {
+    /// The shared labels, sorted by name, without `__address__` and empty values.
+    pub labels: Vec<Label>,
+    /// The targets' addresses, sorted, each once.
+    pub targets: Vec<Arc<str>>,
+}
+
+/// Groups `targets` (each one's labels, with `__address__`) by their other labels.
+///
+/// Deterministic whatever the input order: groups are sorted by their labels (name,
+/// then value, label by label), addresses within a group are sorted, and a target that
+/// appears twice is listed once (its two copies cannot be told apart). Labels with
+/// empty values are left out, as Prometheus treats them as absent. A label set without
+/// `__address__` (or with an empty one) is not a target and is skipped.
+pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<TargetGroup> {
+    let mut groups: BTreeMap<Vec<Label>, BTreeSet<Arc<str>>> = BTreeMap::new();
+    for labels in targets {
+        let mut address = None;
+        let mut rest = Vec::with_capacity(labels.len());
+        for label in labels {
+            if &*label.name == ADDRESS_LABEL {
+                address = Some(Arc::clone(&label.value));
+            } else if !label.value.is_empty() {
+                rest.push(label.clone());
+            }
+        }
+        let Some(address) = address.filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        groups.entry(rest).or_default().insert(address);
+    }
+    groups
+        .into_iter()
+        .map(|(labels, targets)| TargetGroup {
+            labels,
+            targets: targets.into_iter().collect(),
+        })
+        .collect()
+}
+
+impl Serialize for TargetGroup {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("targets", &self.targets)?;
+        map.serialize_entry("labels", &LabelMap(&self.labels))?;
+        map.end()
+    }
+}
+
+/// Labels as a JSON object, in name order.
+struct LabelMap<'a>(&'a [Label]);
+
+impl Serialize for LabelMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for label in self.0 {
+            map.serialize_entry(&*label.name, &*label.value)?;
+        }
+        map.end()
+    }
+}
+
+/// The HTTP SD / file SD JSON for `targets` (see [`group_targets`]): compact, `[]`
+/// when empty, strings escaped by serde_json.
+pub fn sd_json<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<u8> {
+    groups_json(&group_targets(targets))
+}
+
+/// The JSON for already grouped targets.
+pub fn groups_json(groups: &[TargetGroup]) -> Vec<u8> {
+    // Serializing strings and maps of strings into a Vec cannot fail; an empty array is
+    // still a correct answer should it ever.
+    serde_json::to_vec(groups).unwrap_or_else(|_| b"[]".to_vec())
+}
+
+/// A strong HTTP `ETag` for `body`, quoted as HTTP requires: the FNV-1a 64-bit hash of
+/// the bytes in hex, e.g. `"cbf29ce484222325"`. FNV because it is fixed by its
+/// definition (std's hasher may change between Rust releases), so kubesd replicas and
+/// restarts give the same tag for the same list.
+pub fn etag(body: &[u8]) -> String {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    for &b in body {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(PRIME);
+    }
+    format!("\"{hash:016x}\"")
+}
+
+/// True if an `If-None-Match` header value names `etag` (so the answer may be
+/// `304 Not Modified`): `*`, or a comma-separated list of tags, weak (`W/`) or not,
+/// compared weakly as RFC 9110 says for `If-None-Match`.
+pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
+    let strip = |t: &str| t.trim().trim_start_matches("W/").to_string();
+    let want = strip(etag);
+    if_none_match
+        .split(',')
+        .any(|tag| tag.trim() == "*" || strip(tag) == want)
+}
+
+/// Replaces the file at `path` with `contents` so that a reader (Prometheus' file SD
+/// watching the directory) sees the old file or the new one, never a partial one:
+/// written to a temporary file in the same directory (whose name does not end in
+/// `.json` or `.yml`, so file SD patterns skip it), flushed to disk, then renamed over
+/// `path`, and the directory flushed so the rename survives a crash.
+pub fn write_file_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{}: not a file name", path.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}-{:x}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        fastrand::u64(..)
+    ));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(contents)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        // Leave no temporary file behind; the original error is the one to report.
+        let _ = std::fs::remove_file(&tmp);
+        return result;
+    }
+    // Flushing a directory is how POSIX makes a rename durable; elsewhere it may not
+    // be possible, and the rename itself is already atomic.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(pairs: &[(&str, &str)]) -> Labels {
+        Labels::from_pairs(pairs.iter().copied())
+    }
+
+    fn json(targets: &[Labels]) -> String {
+        String::from_utf8(sd_json(targets)).expect("utf-8")
+    }
+
+    #[test]
+    fn empty_is_an_empty_array() {
+        assert_eq!(json(&[]), "[]");
+        // Label sets without an address are not targets.
+        assert_eq!(json(&[target(&[("job", "x")])]), "[]");
+    }
+
+    #[test]
+    fn groups_by_labels_other_than_the_address() {
+        let targets = [
+            target(&[("__address__", "10.0.0.2:80"), ("app", "web"), ("ns", "a")]),
+            target(&[("__address__", "10.0.0.9:80"), ("app", "db"), ("ns", "a")]),
+            target(&[("__address__", "10.0.0.1:80"), ("ns", "a"), ("app", "web")]),
+            // Same target twice: listed once.
+            target(&[("__address__", "10.0.0.1:80"), ("app", "web"), ("ns", "a")]),
+            // An empty value is the same as no label.
+            target(&[
+                ("__address__", "10.0.0.3:80"),
+                ("app", "web"),
+                ("ns", "a"),
+                ("x", ""),
+            ]),
+        ];
+        assert_eq!(
+            json(&targets),
+            r#"[{"targets":["10.0.0.9:80"],"labels":{"app":"db","ns":"a"}},{"targets":["10.0.0.1:80","10.0.0.2:80","10.0.0.3:80"],"labels":{"app":"web","ns":"a"}}]"#
+        );
+        // Input order does not matter.
+        let mut reversed = targets.to_vec();
+        reversed.reverse();
+        assert_eq!(json(&reversed), json(&targets));
+        // A target with no other labels gets an empty object.
+        assert_eq!(
+            json(&[target(&[("__address__", "h:1")])]),
+            r#"[{"targets":["h:1"],"labels":{}}]"#
+        );
+    }
+
+    #[test]
+    fn values_are_escaped_and_round_trip() {
+        let value = "quote\" backslash\\ newline\n tab\t ctrl\u{1} ünï €";
+        let body = sd_json(&[target(&[("__address__", "h:1"), ("__meta_x", value)])]);
+        let parsed: serde_json::Value = serde_json::from_slice(&body).expect("valid JSON");
+        assert_eq!(parsed[0]["labels"]["__meta_x"], value);
+        assert_eq!(parsed[0]["targets"][0], "h:1");
+        let text = String::from_utf8(body).expect("utf-8");
+        assert!(
+            text.contains(r#"quote\" backslash\\ newline\n tab\t ctrl\u0001"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn etags_are_stable_and_quoted() {
+        assert_eq!(etag(b""), "\"cbf29ce484222325\"");
+        assert_eq!(etag(b"a"), "\"af63dc4c8601ec8c\"");
+        assert_ne!(etag(b"[]"), etag(b"[ ]"));
+        let tag = etag(b"[]");
+        assert!(etag_matches(&tag, &tag));
+        assert!(etag_matches(&format!("\"x\", W/{tag}"), &tag));
+        assert!(etag_matches("*", &tag));
+        assert!(!etag_matches("\"other\"", &tag));
+    }
+
+    #[test]
+    fn file_is_replaced_whole() {
+        let dir = std::env::temp_dir().join(format!(
+            "kubesd-sd-output-{}-{:x}",
+            std::process::id(),
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("targets.json");
+        write_file_atomically(&path, b"[1]").expect("first write");
+        write_file_atomically(&path, b"[]").expect("replace");
+        assert_eq!(std::fs::read(&path).expect("read"), b"[]");
+        let names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["targets.json"], "no temporary file left");
+        assert!(write_file_atomically(&dir.join("missing/t.json"), b"[]").is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,454 @@
+//! Relabelling against Prometheus' documented behaviour: the cases of Prometheus'
+//! `model/relabel/relabel_test.go` (rewritten as YAML rules, the form users write) and
+//! the checks its `relabel.Config.Validate` makes.
+
+use kubesd::Labels;
+use kubesd::relabel::{RelabelConfig, Target, compile_all, process, relabel};
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    Labels::from_pairs(pairs.iter().copied())
+}
+
+fn rules(yaml: &str) -> Vec<kubesd::relabel::CompiledRule> {
+    let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
+    compile_all(&configs).expect("rules are valid")
+}
+
+/// `(input, rules, expected output or None for dropped)`.
+type Case = (
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    Option<&'static [(&'static str, &'static str)]>,
+);
+
+#[test]
+fn prometheus_relabel_cases() {
+    let cases: &[Case] = &[
+        (
+            &[("a", "foo"), ("b", "bar"), ("c", "baz")],
+            r#"[{source_labels: [a], regex: "f(.*)", target_label: d, replacement: "ch${1}-ch${1}"}]"#,
+            Some(&[("a", "foo"), ("b", "bar"), ("c", "baz"), ("d", "choo-choo")]),
+        ),
+        (
+            &[("a", "foo"), ("b", "bar"), ("c", "baz")],
+            r#"
+- {source_labels: [a, b], regex: "f(.*);(.*)r", target_label: a, replacement: "b${1}${2}m"}
+- {source_labels: [c, a], regex: "(b).*b(.*)ba(.*)", target_label: d, replacement: "$1$2$2$3"}
+"#,
+            Some(&[("a", "boobam"), ("b", "bar"), ("c", "baz"), ("d", "boooom")]),
+        ),
+        (
+            &[("a", "foo")],
+            r#"
+- {source_labels: [a], regex: ".*o.*", action: drop}
+- {source_labels: [a], regex: "f(.*)", target_label: d, replacement: "ch$1-ch$1"}
+"#,
+            None,
+        ),
+        (
+            &[("a", "foo"), ("b", "bar")],
+            r#"[{source_labels: [a], regex: ".*o.*", action: drop}]"#,
+            None,
+        ),
+        (
+            &[("a", "abc")],
+            r#"[{source_labels: [a], regex: ".*(b).*", target_label: d}]"#,
+            Some(&[("a", "abc"), ("d", "b")]),
+        ),
+        (
+            &[("a", "foo")],
+            r#"[{source_labels: [a], regex: no-match, action: drop}]"#,
+            Some(&[("a", "foo")]),
+        ),
+        // Anchored: "f|o" must match the whole value.
+        (
+            &[("a", "foo")],
+            r#"[{source_labels: [a], regex: "f|o", action: drop}]"#,
+            Some(&[("a", "foo")]),
+        ),
+        (
+            &[("a", "foo")],
+            r#"[{source_labels: [a], regex: no-match, action: keep}]"#,
+            None,
+        ),
+        (
+            &[("a", "foo")],
+            r#"[{source_labels: [a], regex: "f.*", action: keep}]"#,
+            Some(&[("a", "foo")]),
+        ),
+        // No replacement without a match.
+        (
+            &[("a", "boo")],
+            r#"[{source_labels: [a], regex: f, target_label: b, replacement: bar}]"#,
+            Some(&[("a", "boo")]),
+        ),
+        (
+            &[("a", "foo"), ("b", "bar"), ("c", "baz")],
+            r#"[{source_labels: [c], target_label: d, action: hashmod, modulus: 1000}]"#,
+            Some(&[("a", "foo"), ("b", "bar"), ("c", "baz"), ("d", "976")]),
+        ),
+        (
+            &[("a", "foo\nbar")],
+            r#"[{source_labels: [a], target_label: b, action: hashmod, modulus: 1000}]"#,
+            Some(&[("a", "foo\nbar"), ("b", "734")]),
+        ),
+        (
+            &[("a", "foo"), ("b1", "bar"), ("b2", "baz")],
+            r#"[{regex: "(b.*)", replacement: "bar_${1}", action: labelmap}]"#,
+            Some(&[
+                ("a", "foo"),
+                ("b1", "bar"),
+                ("b2", "baz"),
+                ("bar_b1", "bar"),
+                ("bar_b2", "baz"),
+            ]),
+        ),
+        (
+            &[
+                ("a", "foo"),
+                ("__meta_my_bar", "aaa"),
+                ("__meta_my_baz", "bbb"),
+                ("__meta_other", "ccc"),
+            ],
+            r#"[{regex: "__meta_(my.*)", replacement: "${1}", action: labelmap}]"#,
+            Some(&[
+                ("a", "foo"),
+                ("__meta_my_bar", "aaa"),
+                ("__meta_my_baz", "bbb"),
+                ("__meta_other", "ccc"),
+                ("my_bar", "aaa"),
+                ("my_baz", "bbb"),
+            ]),
+        ),
+        // The target label computed from the match.
+        (
+            &[("a", "some-name-value")],
+            r#"[{source_labels: [a], regex: "some-([^-]+)-([^,]+)", replacement: "${2}", target_label: "${1}"}]"#,
+            Some(&[("a", "some-name-value"), ("name", "value")]),
+        ),
+        // An empty replacement writes nothing (and would remove the target).
+        (
+            &[("a", "some-name-value")],
+            r#"[{source_labels: [a], regex: "some-([^-]+)-([^,]+)", replacement: "${3}", target_label: "${1}"}]"#,
+            Some(&[("a", "some-name-value")]),
+        ),
+        // A target label that expands to empty or to a non-name is skipped.
+        (
+            &[("a", "some-name-0")],
+            r#"
+- {source_labels: [a], regex: "some-([^-]+)-([^,]+)", replacement: "${1}", target_label: "${3}"}
+- {source_labels: [a], regex: "some-([^-]+)-([^,]+)", replacement: "${1}", target_label: "${2}"}
+- {source_labels: [a], regex: "some-([^-]+)(-[^,]+)", replacement: "${1}", target_label: "${2}"}
+"#,
+            Some(&[("a", "some-name-0")]),
+        ),
+        (
+            &[("__meta_sd_tags", "path:/secret,job:some-job,label:foo=bar")],
+            r#"
+- {source_labels: [__meta_sd_tags], regex: "(?:.+,|^)path:(/[^,]+).*", replacement: "${1}", target_label: __metrics_path__}
+- {source_labels: [__meta_sd_tags], regex: "(?:.+,|^)job:([^,]+).*", replacement: "${1}", target_label: job}
+- {source_labels: [__meta_sd_tags], regex: "(?:.+,|^)label:([^=]+)=([^,]+).*", replacement: "${2}", target_label: "${1}"}
+"#,
+            Some(&[
+                ("__meta_sd_tags", "path:/secret,job:some-job,label:foo=bar"),
+                ("__metrics_path__", "/secret"),
+                ("job", "some-job"),
+                ("foo", "bar"),
+            ]),
+        ),
+        // prometheus/prometheus#12283: a dropped label written again is seen by later rules.
+        (
+            &[
+                ("__meta_kubernetes_pod_container_port_name", "foo"),
+                ("__meta_kubernetes_pod_annotation_XXX_metrics_port", "9091"),
+            ],
+            r#"
+- {regex: "^__meta_kubernetes_pod_container_port_name$", action: labeldrop}
+- {source_labels: [__meta_kubernetes_pod_annotation_XXX_metrics_port], regex: "(.+)", replacement: metrics, target_label: __meta_kubernetes_pod_container_port_name}
+- {source_labels: [__meta_kubernetes_pod_container_port_name], regex: "^metrics$", action: keep}
+"#,
+            Some(&[
+                ("__meta_kubernetes_pod_annotation_XXX_metrics_port", "9091"),
+                ("__meta_kubernetes_pod_container_port_name", "metrics"),
+            ]),
+        ),
+        (
+            &[("a", "foo"), ("b1", "bar"), ("b2", "baz")],
+            r#"[{regex: "(b.*)", action: labelkeep}]"#,
+            Some(&[("b1", "bar"), ("b2", "baz")]),
+        ),
+        (
+            &[("a", "foo"), ("b1", "bar"), ("b2", "baz")],
+            r#"[{regex: "(b.*)", action: labeldrop}]"#,
+            Some(&[("a", "foo")]),
+        ),
+        (
+            &[("foo", "bAr123Foo")],
+            r#"
+- {source_labels: [foo], action: uppercase, target_label: foo_uppercase}
+- {source_labels: [foo], action: Lowercase, target_label: foo_lowercase}
+"#,
+            Some(&[
+                ("foo", "bAr123Foo"),
+                ("foo_lowercase", "bar123foo"),
+                ("foo_uppercase", "BAR123FOO"),
+            ]),
+        ),
+        (
+            &[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ],
+            r#"[{source_labels: [__tmp_port], action: keepequal, target_label: __port1}]"#,
+            Some(&[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ]),
+        ),
+        (
+            &[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ],
+            r#"[{source_labels: [__tmp_port], action: dropequal, target_label: __port1}]"#,
+            None,
+        ),
+        (
+            &[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ],
+            r#"[{source_labels: [__tmp_port], action: dropequal, target_label: __port2}]"#,
+            Some(&[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ]),
+        ),
+        (
+            &[
+                ("__tmp_port", "1234"),
+                ("__port1", "1234"),
+                ("__port2", "5678"),
+            ],
+            r#"[{source_labels: [__tmp_port], action: keepequal, target_label: __port2}]"#,
+            None,
+        ),
+        // Beyond Prometheus' table, from its documentation:
+        // the defaults copy one label to another (regex (.*), replacement $1);
+        (
+            &[("a", "x")],
+            r#"[{source_labels: [a], target_label: b}]"#,
+            Some(&[("a", "x"), ("b", "x")]),
+        ),
+        // a static replacement sets a label whatever the source (absent reads as empty);
+        (
+            &[("a", "x")],
+            r#"[{target_label: env, replacement: prod}]"#,
+            Some(&[("a", "x"), ("env", "prod")]),
+        ),
+        // an empty result removes the target label;
+        (
+            &[("a", "x"), ("b", "y")],
+            r#"[{source_labels: [nope], target_label: b}]"#,
+            Some(&[("a", "x")]),
+        ),
+        // absent source labels join as empty strings around the separator;
+        (
+            &[("a", "x"), ("c", "z")],
+            r#"[{source_labels: [a, b, c], separator: "/", target_label: d}]"#,
+            Some(&[("a", "x"), ("c", "z"), ("d", "x//z")]),
+        ),
+        // `.` matches a newline (Prometheus anchors as ^(?s:regex)$);
+        (
+            &[("a", "line1\nline2")],
+            r#"[{source_labels: [a], regex: "line1.line2", action: keep}]"#,
+            Some(&[("a", "line1\nline2")]),
+        ),
+        // the usual address rewrite: host from __address__, port from an annotation;
+        (
+            &[
+                ("__address__", "10.0.0.1:80"),
+                (
+                    "__meta_kubernetes_pod_annotation_prometheus_io_port",
+                    "9102",
+                ),
+            ],
+            r#"
+- source_labels: [__address__, __meta_kubernetes_pod_annotation_prometheus_io_port]
+  action: replace
+  regex: '([^:]+)(?::\d+)?;(\d+)'
+  replacement: $1:$2
+  target_label: __address__
+"#,
+            Some(&[
+                ("__address__", "10.0.0.1:9102"),
+                (
+                    "__meta_kubernetes_pod_annotation_prometheus_io_port",
+                    "9102",
+                ),
+            ]),
+        ),
+        // a number is taken as its text, as Go's YAML decoder does.
+        (
+            &[("a", "x")],
+            r#"[{target_label: port, replacement: 9100}]"#,
+            Some(&[("a", "x"), ("port", "9100")]),
+        ),
+        // input labels with empty values are absent.
+        (
+            &[("a", ""), ("b", "y")],
+            r#"[{source_labels: [a], regex: "", action: keep}]"#,
+            Some(&[("b", "y")]),
+        ),
+    ];
+    for (i, (input, yaml, want)) in cases.iter().enumerate() {
+        let got = relabel(&labels(input), &rules(yaml));
+        let want = want.map(labels);
+        assert_eq!(got, want, "case {i}: {yaml}");
+    }
+}
+
+#[test]
+fn labelmap_collisions_follow_prometheus_builder_order() {
+    // Untouched labels are visited in name order, then labels rules wrote in the order
+    // they were written; the last visited wins.
+    let input = labels(&[("x_a", "1"), ("y_a", "2")]);
+    let got = relabel(
+        &input,
+        &rules(
+            r#"
+- {source_labels: [x_a], target_label: x_a, replacement: written}
+- {regex: "[xy]_(.*)", replacement: "$1", action: labelmap}
+"#,
+        ),
+    )
+    .expect("kept");
+    // y_a (untouched) is visited before x_a (written by the first rule), so x_a wins.
+    assert_eq!(got.get("a"), Some("written"));
+}
+
+#[test]
+fn invalid_rules_name_the_field() {
+    let cases = [
+        (r#"[{action: replace}]"#, "relabel_configs[0].target_label"),
+        (
+            r#"[{action: lowercase}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: lowercase, target_label: "${3}"}]"#,
+            "relabel_configs[0].target_label: \"${3}\" is invalid",
+        ),
+        (
+            r#"[{source_labels: [a], regex: "some-([^-]+)", replacement: "${1}", target_label: "0${3}"}]"#,
+            "relabel_configs[0].target_label: \"0${3}\" is invalid",
+        ),
+        (
+            r#"[{target_label: "-${3}"}]"#,
+            "\"-${3}\" is invalid for the replace action",
+        ),
+        (
+            r#"[{target_label: "a-b", replacement: x}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: hashmod, target_label: a}]"#,
+            "relabel_configs[0].modulus",
+        ),
+        (
+            r#"[{action: hashmod, target_label: a, modulus: 0}]"#,
+            "relabel_configs[0].modulus",
+        ),
+        (
+            r#"[{action: keep}, {regex: "(", action: drop}]"#,
+            "relabel_configs[1].regex",
+        ),
+        (
+            r#"[{action: labelmap, replacement: "a-$1"}]"#,
+            "relabel_configs[0].replacement",
+        ),
+        (
+            r#"[{action: uppercase, target_label: a, replacement: x}]"#,
+            "relabel_configs[0].replacement",
+        ),
+        (
+            r#"[{action: keepequal, target_label: a, regex: "(.*)"}]"#,
+            "relabel_configs[0].regex",
+        ),
+        (
+            r#"[{action: dropequal, target_label: a, separator: ","}]"#,
+            "relabel_configs[0].separator",
+        ),
+        (
+            r#"[{action: labeldrop, regex: a, source_labels: [b]}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (
+            r#"[{action: labelkeep, regex: a, target_label: b}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: labelkeep, regex: a, replacement: b}]"#,
+            "relabel_configs[0].replacement",
+        ),
+        (
+            r#"[{source_labels: [""], action: keep}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+    ];
+    for (yaml, want) in cases {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("parses");
+        let err = compile_all(&configs).expect_err(yaml).to_string();
+        assert!(err.contains(want), "{yaml}: {err}");
+    }
+    // Rejected while decoding: an unknown action, an unknown field.
+    for yaml in [r#"[{action: explode}]"#, r#"[{regexp: a}]"#] {
+        assert!(
+            serde_norway::from_str::<Vec<RelabelConfig>>(yaml).is_err(),
+            "{yaml}"
+        );
+    }
+}
+
+#[test]
+fn process_adds_job_and_strips_meta_labels() {
+    let input = labels(&[
+        ("__address__", "10.0.0.1:8080"),
+        ("__meta_kubernetes_namespace", "default"),
+        ("__meta_kubernetes_pod_name", "web-0"),
+    ]);
+    let rules = rules(
+        r#"
+- {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+- {source_labels: [job], target_label: __tmp_job}
+- {target_label: __scheme__, replacement: https}
+"#,
+    );
+    let got = process(&input, "pods", &rules);
+    let want = labels(&[
+        ("__address__", "10.0.0.1:8080"),
+        ("__scheme__", "https"),
+        ("__tmp_job", "pods"),
+        ("job", "pods"),
+        ("namespace", "default"),
+    ]);
+    assert_eq!(got, Target::Keep(want));
+
+    // A job label the target already has is kept.
+    let with_job = labels(&[("__address__", "a:1"), ("job", "mine")]);
+    assert_eq!(
+        process(&with_job, "pods", &[]),
+        Target::Keep(labels(&[("__address__", "a:1"), ("job", "mine")]))
+    );
+
+    let drop_all = self::rules(r#"[{source_labels: [job], regex: pods, action: drop}]"#);
+    assert_eq!(process(&input, "pods", &drop_all), Target::Dropped);
+
+    let no_address = self::rules(r#"[{regex: __address__, action: labeldrop}]"#);
+    assert_eq!(process(&input, "pods", &no_address), Target::NoAddress);
+}
