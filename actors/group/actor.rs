@@ -111,6 +111,7 @@ impl GroupWatcher {
                     tls: self.setup.tls.clone(),
                     options: self.setup.options.clone(),
                     group: ctx.address().recipient(),
+                    group_id: self.setup.id,
                 };
                 let watcher = (self.setup.start_watcher)(setup);
                 debug!(parent: &self.span, %url, "url watcher started");

@@ -43,6 +43,8 @@ pub struct UrlWatcherSetup {
     pub options: EngineOptions,
     /// Where its output goes.
     pub group: Recipient<WatcherOutput>,
+    /// The group's id, for logs.
+    pub group_id: u64,
 }
 
 /// Lists and watches one API URL.
@@ -76,7 +78,7 @@ impl UrlWatcher {
             o.max_event_size,
         );
         let credentials = Credentials::from_config(&setup.endpoint.http);
-        let span = tracing::info_span!("url_watcher", role = %role, url = %setup.url);
+        let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
@@ -253,6 +255,7 @@ impl UrlWatcher {
             }
             match result {
                 Ok(resp) if resp.status() == StatusCode::OK => {
+                    debug!(parent: &act.span, "watch open");
                     act.last_activity = Instant::now();
                     act.feed(Input::WatchOpened, ctx);
                     let stream = resp.map(move |item| StreamItem { generation, item });
@@ -312,6 +315,14 @@ impl Actor for UrlWatcher {
         ));
         let tick = (o.watch_stall_timeout / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_stall(ctx));
+        if let Some(every) = o.relist_interval {
+            // Started at a random offset so that the watchers of a big config do not
+            // all relist at once.
+            let offset = every.mul_f64(fastrand::f64());
+            ctx.run_later(offset, move |_, ctx| {
+                ctx.run_interval(every, |act, ctx| act.feed(Input::Resync, ctx));
+            });
+        }
         debug!(parent: &self.span, "started");
         self.feed(Input::Start, ctx);
     }
@@ -340,6 +351,7 @@ impl StreamHandler<StreamItem> for UrlWatcher {
         // Called for every stream that ends, including ones already replaced: only the
         // current one's end means anything. (The default would stop the actor.)
         if self.stream.is_some() {
+            debug!(parent: &self.span, "watch ended by the server");
             self.stream = None;
             self.feed(Input::StreamEnded, ctx);
         }

@@ -94,6 +94,8 @@ pub enum Input<'a> {
     Stalled,
     /// The backoff delay is over.
     BackoffElapsed,
+    /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
+    Resync,
 }
 
 /// What to do, returned by [`Machine::on`], in order.
@@ -214,6 +216,15 @@ impl Machine {
                 out.push(Action::CloseStream);
                 self.watch(&mut out);
             }
+            Input::Resync => match self.state {
+                State::Watching => {
+                    out.push(Action::CloseStream);
+                    self.relist(&mut out);
+                }
+                // A relist is already on its way, or will be made instead of a rewatch.
+                State::BackingOff { ref mut then } => *then = Next::Relist,
+                State::Listing { .. } => {}
+            },
             Input::BackoffElapsed => match self.state {
                 State::BackingOff { then: Next::Relist } => self.relist(&mut out),
                 State::BackingOff {

@@ -332,3 +332,28 @@ fn chunks_outside_a_watch_and_stale_timers_are_ignored() {
     );
     assert!(m.on(Input::BackoffElapsed).is_empty());
 }
+
+#[test]
+fn a_resync_relists_from_a_watch_and_replaces_a_pending_rewatch() {
+    let mut m = watching();
+    let actions = m.on(Input::Resync);
+    assert_eq!(
+        actions,
+        [
+            Action::CloseStream,
+            Action::List {
+                continue_token: None
+            }
+        ]
+    );
+
+    let mut m = watching();
+    m.on(Input::StreamBroken("reset".into()));
+    assert!(m.on(Input::Resync).is_empty());
+    assert_eq!(
+        m.on(Input::BackoffElapsed),
+        [Action::List {
+            continue_token: None
+        }]
+    );
+}

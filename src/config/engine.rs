@@ -39,6 +39,13 @@ pub struct EngineOptions {
     pub request_timeout: Duration,
     /// How long reading a whole LIST body may take.
     pub list_body_timeout: Duration,
+    /// A safety net: every URL is relisted this often even when its watch is healthy.
+    /// Watches cannot notice every server-side loss: after an etcd restore, or an API
+    /// server whose resourceVersions were reset, a watch resumed from a number the new
+    /// history has already passed is accepted and silently skips changes. A relist
+    /// (from the watch cache, so cheap) bounds how long such a loss can last; it
+    /// pushes only what actually differs. `None` turns it off.
+    pub relist_interval: Option<Duration>,
 }
 
 impl Default for EngineOptions {
@@ -57,6 +64,7 @@ impl Default for EngineOptions {
             subscriber_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
+            relist_interval: Some(Duration::from_secs(3600)),
         }
     }
 }

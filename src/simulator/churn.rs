@@ -235,6 +235,17 @@ impl Churn {
                 );
             }
         }
+        // Like a ReplicaSet controller, pick another random suffix when the name is
+        // taken (a churn seeded like the generator draws the same suffixes).
+        for _ in 0..8 {
+            match sim.create(Resource::Pods, pod.clone()) {
+                Err(e) if e.code == 409 => {
+                    let name = format!("{base}-{}", suffix(&mut self.rng, 5));
+                    set_in(&mut pod, &["metadata", "name"], json!(name));
+                }
+                other => return other.map(|_| ()),
+            }
+        }
         sim.create(Resource::Pods, pod).map(|_| ())
     }
 

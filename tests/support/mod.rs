@@ -17,6 +17,17 @@ use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
 /// A target as a sorted map, for comparison and readable diffs.
 pub type Target = BTreeMap<String, String>;
 
+/// With `KUBESD_TEST_LOG` set (to a filter such as `kubesd=debug`), the engine's logs
+/// go to the test's output: how to see what a failing seed did.
+pub fn init_logs() {
+    if let Ok(filter) = std::env::var("KUBESD_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 /// Engine timings for tests: everything short, nothing waits on a real-cluster scale.
 pub fn fast_options() -> EngineOptions {
     EngineOptions {
