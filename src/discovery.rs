@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::future::Future;
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -245,12 +246,11 @@ impl<T: TargetValue> Subscription<T> {
     }
 
     /// The job's current targets. Cheap: a shared snapshot, rebuilt only after a change.
-    /// Empty once the subscription has stopped.
-    pub async fn targets(&self) -> Arc<Vec<T>> {
-        self.subscriber
-            .send(GetTargets(PhantomData))
-            .await
-            .unwrap_or_default()
+    /// Empty once the subscription has stopped. The future does not borrow the
+    /// subscription, so an actor can hold the subscription and await this.
+    pub fn targets(&self) -> impl Future<Output = Arc<Vec<T>>> + 'static {
+        let request = self.subscriber.send(GetTargets(PhantomData));
+        async move { request.await.unwrap_or_default() }
     }
 
     /// Sends a [`TargetsUpdated`] notice to `recipient` when the targets change. Notices
@@ -259,9 +259,13 @@ impl<T: TargetValue> Subscription<T> {
         self.subscriber.do_send(Configure::OnChange(recipient));
     }
 
-    /// Waits until every URL the role needs has been listed once.
-    pub async fn synced(&self) {
-        let _ = self.subscriber.send(WaitSynced).await;
+    /// Waits until every URL the role needs has been listed once. Does not borrow the
+    /// subscription.
+    pub fn synced(&self) -> impl Future<Output = ()> + 'static {
+        let request = self.subscriber.send(WaitSynced);
+        async move {
+            let _ = request.await;
+        }
     }
 
     /// Leaves the group (the last one to leave stops it and its connections) and stops

@@ -23,6 +23,7 @@ pub mod model;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;
+pub mod service;
 pub mod simulator;
 pub mod targets;
 pub mod watch;

@@ -19,6 +19,14 @@ enum Command {
     /// Print the targets (label sets) discovery makes of Kubernetes objects in JSON
     /// files, e.g. the output of `kubectl get pods -A -o json`.
     Labels(cli::labels::LabelsArgs),
+    /// Run the demo: the simulator with a generated, churning cluster, discovered by
+    /// several jobs, with a live summary and the HTTP SD endpoints.
+    Demo(cli::demo::DemoArgs),
+    /// Discover the jobs of a Prometheus-style config file and serve their targets over
+    /// HTTP SD (/sd/{job}), with /metrics, /healthz and /ready.
+    Run(cli::run::RunArgs),
+    /// Sync the jobs of a config file once, print their targets as JSON, and exit.
+    Once(cli::run::OnceArgs),
     /// Serve the built-in Kubernetes API simulator with a generated cluster, for kubectl,
     /// Prometheus, vmagent or kubesd to discover from.
     Simulate(cli::simulate::SimulateArgs),
@@ -29,6 +37,9 @@ fn main() -> ExitCode {
     init_logging();
     match cli.command {
         Command::Simulate(args) => run_async(cli::simulate::run(args), "kubesd simulate"),
+        Command::Demo(args) => run_async(cli::demo::run(args), "kubesd demo"),
+        Command::Run(args) => run_async(cli::run::run(args), "kubesd run"),
+        Command::Once(args) => run_async(cli::run::once(args), "kubesd once"),
         Command::Labels(args) => match cli::labels::run(&args) {
             Ok(json) => print_stdout(&json),
             Err(e) => {

@@ -1,4 +1,6 @@
 //! The `kubesd` command line: one module per subcommand.
 
+pub mod demo;
 pub mod labels;
+pub mod run;
 pub mod simulate;

@@ -1,0 +1,312 @@
+//! `kubesd demo`: everything on one machine with nothing else installed. It starts the
+//! simulator with a generated cluster, runs discovery for several jobs through the same
+//! config path as `kubesd run` (the YAML below), drives churn, serves HTTP SD, and shows
+//! a live summary. `--once` prints every job's targets as HTTP SD JSON and exits.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use super::run::collect_once;
+use crate::metrics::METRICS;
+use crate::model::Role;
+use crate::promconfig::parse_config;
+use crate::service::{
+    GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
+};
+use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+use crate::{Discovery, EngineOptions};
+
+/// Arguments of `kubesd demo`.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Nodes in the generated cluster.
+    #[arg(long, default_value_t = 20)]
+    pub nodes: usize,
+    /// Pods in the generated cluster.
+    #[arg(long, default_value_t = 400)]
+    pub pods: usize,
+    /// Namespaces.
+    #[arg(long, default_value_t = 4)]
+    pub namespaces: usize,
+    /// Pod changes per second.
+    #[arg(long, default_value_t = 40)]
+    pub churn: u32,
+    /// Address of the HTTP SD server.
+    #[arg(long, default_value = "127.0.0.1:9097")]
+    pub listen: SocketAddr,
+    /// Print every job's targets as HTTP SD JSON once synced, and exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    pub seconds: Option<u64>,
+    /// Seed of the generated cluster and churn.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// The demo's jobs, in the config format `kubesd run` reads.
+fn demo_config(api_server: &str) -> String {
+    format!(
+        r#"
+scrape_configs:
+  - job_name: pods
+    kubernetes_sd_configs:
+      - api_server: {api_server}
+        role: pod
+        attach_metadata: {{node: true}}
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
+        regex: "true"
+        action: keep
+      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_port]
+        target_label: __tmp_port
+      - source_labels: [__meta_kubernetes_pod_container_port_number]
+        target_label: __tmp_port
+        action: keepequal
+      - source_labels: [__meta_kubernetes_namespace]
+        target_label: namespace
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+      - source_labels: [__meta_kubernetes_node_label_topology_kubernetes_io_zone]
+        target_label: zone
+      - regex: __tmp_.*
+        action: labeldrop
+  - job_name: endpoints
+    kubernetes_sd_configs:
+      - api_server: {api_server}
+        role: endpoints
+        attach_metadata: {{node: true}}
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_endpoint_ready]
+        regex: "true"
+        action: keep
+      - source_labels: [__meta_kubernetes_namespace]
+        target_label: namespace
+      - source_labels: [__meta_kubernetes_service_name]
+        target_label: service
+      - source_labels: [__meta_kubernetes_pod_node_name]
+        target_label: node
+  - job_name: nodes
+    kubernetes_sd_configs:
+      - api_server: {api_server}
+        role: node
+    relabel_configs:
+      - action: labelmap
+        regex: __meta_kubernetes_node_label_topology_kubernetes_io_(.+)
+  - job_name: ingresses
+    kubernetes_sd_configs:
+      - api_server: {api_server}
+        role: ingress
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_ingress_scheme, __address__, __meta_kubernetes_ingress_path]
+        regex: (.+);(.+);(.+)
+        replacement: $1://$2$3
+        target_label: __param_target
+"#
+    )
+}
+
+/// The role each demo job discovers, for the summary.
+fn role_of(job: &str) -> Role {
+    match job {
+        "pods" => Role::Pod,
+        "endpoints" => Role::Endpoints,
+        "nodes" => Role::Node,
+        _ => Role::Ingress,
+    }
+}
+
+/// Runs the demo.
+pub async fn run(args: DemoArgs) -> Result<(), String> {
+    let sim = serve(SimulatorConfig {
+        seed: args.seed,
+        ..SimulatorConfig::default()
+    })
+    .await
+    .map_err(|e| format!("cannot start the simulator: {e}"))?;
+    let spec = ClusterSpec {
+        seed: args.seed,
+        nodes: args.nodes,
+        pods: args.pods,
+        namespaces: args.namespaces,
+        ..ClusterSpec::default()
+    };
+    let made =
+        generate(sim.sim(), &spec).map_err(|e| format!("cannot generate the cluster: {e:?}"))?;
+    let config =
+        parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;
+
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let options = JobSetOptions {
+        shard: Shard::ALL,
+        output_dir: None,
+    };
+    let engine = EngineOptions {
+        flush_interval: Duration::from_secs(1),
+        ..EngineOptions::default()
+    };
+    let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
+    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+
+    if args.once {
+        let output = collect_once(&jobs, Duration::from_secs(30), None).await;
+        jobs.stop_all().await;
+        sim.stop().await;
+        println!("{}", output?);
+        return Ok(());
+    }
+
+    let (server, bound) = serve_http(args.listen, Arc::new(ServiceState { jobs: published }))
+        .map_err(|e| {
+            format!(
+                "cannot listen on {} (try --listen 127.0.0.1:0): {e}",
+                args.listen
+            )
+        })?;
+    let server_handle = server.handle();
+    actix_rt::spawn(server);
+    let churn = (args.churn > 0).then(|| {
+        let per_tick = (args.churn as usize).div_ceil(10);
+        Churn::new(args.seed, ChurnRates::default()).start(
+            sim.sim().clone(),
+            Duration::from_millis(100),
+            per_tick,
+        )
+    });
+
+    let header = format!(
+        "kubesd demo: simulated cluster at {} ({} nodes, {} pods, {} services, {} ingresses; ~{} pod changes/s)\n\
+         HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
+        sim.url(),
+        made.nodes,
+        made.pods,
+        made.services,
+        made.ingresses,
+        args.churn
+    );
+    let tty = std::io::stdout().is_terminal();
+    if !tty {
+        println!("{header}");
+    }
+    let started = Instant::now();
+    let mut previous: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut recent: VecDeque<String> = VecDeque::new();
+    let mut last_events = events_total();
+    let mut tick = actix_rt::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = actix_rt::signal::ctrl_c() => break,
+        }
+        if args
+            .seconds
+            .is_some_and(|s| started.elapsed() >= Duration::from_secs(s))
+        {
+            break;
+        }
+        let mut rows = Vec::new();
+        for (name, addr) in jobs.jobs() {
+            let targets = addr.send(JobTargets).await.unwrap_or_default();
+            let synced = addr
+                .send(GetStatus)
+                .await
+                .map(|s| s.synced)
+                .unwrap_or(false);
+            let now: BTreeSet<String> = targets.iter().map(describe).collect();
+            if let Some(before) = previous.get(&name) {
+                for t in now.difference(before) {
+                    recent.push_back(format!("+ {name:<10} {t}"));
+                }
+                for t in before.difference(&now) {
+                    recent.push_back(format!("- {name:<10} {t}"));
+                }
+            }
+            while recent.len() > 8 {
+                recent.pop_front();
+            }
+            rows.push(format!(
+                "{name:<10} {:<10} {:>8} {:>7}",
+                role_of(&name).as_str(),
+                now.len(),
+                if synced { "yes" } else { "no" }
+            ));
+            previous.insert(name, now);
+        }
+        let events = events_total();
+        let rate = events.saturating_sub(last_events);
+        last_events = events;
+        let summary = format!(
+            "watch events: {rate}/s (total {events})   relists: {}   410s: {}   decode errors: {}",
+            sum(|r| r.relists.load(Ordering::Relaxed)),
+            sum(|r| r.gone.load(Ordering::Relaxed)),
+            sum(|r| r.decode_errors.load(Ordering::Relaxed)),
+        );
+        let mut out = std::io::stdout().lock();
+        if tty {
+            let _ = write!(
+                out,
+                "\x1b[2J\x1b[H{header}\n   up {}s\n\n{:<10} {:<10} {:>8} {:>7}\n",
+                started.elapsed().as_secs(),
+                "JOB",
+                "ROLE",
+                "TARGETS",
+                "SYNCED"
+            );
+            for r in &rows {
+                let _ = writeln!(out, "{r}");
+            }
+            let _ = writeln!(out, "\n{summary}\n\nlast changes:");
+            for c in &recent {
+                let _ = writeln!(out, "  {c}");
+            }
+        } else {
+            let counts: Vec<String> = rows
+                .iter()
+                .map(|r| r.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+                .collect();
+            let _ = writeln!(
+                out,
+                "[{:>3}s] {} | {summary}",
+                started.elapsed().as_secs(),
+                counts.join(" | ")
+            );
+        }
+        let _ = out.flush();
+    }
+    if let Some(c) = churn {
+        c.stop();
+    }
+    jobs.stop_all().await;
+    server_handle.stop(true).await;
+    sim.stop().await;
+    Ok(())
+}
+
+fn sum(f: impl Fn(&crate::metrics::RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| f(METRICS.role(*r))).sum()
+}
+
+fn events_total() -> u64 {
+    sum(|r| {
+        r.events_added.load(Ordering::Relaxed)
+            + r.events_modified.load(Ordering::Relaxed)
+            + r.events_deleted.load(Ordering::Relaxed)
+    })
+}
+
+/// A target in one line: its address and a few identifying labels.
+fn describe(t: &crate::Labels) -> String {
+    let mut s = t.get("__address__").unwrap_or("?").to_string();
+    for key in ["namespace", "pod", "service", "node", "__param_target"] {
+        if let Some(v) = t.get(key) {
+            s += &format!(" {key}={v}");
+        }
+    }
+    s
+}

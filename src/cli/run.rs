@@ -1,0 +1,210 @@
+//! `kubesd run` and `kubesd once`: discovery for the jobs of a Prometheus-style config
+//! file, served over HTTP SD until stopped, or printed once.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use actix_rt::signal::unix::{SignalKind, signal};
+use tracing::{error, info, warn};
+
+use crate::promconfig::{LoadedConfig, load_config};
+use crate::sd_output::write_file_atomically;
+use crate::service::{GetSd, GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use crate::{Discovery, EngineOptions};
+
+/// Options shared by `run` and `once`.
+#[derive(Debug, clap::Args)]
+pub struct JobArgs {
+    /// The config file: Prometheus' `scrape_configs` with `kubernetes_sd_configs`.
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Keep only the targets of shard N (of --shards)...
+    #[arg(long, default_value_t = 0, requires = "shards")]
+    pub shard: u64,
+    /// ...when M replicas share the targets by address hash.
+    #[arg(long, default_value_t = 1)]
+    pub shards: u64,
+    /// Also write each job's targets to DIR/<job>.json (Prometheus file SD), atomically.
+    #[arg(long)]
+    pub output_dir: Option<PathBuf>,
+}
+
+/// Arguments of `kubesd run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub jobs: JobArgs,
+    /// Address of the HTTP server (/sd/{job}, /metrics, /healthz, /ready).
+    #[arg(long, default_value = "127.0.0.1:9097")]
+    pub listen: SocketAddr,
+    /// How often to check the config file for changes (SIGHUP reloads at once).
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub reload_check: Duration,
+}
+
+/// Arguments of `kubesd once`.
+#[derive(Debug, clap::Args)]
+pub struct OnceArgs {
+    #[command(flatten)]
+    pub jobs: JobArgs,
+    /// Give up if a job has not synced within this time.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+}
+
+fn load(path: &Path) -> Result<LoadedConfig, String> {
+    let config = load_config(path).map_err(|e| e.to_string())?;
+    for w in &config.warnings {
+        warn!("{w}");
+    }
+    if config.jobs.is_empty() {
+        warn!("{}: no job with kubernetes_sd_configs", path.display());
+    }
+    Ok(config)
+}
+
+fn options(args: &JobArgs) -> Result<JobSetOptions, String> {
+    if let Some(dir) = &args.output_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("--output-dir {}: {e}", dir.display()))?;
+    }
+    Ok(JobSetOptions {
+        shard: Shard::new(args.shard, args.shards)?,
+        output_dir: args.output_dir.clone(),
+    })
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Runs the service until SIGINT or SIGTERM.
+pub async fn run(args: RunArgs) -> Result<(), String> {
+    let config = load(&args.jobs.config)?;
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let mut jobs = JobSet::new(
+        Discovery::start(EngineOptions::default()),
+        options(&args.jobs)?,
+        Arc::clone(&published),
+    );
+    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+    let (server, bound) = serve_http(args.listen, Arc::new(ServiceState { jobs: published }))
+        .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+    let server_handle = server.handle();
+    actix_rt::spawn(server);
+    info!(listen = %bound, jobs = config.jobs.len(), "serving HTTP SD at /sd/{{job}}");
+    eprintln!(
+        "kubesd serving http://{bound}/sd/{{job}} for {} job(s); SIGHUP reloads",
+        config.jobs.len()
+    );
+
+    let signals = (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    let (Ok(mut hup), Ok(mut term), Ok(mut int)) = signals else {
+        return Err("cannot install signal handlers".into());
+    };
+    let mut last_modified = modified(&args.jobs.config);
+    let mut check = actix_rt::time::interval(args.reload_check);
+    loop {
+        let reload = tokio::select! {
+            _ = hup.recv() => true,
+            _ = term.recv() => false,
+            _ = int.recv() => false,
+            _ = check.tick() => {
+                let now = modified(&args.jobs.config);
+                if now == last_modified { continue; }
+                last_modified = now;
+                true
+            }
+        };
+        if !reload {
+            break;
+        }
+        info!(config = %args.jobs.config.display(), "reloading");
+        // A bad new config is reported and the running one kept.
+        match load(&args.jobs.config) {
+            Ok(config) => match jobs.apply(&config).await {
+                Ok(()) => info!(jobs = config.jobs.len(), "reloaded"),
+                Err(e) => error!("reload failed, keeping the running jobs: {e}"),
+            },
+            Err(e) => error!("reload failed, keeping the running jobs: {e}"),
+        }
+    }
+    info!("stopping");
+    jobs.stop_all().await;
+    server_handle.stop(true).await;
+    Ok(())
+}
+
+/// Syncs every job once, prints their targets as one JSON object keyed by job name
+/// (each value in HTTP SD format), and exits.
+pub async fn once(args: OnceArgs) -> Result<(), String> {
+    let config = load(&args.jobs.config)?;
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let mut jobs = JobSet::new(
+        Discovery::start(EngineOptions::default()),
+        options(&args.jobs)?,
+        published,
+    );
+    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+    let output = collect_once(&jobs, args.timeout, args.jobs.output_dir.as_deref()).await;
+    jobs.stop_all().await;
+    println!("{}", output?);
+    Ok(())
+}
+
+/// Waits for every job to sync (up to `timeout`), then returns `{"job": [groups], ...}`.
+pub async fn collect_once(
+    jobs: &JobSet,
+    timeout: Duration,
+    output_dir: Option<&Path>,
+) -> Result<String, String> {
+    let deadline = std::time::Instant::now() + timeout;
+    let running = jobs.jobs();
+    loop {
+        let mut waiting = Vec::new();
+        for (name, addr) in &running {
+            if !addr
+                .send(GetStatus)
+                .await
+                .map(|s| s.synced)
+                .unwrap_or(false)
+            {
+                waiting.push(name.clone());
+            }
+        }
+        if waiting.is_empty() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "not synced within {}: job(s) {}",
+                humantime::format_duration(timeout),
+                waiting.join(", ")
+            ));
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut out: BTreeMap<String, Box<serde_json::value::RawValue>> = BTreeMap::new();
+    for (name, addr) in &running {
+        let body = addr
+            .send(GetSd)
+            .await
+            .map_err(|e| format!("job {name}: {e}"))?;
+        if let Some(dir) = output_dir {
+            let path = dir.join(format!("{name}.json"));
+            write_file_atomically(&path, &body.json)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        let text = String::from_utf8_lossy(&body.json).into_owned();
+        let raw = serde_json::value::RawValue::from_string(text)
+            .map_err(|e| format!("job {name}: {e}"))?;
+        out.insert(name.clone(), raw);
+    }
+    serde_json::to_string_pretty(&out).map_err(|e| e.to_string())
+}

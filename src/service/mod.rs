@@ -1,0 +1,16 @@
+//! kubesd as a standalone discovery service: jobs from a Prometheus-style config file,
+//! their targets served over Prometheus HTTP SD (and written as file SD), metrics,
+//! health and readiness, reload on SIGHUP or a changed file, sharding.
+
+mod http;
+mod job;
+mod jobs;
+mod process_metrics;
+mod shard;
+
+pub use http::{ServiceState, serve_http};
+pub use job::{
+    GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
+};
+pub use jobs::{JobSet, JobSetOptions};
+pub use shard::Shard;
