@@ -39,7 +39,7 @@ use crate::actors::subscriber::{
 };
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 use crate::config::{ConfigError, EngineOptions, SdConfig};
-use crate::http::{TlsError, build_tls_config, resolve_endpoint};
+use crate::http::{Credentials, TlsError, build_tls_config, resolve_endpoint};
 use crate::labels::Labels;
 use crate::model::Role;
 
@@ -47,10 +47,10 @@ use crate::model::Role;
 #[derive(Debug, thiserror::Error)]
 pub enum SubscribeError {
     /// The config is invalid.
-    #[error("kubernetes_sd_config: {0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
     /// The TLS settings cannot be used.
-    #[error("kubernetes_sd_config: {0}")]
+    #[error(transparent)]
     Tls(#[from] TlsError),
     /// The engine has stopped.
     #[error("the discovery engine has stopped")]
@@ -162,6 +162,11 @@ impl Discovery {
         F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
     {
         let (key, role) = self.group_key(config)?;
+        // Secret files are re-read at every request; a missing one is a config mistake
+        // to report now, not a retry loop to discover in the logs.
+        Credentials::from_config(&key.endpoint.http)
+            .header()
+            .map_err(|e| ConfigError::Credentials(e.to_string()))?;
         let tls = if key.endpoint.base_url.starts_with("https://") {
             Some(build_tls_config(&key.endpoint.http.tls_config)?)
         } else {

@@ -75,7 +75,13 @@ fn init_logging() {
 
 /// Runs `fut` in an actix system; an error is printed with the command's name.
 fn run_async(fut: impl std::future::Future<Output = Result<(), String>>, name: &str) -> ExitCode {
-    match actix_rt::System::new().block_on(fut) {
+    let system = actix_rt::System::new();
+    let result = system.block_on(fut);
+    // Stop the system and let it finish inside its runtime: dropping it with actors
+    // that never got to start would start them with no timer driver left.
+    system.block_on(async { actix_rt::System::current().stop() });
+    let _ = system.run();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{name}: {e}");

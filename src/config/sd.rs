@@ -254,6 +254,9 @@ pub enum ConfigError {
     /// The own namespace could not be read.
     #[error("{0}")]
     OwnNamespace(String),
+    /// A credentials file could not be read (the message names the field and file).
+    #[error("{0}")]
+    Credentials(String),
     /// In-cluster defaults could not be found.
     #[error("api_server is empty and {0}")]
     InCluster(String),
