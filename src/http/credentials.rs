@@ -44,10 +44,11 @@ impl SecretSource {
                     let text = read_trimmed(path).map_err(read_err)?;
                     *cached = Some((modified, Secret(text)));
                 }
-                match cached {
-                    Some((_, s)) => Ok(s),
-                    None => unreachable!("the cache was filled above"),
-                }
+                // Filled just above when it was empty or stale.
+                cached
+                    .as_ref()
+                    .map(|(_, s)| s)
+                    .ok_or_else(|| read_err(std::io::ErrorKind::NotFound.into()))
             }
         }
     }

@@ -105,8 +105,14 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
             WatchEvent::Bookmark { resource_version }
         }
         (EventType::Error, Decoded::Status(status)) => WatchEvent::Error(status),
-        // The object is decoded by the type it came with, so the pairs always agree.
-        (_, _) => unreachable!("event object decoded for another event type"),
+        // The object is decoded by the type it came with, and a second `type` is
+        // rejected while parsing, so the pairs agree; should they not, it is bad input.
+        (_, _) => {
+            return Err(DecodeError::MissingEventField {
+                role,
+                field: "object",
+            });
+        }
     })
 }
 
@@ -205,6 +211,10 @@ impl<'de> Visitor<'de> for EventVisitor {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match &*key {
                 "type" => {
+                    if event.kind.is_some() {
+                        // The object may already have been decoded for the first type.
+                        return Err(serde::de::Error::duplicate_field("type"));
+                    }
                     let name: std::borrow::Cow<'de, str> = map.next_value()?;
                     event.kind = Some(EventType::parse(&name).ok_or_else(|| name.into_owned()));
                 }
@@ -304,5 +314,7 @@ mod tests {
         let no_object = decode_event(Role::Pod, br#"{"type":"ADDED"}"#).unwrap_err();
         assert!(no_object.to_string().contains("object"), "{no_object}");
         assert!(decode_event(Role::Pod, b"[]").is_err());
+        let twice = br#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"type":"BOOKMARK"}"#;
+        assert!(decode_event(Role::Pod, twice).is_err());
     }
 }
