@@ -6,12 +6,12 @@
 //! `expected` as multisets, with empty values dropped on both sides (the corpus README
 //! is the contract). A new case file in the folder is picked up with no code change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use kubesd::model::{Namespace, Node, Object, Pod, Role, Service};
-use kubesd::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+use kubesd::model::{Object, Role};
+use kubesd::targets::{AttachMetadata, ObjectCache, TargetContext, target_labels};
 use kubesd::watch::{decode_bookmark, decode_list};
 use serde::Deserialize;
 
@@ -51,31 +51,6 @@ struct DecodeCase {
     expected_resource_version: Option<String>,
 }
 
-/// The objects a case's role depends on, keyed as the group's cache keys them.
-#[derive(Default)]
-struct CaseCache {
-    nodes: HashMap<String, Node>,
-    pods: HashMap<(String, String), Pod>,
-    services: HashMap<(String, String), Service>,
-    namespaces: HashMap<String, Namespace>,
-}
-
-impl CacheView for CaseCache {
-    fn node(&self, name: &str) -> Option<&Node> {
-        self.nodes.get(name)
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
-        self.pods.get(&(namespace.to_string(), name.to_string()))
-    }
-    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        self.services
-            .get(&(namespace.to_string(), name.to_string()))
-    }
-    fn namespace(&self, name: &str) -> Option<&Namespace> {
-        self.namespaces.get(name)
-    }
-}
-
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("KUBESD_CONFORMANCE_DIR") {
         Some(dir) => PathBuf::from(dir),
@@ -105,7 +80,7 @@ fn without_empty_values(m: &BTreeMap<String, String>) -> LabelMap {
 /// Runs one case; `Err` explains the mismatch.
 fn run_case(case: &Case) -> Result<(), String> {
     let role = parse_role(&case.role)?;
-    let mut cache = CaseCache::default();
+    let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
     for (kind, objects) in &case.objects {
         let kind = parse_role(kind)?;
@@ -114,23 +89,7 @@ fn run_case(case: &Case) -> Result<(), String> {
             if kind == role {
                 subjects.push(object.clone());
             }
-            let key = object.key();
-            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
-            match object {
-                Object::Node(n) => {
-                    cache.nodes.insert(name, n);
-                }
-                Object::Pod(p) => {
-                    cache.pods.insert((ns, name), p);
-                }
-                Object::Service(s) => {
-                    cache.services.insert((ns, name), s);
-                }
-                Object::Namespace(n) => {
-                    cache.namespaces.insert(name, n);
-                }
-                _ => {}
-            }
+            cache.insert(object);
         }
     }
     let ctx = TargetContext {

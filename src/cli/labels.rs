@@ -5,14 +5,14 @@
 //! the objects of `--role` as JSON, one label map per target. A way to see exactly which
 //! `__meta_kubernetes_*` labels a relabelling rule will get, without a cluster.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::model::{Namespace, Node, Object, Pod, Role, Service};
-use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+use crate::model::{Object, Role};
+use crate::targets::{AttachMetadata, ObjectCache, TargetContext, target_labels};
 
 /// Arguments of `kubesd labels`.
 #[derive(Debug, clap::Args)]
@@ -60,30 +60,6 @@ struct KindOnly {
     items: Option<Vec<serde_json::Value>>,
 }
 
-#[derive(Default)]
-struct FileCache {
-    nodes: HashMap<String, Node>,
-    pods: HashMap<(String, String), Pod>,
-    services: HashMap<(String, String), Service>,
-    namespaces: HashMap<String, Namespace>,
-}
-
-impl CacheView for FileCache {
-    fn node(&self, name: &str) -> Option<&Node> {
-        self.nodes.get(name)
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
-        self.pods.get(&(namespace.to_string(), name.to_string()))
-    }
-    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        self.services
-            .get(&(namespace.to_string(), name.to_string()))
-    }
-    fn namespace(&self, name: &str) -> Option<&Namespace> {
-        self.namespaces.get(name)
-    }
-}
-
 /// Runs the command, returning the JSON to print.
 pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
@@ -106,7 +82,7 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
         inputs.push((name, bytes));
     }
 
-    let mut cache = FileCache::default();
+    let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
     for (path, bytes) in &inputs {
         let decode_err = |message: String| LabelsError::Decode {
@@ -130,18 +106,10 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
             let raw = serde_json::to_vec(json).map_err(|e| decode_err(e.to_string()))?;
             let object =
                 Object::decode(role, &raw).map_err(|e| decode_err(format!("object {i}: {e}")))?;
-            let key = object.key();
-            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
             if role == args.role {
                 subjects.push(object.clone());
             }
-            match object {
-                Object::Node(n) => drop(cache.nodes.insert(name, n)),
-                Object::Pod(p) => drop(cache.pods.insert((ns, name), p)),
-                Object::Service(s) => drop(cache.services.insert((ns, name), s)),
-                Object::Namespace(n) => drop(cache.namespaces.insert(name, n)),
-                _ => {}
-            }
+            cache.insert(object);
         }
     }
     let ctx = TargetContext {

@@ -13,10 +13,13 @@ mod endpointslice;
 mod ingress;
 mod meta;
 mod node;
+mod object_cache;
 mod pod;
 mod service;
 
 use serde::{Deserialize, Serialize};
+
+pub use object_cache::ObjectCache;
 
 use crate::labels::Labels;
 use crate::model::{Namespace, Node, Object, Pod, Service};

@@ -4,14 +4,14 @@
 
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kubesd::api::selectors_for_role;
-use kubesd::model::{Namespace, Node, Object, Pod, Role, Service};
+use kubesd::model::{Object, Role};
 use kubesd::simulator::selector::{FieldSelector, LabelSelector};
 use kubesd::simulator::{Resource, Simulator};
-use kubesd::targets::{CacheView, TargetContext, target_labels};
+use kubesd::targets::{ObjectCache, TargetContext, target_labels};
 use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
 
 /// A target as a sorted map, for comparison and readable diffs.
@@ -53,30 +53,6 @@ pub fn resource(role: Role) -> Resource {
     }
 }
 
-#[derive(Default)]
-struct Cache {
-    nodes: HashMap<String, Node>,
-    pods: HashMap<(String, String), Pod>,
-    services: HashMap<(String, String), Service>,
-    namespaces: HashMap<String, Namespace>,
-}
-
-impl CacheView for Cache {
-    fn node(&self, name: &str) -> Option<&Node> {
-        self.nodes.get(name)
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
-        self.pods.get(&(namespace.to_string(), name.to_string()))
-    }
-    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        self.services
-            .get(&(namespace.to_string(), name.to_string()))
-    }
-    fn namespace(&self, name: &str) -> Option<&Namespace> {
-        self.namespaces.get(name)
-    }
-}
-
 /// The objects of `role` a job of `config` sees: namespaces and selectors applied.
 fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
     let (label, field) = selectors_for_role(role, &config.selectors);
@@ -99,22 +75,14 @@ fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
 
 /// Every target a job of `config` must have, from the simulator's current state.
 pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
-    let mut cache = Cache::default();
+    let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
     for role in config.watched_roles() {
         for object in visible(sim, config, role) {
-            let key = object.key();
-            let (ns, name) = (key.namespace.to_string(), key.name.to_string());
             if role == config.role {
                 subjects.push(object.clone());
             }
-            match object {
-                Object::Node(n) => drop(cache.nodes.insert(name, n)),
-                Object::Pod(p) => drop(cache.pods.insert((ns, name), p)),
-                Object::Service(s) => drop(cache.services.insert((ns, name), s)),
-                Object::Namespace(n) => drop(cache.namespaces.insert(name, n)),
-                _ => {}
-            }
+            cache.insert(object);
         }
     }
     let ctx = TargetContext {

@@ -1,0 +1,49 @@
+//! `ObjectCache`: a [`CacheView`] over objects in plain maps, for tools and tests that
+//! have the objects in hand (`kubesd labels`, the conformance suite) rather than in a
+//! group's cache.
+
+use std::collections::HashMap;
+
+use super::CacheView;
+use crate::model::{Namespace, Node, Object, Pod, Service};
+
+/// Objects other roles' labels look up, by name (nodes, namespaces) or
+/// `(namespace, name)` (pods, services).
+#[derive(Clone, Debug, Default)]
+pub struct ObjectCache {
+    nodes: HashMap<String, Node>,
+    pods: HashMap<(String, String), Pod>,
+    services: HashMap<(String, String), Service>,
+    namespaces: HashMap<String, Namespace>,
+}
+
+impl ObjectCache {
+    /// Stores `object` if it is of a kind labels look up; other kinds are ignored.
+    pub fn insert(&mut self, object: Object) {
+        let key = object.key();
+        let (ns, name) = (key.namespace.to_string(), key.name.to_string());
+        match object {
+            Object::Node(n) => drop(self.nodes.insert(name, n)),
+            Object::Pod(p) => drop(self.pods.insert((ns, name), p)),
+            Object::Service(s) => drop(self.services.insert((ns, name), s)),
+            Object::Namespace(n) => drop(self.namespaces.insert(name, n)),
+            Object::Endpoints(_) | Object::EndpointSlice(_) | Object::Ingress(_) => {}
+        }
+    }
+}
+
+impl CacheView for ObjectCache {
+    fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.get(name)
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        self.pods.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        self.services
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        self.namespaces.get(name)
+    }
+}
