@@ -7,7 +7,9 @@ mod endpoint;
 mod tls;
 
 pub use credentials::{Credentials, CredentialsError};
-pub use endpoint::{ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint};
+pub use endpoint::{
+    ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint, resolve_endpoint_with,
+};
 pub use tls::{TlsError, build_tls_config};
 
 use std::sync::Arc;
