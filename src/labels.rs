@@ -24,8 +24,20 @@ impl fmt::Debug for Label {
 }
 
 /// The label set of one target: sorted by name, each name once.
-#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Labels(Vec<Label>);
+///
+/// Immutable and shared: cloning a label set (the group's cache, every subscriber, the
+/// agent's own targets) costs one reference count, not a copy of ~50 labels.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Labels(Arc<[Label]>);
+
+impl Default for Labels {
+    fn default() -> Self {
+        thread_local! {
+            static EMPTY: Arc<[Label]> = Arc::from(Vec::new());
+        }
+        Labels(EMPTY.with(Arc::clone))
+    }
+}
 
 impl Labels {
     /// The value of label `name`, if set.
@@ -53,7 +65,12 @@ impl Labels {
 
     /// The labels as a vector, in name order.
     pub fn into_vec(self) -> Vec<Label> {
-        self.0
+        self.0.to_vec()
+    }
+
+    /// True when both are the same shared label set (a cheap test before comparing).
+    pub fn ptr_eq(&self, other: &Labels) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// This set with `overrides` laid over it: a name in both takes the override's value.
@@ -62,10 +79,10 @@ impl Labels {
     /// and each target's few own labels are merged in, instead of sorting ~50 names per
     /// target.
     pub fn merged(&self, overrides: LabelsBuilder) -> Labels {
-        let overrides = overrides.finish();
-        let mut out = Vec::with_capacity(self.0.len() + overrides.0.len());
+        let overrides = overrides.sorted_unique();
+        let mut out = Vec::with_capacity(self.0.len() + overrides.len());
         let mut base = self.0.iter().peekable();
-        for o in overrides.0 {
+        for o in overrides {
             while let Some(b) = base.next_if(|b| b.name < o.name) {
                 out.push(b.clone());
             }
@@ -73,7 +90,7 @@ impl Labels {
             out.push(o);
         }
         out.extend(base.cloned());
-        Labels(out)
+        Labels(out.into())
     }
 
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same
@@ -143,7 +160,11 @@ impl LabelsBuilder {
     }
 
     /// Sorts by name and drops all but the last value of each name.
-    pub fn finish(mut self) -> Labels {
+    pub fn finish(self) -> Labels {
+        Labels(self.sorted_unique().into())
+    }
+
+    fn sorted_unique(mut self) -> Vec<Label> {
         // Stable sort keeps the insertion order of equal names, so "last" is well defined.
         self.0.sort_by(|a, b| a.name.cmp(&b.name));
         let mut out: Vec<Label> = Vec::with_capacity(self.0.len());
@@ -153,7 +174,7 @@ impl LabelsBuilder {
                 _ => out.push(label),
             }
         }
-        Labels(out)
+        out
     }
 }
 
