@@ -283,17 +283,22 @@ impl LabelsBuilder {
         Labels::from_sorted(self.sorted_unique())
     }
 
-    fn sorted_unique(mut self) -> Vec<Label> {
+    fn sorted_unique(self) -> Vec<Label> {
+        let mut v = self.0;
         // Stable sort keeps the insertion order of equal names, so "last" is well defined.
-        self.0.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut out: Vec<Label> = Vec::with_capacity(self.0.len());
-        for label in self.0 {
-            match out.last_mut() {
-                Some(prev) if prev.name == label.name => *prev = label,
-                _ => out.push(label),
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        // In place: the kept prefix is `v[..w]`; a repeated name replaces its kept label.
+        let mut w = 0;
+        for r in 0..v.len() {
+            if w > 0 && v[w - 1].name == v[r].name {
+                v.swap(w - 1, r);
+            } else {
+                v.swap(w, r);
+                w += 1;
             }
         }
-        out
+        v.truncate(w);
+        v
     }
 }
 
