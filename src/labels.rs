@@ -24,56 +24,143 @@ impl fmt::Debug for Label {
 }
 
 /// The label set of one target: sorted by name, each name once.
-#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Labels(Vec<Label>);
+///
+/// Immutable and shared: cloning a label set (the group's cache, every subscriber, the
+/// agent's own targets) costs two reference counts, not a copy of ~50 labels.
+///
+/// Stored in two sorted parts: `base`, the labels an object's targets share (a pod's
+/// ~50 metadata labels, built once per pod), and `own`, the target's few own labels (a
+/// container's port, its address), which win over `base` where a name is in both.
+/// Iteration and look-up see the merged set; equality, order and hashing are those of
+/// the merged sequence, whatever the split.
+#[derive(Clone)]
+pub struct Labels {
+    base: Arc<[Label]>,
+    own: Arc<[Label]>,
+    /// Labels of the merged set.
+    len: usize,
+}
+
+fn empty_labels() -> Arc<[Label]> {
+    thread_local! {
+        static EMPTY: Arc<[Label]> = Arc::from(Vec::new());
+    }
+    EMPTY.with(Arc::clone)
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels::from_sorted(Vec::new())
+    }
+}
+
+impl PartialEq for Labels {
+    fn eq(&self, other: &Labels) -> bool {
+        if self.ptr_eq(other) {
+            return true;
+        }
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Labels {}
+
+impl PartialOrd for Labels {
+    fn partial_cmp(&self, other: &Labels) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Labels {
+    fn cmp(&self, other: &Labels) -> std::cmp::Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl std::hash::Hash for Labels {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_usize(self.len);
+        for l in self.iter() {
+            l.hash(state);
+        }
+    }
+}
 
 impl Labels {
+    fn from_sorted(labels: Vec<Label>) -> Labels {
+        Labels {
+            len: labels.len(),
+            base: labels.into(),
+            own: empty_labels(),
+        }
+    }
+
     /// The value of label `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .binary_search_by(|l| (*l.name).cmp(name))
-            .ok()
-            .map(|i| &*self.0[i].value)
+        let find = |part: &[Label]| part.binary_search_by(|l| (*l.name).cmp(name)).ok();
+        if let Some(i) = find(&self.own) {
+            return Some(&self.own[i].value);
+        }
+        find(&self.base).map(|i| &*self.base[i].value)
     }
 
     /// The labels in name order.
-    pub fn iter(&self) -> std::slice::Iter<'_, Label> {
-        self.0.iter()
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            base: &self.base,
+            own: &self.own,
+            left: self.len,
+        }
     }
 
     /// How many labels there are.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.len
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len == 0
     }
 
     /// The labels as a vector, in name order.
     pub fn into_vec(self) -> Vec<Label> {
-        self.0
+        self.iter().cloned().collect()
+    }
+
+    /// True when both are the same shared label set (a cheap test before comparing).
+    pub fn ptr_eq(&self, other: &Labels) -> bool {
+        Arc::ptr_eq(&self.base, &other.base) && Arc::ptr_eq(&self.own, &other.own)
     }
 
     /// This set with `overrides` laid over it: a name in both takes the override's value.
     ///
-    /// How a pod's targets are built: the labels all its targets share are sorted once,
-    /// and each target's few own labels are merged in, instead of sorting ~50 names per
-    /// target.
+    /// How a pod's targets are built: the labels all its targets share are sorted once
+    /// and shared by every target (one reference count), and each target keeps only its
+    /// few own labels, instead of copying ~50 labels per target.
     pub fn merged(&self, overrides: LabelsBuilder) -> Labels {
-        let overrides = overrides.finish();
-        let mut out = Vec::with_capacity(self.0.len() + overrides.0.len());
-        let mut base = self.0.iter().peekable();
-        for o in overrides.0 {
-            while let Some(b) = base.next_if(|b| b.name < o.name) {
-                out.push(b.clone());
-            }
-            base.next_if(|b| b.name == o.name);
-            out.push(o);
+        let own = overrides.sorted_unique();
+        if !self.own.is_empty() {
+            // Already split: flatten, then split again with the new overrides.
+            return Labels::from_sorted(self.iter().cloned().collect()).merged_sorted(own);
         }
-        out.extend(base.cloned());
-        Labels(out)
+        self.merged_sorted(own)
+    }
+
+    fn merged_sorted(&self, own: Vec<Label>) -> Labels {
+        let shadowed = own
+            .iter()
+            .filter(|o| self.base.binary_search_by(|b| b.name.cmp(&o.name)).is_ok())
+            .count();
+        Labels {
+            base: Arc::clone(&self.base),
+            len: self.base.len() + own.len() - shadowed,
+            own: if own.is_empty() {
+                empty_labels()
+            } else {
+                own.into()
+            },
+        }
     }
 
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same
@@ -93,17 +180,66 @@ impl Labels {
 
 impl fmt::Debug for Labels {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.0.iter()).finish()
+        f.debug_set().entries(self.iter()).finish()
     }
 }
 
 impl<'a> IntoIterator for &'a Labels {
     type Item = &'a Label;
-    type IntoIter = std::slice::Iter<'a, Label>;
+    type IntoIter = Iter<'a>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.iter()
     }
 }
+
+/// The labels of a [`Labels`] in name order: its two parts merged, own labels winning.
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    base: &'a [Label],
+    own: &'a [Label],
+    left: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a Label;
+
+    fn next(&mut self) -> Option<&'a Label> {
+        let next = match (self.base.first(), self.own.first()) {
+            (Some(b), Some(o)) => match b.name.cmp(&o.name) {
+                std::cmp::Ordering::Less => {
+                    self.base = &self.base[1..];
+                    b
+                }
+                std::cmp::Ordering::Equal => {
+                    self.base = &self.base[1..];
+                    self.own = &self.own[1..];
+                    o
+                }
+                std::cmp::Ordering::Greater => {
+                    self.own = &self.own[1..];
+                    o
+                }
+            },
+            (Some(b), None) => {
+                self.base = &self.base[1..];
+                b
+            }
+            (None, Some(o)) => {
+                self.own = &self.own[1..];
+                o
+            }
+            (None, None) => return None,
+        };
+        self.left -= 1;
+        Some(next)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
 
 /// Collects labels in any order, then sorts them into a [`Labels`].
 ///
@@ -122,7 +258,7 @@ impl LabelsBuilder {
     /// A builder that starts with `labels`.
     pub fn from_labels(labels: &Labels) -> Self {
         let mut v = Vec::with_capacity(labels.len() + 16);
-        v.extend_from_slice(&labels.0);
+        v.extend(labels.iter().cloned());
         LabelsBuilder(v)
     }
 
@@ -143,17 +279,26 @@ impl LabelsBuilder {
     }
 
     /// Sorts by name and drops all but the last value of each name.
-    pub fn finish(mut self) -> Labels {
+    pub fn finish(self) -> Labels {
+        Labels::from_sorted(self.sorted_unique())
+    }
+
+    fn sorted_unique(self) -> Vec<Label> {
+        let mut v = self.0;
         // Stable sort keeps the insertion order of equal names, so "last" is well defined.
-        self.0.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut out: Vec<Label> = Vec::with_capacity(self.0.len());
-        for label in self.0 {
-            match out.last_mut() {
-                Some(prev) if prev.name == label.name => *prev = label,
-                _ => out.push(label),
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        // In place: the kept prefix is `v[..w]`; a repeated name replaces its kept label.
+        let mut w = 0;
+        for r in 0..v.len() {
+            if w > 0 && v[w - 1].name == v[r].name {
+                v.swap(w - 1, r);
+            } else {
+                v.swap(w, r);
+                w += 1;
             }
         }
-        Labels(out)
+        v.truncate(w);
+        v
     }
 }
 
@@ -241,6 +386,26 @@ mod tests {
         assert_eq!(
             pairs,
             [("a", "1"), ("c", "y"), ("d", "x"), ("e", "3"), ("f", "z")]
+        );
+        assert_eq!(m.len(), 5);
+        assert_eq!(m.iter().len(), 5);
+        assert_eq!(m.get("c"), Some("y"));
+        assert_eq!(m.get("a"), Some("1"));
+        // The split is invisible: equal to the same set built flat, and hashed alike.
+        let flat = Labels::from_pairs(pairs.clone());
+        assert_eq!(m, flat);
+        assert_eq!(m.cmp(&flat), std::cmp::Ordering::Equal);
+        use std::hash::BuildHasher;
+        let rs = std::hash::RandomState::new();
+        assert_eq!(rs.hash_one(&m), rs.hash_one(&flat));
+        // Merging into a split set flattens first.
+        let mut o = LabelsBuilder::new();
+        o.add("a", "w");
+        let m2 = m.merged(o);
+        let pairs: Vec<(&str, &str)> = m2.iter().map(|l| (&*l.name, &*l.value)).collect();
+        assert_eq!(
+            pairs,
+            [("a", "w"), ("c", "y"), ("d", "x"), ("e", "3"), ("f", "z")]
         );
     }
 

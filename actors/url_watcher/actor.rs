@@ -27,7 +27,7 @@ use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::http::{ApiEndpoint, Credentials, build_client};
 use crate::metrics::{METRICS, inc};
-use crate::watch::{Status, decode_list_lenient};
+use crate::watch::{ListStream, Status};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -202,20 +202,26 @@ impl UrlWatcher {
                 .map_err(|e| Failure::Transport(e.to_string()))?;
             let mut resp = resp.timeout(body_timeout);
             let status = resp.status();
-            let body = resp
-                .body()
-                .limit(max_body)
-                .await
-                .map_err(|e| Failure::Transport(e.to_string()));
             if !status.is_success() {
-                return Err(classify(
-                    status,
-                    retry_after_header(&resp),
-                    body.ok().as_deref(),
-                ));
+                let body = resp.body().limit(64 * 1024).await.ok();
+                return Err(classify(status, retry_after_header(&resp), body.as_deref()));
             }
-            let body = body?;
-            decode_list_lenient(role, &body).map_err(|e| Failure::Transport(e.to_string()))
+            // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
+            // never held whole, and decoding overlaps the transfer.
+            let mut list = ListStream::new(role);
+            let mut received = 0usize;
+            while let Some(chunk) = resp.next().await {
+                let chunk = chunk.map_err(|e| Failure::Transport(e.to_string()))?;
+                received += chunk.len();
+                if received > max_body {
+                    return Err(Failure::Transport(format!(
+                        "list body exceeds {max_body} bytes"
+                    )));
+                }
+                list.push(&chunk)
+                    .map_err(|e| Failure::Transport(e.to_string()))?;
+            }
+            list.finish().map_err(|e| Failure::Transport(e.to_string()))
         };
         ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
             Ok((page, errors)) => {

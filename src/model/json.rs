@@ -65,8 +65,8 @@ impl<'de> Deserialize<'de> for StringMap {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some((k, v)) = map.next_entry::<Arc<str>, NullableString>()? {
-                    pairs.push((k, v.0));
+                while let Some((k, v)) = map.next_entry::<MapKey, NullableString>()? {
+                    pairs.push((k.0, v.0));
                 }
                 Ok(StringMap(pairs))
             }
@@ -76,14 +76,82 @@ impl<'de> Deserialize<'de> for StringMap {
 }
 
 /// A string that may be sent as `null` (Go decodes that as `""`).
+///
+/// Built straight from the parser's slice: one allocation per string (serde's own
+/// `Arc<str>` goes through a `Box<str>`, two allocations and a copy), none for `""`.
 struct NullableString(Arc<str>);
 
 impl<'de> Deserialize<'de> for NullableString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(NullableString(
-            Option::<Arc<str>>::deserialize(deserializer)?.unwrap_or_else(empty_str),
-        ))
+        deserializer
+            .deserialize_option(SharedStrVisitor { intern: false })
+            .map(NullableString)
     }
+}
+
+/// A key of a string map: label and annotation keys repeat on every object of a
+/// cluster, so they are interned per thread and shared (memory, and equality checks
+/// that stop at the pointer).
+struct MapKey(Arc<str>);
+
+impl<'de> Deserialize<'de> for MapKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_str(SharedStrVisitor { intern: true })
+            .map(MapKey)
+    }
+}
+
+struct SharedStrVisitor {
+    intern: bool,
+}
+
+impl<'de> Visitor<'de> for SharedStrVisitor {
+    type Value = Arc<str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or null")
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Arc<str>, E> {
+        Ok(empty_str())
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Arc<str>, E> {
+        Ok(empty_str())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Arc<str>, D::Error> {
+        d.deserialize_str(self)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+        Ok(if v.is_empty() {
+            empty_str()
+        } else if self.intern {
+            intern_key(v)
+        } else {
+            Arc::from(v)
+        })
+    }
+}
+
+/// The most keys [`intern_key`] keeps per thread before starting over, so a stream of
+/// unique keys cannot grow memory.
+const INTERNED_KEYS_LIMIT: usize = 50_000;
+
+fn intern_key(key: &str) -> Arc<str> {
+    thread_local! {
+        static KEYS: std::cell::RefCell<std::collections::HashSet<Arc<str>>> =
+            std::cell::RefCell::new(std::collections::HashSet::new());
+    }
+    KEYS.with(|keys| {
+        let mut keys = keys.borrow_mut();
+        if let Some(k) = keys.get(key) {
+            return Arc::clone(k);
+        }
+        if keys.len() >= INTERNED_KEYS_LIMIT {
+            keys.clear();
+        }
+        let k: Arc<str> = Arc::from(key);
+        keys.insert(Arc::clone(&k));
+        k
+    })
 }
 
 /// The shared empty string: one allocation for every absent string field.

@@ -4,9 +4,11 @@
 mod event;
 mod lines;
 mod list;
+mod list_stream;
 mod status;
 
 pub use event::{WatchEvent, decode_bookmark, decode_event};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
+pub use list_stream::ListStream;
 pub use status::Status;

@@ -1,0 +1,127 @@
+//! Micro-benchmarks of the engine's two hot handlers, without HTTP: the group cache
+//! applying a batch of 1000 watch deltas (upsert, compare, compute targets), and a
+//! subscriber applying a batch of 1000 target changes (constructor, per-object map).
+//! Run with `cargo bench --bench engine`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+use actix::prelude::*;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kubesd::actors::group::cache::{GroupCache, Upserted};
+use kubesd::actors::messages::{TargetChange, TargetsChanged, UrlId};
+use kubesd::actors::subscriber::{Constructor, Subscriber};
+use kubesd::model::{Object, Role};
+use kubesd::targets::{AttachMetadata, EmptyCache, TargetContext, target_labels};
+use kubesd::{Labels, SubscriberId};
+
+#[path = "support/realistic_pod.rs"]
+mod realistic_pod;
+
+const BATCH: usize = 1000;
+
+/// Two versions of each of `BATCH` pods, differing in one annotation (as a status
+/// update would), so that every apply is a real change.
+fn pod_versions() -> [Vec<Object>; 2] {
+    let version = |v: usize| {
+        (0..BATCH)
+            .map(|i| {
+                let json = realistic_pod::realistic_pod_json(i).replace(
+                    "\"prometheus.io/path\":\"/metrics\"",
+                    &format!("\"prometheus.io/path\":\"/metrics-{v}\""),
+                );
+                Object::decode(Role::Pod, json.as_bytes()).expect("pod decodes")
+            })
+            .collect::<Vec<_>>()
+    };
+    [version(0), version(1)]
+}
+
+fn group_apply(c: &mut Criterion) {
+    let versions = pod_versions();
+    let attach = AttachMetadata {
+        node: true,
+        namespace: false,
+    };
+    let mut cache = GroupCache::default();
+    for o in &versions[0] {
+        cache.upsert(UrlId(0), o.clone());
+        cache.compute_targets(Role::Pod, &o.key(), attach);
+    }
+    let mut group = c.benchmark_group("group");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    let mut turn = 0;
+    group.bench_function("apply_1000_pod_upserts", |b| {
+        b.iter_batched(
+            || {
+                turn += 1;
+                versions[turn % 2].clone()
+            },
+            |batch| {
+                let mut changes = Vec::with_capacity(BATCH);
+                for o in batch {
+                    let key = o.key();
+                    if cache.upsert(UrlId(0), o) != Upserted::Unchanged
+                        && let Some(ch) = cache.compute_targets(Role::Pod, &key, attach)
+                    {
+                        changes.push(ch);
+                    }
+                }
+                assert_eq!(changes.len(), BATCH);
+                changes
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+    cache.clear();
+}
+
+fn subscriber_apply(c: &mut Criterion) {
+    let versions = pod_versions();
+    let ctx = TargetContext {
+        attach: AttachMetadata::default(),
+        cache: &EmptyCache,
+    };
+    let batches: Vec<Arc<[TargetChange]>> = versions
+        .iter()
+        .map(|v| {
+            v.iter()
+                .map(|o| TargetChange {
+                    key: o.key(),
+                    targets: Some(target_labels(o, &ctx).into()),
+                })
+                .collect()
+        })
+        .collect();
+    let system = System::new();
+    let addr = system.block_on(async {
+        let ctor: Constructor<Labels> = Arc::new(|l: &Labels| Some(l.clone()));
+        Subscriber::new(
+            SubscriberId(1),
+            ctor,
+            Arc::new(AtomicUsize::new(usize::MAX / 2)),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .start()
+    });
+    let mut group = c.benchmark_group("subscriber");
+    group.throughput(Throughput::Elements(BATCH as u64));
+    let mut turn = 0;
+    group.bench_function("apply_1000_changes_keep_labels", |b| {
+        b.iter(|| {
+            turn += 1;
+            let msg = TargetsChanged {
+                changes: Arc::clone(&batches[turn % 2]),
+                synced: true,
+            };
+            system.block_on(addr.send(msg)).expect("subscriber alive");
+            black_box(());
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, group_apply, subscriber_apply);
+criterion_main!(benches);

@@ -1,0 +1,854 @@
+//! Flood benchmarks: the REAL engine (Discovery → URL watchers over HTTP → group →
+//! subscribers) under synthetic event floods from a fake API server that serves
+//! pre-built bytes from a child process.
+//!
+//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps] ...`
+//! (`--help` lists every option). Prints one table row per scenario, then
+//! `summary: flood_events_per_s=N ceiling_events_per_s=N sync_s=X peak_rss_mb=N`.
+//! See BENCHMARKS.md for what each column means.
+
+use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::Parser;
+use kubesd::config::Secret;
+use kubesd::metrics::METRICS;
+use kubesd::model::Role;
+use kubesd::targets::AttachMetadata;
+use kubesd::watch::{LineBuffer, WatchEvent, decode_event};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+
+#[path = "support/flood_server.rs"]
+mod flood_server;
+#[path = "support/realistic_pod.rs"]
+mod realistic_pod;
+
+// ---------------------------------------------------------------------------------
+// Allocation counting: sharded by the calling thread's stack address so that threads
+// do not fight over one cache line.
+
+struct Counting;
+
+#[repr(align(64))]
+struct Shard(AtomicU64);
+
+static ALLOCS: [Shard; 16] = [const { Shard(AtomicU64::new(0)) }; 16];
+static COUNT_ALLOCS: AtomicBool = AtomicBool::new(true);
+
+fn count_alloc() {
+    if COUNT_ALLOCS.load(Relaxed) {
+        let probe = 0u8;
+        let shard = ((&probe as *const u8 as usize) >> 21) & 15;
+        ALLOCS[shard].0.fetch_add(1, Relaxed);
+    }
+}
+
+fn allocs() -> u64 {
+    ALLOCS.iter().map(|s| s.0.load(Relaxed)).sum()
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_alloc();
+        unsafe { SysAlloc.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { SysAlloc.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_alloc();
+        unsafe { SysAlloc.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_alloc();
+        unsafe { SysAlloc.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+// ---------------------------------------------------------------------------------
+
+#[derive(Parser, Debug, Clone)]
+#[command(about = "kubesd flood benchmarks")]
+struct Args {
+    /// Pods in the LIST (~5 KB each, 3 containers x 2 ports: 6 targets each).
+    #[arg(long, default_value_t = 100_000)]
+    pods: usize,
+    /// Nodes in the LIST.
+    #[arg(long, default_value_t = 2000)]
+    nodes: usize,
+    /// MODIFIED pod events streamed by the WATCH.
+    #[arg(long, default_value_t = 200_000)]
+    events: usize,
+    /// Services (and Endpoints objects) for the deps scenario; a multiple of 20.
+    #[arg(long, default_value_t = 2000)]
+    services: usize,
+    /// Events of the deps scenario (0: `--events / 10`).
+    #[arg(long, default_value_t = 0)]
+    deps_events: usize,
+    /// Subscriber counts of the fanout scenario.
+    #[arg(long, value_delimiter = ',', default_values_t = [20, 100])]
+    subscribers: Vec<usize>,
+    /// Scenarios to run.
+    #[arg(long, value_delimiter = ',', default_values_t = ["sync".to_string(), "flood".into(), "fanout".into(), "deps".into()])]
+    scenario: Vec<String>,
+    /// Small sizes: finishes in well under 2 minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Run subscribers on this many extra arbiters (0: the group's arbiter).
+    #[arg(long, default_value_t = 0)]
+    sub_arbiters: usize,
+    /// The dirty flusher's interval, ms.
+    #[arg(long, default_value_t = 1000)]
+    flush_ms: u64,
+    /// Do not count allocations.
+    #[arg(long)]
+    no_count_allocs: bool,
+    /// Skip the serde_json ceiling measurement.
+    #[arg(long)]
+    no_ceiling: bool,
+    /// Use this API server instead of the built-in fake one (no gate, no latency).
+    #[arg(long)]
+    api_server: Option<String>,
+    /// Bearer token for `--api-server`.
+    #[arg(long)]
+    token: Option<String>,
+    /// Give up on a scenario after this many seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout_s: u64,
+    /// Internal: run as the fake API server.
+    #[arg(long, hide = true)]
+    serve: bool,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+impl Args {
+    fn apply_quick(&mut self) {
+        if self.quick {
+            self.pods = 5000;
+            self.events = 20_000;
+            self.services = 200;
+        }
+        if self.deps_events == 0 {
+            self.deps_events = self.events / 10;
+        }
+        self.services = (self.services / 20).max(1) * 20;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Process measurements.
+
+fn cpu_s() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn status_kb(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn rss_mb() -> f64 {
+    status_kb("VmRSS:") as f64 / 1024.0
+}
+
+fn peak_rss_mb() -> f64 {
+    status_kb("VmHWM:") as f64 / 1024.0
+}
+
+/// Resets VmHWM to the current RSS, so each scenario reports its own peak.
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn trim_heap() {
+    unsafe { libc::malloc_trim(0) };
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// CPU, wall, allocations and peak RSS between `start` and `finish`.
+struct Meter {
+    wall: Instant,
+    cpu: f64,
+    allocs: u64,
+}
+
+struct Measured {
+    wall_s: f64,
+    cpu_s: f64,
+    allocs: u64,
+    peak_rss_mb: f64,
+}
+
+impl Meter {
+    fn start() -> Meter {
+        reset_peak();
+        Meter {
+            wall: Instant::now(),
+            cpu: cpu_s(),
+            allocs: allocs(),
+        }
+    }
+    fn finish(&self) -> Measured {
+        Measured {
+            wall_s: self.wall.elapsed().as_secs_f64(),
+            cpu_s: cpu_s() - self.cpu,
+            allocs: allocs() - self.allocs,
+            peak_rss_mb: peak_rss_mb(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The server child process.
+
+struct Server {
+    child: Option<Child>,
+    url: String,
+    addr: Option<String>,
+}
+
+impl Server {
+    fn spawn(args: &Args) -> Server {
+        let exe = std::env::current_exe().expect("current exe");
+        let mut child = Command::new(exe)
+            .args([
+                "--serve",
+                "--pods",
+                &args.pods.to_string(),
+                "--nodes",
+                &args.nodes.to_string(),
+                "--services",
+                &args.services.to_string(),
+                "--events",
+                &args.events.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("server says where it listens");
+        let addr = line
+            .split_whitespace()
+            .nth(1)
+            .expect("listening line")
+            .to_string();
+        println!("server (child pid {}): {}", child.id(), line.trim());
+        Server {
+            child: Some(child),
+            url: format!("http://{addr}"),
+            addr: Some(addr),
+        }
+    }
+
+    fn external(url: &str) -> Server {
+        Server {
+            child: None,
+            url: url.to_string(),
+            addr: None,
+        }
+    }
+
+    /// Lets the pods watches stream up to event `upto`.
+    fn gate(&self, upto: usize) {
+        let Some(addr) = &self.addr else { return };
+        let mut s = TcpStream::connect(addr).expect("server reachable");
+        write!(
+            s,
+            "GET /bench/go?upto={upto} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("gate request");
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+    }
+
+    /// Reads the whole event stream with a trivial client: how fast the server alone
+    /// pushes (events/s, MB/s).
+    fn self_check(&self, events: usize) -> Option<(f64, f64)> {
+        let addr = self.addr.as_ref()?;
+        let mut s = TcpStream::connect(addr).ok()?;
+        write!(s, "GET /bench/stream HTTP/1.1\r\nHost: x\r\n\r\n").ok()?;
+        let t = Instant::now();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0usize;
+        let tail = b"\r\n0\r\n\r\n";
+        let mut last = Vec::new();
+        loop {
+            let n = s.read(&mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            total += n;
+            last.extend_from_slice(&buf[..n]);
+            if last.len() > 16 {
+                last.drain(..last.len() - 16);
+            }
+            if last.ends_with(tail) {
+                break;
+            }
+        }
+        let secs = t.elapsed().as_secs_f64();
+        Some((events as f64 / secs, total as f64 / secs / 1e6))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// What the subscribers' constructors record.
+
+const SENT: &str = "__meta_kubernetes_pod_annotation_bench_sent";
+const SEQ: &str = "__meta_kubernetes_pod_annotation_bench_seq";
+const PORT: &str = "__meta_kubernetes_pod_container_port_number";
+
+/// Shared by every subscriber of a scenario.
+struct Probe {
+    /// Per event seq: the latest latency (µs) at which any subscriber saw it, +1.
+    latency_us: Vec<AtomicU32>,
+    /// The event that ends the scenario.
+    last: AtomicUsize,
+    /// Subscribers that have seen `last` (reset by `expect`).
+    done: AtomicUsize,
+    /// Events seen (first target of each pod per subscriber).
+    seen: AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl Probe {
+    fn new(events: usize) -> Arc<Probe> {
+        Arc::new(Probe {
+            latency_us: (0..=events).map(|_| AtomicU32::new(0)).collect(),
+            last: AtomicUsize::new(usize::MAX),
+            done: AtomicUsize::new(0),
+            seen: AtomicU64::new(0),
+            notify: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// Called by a constructor for each target; `mine` is the subscriber's own flag.
+    fn observe(&self, labels: &Labels, mine: &AtomicUsize) {
+        // One target per pod: the first port of the first container.
+        if labels.get(PORT) != Some("8080") {
+            return;
+        }
+        let Some(seq) = labels.get(SEQ).and_then(|s| s.parse::<usize>().ok()) else {
+            return;
+        };
+        if seq == 0 {
+            return;
+        }
+        self.seen.fetch_add(1, Relaxed);
+        if let Some(sent) = labels.get(SENT).and_then(|s| s.parse::<u64>().ok())
+            && let Some(slot) = self.latency_us.get(seq)
+        {
+            let us = now_ns().saturating_sub(sent) / 1000;
+            slot.fetch_max(us.min(u32::MAX as u64 - 1) as u32 + 1, Relaxed);
+        }
+        let last = self.last.load(Relaxed);
+        if seq >= last && mine.fetch_max(last, Relaxed) < last {
+            self.done.fetch_add(1, Relaxed);
+            self.notify.notify_one();
+        }
+    }
+
+    /// p50 and p99 latency in ms over events that were seen.
+    fn percentiles(&self) -> (f64, f64, usize) {
+        let mut v: Vec<u32> = self
+            .latency_us
+            .iter()
+            .map(|a| a.load(Relaxed))
+            .filter(|&x| x > 0)
+            .map(|x| x - 1)
+            .collect();
+        if v.is_empty() {
+            return (f64::NAN, f64::NAN, 0);
+        }
+        v.sort_unstable();
+        let p = |q: f64| v[((v.len() as f64 - 1.0) * q) as usize] as f64 / 1000.0;
+        (p(0.5), p(0.99), v.len())
+    }
+
+    /// The phase that ends when every subscriber has seen event `last`.
+    fn expect(&self, last: usize) {
+        self.done.store(0, Relaxed);
+        self.last.store(last, Relaxed);
+    }
+
+    /// Waits until `subscribers` have each seen event `last`.
+    async fn wait_done(&self, subscribers: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while self.done.load(Relaxed) < subscribers {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            let _ = actix_rt::time::timeout(
+                left.min(Duration::from_millis(200)),
+                self.notify.notified(),
+            )
+            .await;
+        }
+        true
+    }
+}
+
+/// The target the 1-subscriber jobs keep: the whole label set (as an agent does before
+/// relabelling), shared, not copied.
+type Kept = Labels;
+
+// ---------------------------------------------------------------------------------
+// Rows.
+
+struct Row {
+    scenario: String,
+    subs: usize,
+    events: usize,
+    m: Measured,
+    p50_ms: f64,
+    p99_ms: f64,
+    extra: String,
+}
+
+fn header() {
+    println!(
+        "| {:<12} | {:>4} | {:>8} | {:>7} | {:>10} | {:>7} | {:>9} | {:>9} | {:>8} | {:>8} | {:>8} | notes",
+        "scenario",
+        "subs",
+        "events",
+        "wall_s",
+        "events/s",
+        "cpu_s",
+        "cpu_us/ev",
+        "allocs/ev",
+        "p50_ms",
+        "p99_ms",
+        "peak_mb",
+    );
+    println!(
+        "|{}|------|----------|---------|------------|---------|-----------|-----------|----------|----------|----------|------",
+        "-".repeat(14)
+    );
+}
+
+impl Row {
+    fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.m.wall_s
+    }
+    fn print(&self) {
+        let ev = self.events.max(1) as f64;
+        println!(
+            "| {:<12} | {:>4} | {:>8} | {:>7.2} | {:>10.0} | {:>7.2} | {:>9.2} | {:>9.1} | {:>8.1} | {:>8.1} | {:>8.0} | {}",
+            self.scenario,
+            self.subs,
+            self.events,
+            self.m.wall_s,
+            self.events_per_s(),
+            self.m.cpu_s,
+            self.m.cpu_s * 1e6 / ev,
+            self.m.allocs as f64 / ev,
+            self.p50_ms,
+            self.p99_ms,
+            self.m.peak_rss_mb,
+            self.extra
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Scenarios.
+
+fn options(args: &Args) -> EngineOptions {
+    EngineOptions {
+        flush_interval: Duration::from_millis(args.flush_ms),
+        ..EngineOptions::default()
+    }
+}
+
+fn config(args: &Args, server: &Server, role: Role) -> SdConfig {
+    let mut c = SdConfig::new(role, server.url.clone());
+    c.attach_metadata = AttachMetadata {
+        node: true,
+        namespace: false,
+    };
+    if let Some(t) = &args.token {
+        c.http.bearer_token = Secret(t.clone());
+    }
+    c
+}
+
+fn arbiters(n: usize) -> Vec<actix::Arbiter> {
+    (0..n).map(|_| actix::Arbiter::new()).collect()
+}
+
+async fn subscribe<T, F>(
+    discovery: &Discovery,
+    arbiters: &[actix::Arbiter],
+    i: usize,
+    config: &SdConfig,
+    ctor: F,
+) -> Subscription<T>
+where
+    T: Clone + Send + Sync + Unpin + 'static,
+    F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
+{
+    let r = if arbiters.is_empty() {
+        discovery.subscribe(config, ctor).await
+    } else {
+        discovery
+            .subscribe_on(&arbiters[i % arbiters.len()].handle(), config, ctor)
+            .await
+    };
+    r.expect("subscribes")
+}
+
+/// Role pod, attach node: sync (LIST of pods and nodes until every target is at the
+/// subscriber), then flood (the events until every subscriber saw the last one).
+/// `subs == 1` keeps whole label sets; more subscribers have a cheap constructor.
+async fn pod_run(
+    args: &Args,
+    server: &Server,
+    subs: usize,
+    flood: bool,
+    name: &str,
+) -> (Option<Row>, Option<Row>) {
+    server.gate(0);
+    let baseline = {
+        trim_heap();
+        rss_mb()
+    };
+    let probe = Probe::new(args.events);
+    let extra_arbiters = arbiters(args.sub_arbiters);
+    let sync_meter = Meter::start();
+    let discovery = Discovery::start(options(args));
+    let cfg = config(args, server, Role::Pod);
+    let mut full: Vec<Subscription<Kept>> = Vec::new();
+    let mut cheap: Vec<Subscription<u32>> = Vec::new();
+    for i in 0..subs {
+        let (p, mine) = (Arc::clone(&probe), Arc::new(AtomicUsize::new(0)));
+        if subs == 1 {
+            full.push(
+                subscribe(&discovery, &extra_arbiters, i, &cfg, move |l: &Labels| {
+                    p.observe(l, &mine);
+                    Some(l.clone())
+                })
+                .await,
+            );
+        } else {
+            cheap.push(
+                subscribe(&discovery, &extra_arbiters, i, &cfg, move |l: &Labels| {
+                    p.observe(l, &mine);
+                    Some(l.len() as u32)
+                })
+                .await,
+            );
+        }
+    }
+    for s in &full {
+        s.synced().await;
+    }
+    for s in &cheap {
+        s.synced().await;
+    }
+    let synced = sync_meter.finish();
+    let targets = match (full.first(), cheap.first()) {
+        (Some(s), _) => s.targets().await.len(),
+        (_, Some(s)) => s.targets().await.len(),
+        _ => 0,
+    };
+    let sync_row = Row {
+        scenario: "sync".into(),
+        subs,
+        events: args.pods + args.nodes,
+        m: synced,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        extra: format!(
+            "objects/s; {targets} targets at the subscriber; rss before {baseline:.0} MB"
+        ),
+    };
+    let mut flood_row = None;
+    if flood {
+        let events = args.events;
+        probe.expect(events);
+        let coalesced0 = METRICS.subscriber_coalesced.load(Relaxed);
+        let meter = Meter::start();
+        let modified0 = METRICS.role(Role::Pod).events_modified.load(Relaxed);
+        server.gate(events);
+        let ok = if server.addr.is_some() {
+            probe
+                .wait_done(subs, Duration::from_secs(args.timeout_s))
+                .await
+        } else {
+            // An external server: until the watcher has decoded `events` events.
+            let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+            while METRICS.role(Role::Pod).events_modified.load(Relaxed) - modified0 < events as u64
+                && Instant::now() < deadline
+            {
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+            Instant::now() < deadline
+        };
+        let m = meter.finish();
+        let (p50, p99, seen) = probe.percentiles();
+        let seen_total = probe.seen.load(Relaxed);
+        flood_row = Some(Row {
+            scenario: name.into(),
+            subs,
+            events,
+            m,
+            p50_ms: p50,
+            p99_ms: p99,
+            extra: format!(
+                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
+                if ok { "" } else { "TIMED OUT; " },
+                seen_total as f64 / subs as f64 / events as f64,
+                METRICS.subscriber_coalesced.load(Relaxed) - coalesced0,
+            ),
+        });
+    }
+    for s in full {
+        s.stop().await;
+    }
+    for s in cheap {
+        s.stop().await;
+    }
+    drop(discovery);
+    actix_rt::time::sleep(Duration::from_millis(500)).await;
+    trim_heap();
+    let after = rss_mb();
+    for a in extra_arbiters {
+        a.stop();
+    }
+    let note = format!("; rss after stop {after:.0} MB");
+    let mut sync_row = sync_row;
+    match &mut flood_row {
+        Some(r) => r.extra.push_str(&note),
+        None => sync_row.extra.push_str(&note),
+    }
+    (Some(sync_row), flood_row)
+}
+
+/// Role endpoints with attach node over `services` services: pod churn dirties the one
+/// endpoints object that references each pod; flushes recompute only those.
+async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
+    server.gate(0);
+    let probe = Probe::new(args.events);
+    let sync_meter = Meter::start();
+    let discovery = Discovery::start(options(args));
+    let cfg = config(args, server, Role::Endpoints);
+    let (p, mine) = (Arc::clone(&probe), Arc::new(AtomicUsize::new(0)));
+    let sub = discovery
+        .subscribe(&cfg, move |l: &Labels| {
+            p.observe(l, &mine);
+            Some(l.clone())
+        })
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    let synced = sync_meter.finish();
+    let targets = sub.targets().await.len();
+    let mut rows = vec![Row {
+        scenario: "deps-sync".into(),
+        subs: 1,
+        events: args.pods + args.nodes + 2 * args.services,
+        m: synced,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        extra: format!("objects/s; {targets} endpoint targets"),
+    }];
+    // Let the sync's own flushes settle, then one event: exactly one endpoints object
+    // must be recomputed.
+    actix_rt::time::sleep(Duration::from_millis(args.flush_ms * 2 + 200)).await;
+    let (f0, r0) = (
+        METRICS.flushes.load(Relaxed),
+        METRICS.flush_recomputed.load(Relaxed),
+    );
+    probe.expect(1);
+    server.gate(1);
+    probe.wait_done(1, Duration::from_secs(60)).await;
+    actix_rt::time::sleep(Duration::from_millis(args.flush_ms + 200)).await;
+    let one = METRICS.flush_recomputed.load(Relaxed) - r0;
+    let _ = f0;
+
+    // The churn.
+    let events = args.deps_events.max(2);
+    probe.expect(events);
+    let (f0, r0, u0) = (
+        METRICS.flushes.load(Relaxed),
+        METRICS.flush_recomputed.load(Relaxed),
+        METRICS.target_updates.load(Relaxed),
+    );
+    let meter = Meter::start();
+    server.gate(events);
+    let ok = probe
+        .wait_done(1, Duration::from_secs(args.timeout_s))
+        .await;
+    let m = meter.finish();
+    let flushes = METRICS.flushes.load(Relaxed) - f0;
+    let recomputed = METRICS.flush_recomputed.load(Relaxed) - r0;
+    let updates = METRICS.target_updates.load(Relaxed) - u0;
+    let (p50, p99, _) = probe.percentiles();
+    let cpu_per_recompute = m.cpu_s * 1e6 / recomputed.max(1) as f64;
+    rows.push(Row {
+        scenario: "deps".into(),
+        subs: 1,
+        events: events - 1,
+        m,
+        p50_ms: p50,
+        p99_ms: p99,
+        extra: format!(
+            "{}1 pod event -> {one} endpoints recomputed; churn: {flushes} flushes recomputed {recomputed} endpoints ({:.1}/flush, {:.0} us CPU per recompute incl. decode), {updates} object updates pushed",
+            if ok { "" } else { "TIMED OUT; " },
+            recomputed as f64 / flushes.max(1) as f64,
+            cpu_per_recompute,
+        ),
+    });
+    sub.stop().await;
+    drop(discovery);
+    rows
+}
+
+/// serde_json alone, one core: the same watch byte stream (the same pod events) framed
+/// and decoded into the same structs, no engine.
+fn ceiling(args: &Args) -> f64 {
+    let distinct = 1000.min(args.pods);
+    let mut stream = Vec::new();
+    for i in 0..distinct {
+        let pod = flood_server::bench_pod_json(i);
+        stream
+            .extend_from_slice(format!("{{\"type\":\"MODIFIED\",\"object\":{pod}}}\n").as_bytes());
+    }
+    let rounds = args.events.div_ceil(distinct);
+    let t = Instant::now();
+    let mut decoded = 0usize;
+    let mut lines = LineBuffer::new(64 << 20);
+    for _ in 0..rounds {
+        for chunk in stream.chunks(64 * 1024) {
+            lines
+                .push(chunk, |line| {
+                    if let Ok(WatchEvent::Modified(o)) = decode_event(Role::Pod, line) {
+                        std::hint::black_box(o);
+                        decoded += 1;
+                    }
+                })
+                .expect("lines");
+        }
+    }
+    assert_eq!(decoded, rounds * distinct);
+    decoded as f64 / t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let mut args = Args::parse();
+    if args.serve {
+        flood_server::serve(flood_server::ServerSpec {
+            pods: args.pods,
+            nodes: args.nodes,
+            services: args.services,
+            events: args.events,
+        });
+    }
+    args.apply_quick();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+    COUNT_ALLOCS.store(!args.no_count_allocs, Relaxed);
+    let run = |s: &str| args.scenario.iter().any(|x| x == s);
+    println!(
+        "flood bench: pods={} nodes={} events={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
+        args.pods,
+        args.nodes,
+        args.events,
+        args.services,
+        args.deps_events,
+        args.subscribers,
+        args.sub_arbiters,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let t = Instant::now();
+    let server = match &args.api_server {
+        Some(url) => Server::external(url),
+        None => Server::spawn(&args),
+    };
+    if let Some((evs, mbs)) = server.self_check(args.events) {
+        println!("server alone: {evs:.0} events/s ({mbs:.0} MB/s) to a trivial reader");
+    }
+    println!("setup {:.1}s", t.elapsed().as_secs_f64());
+
+    let system = actix_rt::System::new();
+    let rows: Vec<Row> = system.block_on(async {
+        let mut rows = Vec::new();
+        header();
+        if run("sync") || run("flood") {
+            let (sync, flood) = pod_run(&args, &server, 1, run("flood"), "flood").await;
+            for r in [sync, flood].into_iter().flatten() {
+                r.print();
+                rows.push(r);
+            }
+        }
+        if run("fanout") {
+            for &n in &args.subscribers {
+                let (_, flood) = pod_run(&args, &server, n, true, "fanout").await;
+                if let Some(r) = flood {
+                    r.print();
+                    rows.push(r);
+                }
+            }
+        }
+        if run("deps") {
+            for r in deps_run(&args, &server).await {
+                r.print();
+                rows.push(r);
+            }
+        }
+        rows
+    });
+    let ceiling = if args.no_ceiling {
+        f64::NAN
+    } else {
+        let c = ceiling(&args);
+        println!(
+            "ceiling: serde_json alone decodes {c:.0} events/s on one core (same pod events, LineBuffer + decode_event)"
+        );
+        c
+    };
+    let find = |s: &str| rows.iter().find(|r| r.scenario == s && r.subs == 1);
+    let flood = find("flood").map_or(f64::NAN, |r| r.events_per_s());
+    let sync_s = find("sync").map_or(f64::NAN, |r| r.m.wall_s);
+    let peak = rows.iter().map(|r| r.m.peak_rss_mb).fold(0.0, f64::max);
+    println!(
+        "summary: flood_events_per_s={flood:.0} ceiling_events_per_s={ceiling:.0} sync_s={sync_s:.2} peak_rss_mb={peak:.0}"
+    );
+}
