@@ -13,6 +13,7 @@ mod map_cache;
 mod realistic_pod;
 
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kubesd::model::{Object, Role};
@@ -24,26 +25,39 @@ use serde_json::{Value, json};
 /// The most 2N may cost relative to N.
 const MAX_RATIO: f64 = 3.5;
 
-/// Times `run` on inputs of size `n` and `2n` (fastest of three, interleaved so that a
+/// Times `run` on inputs of size `n` and `2n` (fastest of five, interleaved so that a
 /// burst of load elsewhere hits both), prints them, and returns 2N's time over N's.
+///
+/// The tests of this file time one at a time, and a ratio over the limit is measured
+/// again (up to three times, keeping the lowest): a real quadratic fails every time,
+/// a noisy neighbour rarely three times running.
 fn doubling_ratio<I>(what: &str, n: usize, build: impl Fn(usize) -> I, run: impl Fn(&I)) -> f64 {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let inputs = [build(n), build(2 * n)];
     // Warm-up: interned label names, allocator pools.
     run(&inputs[0]);
-    let mut best = [Duration::MAX; 2];
+    let mut lowest = f64::MAX;
     for _ in 0..3 {
-        for (i, input) in inputs.iter().enumerate() {
-            let start = Instant::now();
-            run(input);
-            best[i] = best[i].min(start.elapsed());
+        let mut best = [Duration::MAX; 2];
+        for _ in 0..5 {
+            for (i, input) in inputs.iter().enumerate() {
+                let start = Instant::now();
+                run(input);
+                best[i] = best[i].min(start.elapsed());
+            }
+        }
+        let ratio = best[1].as_secs_f64() / best[0].as_secs_f64().max(1e-9);
+        eprintln!(
+            "{what}: N={n}: {:?}, 2N: {:?}, ratio {ratio:.2}",
+            best[0], best[1]
+        );
+        lowest = lowest.min(ratio);
+        if lowest < MAX_RATIO {
+            break;
         }
     }
-    let ratio = best[1].as_secs_f64() / best[0].as_secs_f64().max(1e-9);
-    eprintln!(
-        "{what}: N={n}: {:?}, 2N: {:?}, ratio {ratio:.2}",
-        best[0], best[1]
-    );
-    ratio
+    lowest
 }
 
 fn assert_linear(what: &str, ratio: f64) {
