@@ -398,26 +398,27 @@ fn full_size() {
 
 /// A pod's targets look each container's status up by a linear scan of the statuses
 /// (`Pod::container_status`, src/model/pod.rs, called twice per target from
-/// src/targets/pod.rs), so a pod with C containers costs O(C²): 8,000 containers take
-/// about 4 times as long as 4,000. Harmless at real container counts (tens), but a
-/// quadratic an API object controls.
+/// src/targets/pod.rs), so a pod with C containers costs O(C²): in debug builds 4,000
+/// containers take 4 times as long as 2,000; in release the linear part hides it until
+/// about 16,000. Harmless at real container counts (tens), but a quadratic an API
+/// object controls.
 #[test]
 #[ignore = "bug: pod targets are quadratic in the number of containers (Pod::container_status)"]
 fn pod_with_thousands_of_containers() {
     let (pod, cache) = pod_with_containers(100);
     assert_eq!(target_labels(&pod, &all_metadata(&cache)).len(), 100);
-    let ratio = doubling_ratio("pod containers", 4_000, pod_with_containers, label_all);
+    let ratio = doubling_ratio("pod containers", 16_000, pod_with_containers, label_all);
     assert_linear("pod containers", ratio);
 }
 
 /// A node's labels keep one address per type, remembering the types seen in a `Vec`
 /// scanned per address (src/targets/node.rs), so a node with A addresses of distinct
-/// types costs O(A²).
+/// types costs O(A²): 40,000 take 5 to 9 times as long as 20,000 (release).
 #[test]
 #[ignore = "bug: node targets are quadratic in the number of distinct address types (src/targets/node.rs)"]
 fn node_with_thousands_of_address_types() {
     let distinct = |n| node_with_address_types(n, n);
-    let ratio = doubling_ratio("node address types", 8_000, distinct, label_all);
+    let ratio = doubling_ratio("node address types", 20_000, distinct, label_all);
     assert_linear("node address types", ratio);
 }
 
