@@ -12,7 +12,8 @@
 //! watchers, and the controllers' endpoint updates follow it). The loop applies churn
 //! in batches, fires a random fault every few batches, and waits for the engine to go
 //! quiet before the next batch, so the simulator's history is not outrun (compaction
-//! faults do that on purpose). Exits non-zero if a subscription does not converge or
+//! faults do that on purpose). Columns: the simulator's pods, resourceVersion and open
+//! watches (its registry), and the objects in the engine's caches. Exits non-zero if a subscription does not converge or
 //! RSS keeps growing.
 
 #[path = "support/converge.rs"]
@@ -318,8 +319,8 @@ async fn soak(args: Args) -> bool {
         baseline / 1024
     );
     println!(
-        "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8}",
-        "events", "RSS MiB", "pods", "events/s", "faults", "sim rv"
+        "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8} {:>9} {:>9}",
+        "events", "RSS MiB", "pods", "events/s", "faults", "sim rv", "sim wat.", "cached"
     );
     let mut rng = fastrand::Rng::with_seed(args.seed);
     // Churn adds about as many pods as it deletes, but half its deletes only mark a pod
@@ -349,11 +350,16 @@ async fn soak(args: Args) -> bool {
             last = (done, elapsed);
             let rss = rss_kib();
             println!(
-                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8}",
+                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9}",
                 rss as f64 / 1024.0,
                 sim.store().count(Resource::Pods),
                 faults.values().sum::<u64>(),
-                sim.resource_version()
+                sim.resource_version(),
+                sim.store().open_watches(),
+                Role::ALL
+                    .iter()
+                    .map(|r| METRICS.role(*r).objects.load(Ordering::Relaxed))
+                    .sum::<i64>()
             );
             samples.push(Sample {
                 events: done,
