@@ -10,6 +10,7 @@
 mod error;
 mod job;
 mod keys;
+mod nesting;
 mod paths;
 
 use std::collections::HashMap;
@@ -50,6 +51,16 @@ pub fn parse_config(text: &str, path: &Path) -> Result<LoadedConfig, LoadError> 
         at,
         problem,
     };
+    if let Some(at) = nesting::flow_depth_exceeds(text, nesting::MAX_FLOW_DEPTH) {
+        let line = text[..at].matches('\n').count() + 1;
+        return Err(LoadError::Syntax {
+            path: path.to_path_buf(),
+            message: format!(
+                "line {line}: collections nested more than {} levels deep",
+                nesting::MAX_FLOW_DEPTH
+            ),
+        });
+    }
     let mut root: Value = serde_norway::from_str(text).map_err(|e| LoadError::Syntax {
         path: path.to_path_buf(),
         message: e.to_string(),

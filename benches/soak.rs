@@ -1,0 +1,496 @@
+//! Soak: a million watch events with churn and faults against the in-process simulator,
+//! printing the process' RSS as it goes, then checking that every subscription
+//! converged to the simulator's state and that memory levelled off.
+//!
+//! ```text
+//! cargo bench --bench soak                      # 1,000,000 events
+//! cargo bench --bench soak -- --events 200000 --every 20000 --seed 7 --pods 1000
+//! ```
+//!
+//! Events are watch events the engine decoded (ADDED, MODIFIED, DELETED over every
+//! watcher: one pod change reaches the pod, endpoints and endpointslice groups' pod
+//! watchers, and the controllers' endpoint updates follow it). The loop applies churn
+//! in batches, fires a random fault every few batches, and waits for the engine to go
+//! quiet before the next batch, so the simulator's history is not outrun (compaction
+//! faults do that on purpose). Columns: the simulator's pods, resourceVersion and open
+//! watches (its registry), and the objects in the engine's caches. Exits non-zero if a subscription does not converge or
+//! RSS keeps growing.
+
+#[path = "support/converge.rs"]
+mod converge;
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use kubesd::metrics::{METRICS, RoleMetrics};
+use kubesd::model::Role;
+use kubesd::simulator::{
+    Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, Simulator, SimulatorConfig,
+    generate, serve,
+};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use serde_json::json;
+
+struct Args {
+    /// Engine events to process.
+    events: u64,
+    /// Print a line every this many events.
+    every: u64,
+    seed: u64,
+    /// Pods in the generated cluster.
+    pods: usize,
+    /// Churn actions per batch.
+    batch: usize,
+    /// A fault every this many batches.
+    fault_every: u64,
+}
+
+fn parse_args() -> Args {
+    let mut args = Args {
+        events: 1_000_000,
+        every: 0,
+        seed: 1,
+        pods: 500,
+        batch: 100,
+        fault_every: 5,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut num = |name: &str| -> u64 {
+            it.next()
+                .and_then(|v| v.replace('_', "").parse().ok())
+                .unwrap_or_else(|| panic!("{name} takes a number"))
+        };
+        match a.as_str() {
+            "--events" => args.events = num("--events"),
+            "--every" => args.every = num("--every"),
+            "--seed" => args.seed = num("--seed"),
+            "--pods" => args.pods = num("--pods") as usize,
+            "--batch" => args.batch = num("--batch") as usize,
+            "--fault-every" => args.fault_every = num("--fault-every").max(1),
+            // `cargo bench` passes `--bench`; ignore it and anything else unknown.
+            _ => {}
+        }
+    }
+    if args.every == 0 {
+        args.every = (args.events / 20).max(1);
+    }
+    args
+}
+
+/// VmRSS of this process, in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn total(f: fn(&RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| f(METRICS.role(*r))).sum()
+}
+
+/// Watch events the engine has decoded, over every role.
+fn engine_events() -> u64 {
+    total(|m| {
+        m.events_added.load(Ordering::Relaxed)
+            + m.events_modified.load(Ordering::Relaxed)
+            + m.events_deleted.load(Ordering::Relaxed)
+    })
+}
+
+fn keep_all(l: &Labels) -> Option<Labels> {
+    Some(l.clone())
+}
+
+/// One job per discovery role, with the metadata attachments that make groups watch
+/// nodes, pods, services and namespaces as dependencies.
+fn all_jobs(url: &str) -> Vec<SdConfig> {
+    [
+        Role::Node,
+        Role::Pod,
+        Role::Service,
+        Role::Endpoints,
+        Role::EndpointSlice,
+        Role::Ingress,
+    ]
+    .into_iter()
+    .map(|role| {
+        let mut config = SdConfig::new(role, url);
+        config.attach_metadata.namespace = role != Role::Node;
+        config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
+        config
+    })
+    .collect()
+}
+
+/// Changes to other roles than pods: node and namespace labels, service labels.
+fn touch_dependencies(sim: &Simulator, rng: &mut fastrand::Rng) {
+    for resource in [Resource::Nodes, Resource::Namespaces, Resource::Services] {
+        let objects = sim.list(resource, None);
+        let Some(o) = objects.get(rng.usize(..objects.len().max(1))) else {
+            continue;
+        };
+        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let _ = sim.patch(
+            resource,
+            ns,
+            name,
+            &json!({"metadata": {"labels": {"soak": rng.u32(..5).to_string()}}}),
+        );
+    }
+}
+
+/// Fires one random fault; returns its name. Stalls are undone by the caller after
+/// the next batch.
+fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng) -> &'static str {
+    match rng.u32(..12) {
+        0 => {
+            sim.drop_watches(true);
+            "drop mid-event"
+        }
+        1 => {
+            sim.drop_watches(false);
+            "drop between events"
+        }
+        2 => {
+            sim.faults().split_next_events(rng.u32(1..20));
+            "split events"
+        }
+        3 => {
+            sim.faults().gone_next_watches(1);
+            sim.drop_watches(false);
+            "410 status"
+        }
+        4 => {
+            sim.compact();
+            "compaction"
+        }
+        5 => {
+            sim.faults().fail_next(Failure::ServerError, rng.u32(1..4));
+            sim.drop_watches(false);
+            "500s"
+        }
+        6 => {
+            sim.faults().fail_next(Failure::TooManyRequests, 1);
+            sim.drop_watches(false);
+            "429"
+        }
+        7 => {
+            sim.inject(Injection::MalformedLine);
+            "malformed line"
+        }
+        8 => {
+            sim.inject(Injection::UnknownType);
+            "unknown type"
+        }
+        9 => {
+            sim.inject(Injection::WrongKind);
+            "wrong kind"
+        }
+        10 => {
+            sim.restart();
+            "restart"
+        }
+        _ => {
+            sim.stall_watches(true);
+            "stall"
+        }
+    }
+}
+
+/// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
+async fn settle() {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut quiet = 0;
+    while quiet < 2 && Instant::now() < deadline {
+        let before = engine_events();
+        actix_rt::time::sleep(Duration::from_millis(2)).await;
+        quiet = if engine_events() == before {
+            quiet + 1
+        } else {
+            0
+        };
+    }
+}
+
+struct Sample {
+    events: u64,
+    rss_kib: u64,
+    elapsed: Duration,
+}
+
+fn main() {
+    let args = parse_args();
+    let ok = actix_rt::System::new().block_on(soak(args));
+    if !ok {
+        std::process::exit(1);
+    }
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} cores, {cpu}")
+}
+
+async fn soak(args: Args) -> bool {
+    println!(
+        "soak: {} events, seed {}, {} pods, batches of {}, a fault every {} batches; {}",
+        args.events,
+        args.seed,
+        args.pods,
+        args.batch,
+        args.fault_every,
+        machine()
+    );
+    let running = serve(SimulatorConfig {
+        seed: args.seed,
+        // Small, so that the simulator's own memory (every retained change is a whole
+        // object) reaches its plateau in the first percent of the run and RSS growth
+        // after that is the engine's.
+        history_limit: 2_000,
+        bookmark_interval: Duration::from_millis(500),
+        split_pause: Duration::from_millis(1),
+        ..SimulatorConfig::default()
+    })
+    .await
+    .expect("simulator starts");
+    let sim = running.sim().clone();
+    generate(
+        &sim,
+        &ClusterSpec {
+            seed: args.seed,
+            nodes: 20,
+            pods: args.pods,
+            namespaces: 5,
+            pods_per_workload: 5,
+        },
+    )
+    .expect("cluster generates");
+    let options = EngineOptions {
+        flush_interval: Duration::from_millis(100),
+        backoff_initial: Duration::from_millis(10),
+        backoff_max: Duration::from_millis(500),
+        watch_stall_timeout: Duration::from_secs(3),
+        request_timeout: Duration::from_secs(10),
+        // The safety net for restarts that reset resourceVersions.
+        relist_interval: Some(Duration::from_secs(20)),
+        ..EngineOptions::default()
+    };
+    let discovery = Discovery::start(options);
+    let jobs = all_jobs(&running.url());
+    let mut subs: Vec<Subscription<Labels>> = Vec::new();
+    for config in &jobs {
+        subs.push(
+            discovery
+                .subscribe(config, keep_all)
+                .await
+                .expect("subscribes"),
+        );
+    }
+    for s in &subs {
+        s.synced().await;
+    }
+
+    let start_events = engine_events();
+    let start = Instant::now();
+    let baseline = rss_kib();
+    println!(
+        "synced: {} objects, RSS {} MiB",
+        Role::ALL
+            .iter()
+            .map(|r| sim.store().count(converge::resource(*r)))
+            .sum::<usize>(),
+        baseline / 1024
+    );
+    println!(
+        "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8} {:>9} {:>9}",
+        "events", "RSS MiB", "pods", "events/s", "faults", "sim rv", "sim wat.", "cached"
+    );
+    let mut rng = fastrand::Rng::with_seed(args.seed);
+    // Churn adds about as many pods as it deletes, but half its deletes only mark a pod
+    // terminating, so the population drifts up; above the target, a churn that deletes
+    // more takes over (the cluster's size is steady, so memory can be judged).
+    let mut churn = Churn::new(args.seed, ChurnRates::default());
+    let mut shrink = Churn::new(
+        args.seed ^ 1,
+        ChurnRates {
+            add: 1,
+            delete: 6,
+            ..ChurnRates::default()
+        },
+    );
+    let mut samples: Vec<Sample> = Vec::new();
+    let mut faults: std::collections::BTreeMap<&str, u64> = Default::default();
+    let mut next_report = args.every;
+    let mut last = (0u64, Duration::ZERO);
+    let mut stalled = false;
+    let mut batches = 0u64;
+    let (mut churn_time, mut settle_time) = (Duration::ZERO, Duration::ZERO);
+    loop {
+        let done = engine_events() - start_events;
+        if done >= next_report || done >= args.events {
+            let elapsed = start.elapsed();
+            let rate = (done - last.0) as f64 / (elapsed - last.1).as_secs_f64().max(1e-9);
+            last = (done, elapsed);
+            let rss = rss_kib();
+            println!(
+                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9}",
+                rss as f64 / 1024.0,
+                sim.store().count(Resource::Pods),
+                faults.values().sum::<u64>(),
+                sim.resource_version(),
+                sim.store().open_watches(),
+                Role::ALL
+                    .iter()
+                    .map(|r| METRICS.role(*r).objects.load(Ordering::Relaxed))
+                    .sum::<i64>()
+            );
+            samples.push(Sample {
+                events: done,
+                rss_kib: rss,
+                elapsed,
+            });
+            while next_report <= done {
+                next_report += args.every;
+            }
+        }
+        if done >= args.events {
+            break;
+        }
+        let t = Instant::now();
+        let over = sim.store().count(Resource::Pods) > args.pods;
+        if over { &mut shrink } else { &mut churn }
+            .step(&sim, args.batch)
+            .expect("churn");
+        churn_time += t.elapsed();
+        batches += 1;
+        if batches.is_multiple_of(10) {
+            touch_dependencies(&sim, &mut rng);
+        }
+        if stalled {
+            sim.stall_watches(false);
+            stalled = false;
+        }
+        if batches.is_multiple_of(args.fault_every) {
+            let fault = random_fault(&sim, &mut rng);
+            stalled = fault == "stall";
+            *faults.entry(fault).or_default() += 1;
+        }
+        let t = Instant::now();
+        settle().await;
+        settle_time += t.elapsed();
+    }
+    let elapsed = start.elapsed();
+    let done = engine_events() - start_events;
+
+    // The faults stop; every subscription must reach the simulator's final state.
+    sim.stall_watches(false);
+    sim.faults().fail_next(Failure::ServerError, 0);
+    let converge_start = Instant::now();
+    let mut converged = true;
+    for (sub, config) in subs.iter().zip(&jobs) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let want = converge::expected(&sim, config);
+            let got = converge::actual(sub).await;
+            if want == got {
+                println!("converged: {:<13} {} targets", config.role, want.len());
+                break;
+            }
+            if Instant::now() > deadline {
+                println!(
+                    "NOT CONVERGED: {} after 120 s: {}",
+                    config.role,
+                    converge::diff(&want, &got)
+                );
+                converged = false;
+                break;
+            }
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    println!(
+        "convergence after the last fault: {:.1} s",
+        converge_start.elapsed().as_secs_f64()
+    );
+    println!(
+        "{done} events in {:.1} s: {:.0} events/s; {} simulator changes; faults {faults:?}",
+        elapsed.as_secs_f64(),
+        done as f64 / elapsed.as_secs_f64(),
+        sim.resource_version()
+    );
+    println!(
+        "time in churn (the simulator): {:.1} s; waiting for the engine to go quiet: {:.1} s",
+        churn_time.as_secs_f64(),
+        settle_time.as_secs_f64()
+    );
+    println!(
+        "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
+        total(|m| m.relists.load(Ordering::Relaxed)),
+        total(|m| m.gone.load(Ordering::Relaxed)),
+        total(|m| m.watch_restarts.load(Ordering::Relaxed)),
+        total(|m| m.watch_stalls.load(Ordering::Relaxed)),
+        total(|m| m.decode_errors.load(Ordering::Relaxed)),
+        total(|m| m.request_errors.load(Ordering::Relaxed)),
+    );
+
+    let levels_off = verdict(&samples, done);
+    for s in subs {
+        s.stop().await;
+    }
+    running.stop().await;
+    converged && levels_off
+}
+
+/// RSS at 25, 50, 75 and 100 % of the run. Memory levels off when the second half
+/// grows by no more than 10 % of the RSS at 50 % (plus 16 MiB of allocator slack):
+/// growth proportional to events would add as much in the second half as in the first.
+fn verdict(samples: &[Sample], done: u64) -> bool {
+    let at = |fraction: f64| -> &Sample {
+        let target = (done as f64 * fraction) as u64;
+        samples
+            .iter()
+            .min_by_key(|s| s.events.abs_diff(target))
+            .expect("samples")
+    };
+    println!(
+        "{:>6} {:>10} {:>9} {:>8}",
+        "at", "events", "RSS MiB", "time s"
+    );
+    let points: Vec<&Sample> = [0.25, 0.5, 0.75, 1.0].iter().map(|f| at(*f)).collect();
+    for (label, s) in ["25%", "50%", "75%", "100%"].iter().zip(&points) {
+        println!(
+            "{label:>6} {:>10} {:>9.1} {:>8.1}",
+            s.events,
+            s.rss_kib as f64 / 1024.0,
+            s.elapsed.as_secs_f64()
+        );
+    }
+    let (q1, half, end) = (points[0].rss_kib, points[1].rss_kib, points[3].rss_kib);
+    let first = half as i64 - q1 as i64;
+    let second = end as i64 - half as i64;
+    let ok = (second as f64) <= half as f64 * 0.10 + 16.0 * 1024.0;
+    println!(
+        "verdict: RSS {} (25%→50%: {:+.1} MiB, 50%→100%: {:+.1} MiB)",
+        if ok { "levels off" } else { "KEEPS GROWING" },
+        first as f64 / 1024.0,
+        second as f64 / 1024.0
+    );
+    ok
+}
