@@ -24,8 +24,7 @@
 //!
 //! `PROPTEST_CASES` overrides every property's default count. Failures print the
 //! generated input (for mutations, a seed: the mutation is deterministic in it).
-//! The one known decoder panic (see the ignored tests at the end) is tolerated by the
-//! properties so that they keep searching; `KUBESD_HOSTILE_STRICT=1` makes it fail.
+//! Two bugs this suite found are fixed and kept as regression tests at the end.
 
 #[path = "support/map_cache.rs"]
 mod map_cache;
@@ -124,17 +123,7 @@ fn check_labels(labels: &Labels) -> Result<(), TestCaseError> {
 /// What decoding an event must give: an object of the role (with a name, whose labels
 /// can be computed), a bookmark, a status, or an error naming the role.
 fn check_event(role: Role, line: &[u8]) -> Result<(), TestCaseError> {
-    let decoded = match std::panic::catch_unwind(|| decode_event(role, line)) {
-        Ok(decoded) => decoded,
-        // The one known panic (see `duplicate_type_field_is_an_error_not_a_panic`): a
-        // second `type` field after `object`. Tolerated here so that the properties keep
-        // searching for others; any other panic fails.
-        // `KUBESD_HOSTILE_STRICT=1` tolerates nothing (to watch the search find it).
-        Err(_) if type_fields(line) > 1 && std::env::var_os("KUBESD_HOSTILE_STRICT").is_none() => {
-            return Ok(());
-        }
-        Err(panic) => std::panic::resume_unwind(panic),
-    };
+    let decoded = decode_event(role, line);
     match decoded {
         Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) => {
             prop_assert_eq!(o.role(), role);
@@ -153,29 +142,6 @@ fn check_event(role: Role, line: &[u8]) -> Result<(), TestCaseError> {
         Err(e) => names_role(&e, role)?,
     }
     Ok(())
-}
-
-/// How many top-level `type` fields a JSON object has (0 when it is not one).
-fn type_fields(line: &[u8]) -> usize {
-    struct Count;
-    impl<'de> serde::de::Visitor<'de> for Count {
-        type Value = usize;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
-            let mut n = 0;
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                n += usize::from(key == "type");
-                map.next_value::<serde::de::IgnoredAny>()?;
-            }
-            Ok(n)
-        }
-    }
-    use serde::Deserializer as _;
-    serde_json::Deserializer::from_slice(line)
-        .deserialize_map(Count)
-        .unwrap_or(0)
 }
 
 /// Strict and lenient list decoding agree, errors name the role, lenient decoding loses
@@ -1437,7 +1403,7 @@ fn deep_json_is_an_error_naming_the_role() {
 }
 
 // ---------------------------------------------------------------------------------
-// Bugs found, outside the areas this suite may fix: reproductions, ignored until fixed.
+// Bugs this suite found, fixed; kept as regression tests.
 
 /// `decode_event` panics (`unreachable!("event object decoded for another event type")`,
 /// src/watch/event.rs) on an event with a second `type` field after `object`: the object
@@ -1445,7 +1411,6 @@ fn deep_json_is_an_error_naming_the_role() {
 /// line from a buggy proxy or API server panics the URL watcher instead of counting a
 /// decode error and relisting. Expected: an error naming the role.
 #[test]
-#[ignore = "bug: decode_event panics on a duplicate `type` field after `object` (src/watch/event.rs)"]
 fn duplicate_type_field_is_an_error_not_a_panic() {
     let lines: [&[u8]; 3] = [
         br#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"type":"BOOKMARK"}"#,
@@ -1467,7 +1432,6 @@ fn duplicate_type_field_is_an_error_not_a_panic() {
 /// that completes it is emitted whatever its length. So the same stream is accepted or
 /// rejected depending on where the network cut it (src/watch/lines.rs).
 #[test]
-#[ignore = "bug: LineBuffer's max_line depends on chunk boundaries (src/watch/lines.rs)"]
 fn line_limit_does_not_depend_on_chunking() {
     let line = b"0123456789\n";
     // Cut after 9 bytes: the 9-byte tail exceeds the limit of 8, an error.

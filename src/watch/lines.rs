@@ -39,6 +39,13 @@ impl LineBuffer {
         while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
             let (line, tail) = rest.split_at(pos);
             rest = &tail[1..];
+            // The limit holds for every line, wherever the network cut the stream.
+            if self.partial.len() + line.len() > self.max_line {
+                self.partial.clear();
+                return Err(LineTooLong {
+                    limit: self.max_line,
+                });
+            }
             if self.partial.is_empty() {
                 emit(line, &mut on_line);
             } else {
