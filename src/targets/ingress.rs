@@ -1,5 +1,6 @@
 //! Role `ingress`: one target per rule path, at the rule's host.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::TargetContext;
@@ -26,9 +27,10 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
     add_namespace_metadata(&mut common, ctx, &ing.metadata.namespace);
     let common = common.finish();
 
+    let tls = TlsHosts::new(&ing.spec.tls);
     let mut targets = Vec::new();
     for rule in &ing.spec.rules {
-        let scheme = if is_tls_host(&rule.host, &ing.spec.tls) {
+        let scheme = if tls.covers(&rule.host) {
             "https"
         } else {
             "http"
@@ -61,15 +63,34 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
     targets
 }
 
-/// True when a TLS entry covers `host`, literally or by a `*.` wildcard for one label.
-fn is_tls_host(host: &str, tls: &[IngressTls]) -> bool {
-    tls.iter().flat_map(|t| t.hosts.iter()).any(|pattern| {
-        if &**pattern == host {
-            return true;
+/// The hosts an ingress' TLS entries cover: exact names, and the suffixes of `*.`
+/// wildcards (which cover exactly one more label). Built once per ingress, so rules ×
+/// TLS hosts costs rules + hosts (found by `tests/huge_objects.rs`).
+struct TlsHosts<'a> {
+    exact: HashSet<&'a str>,
+    wildcard_suffixes: HashSet<&'a str>,
+}
+
+impl<'a> TlsHosts<'a> {
+    fn new(tls: &'a [IngressTls]) -> TlsHosts<'a> {
+        let mut hosts = TlsHosts {
+            exact: HashSet::new(),
+            wildcard_suffixes: HashSet::new(),
+        };
+        for pattern in tls.iter().flat_map(|t| t.hosts.iter()) {
+            hosts.exact.insert(&**pattern);
+            if let Some(suffix) = pattern.strip_prefix("*.") {
+                hosts.wildcard_suffixes.insert(suffix);
+            }
         }
-        match (pattern.strip_prefix("*."), host.split_once('.')) {
-            (Some(suffix), Some((_, rest))) => suffix == rest,
-            _ => false,
-        }
-    })
+        hosts
+    }
+
+    /// True when a TLS entry covers `host`, literally or by a `*.` wildcard.
+    fn covers(&self, host: &str) -> bool {
+        self.exact.contains(host)
+            || host
+                .split_once('.')
+                .is_some_and(|(_, rest)| self.wildcard_suffixes.contains(rest))
+    }
 }

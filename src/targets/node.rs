@@ -1,5 +1,6 @@
 //! Role `node`: one target per node, at its kubelet.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::join_host_port;
@@ -36,12 +37,13 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
     );
     add_labels_and_annotations(&mut b, &NODE, &node.metadata);
     // One label per address type, from the first address of that type.
-    let mut seen: Vec<&str> = Vec::with_capacity(node.status.addresses.len());
+    // A set, not a scanned list: the address list's length is the object writer's
+    // to choose (tests/huge_objects.rs).
+    let mut seen: HashSet<&str> = HashSet::with_capacity(node.status.addresses.len());
     for a in &node.status.addresses {
-        if seen.contains(&&*a.kind) {
+        if !seen.insert(&a.kind) {
             continue;
         }
-        seen.push(&a.kind);
         b.add(
             prefixed_label_name("__meta_kubernetes_node_address_", &a.kind),
             Arc::clone(&a.address),

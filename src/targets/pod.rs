@@ -1,11 +1,12 @@
 //! Role `pod`: one target per declared container port, one per port-less container.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::meta::{NODE, POD, add_labels_and_annotations, add_namespace_metadata, bool_str};
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
-use crate::model::{Container, ContainerPort, Pod};
+use crate::model::{Container, ContainerPort, ContainerStatus, Pod};
 
 /// The targets of a pod.
 ///
@@ -19,15 +20,18 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
     add_pod_common_labels(&mut common, pod, ctx);
     let common = common.finish();
     let mut targets = Vec::new();
-    for (containers, init) in [
-        (&pod.spec.containers, false),
-        (&pod.spec.init_containers, true),
+    for (containers, statuses, init) in [
+        (&pod.spec.containers, &pod.status.container_statuses, false),
+        (
+            &pod.spec.init_containers,
+            &pod.status.init_container_statuses,
+            true,
+        ),
     ] {
+        let statuses = StatusIndex::new(statuses);
         for c in containers {
-            if pod
-                .container_status(&c.name, init)
-                .is_some_and(|s| s.state.terminated.is_some())
-            {
+            let status = statuses.get(&c.name);
+            if status.is_some_and(|s| s.state.terminated.is_some()) {
                 continue;
             }
             let ports: Vec<Option<&ContainerPort>> = if c.ports.is_empty() {
@@ -43,7 +47,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
                     None => pod.status.pod_ip.to_string(),
                 };
                 b.add("__address__", address);
-                if let Some(status) = pod.container_status(&c.name, init)
+                if let Some(status) = status
                     && !status.container_id.is_empty()
                 {
                     b.add(
@@ -138,5 +142,37 @@ fn ready_status(pod: &Pod) -> Arc<str> {
     match pod.status.conditions.iter().find(|c| &*c.kind == "Ready") {
         Some(c) => c.status.to_lowercase().into(),
         None => "unknown".into(),
+    }
+}
+
+/// A pod's container statuses by container name. The usual handful is scanned; a pod
+/// with many containers gets a map, built once, so that its targets cost containers,
+/// not containers² (found by `tests/huge_objects.rs`).
+struct StatusIndex<'a> {
+    list: &'a [ContainerStatus],
+    map: Option<HashMap<&'a str, &'a ContainerStatus>>,
+}
+
+impl<'a> StatusIndex<'a> {
+    /// Above this many statuses, a map beats a scan.
+    const SCAN_LIMIT: usize = 16;
+
+    fn new(list: &'a [ContainerStatus]) -> StatusIndex<'a> {
+        let map = (list.len() > Self::SCAN_LIMIT).then(|| {
+            let mut map = HashMap::with_capacity(list.len());
+            for s in list {
+                // The first status of a name wins, as with a scan.
+                map.entry(&*s.name).or_insert(s);
+            }
+            map
+        });
+        StatusIndex { list, map }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a ContainerStatus> {
+        match &self.map {
+            Some(map) => map.get(name).copied(),
+            None => self.list.iter().find(|s| &*s.name == name),
+        }
     }
 }
