@@ -16,8 +16,8 @@
 //! watches (its registry), and the objects in the engine's caches. Exits non-zero if a subscription does not converge or
 //! RSS keeps growing.
 
-#[path = "support/converge.rs"]
-mod converge;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -314,7 +314,7 @@ async fn soak(args: Args) -> bool {
         "synced: {} objects, RSS {} MiB",
         Role::ALL
             .iter()
-            .map(|r| sim.store().count(converge::resource(*r)))
+            .map(|r| sim.store().count(support::resource(*r)))
             .sum::<usize>(),
         baseline / 1024
     );
@@ -407,8 +407,8 @@ async fn soak(args: Args) -> bool {
     for (sub, config) in subs.iter().zip(&jobs) {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
-            let want = converge::expected(&sim, config);
-            let got = converge::actual(sub).await;
+            let want = support::expected(&sim, config);
+            let got = support::actual(sub).await;
             if want == got {
                 println!("converged: {:<13} {} targets", config.role, want.len());
                 break;
@@ -417,7 +417,7 @@ async fn soak(args: Args) -> bool {
                 println!(
                     "NOT CONVERGED: {} after 120 s: {}",
                     config.role,
-                    converge::diff(&want, &got)
+                    support::diff(&want, &got)
                 );
                 converged = false;
                 break;

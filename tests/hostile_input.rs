@@ -26,8 +26,6 @@
 //! generated input (for mutations, a seed: the mutation is deterministic in it).
 //! Two bugs this suite found are fixed and kept as regression tests at the end.
 
-#[path = "support/map_cache.rs"]
-mod map_cache;
 #[path = "../benches/support/realistic_pod.rs"]
 mod realistic_pod;
 
@@ -39,10 +37,10 @@ use kubesd::labels::Labels;
 use kubesd::model::{Object, Role};
 use kubesd::promconfig::parse_config;
 use kubesd::simulator::{ClusterSpec, Resource, Simulator, generate};
+use kubesd::targets::ObjectCache;
 use kubesd::targets::{AttachMetadata, TargetContext, target_labels};
 use kubesd::watch::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
 use kubesd::{DecodeError, relabel};
-use map_cache::MapCache;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
@@ -88,7 +86,7 @@ fn names_role(e: &DecodeError, role: Role) -> Result<(), TestCaseError> {
 /// generating them twice gives the same result.
 fn check_targets(
     object: &Object,
-    cache: &MapCache,
+    cache: &ObjectCache,
     attach: AttachMetadata,
 ) -> Result<(), TestCaseError> {
     let ctx = TargetContext { attach, cache };
@@ -128,7 +126,7 @@ fn check_event(role: Role, line: &[u8]) -> Result<(), TestCaseError> {
         Ok(WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o)) => {
             prop_assert_eq!(o.role(), role);
             prop_assert!(!o.metadata().name.is_empty());
-            let cache = MapCache::from_objects([&o]);
+            let cache = ObjectCache::from_objects([&o]);
             check_targets(
                 &o,
                 &cache,
@@ -175,7 +173,7 @@ fn check_list(role: Role, body: &[u8]) -> Result<(), TestCaseError> {
                     "lenient decoding lost items"
                 );
             }
-            let cache = MapCache::from_objects(&page.items);
+            let cache = ObjectCache::from_objects(&page.items);
             for o in &page.items {
                 prop_assert_eq!(o.role(), role);
                 check_targets(
@@ -693,7 +691,7 @@ proptest! {
         match Object::decode(role, &bytes) {
             Ok(o) => {
                 prop_assert_eq!(o.role(), role);
-                let cache = MapCache::from_objects([&o]);
+                let cache = ObjectCache::from_objects([&o]);
                 check_targets(&o, &cache, AttachMetadata { node: true, namespace: true })?;
             }
             Err(e) => names_role(&e, role)?,
@@ -1028,7 +1026,7 @@ proptest! {
                 Err(e) => return Err(TestCaseError::fail(format!("generated {role} did not decode: {e}\n{value}"))),
             }
         }
-        let cache = MapCache::from_objects(&objects);
+        let cache = ObjectCache::from_objects(&objects);
         for o in &objects {
             check_targets(o, &cache, AttachMetadata { node, namespace: ns })?;
         }
@@ -1323,7 +1321,7 @@ fn seed_corpus_decodes() {
     for (role, value) in corpus() {
         let bytes = serde_json::to_vec(value).expect("serialises");
         let o = Object::decode(*role, &bytes).unwrap_or_else(|e| panic!("{e}\n{value}"));
-        let cache = MapCache::from_objects([&o]);
+        let cache = ObjectCache::from_objects([&o]);
         check_targets(
             &o,
             &cache,

@@ -7,8 +7,6 @@
 //! Run with `--nocapture` to see the timings:
 //! `cargo test --release --test huge_objects -- --nocapture`.
 
-#[path = "support/map_cache.rs"]
-mod map_cache;
 #[path = "../benches/support/realistic_pod.rs"]
 mod realistic_pod;
 
@@ -17,9 +15,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use kubesd::model::{Object, Role};
+use kubesd::targets::ObjectCache;
 use kubesd::targets::{AttachMetadata, TargetContext, target_labels};
 use kubesd::watch::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
-use map_cache::MapCache;
 use serde_json::{Value, json};
 
 /// The most 2N may cost relative to N.
@@ -67,7 +65,7 @@ fn assert_linear(what: &str, ratio: f64) {
     );
 }
 
-fn all_metadata(cache: &MapCache) -> TargetContext<'_> {
+fn all_metadata(cache: &ObjectCache) -> TargetContext<'_> {
     TargetContext {
         attach: AttachMetadata {
             node: true,
@@ -83,7 +81,7 @@ fn decode(role: Role, value: &Value) -> Object {
 
 /// A pod with `n` labels and `n` annotations (and a node and namespace with as many,
 /// attached), 3 containers of 2 ports each.
-fn pod_with_labels(n: usize) -> (Vec<u8>, MapCache) {
+fn pod_with_labels(n: usize) -> (Vec<u8>, ObjectCache) {
     let map = |prefix: &str| -> Value {
         Value::Object(
             (0..n)
@@ -102,7 +100,7 @@ fn pod_with_labels(n: usize) -> (Vec<u8>, MapCache) {
     let pod = json!({"metadata": {"name": "big", "namespace": "ns", "labels": map("l"), "annotations": map("a")},
         "spec": {"nodeName": "n1", "containers": containers},
         "status": {"phase": "Running", "podIP": "10.0.0.1"}});
-    let mut cache = MapCache::default();
+    let mut cache = ObjectCache::default();
     cache.insert(decode(
         Role::Node,
         &json!({"metadata": {"name": "n1", "labels": map("nl"), "annotations": map("na")}}),
@@ -160,7 +158,7 @@ fn pod_list(n: usize) -> Vec<u8> {
 
 fn decode_and_label(body: &[u8]) -> usize {
     let page = decode_list(Role::Pod, body).expect("decodes");
-    let cache = MapCache::default();
+    let cache = ObjectCache::default();
     let ctx = all_metadata(&cache);
     page.items
         .iter()
@@ -249,8 +247,8 @@ fn a_multi_megabyte_watch_line_in_many_chunks() {
 }
 
 /// `n` pods `p<i>` in namespace `ns`, each with one container port.
-fn backing_pods(n: usize) -> MapCache {
-    let mut cache = MapCache::default();
+fn backing_pods(n: usize) -> ObjectCache {
+    let mut cache = ObjectCache::default();
     for i in 0..n {
         cache.insert(decode(
             Role::Pod,
@@ -262,7 +260,7 @@ fn backing_pods(n: usize) -> MapCache {
     cache
 }
 
-fn endpoints_of(n: usize) -> (Object, MapCache) {
+fn endpoints_of(n: usize) -> (Object, ObjectCache) {
     let addresses: Vec<Value> = (0..n)
         .map(|i| json!({"ip": format!("10.0.0.{i}"), "targetRef": {"kind": "Pod", "name": format!("p{i}"), "namespace": "ns"}}))
         .collect();
@@ -271,7 +269,7 @@ fn endpoints_of(n: usize) -> (Object, MapCache) {
     (decode(Role::Endpoints, &eps), backing_pods(n))
 }
 
-fn slice_of(n: usize) -> (Object, MapCache) {
+fn slice_of(n: usize) -> (Object, ObjectCache) {
     let endpoints: Vec<Value> = (0..n)
         .map(|i| {
             json!({"addresses": [format!("10.0.0.{i}")], "conditions": {"ready": true},
@@ -283,7 +281,7 @@ fn slice_of(n: usize) -> (Object, MapCache) {
     (decode(Role::EndpointSlice, &slice), backing_pods(n))
 }
 
-fn label_all((object, cache): &(Object, MapCache)) {
+fn label_all((object, cache): &(Object, ObjectCache)) {
     black_box(target_labels(object, &all_metadata(cache)));
 }
 
@@ -306,16 +304,16 @@ fn endpoints_with_thousands_of_pods() {
 /// Objects that are wide in one list the labels scan against another: a node's
 /// addresses (one label per address type), a pod's containers and their statuses, an
 /// ingress' rules and TLS hosts.
-fn node_with_address_types(n: usize, types: usize) -> (Object, MapCache) {
+fn node_with_address_types(n: usize, types: usize) -> (Object, ObjectCache) {
     let addresses: Vec<Value> = (0..n)
         .map(|i| json!({"type": format!("Type{}", i % types), "address": format!("a{i}")}))
         .chain([json!({"type": "InternalIP", "address": "10.0.0.1"})])
         .collect();
     let node = json!({"metadata": {"name": "n"}, "status": {"addresses": addresses}});
-    (decode(Role::Node, &node), MapCache::default())
+    (decode(Role::Node, &node), ObjectCache::default())
 }
 
-fn pod_with_containers(n: usize) -> (Object, MapCache) {
+fn pod_with_containers(n: usize) -> (Object, ObjectCache) {
     let containers: Vec<Value> = (0..n)
         .map(|i| json!({"name": format!("c{i}"), "ports": [{"containerPort": 1000 + i}]}))
         .collect();
@@ -324,21 +322,21 @@ fn pod_with_containers(n: usize) -> (Object, MapCache) {
         .collect();
     let pod = json!({"metadata": {"name": "p", "namespace": "ns"}, "spec": {"containers": containers},
         "status": {"phase": "Running", "podIP": "10.0.0.1", "containerStatuses": statuses}});
-    (decode(Role::Pod, &pod), MapCache::default())
+    (decode(Role::Pod, &pod), ObjectCache::default())
 }
 
-fn ingress_with_rules(n: usize) -> (Object, MapCache) {
+fn ingress_with_rules(n: usize) -> (Object, ObjectCache) {
     let rules: Vec<Value> = (0..n)
         .map(|i| json!({"host": format!("h{i}.example.com"), "http": {"paths": [{"path": "/"}]}}))
         .collect();
     let hosts: Vec<String> = (0..n).map(|i| format!("t{i}.example.com")).collect();
     let ing = json!({"metadata": {"name": "i", "namespace": "ns"},
         "spec": {"rules": rules, "tls": [{"hosts": hosts}]}});
-    (decode(Role::Ingress, &ing), MapCache::default())
+    (decode(Role::Ingress, &ing), ObjectCache::default())
 }
 
 /// A node with `n` addresses of a few types (dual-stack nodes have several of each).
-fn node_with_addresses(n: usize) -> (Object, MapCache) {
+fn node_with_addresses(n: usize) -> (Object, ObjectCache) {
     node_with_address_types(n, 4)
 }
 

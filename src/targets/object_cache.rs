@@ -18,6 +18,15 @@ pub struct ObjectCache {
 }
 
 impl ObjectCache {
+    /// A cache holding copies of `objects` (those of kinds labels look up).
+    pub fn from_objects<'a>(objects: impl IntoIterator<Item = &'a Object>) -> ObjectCache {
+        let mut cache = ObjectCache::default();
+        for o in objects {
+            cache.insert(o.clone());
+        }
+        cache
+    }
+
     /// Stores `object` if it is of a kind labels look up; other kinds are ignored.
     pub fn insert(&mut self, object: Object) {
         let key = object.key();
