@@ -25,11 +25,9 @@ use std::time::{Duration, Instant};
 use kubesd::metrics::{METRICS, RoleMetrics};
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, Simulator, SimulatorConfig,
-    generate, serve,
+    Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatorConfig, generate, serve,
 };
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
-use serde_json::json;
 
 struct Args {
     /// Engine events to process.
@@ -127,82 +125,6 @@ fn all_jobs(url: &str) -> Vec<SdConfig> {
         config
     })
     .collect()
-}
-
-/// Changes to other roles than pods: node and namespace labels, service labels.
-fn touch_dependencies(sim: &Simulator, rng: &mut fastrand::Rng) {
-    for resource in [Resource::Nodes, Resource::Namespaces, Resource::Services] {
-        let objects = sim.list(resource, None);
-        let Some(o) = objects.get(rng.usize(..objects.len().max(1))) else {
-            continue;
-        };
-        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
-        let name = o["metadata"]["name"].as_str().unwrap_or_default();
-        let _ = sim.patch(
-            resource,
-            ns,
-            name,
-            &json!({"metadata": {"labels": {"soak": rng.u32(..5).to_string()}}}),
-        );
-    }
-}
-
-/// Fires one random fault; returns its name. Stalls are undone by the caller after
-/// the next batch.
-fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng) -> &'static str {
-    match rng.u32(..12) {
-        0 => {
-            sim.drop_watches(true);
-            "drop mid-event"
-        }
-        1 => {
-            sim.drop_watches(false);
-            "drop between events"
-        }
-        2 => {
-            sim.faults().split_next_events(rng.u32(1..20));
-            "split events"
-        }
-        3 => {
-            sim.faults().gone_next_watches(1);
-            sim.drop_watches(false);
-            "410 status"
-        }
-        4 => {
-            sim.compact();
-            "compaction"
-        }
-        5 => {
-            sim.faults().fail_next(Failure::ServerError, rng.u32(1..4));
-            sim.drop_watches(false);
-            "500s"
-        }
-        6 => {
-            sim.faults().fail_next(Failure::TooManyRequests, 1);
-            sim.drop_watches(false);
-            "429"
-        }
-        7 => {
-            sim.inject(Injection::MalformedLine);
-            "malformed line"
-        }
-        8 => {
-            sim.inject(Injection::UnknownType);
-            "unknown type"
-        }
-        9 => {
-            sim.inject(Injection::WrongKind);
-            "wrong kind"
-        }
-        10 => {
-            sim.restart();
-            "restart"
-        }
-        _ => {
-            sim.stall_watches(true);
-            "stall"
-        }
-    }
 }
 
 /// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
@@ -381,14 +303,14 @@ async fn soak(args: Args) -> bool {
         churn_time += t.elapsed();
         batches += 1;
         if batches.is_multiple_of(10) {
-            touch_dependencies(&sim, &mut rng);
+            support::touch_dependencies(&sim, &mut rng);
         }
         if stalled {
             sim.stall_watches(false);
             stalled = false;
         }
         if batches.is_multiple_of(args.fault_every) {
-            let fault = random_fault(&sim, &mut rng);
+            let fault = support::random_fault(&sim, &mut rng, true);
             stalled = fault == "stall";
             *faults.entry(fault).or_default() += 1;
         }

@@ -13,11 +13,10 @@ use std::time::Duration;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, RunningSimulator, Simulator,
+    Churn, ChurnRates, ClusterSpec, Failure, Injection, RunningSimulator, Simulator,
     SimulatorConfig, generate, serve,
 };
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
-use serde_json::json;
 use support::{converge_within, fast_options};
 
 /// Prints the seed if the test panics, so a failure can be replayed.
@@ -123,118 +122,6 @@ async fn converge_all(
     }
 }
 
-/// Changes that touch other roles than pods: node and namespace labels, services.
-fn touch_dependencies(sim: &Simulator, rng: &mut fastrand::Rng) {
-    let nodes = sim.list(Resource::Nodes, None);
-    if let Some(node) = nodes.get(rng.usize(..nodes.len().max(1))) {
-        let name = node["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let _ = sim.patch(
-            Resource::Nodes,
-            "",
-            &name,
-            &json!({"metadata": {"labels": {"chaos": rng.u32(..5).to_string()}}}),
-        );
-    }
-    let namespaces = sim.list(Resource::Namespaces, None);
-    if let Some(ns) = namespaces.get(rng.usize(..namespaces.len().max(1))) {
-        let name = ns["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let _ = sim.patch(
-            Resource::Namespaces,
-            "",
-            &name,
-            &json!({"metadata": {"annotations": {"chaos": rng.u32(..5).to_string()}}}),
-        );
-    }
-    let services = sim.list(Resource::Services, None);
-    if let Some(svc) = services.get(rng.usize(..services.len().max(1))) {
-        let ns = svc["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let name = svc["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        let _ = sim.patch(
-            Resource::Services,
-            &ns,
-            &name,
-            &json!({"metadata": {"labels": {"chaos": rng.u32(..5).to_string()}}}),
-        );
-    }
-}
-
-/// Fires one random fault (restarts only if `restarts`); returns its name for the log.
-fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng, restarts: bool) -> &'static str {
-    let mut pick = rng.u32(..13);
-    if pick == 10 && !restarts {
-        pick = 4;
-    }
-    match pick {
-        0 => {
-            sim.drop_watches(true);
-            "drop mid-event"
-        }
-        1 => {
-            sim.drop_watches(false);
-            "drop between events"
-        }
-        2 => {
-            sim.faults().split_next_events(rng.u32(1..20));
-            "split events across chunks"
-        }
-        3 => {
-            sim.faults().gone_next_watches(1);
-            sim.drop_watches(false);
-            "410 as HTTP status"
-        }
-        4 => {
-            sim.compact();
-            "compaction"
-        }
-        5 => {
-            sim.faults().fail_next(Failure::ServerError, rng.u32(1..4));
-            sim.drop_watches(false);
-            "500s"
-        }
-        6 => {
-            sim.faults().fail_next(Failure::TooManyRequests, 1);
-            sim.drop_watches(false);
-            "429 with Retry-After"
-        }
-        7 => {
-            sim.inject(Injection::MalformedLine);
-            "malformed JSON line"
-        }
-        8 => {
-            sim.inject(Injection::UnknownType);
-            "unknown event type"
-        }
-        9 => {
-            sim.inject(Injection::WrongKind);
-            "object of the wrong kind"
-        }
-        10 => {
-            sim.restart();
-            "restart with reset resourceVersions"
-        }
-        11 => {
-            sim.stall_watches(true);
-            "stall"
-        }
-        _ => {
-            sim.stall_watches(false);
-            "unstall"
-        }
-    }
-}
-
 /// Random churn and faults for 40 rounds, then the faults stop and every job must
 /// converge. `restarts` adds API-server restarts that reset resourceVersions.
 async fn random_chaos(restarts: bool, options: EngineOptions) {
@@ -250,9 +137,9 @@ async fn random_chaos(restarts: bool, options: EngineOptions) {
     for _ in 0..40 {
         churn.step(sim, rng.usize(1..15)).expect("churn");
         if rng.bool() {
-            touch_dependencies(sim, &mut rng);
+            support::touch_dependencies(sim, &mut rng);
         }
-        fired.push(random_fault(sim, &mut rng, restarts));
+        fired.push(support::random_fault(sim, &mut rng, restarts));
         // Let the engine get into the middle of something before the next round.
         actix_rt::time::sleep(Duration::from_millis(rng.u64(1..25))).await;
     }

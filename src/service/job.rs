@@ -165,9 +165,17 @@ impl Handler<TargetsUpdated> for JobActor {
         self.body = None;
         self.file_pending = true;
         self.changes += 1;
-        // Asking for the targets re-arms the subscription's (coalesced) notices.
-        let gather = self.gather();
-        ctx.spawn(gather.into_actor(self).map(|_, _, _| ()));
+        // Asking for the targets re-arms the subscription's (coalesced) notices; the
+        // shared snapshots are dropped at once, nothing is copied.
+        let requests: Vec<_> = self.subscriptions.iter().map(|s| s.targets()).collect();
+        ctx.spawn(
+            async move {
+                for r in requests {
+                    r.await;
+                }
+            }
+            .into_actor(self),
+        );
     }
 }
 

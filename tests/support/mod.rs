@@ -10,7 +10,7 @@ use std::time::Duration;
 use kubesd::api::selectors_for_role;
 use kubesd::model::{Object, Role};
 use kubesd::simulator::selector::{FieldSelector, LabelSelector};
-use kubesd::simulator::{Resource, Simulator};
+use kubesd::simulator::{Failure, Injection, Resource, Simulator};
 use kubesd::targets::{ObjectCache, TargetContext, target_labels};
 use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
 
@@ -194,4 +194,88 @@ pub fn diff(want: &[Target], got: &[Target]) -> String {
         );
     }
     out
+}
+
+/// Changes to other roles than pods, so dependency refresh is exercised: a label on a
+/// random node, namespace and service.
+pub fn touch_dependencies(sim: &Simulator, rng: &mut fastrand::Rng) {
+    for resource in [Resource::Nodes, Resource::Namespaces, Resource::Services] {
+        let objects = sim.list(resource, None);
+        let Some(o) = objects.get(rng.usize(..objects.len().max(1))) else {
+            continue;
+        };
+        let ns = o["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = o["metadata"]["name"].as_str().unwrap_or_default();
+        let _ = sim.patch(
+            resource,
+            ns,
+            name,
+            &serde_json::json!({"metadata": {"labels": {"chaos": rng.u32(..5).to_string()}}}),
+        );
+    }
+}
+
+/// Fires one random fault (restarts only if `restarts`); returns its name for the log.
+pub fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng, restarts: bool) -> &'static str {
+    let mut pick = rng.u32(..13);
+    if pick == 10 && !restarts {
+        pick = 4;
+    }
+    match pick {
+        0 => {
+            sim.drop_watches(true);
+            "drop mid-event"
+        }
+        1 => {
+            sim.drop_watches(false);
+            "drop between events"
+        }
+        2 => {
+            sim.faults().split_next_events(rng.u32(1..20));
+            "split events across chunks"
+        }
+        3 => {
+            sim.faults().gone_next_watches(1);
+            sim.drop_watches(false);
+            "410 as HTTP status"
+        }
+        4 => {
+            sim.compact();
+            "compaction"
+        }
+        5 => {
+            sim.faults().fail_next(Failure::ServerError, rng.u32(1..4));
+            sim.drop_watches(false);
+            "500s"
+        }
+        6 => {
+            sim.faults().fail_next(Failure::TooManyRequests, 1);
+            sim.drop_watches(false);
+            "429 with Retry-After"
+        }
+        7 => {
+            sim.inject(Injection::MalformedLine);
+            "malformed JSON line"
+        }
+        8 => {
+            sim.inject(Injection::UnknownType);
+            "unknown event type"
+        }
+        9 => {
+            sim.inject(Injection::WrongKind);
+            "object of the wrong kind"
+        }
+        10 => {
+            sim.restart();
+            "restart with reset resourceVersions"
+        }
+        11 => {
+            sim.stall_watches(true);
+            "stall"
+        }
+        _ => {
+            sim.stall_watches(false);
+            "unstall"
+        }
+    }
 }
