@@ -8,6 +8,7 @@
 //! See BENCHMARKS.md for what each column means.
 
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -52,21 +53,56 @@ fn allocs() -> u64 {
     ALLOCS.iter().map(|s| s.0.load(Relaxed)).sum()
 }
 
+/// Which allocator the bench runs on: mimalloc, as the `kubesd` binary does, unless
+/// `KUBESD_BENCH_SYSTEM_ALLOC` is set (to compare with glibc's malloc). Decided at the
+/// first allocation, before any thread exists, with `getenv` (which does not allocate).
+fn use_system() -> bool {
+    static CHOICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+    match CHOICE.load(Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            // SAFETY: a NUL-terminated name; nothing else touches the environment yet.
+            let set = !unsafe { libc::getenv(c"KUBESD_BENCH_SYSTEM_ALLOC".as_ptr()) }.is_null();
+            CHOICE.store(if set { 1 } else { 2 }, Relaxed);
+            set
+        }
+    }
+}
+
+static MIMALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count_alloc();
-        unsafe { SysAlloc.alloc(layout) }
+        if use_system() {
+            unsafe { SysAlloc.alloc(layout) }
+        } else {
+            unsafe { MIMALLOC.alloc(layout) }
+        }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { SysAlloc.dealloc(ptr, layout) }
+        if use_system() {
+            unsafe { SysAlloc.dealloc(ptr, layout) }
+        } else {
+            unsafe { MIMALLOC.dealloc(ptr, layout) }
+        }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count_alloc();
-        unsafe { SysAlloc.alloc_zeroed(layout) }
+        if use_system() {
+            unsafe { SysAlloc.alloc_zeroed(layout) }
+        } else {
+            unsafe { MIMALLOC.alloc_zeroed(layout) }
+        }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count_alloc();
-        unsafe { SysAlloc.realloc(ptr, layout, new_size) }
+        if use_system() {
+            unsafe { SysAlloc.realloc(ptr, layout, new_size) }
+        } else {
+            unsafe { MIMALLOC.realloc(ptr, layout, new_size) }
+        }
     }
 }
 
@@ -176,8 +212,19 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+unsafe extern "C" {
+    /// mimalloc's own "give free memory back now" (linked through the `mimalloc` crate).
+    fn mi_collect(force: bool);
+}
+
+/// Returns freed memory to the OS, whichever allocator runs, so "RSS after stop" shows
+/// what is still held rather than what the allocator keeps cached.
 fn trim_heap() {
-    unsafe { libc::malloc_trim(0) };
+    if use_system() {
+        unsafe { libc::malloc_trim(0) };
+    } else {
+        unsafe { mi_collect(true) };
+    }
 }
 
 fn now_ns() -> u64 {
@@ -192,6 +239,7 @@ struct Meter {
     wall: Instant,
     cpu: f64,
     allocs: u64,
+    threads: HashMap<u64, (String, u64)>,
 }
 
 struct Measured {
@@ -199,6 +247,59 @@ struct Measured {
     cpu_s: f64,
     allocs: u64,
     peak_rss_mb: f64,
+    /// CPU seconds of the busiest threads over the scenario, busiest first: shows which
+    /// stage of the pipeline (watcher arbiter, group arbiter) is the bottleneck.
+    threads: Vec<(String, f64)>,
+}
+
+impl Measured {
+    fn threads_note(&self) -> String {
+        let busy: Vec<String> = self
+            .threads
+            .iter()
+            .filter(|(_, s)| *s >= 0.01)
+            .take(4)
+            .map(|(name, s)| format!("{name} {s:.2}"))
+            .collect();
+        format!("cpu s by thread: {}", busy.join(", "))
+    }
+}
+
+/// CPU ticks (user + system) of each thread of this process, by thread id, with its name.
+fn thread_ticks() -> HashMap<u64, (String, u64)> {
+    let mut out = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(tid) = entry.file_name().to_string_lossy().parse::<u64>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "tid (comm) state ..." — comm may hold spaces; fields follow the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_string();
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        // utime and stime are fields 14 and 15 of the line, 12 and 13 after the comm.
+        let ticks = fields
+            .get(11)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+            + fields
+                .get(12)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0);
+        out.insert(tid, (name, ticks));
+    }
+    out
+}
+
+fn ticks_per_s() -> f64 {
+    (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).max(1) as f64
 }
 
 impl Meter {
@@ -208,6 +309,7 @@ impl Meter {
             wall: Instant::now(),
             cpu: cpu_s(),
             allocs: allocs(),
+            threads: thread_ticks(),
         }
     }
     fn finish(&self) -> Measured {
@@ -216,6 +318,21 @@ impl Meter {
             cpu_s: cpu_s() - self.cpu,
             allocs: allocs() - self.allocs,
             peak_rss_mb: peak_rss_mb(),
+            threads: {
+                let hz = ticks_per_s();
+                let mut busy: Vec<(String, f64)> = thread_ticks()
+                    .into_iter()
+                    .map(|(tid, (name, ticks))| {
+                        let before = self.threads.get(&tid).map_or(0, |(_, t)| *t);
+                        (
+                            format!("{name}[{tid}]"),
+                            ticks.saturating_sub(before) as f64 / hz,
+                        )
+                    })
+                    .collect();
+                busy.sort_by(|a, b| b.1.total_cmp(&a.1));
+                busy
+            },
         }
     }
 }
@@ -468,7 +585,7 @@ impl Row {
     fn print(&self) {
         let ev = self.events.max(1) as f64;
         println!(
-            "| {:<12} | {:>4} | {:>8} | {:>7.2} | {:>10.0} | {:>7.2} | {:>9.2} | {:>9.1} | {:>8.1} | {:>8.1} | {:>8.0} | {}",
+            "| {:<12} | {:>4} | {:>8} | {:>7.2} | {:>10.0} | {:>7.2} | {:>9.2} | {:>9.1} | {:>8.1} | {:>8.1} | {:>8.0} | {}; {}",
             self.scenario,
             self.subs,
             self.events,
@@ -480,7 +597,8 @@ impl Row {
             self.p50_ms,
             self.p99_ms,
             self.m.peak_rss_mb,
-            self.extra
+            self.extra,
+            self.m.threads_note()
         );
     }
 }

@@ -98,7 +98,17 @@ impl Labels {
     /// The value of label `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
         let find = |part: &[Label]| part.binary_search_by(|l| (*l.name).cmp(name)).ok();
-        if let Some(i) = find(&self.own) {
+        // A target's own part is a handful of labels whose names share long prefixes: a
+        // scan that compares lengths first is cheaper than a binary search that compares
+        // `__meta_kubernetes_pod_container_` at every step.
+        let own = if self.own.len() <= 16 {
+            self.own
+                .iter()
+                .position(|l| l.name.len() == name.len() && *l.name == *name)
+        } else {
+            find(&self.own)
+        };
+        if let Some(i) = own {
             return Some(&self.own[i].value);
         }
         find(&self.base).map(|i| &*self.base[i].value)
@@ -263,9 +273,13 @@ impl LabelsBuilder {
     }
 
     /// Adds a label.
-    pub fn add(&mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) {
+    ///
+    /// A `&'static str` name (the fixed `__meta_kubernetes_*` names) is interned: label
+    /// code names ~60 fixed labels per pod event, and allocating each name afresh was
+    /// one of the engine's largest allocation counts.
+    pub fn add(&mut self, name: impl LabelName, value: impl Into<Arc<str>>) {
         self.0.push(Label {
-            name: name.into(),
+            name: name.into_label_name(),
             value: value.into(),
         });
     }
@@ -300,6 +314,97 @@ impl LabelsBuilder {
         v.truncate(w);
         v
     }
+}
+
+/// What [`LabelsBuilder::add`] accepts as a label name.
+pub trait LabelName {
+    /// The name as a shared string.
+    fn into_label_name(self) -> Arc<str>;
+}
+
+impl LabelName for &'static str {
+    /// Interned: the same static name is one shared string per thread.
+    fn into_label_name(self) -> Arc<str> {
+        static_name(self)
+    }
+}
+
+impl LabelName for Arc<str> {
+    fn into_label_name(self) -> Arc<str> {
+        self
+    }
+}
+
+impl LabelName for &Arc<str> {
+    fn into_label_name(self) -> Arc<str> {
+        Arc::clone(self)
+    }
+}
+
+impl LabelName for String {
+    fn into_label_name(self) -> Arc<str> {
+        self.into()
+    }
+}
+
+/// A hasher for addresses: the interning tables below are keyed by a static string's
+/// address, which is already well spread; SipHash would cost more than the look-up.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i64(&mut self, n: i64) {
+        self.write_usize(n as usize);
+    }
+}
+
+type AddressMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// The shared string for a static label name (interned per thread, keyed by address:
+/// there are only as many as the source code has).
+pub fn static_name(name: &'static str) -> Arc<str> {
+    thread_local! {
+        static NAMES: RefCell<AddressMap<(usize, usize), Arc<str>>> = RefCell::default();
+    }
+    NAMES.with(|names| {
+        Arc::clone(
+            names
+                .borrow_mut()
+                .entry((name.as_ptr() as usize, name.len()))
+                .or_insert_with(|| Arc::from(name)),
+        )
+    })
+}
+
+/// The shared decimal string of a port number (interned per thread for 0..=65535, the
+/// only valid ports; anything else is formatted each time).
+pub fn port_string(port: i64) -> Arc<str> {
+    thread_local! {
+        static PORTS: RefCell<AddressMap<i64, Arc<str>>> = RefCell::default();
+    }
+    if !(0..=65535).contains(&port) {
+        return Arc::from(port.to_string());
+    }
+    PORTS.with(|ports| {
+        Arc::clone(
+            ports
+                .borrow_mut()
+                .entry(port)
+                .or_insert_with(|| Arc::from(port.to_string())),
+        )
+    })
 }
 
 /// Replaces every character that may not appear in a Prometheus label name with `_`.

@@ -32,6 +32,12 @@ enum Command {
     Simulate(cli::simulate::SimulateArgs),
 }
 
+/// mimalloc: cheaper than glibc's malloc when objects decoded on the watcher thread are
+/// freed on the group's (BENCHMARKS.md, "allocator").
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();

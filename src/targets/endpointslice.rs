@@ -103,7 +103,7 @@ fn endpoint_labels(
     );
     b.add(
         "__meta_kubernetes_endpointslice_port",
-        port.port.to_string(),
+        crate::labels::port_string(port.port),
     );
     b.add(
         "__meta_kubernetes_endpointslice_port_protocol",

@@ -128,7 +128,7 @@ pub(super) fn add_container_labels(
         );
         b.add(
             "__meta_kubernetes_pod_container_port_number",
-            p.container_port.to_string(),
+            crate::labels::port_string(p.container_port),
         );
         b.add(
             "__meta_kubernetes_pod_container_port_protocol",
@@ -140,8 +140,11 @@ pub(super) fn add_container_labels(
 /// `true`/`false` from the `Ready` condition, lower-cased; `unknown` without one.
 fn ready_status(pod: &Pod) -> Arc<str> {
     match pod.status.conditions.iter().find(|c| &*c.kind == "Ready") {
+        // The usual two are shared strings; anything else is lower-cased as it comes.
+        Some(c) if &*c.status == "True" => super::meta::true_str(),
+        Some(c) if &*c.status == "False" => super::meta::false_str(),
         Some(c) => c.status.to_lowercase().into(),
-        None => "unknown".into(),
+        None => crate::labels::static_name("unknown"),
     }
 }
 

@@ -25,7 +25,7 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
             );
             b.add(
                 "__meta_kubernetes_service_port_number",
-                port.port.to_string(),
+                crate::labels::port_string(port.port),
             );
             b.add(
                 "__meta_kubernetes_service_port_protocol",
