@@ -6,7 +6,6 @@
 //! Subscribers may run on other arbiters than their group, so the constructors of many
 //! jobs run on several cores.
 
-use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
@@ -34,7 +33,7 @@ pub type Constructor<T> = Arc<dyn Fn(&Labels) -> Option<T> + Send + Sync>;
 pub struct Subscriber<T: TargetValue> {
     id: SubscriberId,
     constructor: Constructor<T>,
-    by_object: HashMap<ObjectKey, Vec<T>>,
+    by_object: foldhash::HashMap<ObjectKey, Vec<T>>,
     /// The last snapshot handed out; `None` after a change, rebuilt on demand.
     snapshot: Option<Arc<Vec<T>>>,
     synced: bool,
@@ -59,7 +58,7 @@ impl<T: TargetValue> Subscriber<T> {
         Subscriber {
             id,
             constructor,
-            by_object: HashMap::new(),
+            by_object: foldhash::HashMap::default(),
             snapshot: None,
             synced: false,
             sync_waiters: Vec::new(),

@@ -9,7 +9,9 @@
 //! marked dirty, and a flush recomputes only those.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+// foldhash: every event hashes its key into these maps several times, and SipHash's
+// flooding resistance buys nothing for keys the API server already made unique.
+use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::actors::messages::{ObjectTargets, TargetChange, UrlId};
@@ -205,15 +207,16 @@ impl GroupCache {
             .roles
             .get_mut(&role)?
             .get_mut(&key.namespace, &key.name)?;
-        let old_deps = std::mem::replace(&mut entry.deps, deps);
+        // Usually the same look-ups as last time: then the index is left alone.
+        let old_deps =
+            (entry.deps != deps).then(|| std::mem::replace(&mut entry.deps, deps.clone()));
         let changed = entry.targets.as_deref() != Some(&*targets);
         if changed {
             entry.targets = Some(Arc::clone(&targets));
         }
-        let new_deps = entry.deps.clone();
-        if old_deps != new_deps {
+        if let Some(old_deps) = old_deps {
             self.unlink(&me, &old_deps);
-            for dep in new_deps {
+            for dep in deps {
                 self.dependents.entry(dep).or_default().insert(me.clone());
             }
         }

@@ -8,7 +8,7 @@
 //! has drained its queue it says so ([`SubscriberDrained`]) and gets the coalesced map as
 //! one batch. Other subscribers are never held up.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
 
@@ -52,7 +52,7 @@ impl SubscriberSlot {
             merge(map, batch);
         } else if self.link.in_flight.load(SeqCst) >= limit {
             inc(&METRICS.subscriber_coalesced);
-            let mut map = HashMap::with_capacity(batch.len());
+            let mut map = HashMap::with_capacity_and_hasher(batch.len(), Default::default());
             merge(&mut map, batch);
             self.coalesced = Some(map);
             self.link.lagging.store(true, SeqCst);

@@ -137,8 +137,11 @@ const INTERNED_KEYS_LIMIT: usize = 50_000;
 
 fn intern_key(key: &str) -> Arc<str> {
     thread_local! {
-        static KEYS: std::cell::RefCell<std::collections::HashSet<Arc<str>>> =
-            std::cell::RefCell::new(std::collections::HashSet::new());
+        // foldhash, not SipHash: this look-up runs for every label and annotation key of
+        // every decoded object (the table is bounded, so flooding it with colliding keys
+        // costs at most a reset).
+        static KEYS: std::cell::RefCell<foldhash::HashSet<Arc<str>>> =
+            std::cell::RefCell::new(foldhash::HashSet::default());
     }
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();

@@ -36,7 +36,7 @@ impl LineBuffer {
         mut on_line: impl FnMut(&[u8]),
     ) -> Result<(), LineTooLong> {
         let mut rest = chunk;
-        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(pos) = memchr::memchr(b'\n', rest) {
             let (line, tail) = rest.split_at(pos);
             rest = &tail[1..];
             // The limit holds for every line, wherever the network cut the stream.

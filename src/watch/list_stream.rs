@@ -103,10 +103,7 @@ impl ListStream {
                 } else {
                     // Skip plain string bytes quickly.
                     let rest = &self.pending[i + 1..n];
-                    let skip = rest
-                        .iter()
-                        .position(|&c| c == b'"' || c == b'\\')
-                        .unwrap_or(rest.len());
+                    let skip = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
                     i += skip;
                 }
                 i += 1;
