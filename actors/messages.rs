@@ -39,12 +39,25 @@ pub enum WatcherOutput {
         /// The changes.
         deltas: Vec<Delta>,
     },
-    /// A complete LIST (every page): the URL's objects are exactly these now. The group
-    /// removes the ones that vanished and pushes nothing for unchanged ones.
+    /// Part of a LIST still arriving: the group stores and labels these objects now, so
+    /// that labelling a big list overlaps its transfer and decoding (on another thread)
+    /// instead of following it. Nothing is removed until the list is complete.
+    ListPart {
+        /// The watcher.
+        url: UrlId,
+        /// Objects of the list, in list order.
+        objects: Vec<Object>,
+        /// The first part of a new LIST attempt: the parts of any earlier, unfinished
+        /// attempt no longer say which objects exist.
+        first: bool,
+    },
+    /// A complete LIST (every page): the URL's objects are exactly these plus those of
+    /// the parts sent since the last `first` part. The group removes the ones that
+    /// vanished and pushes nothing for unchanged ones.
     Relisted {
         /// The watcher.
         url: UrlId,
-        /// All objects.
+        /// The objects not already sent as parts.
         objects: Vec<Object>,
     },
 }

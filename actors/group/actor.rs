@@ -66,6 +66,9 @@ pub struct GroupWatcher {
     pending: Vec<(Role, SubscriberLink)>,
     registration_scheduled: bool,
     synced: HashSet<Role>,
+    /// For each URL whose LIST is arriving in parts: the objects listed so far, so that
+    /// the end of the list knows which cached objects vanished.
+    listing: HashMap<UrlId, HashSet<ObjectKey>>,
     span: tracing::Span,
 }
 
@@ -87,6 +90,7 @@ impl GroupWatcher {
             pending: Vec::new(),
             registration_scheduled: false,
             synced: HashSet::new(),
+            listing: HashMap::new(),
             span,
         }
     }
@@ -297,13 +301,38 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 }
                 self.push(role, changes, false);
             }
+            WatcherOutput::ListPart {
+                url,
+                objects,
+                first,
+            } => {
+                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+                    return;
+                };
+                if first {
+                    self.listing.insert(url, HashSet::new());
+                }
+                let subscribed = self.has_subscribers(role);
+                let mut changes = Vec::new();
+                let listed = self.listing.entry(url).or_default();
+                listed.extend(objects.iter().map(|o| o.key()));
+                for object in objects {
+                    self.apply_upsert(url, object, subscribed, &mut changes);
+                }
+                self.push(role, changes, false);
+            }
             WatcherOutput::Relisted { url, objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
                     return;
                 };
                 let subscribed = self.has_subscribers(role);
-                let mut vanished: HashSet<ObjectKey> =
-                    self.cache.keys_of_url(role, url).into_iter().collect();
+                let listed = self.listing.remove(&url).unwrap_or_default();
+                let mut vanished: HashSet<ObjectKey> = self
+                    .cache
+                    .keys_of_url(role, url)
+                    .into_iter()
+                    .filter(|k| !listed.contains(k))
+                    .collect();
                 let mut changes = Vec::new();
                 for object in objects {
                     vanished.remove(&object.key());

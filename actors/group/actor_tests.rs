@@ -302,6 +302,75 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
     );
 }
 
+fn part(url: u32, objects: Vec<Object>, first: bool) -> WatcherOutput {
+    WatcherOutput::ListPart {
+        url: UrlId(url),
+        objects,
+        first,
+    }
+}
+
+fn changed_keys(got: &[Got]) -> Vec<(String, usize)> {
+    let mut all: Vec<(String, usize)> = got
+        .iter()
+        .flat_map(|g| match g {
+            Got::Changed(c, _) => c.clone(),
+            Got::Replaced(..) => Vec::new(),
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[actix_rt::test]
+async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end() {
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    feed(
+        &h,
+        relisted(
+            0,
+            vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
+        ),
+    )
+    .await;
+    settle().await;
+    sub.take();
+
+    // A relist in parts: "a" changed, "c" is new, "b" is gone.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(
+        changed_keys(&got),
+        [("ns/a".to_string(), 2)],
+        "labelled before the end"
+    );
+    assert!(
+        got.iter().all(|g| matches!(g, Got::Changed(_, true))),
+        "parts keep the role synced: {got:?}"
+    );
+    feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], false)).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/c".to_string(), 2)]);
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    assert_eq!(
+        changed_keys(&sub.take()),
+        [("ns/b".to_string(), 0)],
+        "only the end removes, and only what no part listed"
+    );
+
+    // An attempt that fails after a part, then a new attempt: the new attempt's parts
+    // alone say what exists ("a" was listed by the failed attempt only).
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
+    feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], true)).await;
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/a".to_string(), 0)]);
+}
+
 #[actix_rt::test]
 async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_flush() {
     let h = start(64);

@@ -27,6 +27,7 @@ use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::http::{ApiEndpoint, Credentials, build_client};
 use crate::metrics::{METRICS, inc};
+use crate::model::Object;
 use crate::watch::{ListStream, Status};
 
 /// Everything a URL watcher needs to start.
@@ -174,6 +175,7 @@ impl UrlWatcher {
         let o = self.setup.options.clone();
         // Watch-cache reads ignore `limit` and return everything at once; consistent
         // reads are paged.
+        let continue_token_was_none = continue_token.is_none();
         let query = if o.list_from_watch_cache && continue_token.is_none() {
             ListQuery {
                 resource_version: Some("0".into()),
@@ -195,7 +197,16 @@ impl UrlWatcher {
         };
         let role = self.setup.url.role;
         let (max_body, body_timeout) = (o.max_list_body, o.list_body_timeout);
+        let first_page = continue_token_was_none;
+        let parts = ListParts {
+            group: self.setup.group.clone(),
+            url: self.setup.id,
+            first: first_page,
+            window: o.watcher_in_flight.max(1),
+            pending: VecDeque::new(),
+        };
         let fut = async move {
+            let mut parts = parts;
             let resp = req
                 .send()
                 .await
@@ -207,7 +218,13 @@ impl UrlWatcher {
                 return Err(classify(status, retry_after_header(&resp), body.as_deref()));
             }
             // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
-            // never held whole, and decoding overlaps the transfer.
+            // never held whole, and decoding overlaps the transfer. Decoded objects go
+            // to the group in parts as they come, so that its labelling overlaps our
+            // decoding (two cores busy, not one after the other).
+            if parts.first {
+                // Even an empty list starts a new attempt at the group.
+                parts.send(Vec::new()).await?;
+            }
             let mut list = ListStream::new(role);
             let mut received = 0usize;
             while let Some(chunk) = resp.next().await {
@@ -220,7 +237,12 @@ impl UrlWatcher {
                 }
                 list.push(&chunk)
                     .map_err(|e| Failure::Transport(e.to_string()))?;
+                if list.len() >= LIST_PART_OBJECTS {
+                    parts.send(list.take_items()).await?;
+                }
             }
+            parts.send(list.take_items()).await?;
+            parts.drain().await?;
             list.finish().map_err(|e| Failure::Transport(e.to_string()))
         };
         ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
@@ -370,6 +392,54 @@ impl Handler<StopWatcher> for UrlWatcher {
         self.close_stream(ctx);
         ctx.stop();
     }
+}
+
+/// How many decoded objects of a LIST go to the group in one [`WatcherOutput::ListPart`]:
+/// enough to amortise a message, few enough that the group starts labelling early.
+const LIST_PART_OBJECTS: usize = 256;
+
+/// The parts of one LIST page on their way to the group, at most `window` unhandled.
+struct ListParts {
+    group: Recipient<WatcherOutput>,
+    url: UrlId,
+    /// The next part is the first of a new LIST attempt.
+    first: bool,
+    window: usize,
+    pending: VecDeque<RecipientRequest<WatcherOutput>>,
+}
+
+impl ListParts {
+    /// Sends a part; waits for the oldest when `window` are unhandled.
+    async fn send(&mut self, objects: Vec<Object>) -> Result<(), Failure> {
+        if objects.is_empty() && !self.first {
+            return Ok(());
+        }
+        let part = WatcherOutput::ListPart {
+            url: self.url,
+            objects,
+            first: std::mem::take(&mut self.first),
+        };
+        self.pending.push_back(self.group.send(part));
+        if self.pending.len() > self.window
+            && let Some(oldest) = self.pending.pop_front()
+        {
+            oldest.await.map_err(|_| group_gone())?;
+        }
+        Ok(())
+    }
+
+    /// Waits until the group has handled every part, so the page's end reaches it after
+    /// them.
+    async fn drain(&mut self) -> Result<(), Failure> {
+        while let Some(oldest) = self.pending.pop_front() {
+            oldest.await.map_err(|_| group_gone())?;
+        }
+        Ok(())
+    }
+}
+
+fn group_gone() -> Failure {
+    Failure::Transport("the group stopped".into())
 }
 
 fn retry_after_header<S>(resp: &awc::ClientResponse<S>) -> Option<Duration> {

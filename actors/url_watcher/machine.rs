@@ -28,9 +28,10 @@ use crate::watch::{LineBuffer, ListPage, WatchEvent, decode_event};
 /// Where the watcher is in the list/watch protocol.
 #[derive(Debug)]
 pub enum State {
-    /// Fetching LIST pages. `items` holds the objects of the pages received so far: the
-    /// group sees the list only when it is complete, so a relist never shows it half a
-    /// cluster.
+    /// Fetching LIST pages. `items` holds the objects of the pages received so far that
+    /// the actor did not already hand to the group as `ListPart`s (it streams them, so
+    /// the group labels while the list is still arriving); either way the group removes
+    /// vanished objects only when the list is complete.
     Listing {
         /// The objects of the pages so far.
         items: Vec<Object>,

@@ -189,7 +189,14 @@ impl ListStream {
         self.index += 1;
     }
 
-    /// Items decoded so far.
+    /// Takes the items decoded so far, so that a caller can hand a long list on in
+    /// parts while the rest of the body is still arriving; [`ListStream::finish`] then
+    /// returns only the items decoded after the last take.
+    pub fn take_items(&mut self) -> Vec<Object> {
+        std::mem::take(&mut self.items)
+    }
+
+    /// Items decoded so far (since the last [`ListStream::take_items`]).
     pub fn len(&self) -> usize {
         self.items.len()
     }
