@@ -65,7 +65,7 @@ impl<'de> Deserialize<'de> for StringMap {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some((k, v)) = map.next_entry::<MapKey, NullableString>()? {
+                while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
                     pairs.push((k.0, v.0));
                 }
                 Ok(StringMap(pairs))
@@ -84,8 +84,29 @@ struct NullableString(Arc<str>);
 impl<'de> Deserialize<'de> for NullableString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
-            .deserialize_option(SharedStrVisitor { intern: false })
+            .deserialize_option(SharedStrVisitor {
+                intern: InternRule::Never,
+            })
             .map(NullableString)
+    }
+}
+
+/// A value of a string map: short ones are interned (`app=shop`, `tier=backend`,
+/// `prometheus.io/scrape=true` repeat on thousands of pods); long ones (a
+/// last-applied-configuration blob) are rarely shared and would make the table hold
+/// memory, so they are not.
+struct MapValue(Arc<str>);
+
+/// Map values up to this many bytes are interned.
+const INTERNED_VALUE_MAX_LEN: usize = 64;
+
+impl<'de> Deserialize<'de> for MapValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_option(SharedStrVisitor {
+                intern: InternRule::UpTo(INTERNED_VALUE_MAX_LEN),
+            })
+            .map(MapValue)
     }
 }
 
@@ -97,13 +118,26 @@ struct MapKey(Arc<str>);
 impl<'de> Deserialize<'de> for MapKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer
-            .deserialize_str(SharedStrVisitor { intern: true })
+            .deserialize_str(SharedStrVisitor {
+                intern: InternRule::Always,
+            })
             .map(MapKey)
     }
 }
 
+/// Which strings a [`SharedStrVisitor`] interns.
+#[derive(Clone, Copy)]
+enum InternRule {
+    /// Unique per object (names, uids, IPs): interning would only fill the table.
+    Never,
+    /// Repeats across objects (keys, namespaces, images, node names).
+    Always,
+    /// Strings up to this many bytes.
+    UpTo(usize),
+}
+
 struct SharedStrVisitor {
-    intern: bool,
+    intern: InternRule,
 }
 
 impl<'de> Visitor<'de> for SharedStrVisitor {
@@ -121,21 +155,30 @@ impl<'de> Visitor<'de> for SharedStrVisitor {
         d.deserialize_str(self)
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+        let intern = match self.intern {
+            InternRule::Never => false,
+            InternRule::Always => true,
+            InternRule::UpTo(max) => v.len() <= max,
+        };
         Ok(if v.is_empty() {
             empty_str()
-        } else if self.intern {
-            intern_key(v)
+        } else if intern {
+            intern_str(v)
         } else {
             Arc::from(v)
         })
     }
 }
 
-/// The most keys [`intern_key`] keeps per thread before starting over, so a stream of
-/// unique keys cannot grow memory.
-const INTERNED_KEYS_LIMIT: usize = 50_000;
+/// The most strings [`intern_str`] keeps per thread before starting over, so a stream of
+/// unique strings cannot grow memory (at most ~50k short strings are held).
+const INTERNED_STRINGS_LIMIT: usize = 50_000;
 
-fn intern_key(key: &str) -> Arc<str> {
+/// The shared copy of a string that repeats across objects (per thread: decoding runs
+/// on the watcher arbiter). Sharing saves memory (a cluster's pods repeat the same
+/// namespaces, images, node names and label values) and makes equality checks of
+/// unchanged fields stop at the pointer.
+fn intern_str(key: &str) -> Arc<str> {
     thread_local! {
         // foldhash, not SipHash: this look-up runs for every label and annotation key of
         // every decoded object (the table is bounded, so flooding it with colliding keys
@@ -148,7 +191,7 @@ fn intern_key(key: &str) -> Arc<str> {
         if let Some(k) = keys.get(key) {
             return Arc::clone(k);
         }
-        if keys.len() >= INTERNED_KEYS_LIMIT {
+        if keys.len() >= INTERNED_STRINGS_LIMIT {
             keys.clear();
         }
         let k: Arc<str> = Arc::from(key);
@@ -169,6 +212,15 @@ pub fn empty_str() -> Arc<str> {
 /// Use as `#[serde(default = "empty_str", deserialize_with = "nullable_str")]`.
 pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
     Ok(NullableString::deserialize(deserializer)?.0)
+}
+
+/// Deserializes a string that repeats across objects (a namespace, an image, a node
+/// name), possibly `null`, into a shared, interned string.
+/// Use as `#[serde(default = "empty_str", deserialize_with = "interned_str")]`.
+pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+    deserializer.deserialize_option(SharedStrVisitor {
+        intern: InternRule::Always,
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::json::{StringMap, empty_str, null_default, nullable_str};
+use super::json::{StringMap, empty_str, interned_str, null_default, nullable_str};
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
 /// skipped while parsing, never materialised.
@@ -15,7 +15,7 @@ pub struct ObjectMeta {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub name: Arc<str>,
     /// `metadata.namespace`; empty for cluster-scoped objects (nodes, namespaces).
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub namespace: Arc<str>,
     /// `metadata.uid`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
@@ -54,10 +54,10 @@ impl Eq for ObjectMeta {}
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     /// The owner's kind, e.g. `ReplicaSet`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub kind: Arc<str>,
     /// The owner's name.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub name: Arc<str>,
     /// True for the managing controller; the first such owner names the pod's controller.
     #[serde(default, deserialize_with = "null_default")]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, null_default, nullable_str};
+use super::json::{empty_str, interned_str, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes pod.
@@ -32,7 +32,7 @@ pub struct Pod {
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
     /// The node the pod is scheduled on; empty while pending.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub node_name: Arc<str>,
     /// `spec.containers`.
     #[serde(default, deserialize_with = "null_default")]
@@ -47,16 +47,16 @@ pub struct PodSpec {
 #[serde(rename_all = "camelCase")]
 pub struct Container {
     /// The container's name, unique within the pod.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub name: Arc<str>,
     /// The image reference.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub image: Arc<str>,
     /// Declared ports.
     #[serde(default, deserialize_with = "null_default")]
     pub ports: Vec<ContainerPort>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub restart_policy: Arc<str>,
 }
 
@@ -72,13 +72,13 @@ impl Container {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerPort {
     /// The port's name (optional).
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub name: Arc<str>,
     /// The port number.
     #[serde(default, deserialize_with = "null_default")]
     pub container_port: i64,
     /// `TCP`, `UDP` or `SCTP`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub protocol: Arc<str>,
 }
 
@@ -87,7 +87,7 @@ pub struct ContainerPort {
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub phase: Arc<str>,
     /// The pod's IP; pods without one produce no targets.
     #[serde(
@@ -100,7 +100,7 @@ pub struct PodStatus {
     #[serde(
         rename = "hostIP",
         default = "empty_str",
-        deserialize_with = "nullable_str"
+        deserialize_with = "interned_str"
     )]
     pub host_ip: Arc<str>,
     /// `status.conditions`; only `Ready` is read.
@@ -121,11 +121,11 @@ pub struct PodCondition {
     #[serde(
         rename = "type",
         default = "empty_str",
-        deserialize_with = "nullable_str"
+        deserialize_with = "interned_str"
     )]
     pub kind: Arc<str>,
     /// `True`, `False` or `Unknown`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub status: Arc<str>,
 }
 
@@ -134,7 +134,7 @@ pub struct PodCondition {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatus {
     /// The container this status is for.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub name: Arc<str>,
     /// `<runtime>://<id>`; empty before the container started.
     #[serde(
