@@ -257,3 +257,89 @@ fn an_object_of_another_kind_is_rejected() {
     let watched = Object::decode(Role::Pod, br#"{"kind":"Pod","metadata":{"name":"p"}}"#).unwrap();
     assert_eq!(listed, watched);
 }
+
+/// `target_labels_after` (the group's path for a changed pod: old own parts reused) gives
+/// exactly the labels a fresh `target_labels` does, for every kind of change, including
+/// the ones that must not reuse anything.
+#[test]
+fn a_changed_pod_gets_the_same_labels_whether_or_not_parts_are_reused() {
+    use kubesd::targets::{ObjectCache, target_labels_after};
+    let node = Object::decode(
+        Role::Node,
+        br#"{"metadata":{"name":"n1","labels":{"zone":"a"}},"status":{"addresses":[{"type":"InternalIP","address":"192.168.0.1"}]}}"#,
+    )
+    .expect("node decodes");
+    let cache = ObjectCache::from_objects([&node]);
+    let ctx = TargetContext {
+        attach: AttachMetadata {
+            node: true,
+            namespace: false,
+        },
+        cache: &cache,
+    };
+    let base: serde_json::Value = serde_json::from_str(
+        r#"{"metadata":{"name":"p","namespace":"ns","uid":"u1","labels":{"app":"a"},"annotations":{"seq":"1"},
+            "ownerReferences":[{"kind":"ReplicaSet","name":"rs","controller":true}]},
+           "spec":{"nodeName":"n1","containers":[
+              {"name":"c1","image":"i:1","ports":[{"name":"http","containerPort":80},{"containerPort":9090,"protocol":"TCP"}]},
+              {"name":"c2","image":"i:2"}],
+             "initContainers":[{"name":"side","image":"s:1","restartPolicy":"Always","ports":[{"containerPort":7070}]}]},
+           "status":{"phase":"Running","podIP":"10.0.0.1","hostIP":"192.168.0.1",
+             "conditions":[{"type":"Ready","status":"True"}],
+             "containerStatuses":[{"name":"c1","containerID":"containerd://a","state":{"running":{}}},
+                                  {"name":"c2","containerID":"containerd://b","state":{"running":{}}}],
+             "initContainerStatuses":[{"name":"side","containerID":"containerd://s","state":{"running":{}}}]}}"#,
+    )
+    .expect("valid JSON");
+    type Change = fn(&mut serde_json::Value);
+    let changes: [(&str, Change); 10] = [
+        ("annotation", |p| {
+            p["metadata"]["annotations"]["seq"] = "2".into()
+        }),
+        ("label", |p| p["metadata"]["labels"]["app"] = "b".into()),
+        ("ready", |p| {
+            p["status"]["conditions"][0]["status"] = "False".into()
+        }),
+        ("node", |p| p["spec"]["nodeName"] = "n2".into()),
+        ("ip", |p| p["status"]["podIP"] = "10.0.0.2".into()),
+        ("finished", |p| p["status"]["phase"] = "Succeeded".into()),
+        ("no ip", |p| p["status"]["podIP"] = "".into()),
+        ("port", |p| {
+            p["spec"]["containers"][0]["ports"][1]["containerPort"] = 9091.into()
+        }),
+        ("container id", |p| {
+            p["status"]["containerStatuses"][1]["containerID"] = "containerd://c".into()
+        }),
+        ("terminated", |p| {
+            p["status"]["containerStatuses"][0]["state"] = serde_json::json!({"terminated": {}})
+        }),
+    ];
+    let decode = |v: &serde_json::Value| {
+        Object::decode(Role::Pod, v.to_string().as_bytes()).expect("pod decodes")
+    };
+    let old = decode(&base);
+    let old_targets = target_labels(&old, &ctx);
+    assert_eq!(
+        old_targets.len(),
+        4,
+        "three ports and one port-less container"
+    );
+    for (what, change) in changes {
+        let mut v = base.clone();
+        change(&mut v);
+        let new = decode(&v);
+        let fresh = target_labels(&new, &ctx);
+        let reused = target_labels_after(&new, &ctx, Some((&old, &old_targets)));
+        assert_eq!(reused, fresh, "{what}");
+        let flat = |ts: &[Labels]| -> Vec<Vec<(String, String)>> {
+            ts.iter()
+                .map(|t| {
+                    t.iter()
+                        .map(|l| (l.name.to_string(), l.value.to_string()))
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(flat(&reused), flat(&fresh), "{what}: label by label");
+    }
+}

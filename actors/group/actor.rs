@@ -167,9 +167,19 @@ impl GroupWatcher {
     ) {
         let role = object.role();
         let key = object.key();
-        if self.cache.upsert(url, object) != Upserted::Unchanged
-            && subscribed
-            && let Some(change) = self.cache.compute_targets(role, &key, self.attach())
+        let (upserted, previous) = self.cache.upsert_with_previous(url, object);
+        if upserted == Upserted::Unchanged {
+            return;
+        }
+        if !subscribed {
+            // Nobody gets this role's targets now; the old ones no longer match the
+            // object, so a later subscriber's snapshot must compute them afresh.
+            self.cache.forget_targets(role, &key);
+            return;
+        }
+        if let Some(change) =
+            self.cache
+                .compute_targets_after(role, &key, self.attach(), previous.as_deref())
         {
             changes.push(change);
         }

@@ -22,7 +22,8 @@ use crate::targets::AttachMetadata;
 /// What a recording subscriber received.
 #[derive(Debug, Clone)]
 enum Got {
-    Replaced(Vec<String>, bool),
+    /// Keys, synced, and `key v=<the pod label v>` of each object's first target.
+    Replaced(Vec<String>, bool, Vec<String>),
     Changed(Vec<(String, usize)>, bool),
 }
 
@@ -61,7 +62,21 @@ impl Handler<TargetsReplaced> for Recorder {
     fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) {
         let mut keys: Vec<String> = m.targets.iter().map(|(k, _)| k.to_string()).collect();
         keys.sort();
-        self.got.lock().unwrap().push(Got::Replaced(keys, m.synced));
+        let mut values: Vec<String> = m
+            .targets
+            .iter()
+            .map(|(k, t)| {
+                let v = t
+                    .first()
+                    .and_then(|l| l.get("__meta_kubernetes_pod_label_v"));
+                format!("{k} v={}", v.unwrap_or("-"))
+            })
+            .collect();
+        values.sort();
+        self.got
+            .lock()
+            .unwrap()
+            .push(Got::Replaced(keys, m.synced, values));
         if !self.stuck {
             self.in_flight.fetch_sub(1, SeqCst);
         }
@@ -251,7 +266,7 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
     settle().await;
     let got = sub.take();
     assert!(
-        matches!(&got[0], Got::Replaced(keys, false) if keys.is_empty()),
+        matches!(&got[0], Got::Replaced(keys, false, _) if keys.is_empty()),
         "{got:?}"
     );
     match &got[1] {
@@ -372,6 +387,38 @@ async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end()
 }
 
 #[actix_rt::test]
+async fn a_role_that_lost_its_subscribers_serves_fresh_targets_to_the_next_one() {
+    let h = start(64);
+    // Endpoints keep the group (and its pod watcher) alive while role pod has nobody.
+    let _endpoints = subscribe(&h, 1, Role::Endpoints, false).await;
+    let pods = subscribe(&h, 2, Role::Pod, false).await;
+    settle().await;
+    let pod_url = h
+        .urls
+        .lock()
+        .unwrap()
+        .iter()
+        .position(|u| u.role == Role::Pod)
+        .expect("a pod URL") as u32;
+    feed(&h, relisted(pod_url, vec![pod("a", "10.0.0.1", "old")])).await;
+    settle().await;
+    h.group.send(Unsubscribe(pods.id)).await.unwrap();
+    feed(
+        &h,
+        deltas(pod_url, vec![Delta::Upsert(pod("a", "10.0.0.1", "new"))]),
+    )
+    .await;
+    settle().await;
+    let again = subscribe(&h, 3, Role::Pod, false).await;
+    settle().await;
+    let got = again.take();
+    assert!(
+        matches!(&got[..], [Got::Replaced(_, _, values), ..] if *values == ["ns/a v=new"]),
+        "the snapshot is of the pod as it is now: {got:?}"
+    );
+}
+
+#[actix_rt::test]
 async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_flush() {
     let h = start(64);
     let sub = subscribe(&h, 1, Role::Endpoints, false).await;
@@ -444,7 +491,7 @@ async fn subscribers_that_arrive_together_share_one_snapshot() {
     for s in [&s2, &s3, &s4] {
         let got = s.take();
         assert!(
-            matches!(&got[..], [Got::Replaced(keys, true)] if *keys == ["ns/a"]),
+            matches!(&got[..], [Got::Replaced(keys, true, _)] if *keys == ["ns/a"]),
             "{got:?}"
         );
     }

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::actors::messages::{ObjectTargets, TargetChange, UrlId};
 use crate::metrics::METRICS;
 use crate::model::{Namespace, Node, Object, ObjectKey, Pod, Role, Service};
-use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels_after};
 
 /// An object of some role, as the dependency index names it.
 pub type DepKey = (Role, ObjectKey);
@@ -135,18 +135,28 @@ impl GroupCache {
     /// Stores `object` from `url`. Marks the objects that depend on it dirty, unless it
     /// equals the cached object.
     pub fn upsert(&mut self, url: UrlId, object: Object) -> Upserted {
+        self.upsert_with_previous(url, object).0
+    }
+
+    /// [`GroupCache::upsert`], also handing back the object it replaced, so that
+    /// [`GroupCache::compute_targets_after`] can reuse what did not change.
+    pub fn upsert_with_previous(
+        &mut self,
+        url: UrlId,
+        object: Object,
+    ) -> (Upserted, Option<Arc<Object>>) {
         let role = object.role();
         let key = object.key();
         let rc = self.roles.entry(role).or_default();
         if let Some(entry) = rc.get_mut(&key.namespace, &key.name) {
             if *entry.object == object {
                 entry.url = url;
-                return Upserted::Unchanged;
+                return (Upserted::Unchanged, None);
             }
-            entry.object = Arc::new(object);
+            let previous = std::mem::replace(&mut entry.object, Arc::new(object));
             entry.url = url;
             self.mark_dependents_dirty(&(role, key));
-            return Upserted::Replaced;
+            return (Upserted::Replaced, Some(previous));
         }
         rc.insert(
             &key,
@@ -162,7 +172,7 @@ impl GroupCache {
             .objects
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.mark_dependents_dirty(&(role, key));
-        Upserted::Inserted
+        (Upserted::Inserted, None)
     }
 
     /// Removes an object; returns its entry. Marks its dependents dirty.
@@ -190,7 +200,21 @@ impl GroupCache {
         key: &ObjectKey,
         attach: AttachMetadata,
     ) -> Option<TargetChange> {
-        let object = Arc::clone(&self.get(role, &key.namespace, &key.name)?.object);
+        self.compute_targets_after(role, key, attach, None)
+    }
+
+    /// [`GroupCache::compute_targets`] for an object that just replaced `previous`: the
+    /// parts of its old targets that only depend on unchanged fields are reused.
+    pub fn compute_targets_after(
+        &mut self,
+        role: Role,
+        key: &ObjectKey,
+        attach: AttachMetadata,
+        previous: Option<&Object>,
+    ) -> Option<TargetChange> {
+        let entry = self.get(role, &key.namespace, &key.name)?;
+        let object = Arc::clone(&entry.object);
+        let old_targets = entry.targets.clone();
         let view = RecordingView {
             cache: self,
             seen: RefCell::new(Vec::new()),
@@ -199,7 +223,8 @@ impl GroupCache {
             attach,
             cache: &view,
         };
-        let targets: ObjectTargets = target_labels(&object, &ctx).into();
+        let targets: ObjectTargets =
+            target_labels_after(&object, &ctx, previous.zip(old_targets.as_deref())).into();
         let deps = view.seen.into_inner();
         let me = (role, key.clone());
         self.dirty.remove(&me);
@@ -224,6 +249,18 @@ impl GroupCache {
             key: key.clone(),
             targets: Some(targets),
         })
+    }
+
+    /// Drops the computed targets of `role`'s object at `key` (they no longer match it):
+    /// the next snapshot computes them again.
+    pub fn forget_targets(&mut self, role: Role, key: &ObjectKey) {
+        if let Some(entry) = self
+            .roles
+            .get_mut(&role)
+            .and_then(|rc| rc.get_mut(&key.namespace, &key.name))
+        {
+            entry.targets = None;
+        }
     }
 
     /// Takes the dirty set (for a flush).

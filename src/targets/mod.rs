@@ -82,6 +82,30 @@ pub struct TargetContext<'a> {
 ///
 /// Namespaces produce no targets of their own.
 pub fn target_labels(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    target_labels_after(object, ctx, None)
+}
+
+/// [`target_labels`] for an object that replaced `previous`, whose targets were
+/// `previous_targets`: the same labels, computed with less work where the targets' own
+/// parts cannot have changed (a pod event that only touched its metadata or conditions
+/// keeps every container's and port's labels, and only its shared part is rebuilt).
+pub fn target_labels_after(
+    object: &Object,
+    ctx: &TargetContext<'_>,
+    previous: Option<(&Object, &[Labels])>,
+) -> Vec<Labels> {
+    match object {
+        Object::Pod(p) => match previous {
+            Some((Object::Pod(old), old_targets)) => {
+                pod::pod_targets_after(p, ctx, Some((old, old_targets)))
+            }
+            _ => pod::pod_targets(p, ctx),
+        },
+        _ => target_labels_fresh(object, ctx),
+    }
+}
+
+fn target_labels_fresh(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> {
     match object {
         Object::Node(n) => node::node_targets(n),
         Object::Pod(p) => pod::pod_targets(p, ctx),
