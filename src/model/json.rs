@@ -64,11 +64,33 @@ impl<'de> Deserialize<'de> for StringMap {
                 d.deserialize_map(self)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
-                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
-                    pairs.push((k.0, v.0));
+                // JSON gives no length up front: the pairs are gathered in a reused
+                // scratch vector and copied once into one exact-size allocation, instead
+                // of growing (and over-allocating) a vector per map.
+                thread_local! {
+                    static SCRATCH: std::cell::RefCell<Vec<(Arc<str>, Arc<str>)>> =
+                        const { std::cell::RefCell::new(Vec::new()) };
                 }
-                Ok(StringMap(pairs))
+                SCRATCH.with(|scratch| {
+                    // A map value is a string, so no nested map can want the scratch.
+                    let Ok(mut pairs) = scratch.try_borrow_mut() else {
+                        let mut pairs = Vec::new();
+                        while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
+                            pairs.push((k.0, v.0));
+                        }
+                        return Ok(StringMap(pairs));
+                    };
+                    pairs.clear();
+                    let filled = (|| {
+                        while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
+                            pairs.push((k.0, v.0));
+                        }
+                        Ok(())
+                    })();
+                    let result = filled.map(|()| StringMap(pairs.drain(..).collect()));
+                    pairs.clear();
+                    result
+                })
             }
         }
         deserializer.deserialize_option(MapVisitor)
