@@ -308,6 +308,12 @@ impl LabelsBuilder {
         });
     }
 
+    /// Drops the labels whose names `labels` has: what a builder whose labels would
+    /// lose to `labels` (added later) keeps, when the two are merged as parts.
+    pub fn remove_names_in(&mut self, labels: &Labels) {
+        self.0.retain(|l| labels.get(&l.name).is_none());
+    }
+
     /// Sorts by name and drops all but the last value of each name.
     pub fn finish(self) -> Labels {
         Labels::from_sorted(self.sorted_unique())

@@ -200,13 +200,35 @@ impl GroupWatcher {
         }
     }
 
-    /// Recomputes dirty objects and pushes what changed; returns how many were recomputed.
+    /// The roles whose dirty objects a flush recomputes: those with subscribers whose
+    /// every URL has been listed. Until then a role's dependencies are still arriving
+    /// (a 100k-pod list comes in parts), and recomputing its objects at every tick would
+    /// redo them once per tick; the flush that completes its sync computes them once.
+    fn ready_roles(&self) -> HashSet<Role> {
+        self.subscribers
+            .keys()
+            .copied()
+            .filter(|r| self.synced.contains(r) || self.role_synced(*r))
+            .collect()
+    }
+
+    /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
+    /// were recomputed. Dirty objects of roles still syncing stay dirty.
     fn flush(&mut self) -> usize {
+        let ready = self.ready_roles();
         let dirty = self.cache.take_dirty();
         let mut by_role: HashMap<Role, Vec<TargetChange>> = HashMap::new();
         let mut recomputed = 0;
+        let mut waiting = Vec::new();
         for (role, key) in dirty {
             if !self.has_subscribers(role) {
+                // Nobody gets these targets now and they are out of date: a later
+                // subscriber's snapshot computes them afresh.
+                self.cache.forget_targets(role, &key);
+                continue;
+            }
+            if !ready.contains(&role) {
+                waiting.push((role, key));
                 continue;
             }
             recomputed += 1;
@@ -214,6 +236,7 @@ impl GroupWatcher {
                 by_role.entry(role).or_default().push(change);
             }
         }
+        self.cache.keep_dirty(waiting);
         for (role, changes) in by_role {
             self.push(role, changes, false);
         }

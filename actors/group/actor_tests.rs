@@ -419,6 +419,40 @@ async fn a_role_that_lost_its_subscribers_serves_fresh_targets_to_the_next_one()
 }
 
 #[actix_rt::test]
+async fn dependents_of_a_syncing_role_are_recomputed_once_when_it_syncs() {
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Endpoints, false).await;
+    settle().await;
+    let urls: Vec<Role> = h.urls.lock().unwrap().iter().map(|u| u.role).collect();
+    assert_eq!(urls, [Role::Endpoints, Role::Pod, Role::Service]);
+    feed(&h, relisted(0, vec![endpoints("ea", "a", "10.0.0.1")])).await;
+    // The pods arrive in parts: each makes "ea" dirty (it looked pod "a" up and missed).
+    feed(&h, part(1, vec![pod("a", "10.0.0.1", "x")], true)).await;
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(report.recomputed, 0, "services are not listed yet: wait");
+    feed(&h, relisted(1, vec![pod("b", "10.0.0.2", "x")])).await;
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(report.recomputed, 0, "still waiting for the services");
+    settle().await;
+    sub.take();
+    // The last list completes the sync: "ea" is recomputed then, with its pod's labels.
+    feed(&h, relisted(2, vec![])).await;
+    settle().await;
+    let got = sub.take();
+    assert!(
+        matches!(&got[..], [.., Got::Changed(_, true)]),
+        "synced: {got:?}"
+    );
+    assert_eq!(
+        changed_keys(&got),
+        [("ns/ea".to_string(), 2)],
+        "recomputed once, at the sync, with its pod (whose port 81 adds a target)"
+    );
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(report.recomputed, 0, "nothing left dirty");
+}
+
+#[actix_rt::test]
 async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_flush() {
     let h = start(64);
     let sub = subscribe(&h, 1, Role::Endpoints, false).await;

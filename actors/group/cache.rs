@@ -268,6 +268,16 @@ impl GroupCache {
         self.dirty.drain().collect()
     }
 
+    /// Puts back objects a flush took but did not recompute, for a later flush (an
+    /// object removed meanwhile is not put back).
+    pub fn keep_dirty(&mut self, keys: Vec<DepKey>) {
+        for (role, key) in keys {
+            if self.get(role, &key.namespace, &key.name).is_some() {
+                self.dirty.insert((role, key));
+            }
+        }
+    }
+
     /// Forgets every object (the group stops): keeps the metrics right.
     pub fn clear(&mut self) {
         for (role, rc) in &self.roles {

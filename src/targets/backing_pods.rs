@@ -48,6 +48,18 @@ impl<'a> BackingPods<'a> {
         ctx: &TargetContext<'_>,
     ) {
         add_pod_common_labels(b, pod, ctx);
+        self.add_matching_container_labels(b, pod, port);
+    }
+
+    /// The container half of [`BackingPods::add_matching_container`]: the labels of the
+    /// container that declares `port` (the pod's own labels are the caller's, e.g. in a
+    /// shared part), and `port` recorded as covered.
+    pub(super) fn add_matching_container_labels(
+        &mut self,
+        b: &mut LabelsBuilder,
+        pod: &'a Pod,
+        port: i64,
+    ) {
         let idx = match self.seen.iter().position(|(p, _)| std::ptr::eq(*p, pod)) {
             Some(i) => i,
             None => {
@@ -75,23 +87,31 @@ impl<'a> BackingPods<'a> {
         add_owner_labels: impl Fn(&mut LabelsBuilder, &Pod),
     ) {
         for (pod, covered) in &self.seen {
+            // The pod's and the owner's labels are the same for every uncovered port of
+            // the pod: built once and shared. The owner's labels come last and win: a
+            // pod in another namespace still gets the endpoints' namespace (corpus case
+            // `endpoints/cross-namespace-*`). Each target's own part (its address and
+            // container labels) shares no name with that part, so it neither wins nor
+            // loses against it.
+            let mut shared: Option<Labels> = None;
             for (c, init) in scraped_containers(pod, InitContainers::SidecarsOnly) {
                 for cp in &c.ports {
                     if covered.contains(&cp.container_port) {
                         continue;
                     }
-                    let mut b = LabelsBuilder::new();
-                    b.add(
+                    let shared = shared.get_or_insert_with(|| {
+                        let mut b = LabelsBuilder::new();
+                        add_pod_common_labels(&mut b, pod, ctx);
+                        add_owner_labels(&mut b, pod);
+                        b.finish()
+                    });
+                    let mut own = LabelsBuilder::new();
+                    own.add(
                         "__address__",
                         join_host_port(&pod.status.pod_ip, cp.container_port),
                     );
-                    add_pod_common_labels(&mut b, pod, ctx);
-                    add_container_labels(&mut b, c, Some(cp), init);
-                    // The owner's labels come last and win: a pod in another namespace
-                    // still gets the endpoints' namespace (corpus case
-                    // `endpoints/cross-namespace-*`).
-                    add_owner_labels(&mut b, pod);
-                    targets.push(b.finish());
+                    add_container_labels(&mut own, c, Some(cp), init);
+                    targets.push(shared.merged(own));
                 }
             }
         }

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use super::backing_pods::{BackingPods, InitContainers};
 use super::meta::{ENDPOINTS, add_labels_and_annotations, bool_str};
+use super::pod::add_pod_common_labels;
 use super::service::add_service_common_labels;
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
-use crate::model::{EndpointAddress, EndpointPort, Endpoints};
+use crate::model::{EndpointAddress, EndpointPort, Endpoints, Pod};
 
 /// The targets of an Endpoints object.
 pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec<Labels> {
@@ -17,6 +18,19 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
     let svc = ctx.cache.service(&meta.namespace, &meta.name);
     let mut pods = BackingPods::new(InitContainers::SidecarsOnly);
     let mut targets = Vec::new();
+    // A target's labels are added in this order, a later one winning over an earlier
+    // one of the same name: the address's, the service's, the object's, the backing
+    // pod's, the matched container's. All but the address's and the container's are the
+    // same for every target of one pod (or of no pod), so they are built once per pod
+    // and shared; the address's labels that the shared part also has lose to it, as
+    // they would have lost to a later addition.
+    let mut owner = LabelsBuilder::new();
+    if let Some(svc) = svc {
+        add_service_common_labels(&mut owner, svc, ctx);
+    }
+    add_labels_and_annotations(&mut owner, &ENDPOINTS, meta);
+    let mut podless: Option<Labels> = None;
+    let mut per_pod: Vec<(&Pod, Labels)> = Vec::new();
     for subset in &eps.subsets {
         for port in &subset.ports {
             for (addresses, ready) in [
@@ -24,19 +38,33 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
                 (&subset.not_ready_addresses, false),
             ] {
                 for addr in addresses {
-                    let mut b = endpoint_labels(eps, addr, port, ready);
-                    if let Some(svc) = svc {
-                        add_service_common_labels(&mut b, svc, ctx);
-                    }
-                    add_labels_and_annotations(&mut b, &ENDPOINTS, meta);
-                    if &*addr.target_ref.kind == "Pod"
-                        && let Some(pod) = ctx
-                            .cache
+                    let mut own = endpoint_labels(eps, addr, port, ready);
+                    let pod = if &*addr.target_ref.kind == "Pod" {
+                        ctx.cache
                             .pod(&addr.target_ref.namespace, &addr.target_ref.name)
-                    {
-                        pods.add_matching_container(&mut b, pod, port.port, ctx);
+                    } else {
+                        None
+                    };
+                    let shared = match pod {
+                        Some(pod) => match per_pod.iter().find(|(p, _)| std::ptr::eq(*p, pod)) {
+                            Some((_, shared)) => shared.clone(),
+                            None => {
+                                let mut b = owner.clone();
+                                add_pod_common_labels(&mut b, pod, ctx);
+                                let shared = b.finish();
+                                per_pod.push((pod, shared.clone()));
+                                shared
+                            }
+                        },
+                        None => podless
+                            .get_or_insert_with(|| owner.clone().finish())
+                            .clone(),
+                    };
+                    own.remove_names_in(&shared);
+                    if let Some(pod) = pod {
+                        pods.add_matching_container_labels(&mut own, pod, port.port);
                     }
-                    targets.push(b.finish());
+                    targets.push(shared.merged(own));
                 }
             }
         }
