@@ -1,6 +1,7 @@
 //! Micro-benchmarks of the engine's two hot handlers, without HTTP: the group cache
 //! applying a batch of 1000 watch deltas (upsert, compare, compute targets), and a
-//! subscriber applying a batch of 1000 target changes (constructor, per-object map).
+//! subscriber applying a batch of 1000 target changes (constructor, per-object map),
+//! and HTTP SD serialisation of 100k targets.
 //! Run with `cargo bench --bench engine`.
 
 use std::hint::black_box;
@@ -74,8 +75,64 @@ fn group_apply(c: &mut Criterion) {
             criterion::BatchSize::LargeInput,
         )
     });
+    // The group's own path: the replaced object is handed to compute_targets_after,
+    // which reuses the targets' own parts (only an annotation changed).
+    group.bench_function("apply_1000_pod_upserts_reusing_own_parts", |b| {
+        b.iter_batched(
+            || {
+                turn += 1;
+                versions[turn % 2].clone()
+            },
+            |batch| {
+                let mut changes = Vec::with_capacity(BATCH);
+                for o in batch {
+                    let key = o.key();
+                    let (upserted, previous) = cache.upsert_with_previous(UrlId(0), o);
+                    if upserted != Upserted::Unchanged
+                        && let Some(ch) = cache.compute_targets_after(
+                            Role::Pod,
+                            &key,
+                            attach,
+                            previous.as_deref(),
+                        )
+                    {
+                        changes.push(ch);
+                    }
+                }
+                assert_eq!(changes.len(), BATCH);
+                changes
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
     group.finish();
     cache.clear();
+}
+
+/// HTTP SD serialisation of 100k targets (what `/sd/{job}` and `kubesd once` write):
+/// grouping by target and JSON encoding.
+fn sd_serialisation(c: &mut Criterion) {
+    const TARGETS: usize = 100_000;
+    let ctx = TargetContext {
+        attach: AttachMetadata::default(),
+        cache: &EmptyCache,
+    };
+    let mut targets: Vec<Labels> = Vec::with_capacity(TARGETS);
+    let mut i = 0;
+    while targets.len() < TARGETS {
+        let json = realistic_pod::realistic_pod_json(i);
+        let pod = Object::decode(Role::Pod, json.as_bytes()).expect("pod decodes");
+        targets.extend(target_labels(&pod, &ctx));
+        i += 1;
+    }
+    targets.truncate(TARGETS);
+    let mut group = c.benchmark_group("http_sd");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(TARGETS as u64));
+    group.bench_function("serialise_100k_targets", |b| {
+        b.iter(|| black_box(kubesd::sd_output::sd_json(targets.iter())))
+    });
+    group.finish();
 }
 
 fn subscriber_apply(c: &mut Criterion) {
@@ -123,5 +180,5 @@ fn subscriber_apply(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, group_apply, subscriber_apply);
+criterion_group!(benches, group_apply, subscriber_apply, sd_serialisation);
 criterion_main!(benches);

@@ -7,7 +7,6 @@
 //! deterministic, so equal target sets give equal bytes and equal [`etag`]s, and an
 //! unchanged list can be answered with `304 Not Modified`.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -40,7 +39,7 @@ pub struct TargetGroup {
 /// empty values are left out, as Prometheus treats them as absent. A label set without
 /// `__address__` (or with an empty one) is not a target and is skipped.
 pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<TargetGroup> {
-    let mut groups: BTreeMap<Vec<Label>, BTreeSet<Arc<str>>> = BTreeMap::new();
+    let mut all: Vec<(Vec<Label>, Arc<str>)> = Vec::new();
     for labels in targets {
         let mut address = None;
         let mut rest = Vec::with_capacity(labels.len());
@@ -54,15 +53,55 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
         let Some(address) = address.filter(|a| !a.is_empty()) else {
             continue;
         };
-        groups.entry(rest).or_default().insert(address);
+        all.push((rest, address));
+    }
+    // One sort instead of a tree of label vectors: targets share most of their labels
+    // by pointer (a pod's targets its shared part, every pod its node's), so comparing
+    // two label sets runs at pointer speed until the first label that differs. 100k
+    // targets took 0.9 s through a BTreeMap of label vectors (BENCHMARKS.md, http_sd).
+    all.sort_unstable_by(|(la, aa), (lb, ab)| {
+        cmp_label_sets(la, lb).then_with(|| cmp_shared(aa, ab))
+    });
+    let mut groups: Vec<TargetGroup> = Vec::new();
+    for (labels, address) in all {
+        match groups.last_mut() {
+            Some(g) if cmp_label_sets(&g.labels, &labels).is_eq() => {
+                // Sorted: a repeated target is next to its twin.
+                if g.targets
+                    .last()
+                    .is_none_or(|last| !cmp_shared(last, &address).is_eq())
+                {
+                    g.targets.push(address);
+                }
+            }
+            _ => groups.push(TargetGroup {
+                labels,
+                targets: vec![address],
+            }),
+        }
     }
     groups
-        .into_iter()
-        .map(|(labels, targets)| TargetGroup {
-            labels,
-            targets: targets.into_iter().collect(),
-        })
-        .collect()
+}
+
+/// String order, settled without reading the strings when both are one shared string.
+fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> std::cmp::Ordering {
+    if Arc::ptr_eq(a, b) {
+        std::cmp::Ordering::Equal
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// The order of `Vec<Label>` (label by label: name, then value), with shared strings
+/// compared by pointer first.
+fn cmp_label_sets(a: &[Label], b: &[Label]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = cmp_shared(&x.name, &y.name).then_with(|| cmp_shared(&x.value, &y.value));
+        if o.is_ne() {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 impl Serialize for TargetGroup {
@@ -215,6 +254,63 @@ mod tests {
             json(&[target(&[("__address__", "h:1")])]),
             r#"[{"targets":["h:1"],"labels":{}}]"#
         );
+    }
+
+    /// The sort-based grouping gives exactly what a tree of label vectors gives (the
+    /// definition), whether equal strings are shared or separate copies.
+    #[test]
+    fn grouping_matches_a_tree_of_label_vectors() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut rng = fastrand::Rng::with_seed(7);
+        let shared: Vec<Arc<str>> = ["a", "b", "c", "", "10.0.0.1:80", "10.0.0.2:80"]
+            .iter()
+            .map(|s| Arc::from(*s))
+            .collect();
+        for _ in 0..200 {
+            let targets: Vec<Labels> = (0..rng.usize(0..30))
+                .map(|_| {
+                    let pick = |rng: &mut fastrand::Rng| -> Arc<str> {
+                        let s = &shared[rng.usize(..shared.len())];
+                        // Half the time an equal but separate string.
+                        if rng.bool() {
+                            Arc::clone(s)
+                        } else {
+                            Arc::from(&**s)
+                        }
+                    };
+                    let mut pairs: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+                    if rng.u8(..10) > 0 {
+                        pairs.push((Arc::from(ADDRESS_LABEL), pick(&mut rng)));
+                    }
+                    for name in ["n1", "n2", "n3"] {
+                        if rng.bool() {
+                            pairs.push((Arc::from(name), pick(&mut rng)));
+                        }
+                    }
+                    Labels::from_pairs(pairs)
+                })
+                .collect();
+            let mut tree: BTreeMap<Vec<Label>, BTreeSet<Arc<str>>> = BTreeMap::new();
+            for t in &targets {
+                let Some(address) = t.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
+                    continue;
+                };
+                let rest: Vec<Label> = t
+                    .iter()
+                    .filter(|l| &*l.name != ADDRESS_LABEL && !l.value.is_empty())
+                    .cloned()
+                    .collect();
+                tree.entry(rest).or_default().insert(Arc::from(address));
+            }
+            let want: Vec<TargetGroup> = tree
+                .into_iter()
+                .map(|(labels, targets)| TargetGroup {
+                    labels,
+                    targets: targets.into_iter().collect(),
+                })
+                .collect();
+            assert_eq!(group_targets(&targets), want);
+        }
     }
 
     #[test]
