@@ -71,17 +71,21 @@ impl<T: TargetValue> Subscriber<T> {
     }
 
     fn construct(&self, targets: &[Labels]) -> Vec<T> {
-        targets
-            .iter()
-            .filter_map(|l| (self.constructor)(l))
-            .collect()
+        // Sized up front: `filter_map` cannot tell `collect` how many it will keep, and
+        // growing 0 -> 4 -> 8 cost two allocations per object per subscriber.
+        let mut values = Vec::with_capacity(targets.len());
+        values.extend(targets.iter().filter_map(|l| (self.constructor)(l)));
+        values
     }
 
-    fn set(&mut self, key: ObjectKey, values: Vec<T>) {
+    fn set(&mut self, key: &ObjectKey, values: Vec<T>) {
         if values.is_empty() {
-            self.by_object.remove(&key);
+            self.by_object.remove(key);
+        } else if let Some(slot) = self.by_object.get_mut(key) {
+            // The usual case, a known object changed: no key copied in and dropped.
+            *slot = values;
         } else {
-            self.by_object.insert(key, values);
+            self.by_object.insert(key.clone(), values);
         }
     }
 
@@ -140,7 +144,7 @@ impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
                 .as_deref()
                 .map(|t| self.construct(t))
                 .unwrap_or_default();
-            self.set(change.key.clone(), values);
+            self.set(&change.key, values);
         }
         if !msg.changes.is_empty() || (msg.synced && !self.synced) {
             self.changed(msg.synced);
@@ -156,7 +160,7 @@ impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
         self.by_object.clear();
         for (key, targets) in msg.targets.iter() {
             let values = self.construct(targets);
-            self.set(key.clone(), values);
+            self.set(key, values);
         }
         self.changed(msg.synced);
         self.batch_done();
