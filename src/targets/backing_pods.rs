@@ -3,6 +3,8 @@
 //! metrics port is discoverable through its service's endpoints even when the service
 //! does not expose it).
 
+use std::collections::HashMap;
+
 use super::TargetContext;
 use super::join_host_port;
 use super::pod::{add_container_labels, add_pod_common_labels};
@@ -27,6 +29,9 @@ pub(super) enum InitContainers {
 pub(super) struct BackingPods<'a> {
     init: InitContainers,
     seen: Vec<(&'a Pod, Vec<i64>)>,
+    /// Where each seen pod (by address) is in `seen`: an endpoints object of thousands
+    /// of pods must not search `seen` once per address.
+    index: HashMap<*const Pod, usize>,
 }
 
 impl<'a> BackingPods<'a> {
@@ -35,6 +40,7 @@ impl<'a> BackingPods<'a> {
         BackingPods {
             init,
             seen: Vec::new(),
+            index: HashMap::new(),
         }
     }
 
@@ -60,13 +66,13 @@ impl<'a> BackingPods<'a> {
         pod: &'a Pod,
         port: i64,
     ) {
-        let idx = match self.seen.iter().position(|(p, _)| std::ptr::eq(*p, pod)) {
-            Some(i) => i,
-            None => {
+        let idx = *self
+            .index
+            .entry(std::ptr::from_ref(pod))
+            .or_insert_with(|| {
                 self.seen.push((pod, Vec::new()));
                 self.seen.len() - 1
-            }
-        };
+            });
         // Every container declaring the port is applied, so with duplicates the last one's
         // labels win: VictoriaMetrics breaks out of the port loop only, not the container
         // loop (corpus cases `*/dup-container-port-*`).

@@ -1,6 +1,7 @@
 //! Role `endpoints`: one target per address and port of each subset, plus one per
 //! container port of a backing pod that no endpoint port covers.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::backing_pods::{BackingPods, InitContainers};
@@ -30,7 +31,7 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
     }
     add_labels_and_annotations(&mut owner, &ENDPOINTS, meta);
     let mut podless: Option<Labels> = None;
-    let mut per_pod: Vec<(&Pod, Labels)> = Vec::new();
+    let mut per_pod: HashMap<*const Pod, Labels> = HashMap::new();
     for subset in &eps.subsets {
         for port in &subset.ports {
             for (addresses, ready) in [
@@ -46,16 +47,14 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
                         None
                     };
                     let shared = match pod {
-                        Some(pod) => match per_pod.iter().find(|(p, _)| std::ptr::eq(*p, pod)) {
-                            Some((_, shared)) => shared.clone(),
-                            None => {
+                        Some(pod) => per_pod
+                            .entry(std::ptr::from_ref(pod))
+                            .or_insert_with(|| {
                                 let mut b = owner.clone();
                                 add_pod_common_labels(&mut b, pod, ctx);
-                                let shared = b.finish();
-                                per_pod.push((pod, shared.clone()));
-                                shared
-                            }
-                        },
+                                b.finish()
+                            })
+                            .clone(),
                         None => podless
                             .get_or_insert_with(|| owner.clone().finish())
                             .clone(),
