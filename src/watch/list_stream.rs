@@ -88,6 +88,19 @@ impl ListStream {
         let mut i = self.scanned;
         let n = self.pending.len();
         while i < n {
+            if self.capture == Capture::Item && !self.in_string {
+                // Inside an item (almost all of a LIST's bytes) only strings and nesting
+                // matter: a tight loop without the envelope's bookkeeping.
+                match self.skip_in_item(i) {
+                    Some(end) => {
+                        self.decode_item(end);
+                        self.capture = Capture::Items;
+                        i = end + 1;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
             let b = self.pending[i];
             if self.in_string {
                 if self.escaped {
@@ -177,6 +190,39 @@ impl ListStream {
         Ok(())
     }
 
+    /// Scans an item's bytes from `i` (not inside a string) for the bracket that closes
+    /// the item; returns its offset. At the end of the pending bytes, keeps the nesting
+    /// and string state for the next chunk and returns `None`. Equivalent to the general
+    /// loop for `Capture::Item`, which it replaces for speed.
+    fn skip_in_item(&mut self, mut i: usize) -> Option<usize> {
+        let p = &self.pending;
+        let n = p.len();
+        while i < n {
+            match p[i] {
+                b'"' => match string_end(p, i + 1) {
+                    StringScan::Closed(quote) => i = quote,
+                    StringScan::Open { escaped } => {
+                        self.in_string = true;
+                        self.escaped = escaped;
+                        return None;
+                    }
+                },
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    // An item is entered at depth 2 and nested deeper, so this never
+                    // underflows; depth 2 again is the item's end.
+                    self.depth -= 1;
+                    if self.depth == 2 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
     fn decode_item(&mut self, end: usize) {
         match Object::decode(self.role, &self.pending[self.start..=end]) {
             Ok(object) => self.items.push(object),
@@ -246,6 +292,41 @@ impl ListStream {
     }
 }
 
+/// Where a JSON string's scan stopped.
+enum StringScan {
+    /// At the closing quote, at this offset.
+    Closed(usize),
+    /// The bytes ended inside the string (`escaped`: right after a backslash).
+    Open { escaped: bool },
+}
+
+/// Finds the end of the string whose contents start at `from`.
+fn string_end(p: &[u8], mut from: usize) -> StringScan {
+    let n = p.len();
+    loop {
+        // Most strings in a pod are short: look at a few bytes before paying for a
+        // vectorised search.
+        let stop = (from + 16).min(n);
+        while from < stop && p[from] != b'"' && p[from] != b'\\' {
+            from += 1;
+        }
+        if from == stop && stop < n {
+            from += memchr::memchr2(b'"', b'\\', &p[from..]).unwrap_or(n - from);
+        }
+        if from >= n {
+            return StringScan::Open { escaped: false };
+        }
+        if p[from] == b'"' {
+            return StringScan::Closed(from);
+        }
+        // A backslash: the next byte is escaped, whatever it is.
+        if from + 1 >= n {
+            return StringScan::Open { escaped: true };
+        }
+        from += 2;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +352,60 @@ mod tests {
         }
         assert_eq!(want.items.len(), 2);
         assert_eq!(&*want.resource_version, "77");
+    }
+
+    /// Random bodies full of what trips a scanner (escaped quotes and backslashes,
+    /// brackets inside strings, long and short strings, bad items), cut at random:
+    /// always the buffered decoder's result.
+    #[test]
+    fn same_as_the_buffered_decoder_on_random_bodies_and_cuts() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let pieces = [
+            "a",
+            "\\\"",
+            "\\\\",
+            "}",
+            "]",
+            "{[",
+            "\\u00e9",
+            "x".repeat(40).leak(),
+            "\\n",
+            " ",
+            "ü",
+            "\\/",
+        ];
+        for round in 0..300 {
+            let mut items = Vec::new();
+            for k in 0..rng.usize(0..6) {
+                let value: String = (0..rng.usize(0..8))
+                    .map(|_| pieces[rng.usize(..pieces.len())])
+                    .collect();
+                let item = match rng.u8(..10) {
+                    0 => r#"{"metadata":{"namespace":"n"}}"#.to_string(), // no name: a bad item
+                    1 => format!(r#"{{"metadata":{{"name":"p{k}","annotations":{{"a":1}}}}}}"#),
+                    _ => format!(
+                        r#"{{"metadata":{{"name":"p{k}","namespace":"n","annotations":{{"v":"{value}","w":[]}}}},"spec":{{"containers":[{{"name":"c","ports":[{{"containerPort":80}}]}}]}},"status":{{"podIP":"10.0.0.1"}}}}"#
+                    ),
+                };
+                items.push(item);
+            }
+            let body = format!(
+                r#"{{"metadata":{{"resourceVersion":"{round}"}},"items":[{}]}}"#,
+                items.join(",")
+            );
+            let (want, want_errors) =
+                decode_list_lenient(Role::Pod, body.as_bytes()).expect("valid envelope");
+            for size in [1, 2, 3, rng.usize(4..40), rng.usize(40..400), body.len()] {
+                let (page, errors) =
+                    in_chunks(Role::Pod, body.as_bytes(), size).expect("valid envelope");
+                assert_eq!(page, want, "round {round}, chunk size {size}: {body}");
+                assert_eq!(
+                    errors,
+                    want_errors.len(),
+                    "round {round}, chunk size {size}"
+                );
+            }
+        }
     }
 
     #[test]
