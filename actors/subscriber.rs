@@ -78,6 +78,27 @@ impl<T: TargetValue> Subscriber<T> {
         values
     }
 
+    /// The object at `key` now has `targets`: its values are rebuilt in the vector it
+    /// already has (a changed object, the usual case: no allocation, no key copied).
+    fn update(&mut self, key: &ObjectKey, targets: &[Labels]) {
+        let constructor = &self.constructor;
+        match self.by_object.get_mut(key) {
+            Some(values) => {
+                values.clear();
+                values.extend(targets.iter().filter_map(|l| constructor(l)));
+                if values.is_empty() {
+                    self.by_object.remove(key);
+                }
+            }
+            None => {
+                let values = self.construct(targets);
+                if !values.is_empty() {
+                    self.by_object.insert(key.clone(), values);
+                }
+            }
+        }
+    }
+
     fn set(&mut self, key: &ObjectKey, values: Vec<T>) {
         if values.is_empty() {
             self.by_object.remove(key);
@@ -139,12 +160,12 @@ impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
 
     fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
         for change in msg.changes.iter() {
-            let values = change
-                .targets
-                .as_deref()
-                .map(|t| self.construct(t))
-                .unwrap_or_default();
-            self.set(&change.key, values);
+            match change.targets.as_deref() {
+                Some(targets) => self.update(&change.key, targets),
+                None => {
+                    self.by_object.remove(&change.key);
+                }
+            }
         }
         if !msg.changes.is_empty() || (msg.synced && !self.synced) {
             self.changed(msg.synced);
