@@ -27,7 +27,7 @@ use kubesd::model::Role;
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatorConfig, generate, serve,
 };
-use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use kubesd::{Discovery, EngineOptions};
 
 struct Args {
     /// Engine events to process.
@@ -100,31 +100,6 @@ fn engine_events() -> u64 {
             + m.events_modified.load(Ordering::Relaxed)
             + m.events_deleted.load(Ordering::Relaxed)
     })
-}
-
-fn keep_all(l: &Labels) -> Option<Labels> {
-    Some(l.clone())
-}
-
-/// One job per discovery role, with the metadata attachments that make groups watch
-/// nodes, pods, services and namespaces as dependencies.
-fn all_jobs(url: &str) -> Vec<SdConfig> {
-    [
-        Role::Node,
-        Role::Pod,
-        Role::Service,
-        Role::Endpoints,
-        Role::EndpointSlice,
-        Role::Ingress,
-    ]
-    .into_iter()
-    .map(|role| {
-        let mut config = SdConfig::new(role, url);
-        config.attach_metadata.namespace = role != Role::Node;
-        config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
-        config
-    })
-    .collect()
 }
 
 /// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
@@ -215,19 +190,8 @@ async fn soak(args: Args) -> bool {
         ..EngineOptions::default()
     };
     let discovery = Discovery::start(options);
-    let jobs = all_jobs(&running.url());
-    let mut subs: Vec<Subscription<Labels>> = Vec::new();
-    for config in &jobs {
-        subs.push(
-            discovery
-                .subscribe(config, keep_all)
-                .await
-                .expect("subscribes"),
-        );
-    }
-    for s in &subs {
-        s.synced().await;
-    }
+    let jobs = support::all_jobs(&running.url());
+    let subs = support::subscribe_all(&discovery, &jobs).await;
 
     let start_events = engine_events();
     let start = Instant::now();

@@ -17,7 +17,7 @@ use kubesd::simulator::{
     SimulatorConfig, generate, serve,
 };
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
-use support::{converge_within, fast_options};
+use support::{all_jobs, converge_within, fast_options, keep_all, subscribe_all};
 
 /// Prints the seed if the test panics, so a failure can be replayed.
 struct SeedGuard(u64);
@@ -71,44 +71,6 @@ async fn cluster(seed: u64, history: usize) -> RunningSimulator {
     };
     generate(running.sim(), &spec).expect("cluster generates");
     running
-}
-
-fn keep_all(l: &Labels) -> Option<Labels> {
-    Some(l.clone())
-}
-
-fn all_jobs(url: &str) -> Vec<SdConfig> {
-    let mut jobs = Vec::new();
-    for role in [
-        Role::Node,
-        Role::Pod,
-        Role::Service,
-        Role::Endpoints,
-        Role::EndpointSlice,
-        Role::Ingress,
-    ] {
-        let mut config = SdConfig::new(role, url);
-        config.attach_metadata.namespace = role != Role::Node;
-        config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
-        jobs.push(config);
-    }
-    jobs
-}
-
-async fn subscribe_all(discovery: &Discovery, jobs: &[SdConfig]) -> Vec<Subscription<Labels>> {
-    let mut subs = Vec::new();
-    for config in jobs {
-        subs.push(
-            discovery
-                .subscribe(config, keep_all)
-                .await
-                .expect("subscribes"),
-        );
-    }
-    for s in &subs {
-        s.synced().await;
-    }
-    subs
 }
 
 async fn converge_all(

@@ -14,9 +14,9 @@ use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Failure, Resource, RunningSimulator, SimulatorConfig, generate,
     serve,
 };
-use kubesd::{Discovery, Labels, SdConfig};
+use kubesd::{Discovery, SdConfig};
 use serde_json::json;
-use support::{converge, fast_options};
+use support::{converge, fast_options, keep_all};
 
 async fn cluster(seed: u64) -> RunningSimulator {
     let running = serve(SimulatorConfig {
@@ -35,10 +35,6 @@ async fn cluster(seed: u64) -> RunningSimulator {
     };
     generate(running.sim(), &spec).expect("cluster generates");
     running
-}
-
-fn keep_all(l: &Labels) -> Option<Labels> {
-    Some(l.clone())
 }
 
 fn gone_count() -> u64 {
@@ -200,14 +196,7 @@ async fn every_role_with_namespaces_and_selectors() {
         .collect();
     assert_eq!(namespaces.len(), 2, "the generator makes namespaces");
     let mut subs = Vec::new();
-    for role in [
-        Role::Node,
-        Role::Pod,
-        Role::Service,
-        Role::Endpoints,
-        Role::EndpointSlice,
-        Role::Ingress,
-    ] {
+    for role in Role::DISCOVERY {
         let mut config = SdConfig::new(role, running.url());
         if role != Role::Node {
             config.namespaces.names = namespaces.clone();

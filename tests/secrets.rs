@@ -15,8 +15,8 @@ use kubesd::config::{Authorization, BasicAuth, Secret, TlsConfig};
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{ClusterSpec, SimulatorConfig, generate, serve};
-use kubesd::{Discovery, Labels, SdConfig};
-use support::fast_options;
+use kubesd::{Discovery, SdConfig};
+use support::{fast_options, keep_all};
 
 const TOKEN: &str = "tok-7f3a9c-SECRET";
 const WRONG_TOKEN: &str = "wrong-token-SECRET";
@@ -64,10 +64,6 @@ fn assert_no_secret(what: &str, text: &str) {
     for secret in [TOKEN, WRONG_TOKEN, PASSWORD, CREDENTIALS] {
         assert!(!text.contains(secret), "{what} contains a secret:\n{text}");
     }
-}
-
-fn keep_all(l: &Labels) -> Option<Labels> {
-    Some(l.clone())
 }
 
 #[test]

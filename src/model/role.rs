@@ -42,6 +42,16 @@ impl Role {
         Role::Namespace,
     ];
 
+    /// The roles a scrape job may discover: every kind but `Namespace`.
+    pub const DISCOVERY: [Role; 6] = [
+        Role::Node,
+        Role::Pod,
+        Role::Service,
+        Role::Endpoints,
+        Role::EndpointSlice,
+        Role::Ingress,
+    ];
+
     /// The role's name as Prometheus configs spell it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -14,6 +14,45 @@ use kubesd::simulator::{Failure, Injection, Resource, Simulator};
 use kubesd::targets::{ObjectCache, TargetContext, target_labels};
 use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
 
+/// The constructor the end-to-end checks use: keep every label set as it is.
+pub fn keep_all(l: &Labels) -> Option<Labels> {
+    Some(l.clone())
+}
+
+/// One job per discovery role, with the metadata attachments that make groups watch
+/// nodes, pods, services and namespaces as dependencies.
+pub fn all_jobs(url: &str) -> Vec<SdConfig> {
+    Role::DISCOVERY
+        .into_iter()
+        .map(|role| {
+            let mut config = SdConfig::new(role, url);
+            config.attach_metadata.namespace = role != Role::Node;
+            config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
+            config
+        })
+        .collect()
+}
+
+/// Subscribes `keep_all` to every job, then waits until each has synced.
+pub async fn subscribe_all(
+    discovery: &kubesd::Discovery,
+    jobs: &[SdConfig],
+) -> Vec<Subscription<Labels>> {
+    let mut subs = Vec::new();
+    for config in jobs {
+        subs.push(
+            discovery
+                .subscribe(config, keep_all)
+                .await
+                .expect("subscribes"),
+        );
+    }
+    for s in &subs {
+        s.synced().await;
+    }
+    subs
+}
+
 /// A target as a sorted map, for comparison and readable diffs.
 pub type Target = BTreeMap<String, String>;
 
