@@ -200,7 +200,7 @@ async fn soak(args: Args) -> bool {
         "synced: {} objects, RSS {} MiB",
         Role::ALL
             .iter()
-            .map(|r| sim.store().count(support::resource(*r)))
+            .map(|r| sim.store().count((*r).into()))
             .sum::<usize>(),
         baseline / 1024
     );

@@ -196,18 +196,6 @@ fn check_list(role: Role, body: &[u8]) -> Result<(), TestCaseError> {
 
 const EVENT_TYPES: [&str; 5] = ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"];
 
-fn resource(role: Role) -> Resource {
-    match role {
-        Role::Node => Resource::Nodes,
-        Role::Pod => Resource::Pods,
-        Role::Service => Resource::Services,
-        Role::Endpoints => Resource::Endpoints,
-        Role::EndpointSlice => Resource::EndpointSlices,
-        Role::Ingress => Resource::Ingresses,
-        Role::Namespace => Resource::Namespaces,
-    }
-}
-
 /// A few objects of every role from the simulator's generator, the realistic pod of the
 /// benches, and hand-written edge cases (unicode, IPv6, nulls, sidecars).
 fn corpus() -> &'static [(Role, Value)] {
@@ -224,7 +212,7 @@ fn corpus() -> &'static [(Role, Value)] {
         generate(&sim, &spec).expect("cluster generates");
         let mut out = Vec::new();
         for role in Role::ALL {
-            for o in sim.list(resource(role), None).into_iter().take(3) {
+            for o in sim.list(Resource::from(role), None).into_iter().take(3) {
                 out.push((role, o));
             }
         }

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::model::Role;
+
 /// One of the resource types the simulated API server stores and serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Resource {
@@ -23,6 +25,21 @@ pub enum Resource {
     EndpointSlices,
     /// `ingresses`, `networking.k8s.io/v1`, namespaced.
     Ingresses,
+}
+
+impl From<Role> for Resource {
+    /// The resource that serves `role`'s objects.
+    fn from(role: Role) -> Resource {
+        match role {
+            Role::Node => Resource::Nodes,
+            Role::Pod => Resource::Pods,
+            Role::Service => Resource::Services,
+            Role::Endpoints => Resource::Endpoints,
+            Role::EndpointSlice => Resource::EndpointSlices,
+            Role::Ingress => Resource::Ingresses,
+            Role::Namespace => Resource::Namespaces,
+        }
+    }
 }
 
 impl Resource {

@@ -79,26 +79,13 @@ pub fn fast_options() -> EngineOptions {
     }
 }
 
-/// The simulator resource that serves `role`.
-pub fn resource(role: Role) -> Resource {
-    match role {
-        Role::Node => Resource::Nodes,
-        Role::Pod => Resource::Pods,
-        Role::Service => Resource::Services,
-        Role::Endpoints => Resource::Endpoints,
-        Role::EndpointSlice => Resource::EndpointSlices,
-        Role::Ingress => Resource::Ingresses,
-        Role::Namespace => Resource::Namespaces,
-    }
-}
-
 /// The objects of `role` a job of `config` sees: namespaces and selectors applied.
 fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
     let (label, field) = selectors_for_role(role, &config.selectors);
     let label = LabelSelector::parse(&label).expect("label selector parses");
-    let field = FieldSelector::parse(&field, resource(role)).expect("field selector parses");
+    let field = FieldSelector::parse(&field, Resource::from(role)).expect("field selector parses");
     let names = &config.namespaces.names;
-    sim.list(resource(role), None)
+    sim.list(Resource::from(role), None)
         .into_iter()
         .filter(|o| {
             let ns = o
