@@ -66,7 +66,7 @@ fn group_apply(c: &mut Criterion) {
         let key = o.key();
         let (upserted, previous) = cache.upsert_with_previous(UrlId(0), o);
         (upserted != Upserted::Unchanged)
-            .then(|| cache.compute_targets_after(Role::Pod, &key, attach, previous.as_deref()))
+            .then(|| cache.compute_targets_after(Role::Pod, &key, attach, previous.as_ref()))
             .flatten()
     };
     type Apply<'a> = &'a dyn Fn(&mut GroupCache, Object) -> Option<TargetChange>;

@@ -167,19 +167,14 @@ impl GroupWatcher {
     ) {
         let role = object.role();
         let key = object.key();
+        // A replaced object leaves its entry without targets: with no subscriber to
+        // compute them for now, a later one's snapshot computes them afresh.
         let (upserted, previous) = self.cache.upsert_with_previous(url, object);
-        if upserted == Upserted::Unchanged {
-            return;
-        }
-        if !subscribed {
-            // Nobody gets this role's targets now; the old ones no longer match the
-            // object, so a later subscriber's snapshot must compute them afresh.
-            self.cache.forget_targets(role, &key);
-            return;
-        }
-        if let Some(change) =
-            self.cache
-                .compute_targets_after(role, &key, self.attach(), previous.as_deref())
+        if upserted != Upserted::Unchanged
+            && subscribed
+            && let Some(change) =
+                self.cache
+                    .compute_targets_after(role, &key, self.attach(), previous.as_ref())
         {
             changes.push(change);
         }

@@ -77,6 +77,15 @@ impl RoleCache {
     }
 }
 
+/// What an upsert replaced: the old object and the targets computed from it, if any.
+#[derive(Debug)]
+pub struct Replaced {
+    /// The object before the update.
+    pub object: Arc<Object>,
+    /// Its targets, taken out of the entry.
+    pub targets: Option<ObjectTargets>,
+}
+
 /// What [`GroupCache::upsert`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Upserted {
@@ -138,13 +147,15 @@ impl GroupCache {
         self.upsert_with_previous(url, object).0
     }
 
-    /// [`GroupCache::upsert`], also handing back the object it replaced, so that
-    /// [`GroupCache::compute_targets_after`] can reuse what did not change.
+    /// [`GroupCache::upsert`], also handing back what it replaced, so that
+    /// [`GroupCache::compute_targets_after`] can reuse what did not change. The entry
+    /// keeps no targets after a replacement: they were the old object's, and are
+    /// computed again (for the new one) when someone needs them.
     pub fn upsert_with_previous(
         &mut self,
         url: UrlId,
         object: Object,
-    ) -> (Upserted, Option<Arc<Object>>) {
+    ) -> (Upserted, Option<Replaced>) {
         let role = object.role();
         let key = object.key();
         let rc = self.roles.entry(role).or_default();
@@ -153,7 +164,10 @@ impl GroupCache {
                 entry.url = url;
                 return (Upserted::Unchanged, None);
             }
-            let previous = std::mem::replace(&mut entry.object, Arc::new(object));
+            let previous = Replaced {
+                object: std::mem::replace(&mut entry.object, Arc::new(object)),
+                targets: entry.targets.take(),
+            };
             entry.url = url;
             self.mark_dependents_dirty(&(role, key));
             return (Upserted::Replaced, Some(previous));
@@ -204,17 +218,22 @@ impl GroupCache {
     }
 
     /// [`GroupCache::compute_targets`] for an object that just replaced `previous`: the
-    /// parts of its old targets that only depend on unchanged fields are reused.
+    /// parts of its old targets that only depend on unchanged fields are reused, and
+    /// the change is reported against those old targets.
     pub fn compute_targets_after(
         &mut self,
         role: Role,
         key: &ObjectKey,
         attach: AttachMetadata,
-        previous: Option<&Object>,
+        previous: Option<&Replaced>,
     ) -> Option<TargetChange> {
         let entry = self.get(role, &key.namespace, &key.name)?;
         let object = Arc::clone(&entry.object);
-        let old_targets = entry.targets.clone();
+        let old_targets = match previous {
+            Some(p) => p.targets.clone(),
+            None => entry.targets.clone(),
+        };
+        let reusable = previous.and_then(|p| Some((&*p.object, p.targets.as_deref()?)));
         let view = RecordingView {
             cache: self,
             seen: RefCell::new(Vec::new()),
@@ -223,8 +242,7 @@ impl GroupCache {
             attach,
             cache: &view,
         };
-        let targets: ObjectTargets =
-            target_labels_after(&object, &ctx, previous.zip(old_targets.as_deref())).into();
+        let targets: ObjectTargets = target_labels_after(&object, &ctx, reusable).into();
         let deps = view.seen.into_inner();
         let me = (role, key.clone());
         self.dirty.remove(&me);
@@ -235,10 +253,13 @@ impl GroupCache {
         // Usually the same look-ups as last time: then the index is left alone.
         let old_deps =
             (entry.deps != deps).then(|| std::mem::replace(&mut entry.deps, deps.clone()));
-        let changed = entry.targets.as_deref() != Some(&*targets);
-        if changed {
-            entry.targets = Some(Arc::clone(&targets));
-        }
+        let changed = old_targets.as_deref() != Some(&*targets);
+        // Unchanged: keep the targets the subscribers already share, not an equal copy.
+        entry.targets = if changed {
+            Some(Arc::clone(&targets))
+        } else {
+            old_targets
+        };
         if let Some(old_deps) = old_deps {
             self.unlink(&me, &old_deps);
             for dep in deps {
