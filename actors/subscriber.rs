@@ -99,17 +99,6 @@ impl<T: TargetValue> Subscriber<T> {
         }
     }
 
-    fn set(&mut self, key: &ObjectKey, values: Vec<T>) {
-        if values.is_empty() {
-            self.by_object.remove(key);
-        } else if let Some(slot) = self.by_object.get_mut(key) {
-            // The usual case, a known object changed: no key copied in and dropped.
-            *slot = values;
-        } else {
-            self.by_object.insert(key.clone(), values);
-        }
-    }
-
     fn changed(&mut self, synced: bool) {
         self.snapshot = None;
         if synced && !self.synced {
@@ -180,8 +169,7 @@ impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
     fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
         self.by_object.clear();
         for (key, targets) in msg.targets.iter() {
-            let values = self.construct(targets);
-            self.set(key, values);
+            self.update(key, targets);
         }
         self.changed(msg.synced);
         self.batch_done();
