@@ -1,7 +1,6 @@
 //! Target label sets: what discovery hands to a scrape job for each target.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -369,30 +368,9 @@ impl LabelName for String {
     }
 }
 
-/// A hasher for addresses: the interning tables below are keyed by a static string's
-/// address, which is already well spread; SipHash would cost more than the look-up.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_i64(&mut self, n: i64) {
-        self.write_usize(n as usize);
-    }
-}
-
-type AddressMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<AddressHasher>>;
+/// The interning tables below are keyed by a static string's address (or a port
+/// number): foldhash, as the engine's other per-event maps, not SipHash.
+type AddressMap<K, V> = foldhash::HashMap<K, V>;
 
 /// The shared string for a static label name (interned per thread, keyed by address:
 /// there are only as many as the source code has).
