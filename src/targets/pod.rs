@@ -16,9 +16,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
     if pod.status.pod_ip.is_empty() || is_finished(&pod.status.phase) {
         return Vec::new();
     }
-    let mut common = LabelsBuilder::new();
-    add_pod_common_labels(&mut common, pod, ctx);
-    let common = common.finish();
+    let common = pod_common_labels(pod, ctx);
     let mut targets = Vec::new();
     for (containers, statuses, init) in [
         (&pod.spec.containers, &pod.status.container_statuses, false),
@@ -86,14 +84,19 @@ pub(super) fn pod_targets_after(
     if !same_own_inputs || is_finished(&pod.status.phase) {
         return pod_targets(pod, ctx);
     }
-    let mut common = LabelsBuilder::new();
-    add_pod_common_labels(&mut common, pod, ctx);
-    let common = common.finish();
+    let common = pod_common_labels(pod, ctx);
     old_targets.iter().map(|t| t.rebased(&common)).collect()
 }
 
 fn is_finished(phase: &str) -> bool {
     phase == "Succeeded" || phase == "Failed"
+}
+
+/// The shared part of the pod's targets, built and sorted.
+fn pod_common_labels(pod: &Pod, ctx: &TargetContext<'_>) -> Labels {
+    let mut common = LabelsBuilder::new();
+    add_pod_common_labels(&mut common, pod, ctx);
+    common.finish()
 }
 
 /// The labels every target of the pod shares; also added to endpoint targets backed by
