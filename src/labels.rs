@@ -1,5 +1,6 @@
 //! Target label sets: what discovery hands to a scrape job for each target.
 
+use arcstr::ArcStr;
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
@@ -11,9 +12,9 @@ use std::sync::Arc;
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Label {
     /// The label name, e.g. `__meta_kubernetes_pod_name`.
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// The value; empty is equivalent to absent, as in Prometheus.
-    pub value: Arc<str>,
+    pub value: ArcStr,
 }
 
 impl fmt::Debug for Label {
@@ -192,8 +193,8 @@ impl Labels {
     /// name.
     pub fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Labels
     where
-        N: Into<Arc<str>>,
-        V: Into<Arc<str>>,
+        N: Into<ArcStr>,
+        V: Into<ArcStr>,
     {
         let mut b = LabelsBuilder::new();
         for (n, v) in pairs {
@@ -292,7 +293,7 @@ impl LabelsBuilder {
     /// A `&'static str` name (the fixed `__meta_kubernetes_*` names) is interned: label
     /// code names ~60 fixed labels per pod event, and allocating each name afresh was
     /// one of the engine's largest allocation counts.
-    pub fn add(&mut self, name: impl LabelName, value: impl Into<Arc<str>>) {
+    pub fn add(&mut self, name: impl LabelName, value: impl Into<ArcStr>) {
         self.0.push(Label {
             name: name.into_label_name(),
             value: value.into(),
@@ -300,10 +301,10 @@ impl LabelsBuilder {
     }
 
     /// Adds a label whose value is already shared.
-    pub fn add_shared(&mut self, name: &Arc<str>, value: &Arc<str>) {
+    pub fn add_shared(&mut self, name: &ArcStr, value: &ArcStr) {
         self.0.push(Label {
-            name: Arc::clone(name),
-            value: Arc::clone(value),
+            name: ArcStr::clone(name),
+            value: ArcStr::clone(value),
         });
     }
 
@@ -340,30 +341,30 @@ impl LabelsBuilder {
 /// What [`LabelsBuilder::add`] accepts as a label name.
 pub trait LabelName {
     /// The name as a shared string.
-    fn into_label_name(self) -> Arc<str>;
+    fn into_label_name(self) -> ArcStr;
 }
 
 impl LabelName for &'static str {
     /// Interned: the same static name is one shared string per thread.
-    fn into_label_name(self) -> Arc<str> {
+    fn into_label_name(self) -> ArcStr {
         static_name(self)
     }
 }
 
-impl LabelName for Arc<str> {
-    fn into_label_name(self) -> Arc<str> {
+impl LabelName for ArcStr {
+    fn into_label_name(self) -> ArcStr {
         self
     }
 }
 
-impl LabelName for &Arc<str> {
-    fn into_label_name(self) -> Arc<str> {
-        Arc::clone(self)
+impl LabelName for &ArcStr {
+    fn into_label_name(self) -> ArcStr {
+        ArcStr::clone(self)
     }
 }
 
 impl LabelName for String {
-    fn into_label_name(self) -> Arc<str> {
+    fn into_label_name(self) -> ArcStr {
         self.into()
     }
 }
@@ -374,35 +375,35 @@ type AddressMap<K, V> = foldhash::HashMap<K, V>;
 
 /// The shared string for a static label name (interned per thread, keyed by address:
 /// there are only as many as the source code has).
-pub fn static_name(name: &'static str) -> Arc<str> {
+pub fn static_name(name: &'static str) -> ArcStr {
     thread_local! {
-        static NAMES: RefCell<AddressMap<(usize, usize), Arc<str>>> = RefCell::default();
+        static NAMES: RefCell<AddressMap<(usize, usize), ArcStr>> = RefCell::default();
     }
     NAMES.with(|names| {
-        Arc::clone(
+        ArcStr::clone(
             names
                 .borrow_mut()
                 .entry((name.as_ptr() as usize, name.len()))
-                .or_insert_with(|| Arc::from(name)),
+                .or_insert_with(|| ArcStr::from(name)),
         )
     })
 }
 
 /// The shared decimal string of a port number (interned per thread for 0..=65535, the
 /// only valid ports; anything else is formatted each time).
-pub fn port_string(port: i64) -> Arc<str> {
+pub fn port_string(port: i64) -> ArcStr {
     thread_local! {
-        static PORTS: RefCell<AddressMap<i64, Arc<str>>> = RefCell::default();
+        static PORTS: RefCell<AddressMap<i64, ArcStr>> = RefCell::default();
     }
     if !(0..=65535).contains(&port) {
-        return Arc::from(port.to_string());
+        return ArcStr::from(port.to_string());
     }
     PORTS.with(|ports| {
-        Arc::clone(
+        ArcStr::clone(
             ports
                 .borrow_mut()
                 .entry(port)
-                .or_insert_with(|| Arc::from(port.to_string())),
+                .or_insert_with(|| ArcStr::from(port.to_string())),
         )
     })
 }
@@ -422,7 +423,7 @@ pub fn sanitize_label_name(name: &str) -> String {
 /// of a cluster, so after warm-up this is a hash look-up and a reference count, not a
 /// string build and an allocation. The table is dropped if it ever grows past
 /// [`INTERNED_NAMES_LIMIT`], so a stream of unique annotation keys cannot grow memory.
-pub fn prefixed_label_name(prefix: &'static str, key: &str) -> Arc<str> {
+pub fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
     thread_local! {
         static NAMES: RefCell<InternedNames> = RefCell::new(InternedNames::default());
     }
@@ -430,7 +431,7 @@ pub fn prefixed_label_name(prefix: &'static str, key: &str) -> Arc<str> {
         let mut names = names.borrow_mut();
         let prefix_id = (prefix.as_ptr() as usize, prefix.len());
         if let Some(name) = names.by_prefix.get(&prefix_id).and_then(|m| m.get(key)) {
-            return Arc::clone(name);
+            return ArcStr::clone(name);
         }
         if names.len >= INTERNED_NAMES_LIMIT {
             *names = InternedNames::default();
@@ -438,13 +439,13 @@ pub fn prefixed_label_name(prefix: &'static str, key: &str) -> Arc<str> {
         let mut s = String::with_capacity(prefix.len() + key.len());
         s.push_str(prefix);
         s.extend(key.chars().map(sanitize_char));
-        let name: Arc<str> = Arc::from(s);
+        let name: ArcStr = ArcStr::from(s);
         names.len += 1;
         names
             .by_prefix
             .entry(prefix_id)
             .or_default()
-            .insert(Arc::from(key), Arc::clone(&name));
+            .insert(ArcStr::from(key), ArcStr::clone(&name));
         name
     })
 }
@@ -456,7 +457,7 @@ pub const INTERNED_NAMES_LIMIT: usize = 200_000;
 #[derive(Default)]
 struct InternedNames {
     // foldhash: ~50 look-ups per pod event (every label and annotation key, twice).
-    by_prefix: AddressMap<(usize, usize), foldhash::HashMap<Arc<str>, Arc<str>>>,
+    by_prefix: AddressMap<(usize, usize), foldhash::HashMap<ArcStr, ArcStr>>,
     len: usize,
 }
 
@@ -520,7 +521,7 @@ mod tests {
     fn interned_names_are_shared() {
         let a = prefixed_label_name("__p_", "x.y");
         let b = prefixed_label_name("__p_", "x.y");
-        assert!(Arc::ptr_eq(&a, &b));
+        assert!(ArcStr::ptr_eq(&a, &b));
         assert_eq!(&*a, "__p_x_y");
         assert_eq!(&*prefixed_label_name("__q_", "x.y"), "__q_x_y");
     }

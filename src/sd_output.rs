@@ -7,9 +7,9 @@
 //! deterministic, so equal target sets give equal bytes and equal [`etag`]s, and an
 //! unchanged list can be answered with `304 Not Modified`.
 
+use arcstr::ArcStr;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -28,7 +28,7 @@ pub struct TargetGroup {
     /// The shared labels, sorted by name, without `__address__` and empty values.
     pub labels: Vec<Label>,
     /// The targets' addresses, sorted, each once.
-    pub targets: Vec<Arc<str>>,
+    pub targets: Vec<ArcStr>,
 }
 
 /// Groups `targets` (each one's labels, with `__address__`) by their other labels.
@@ -39,13 +39,13 @@ pub struct TargetGroup {
 /// empty values are left out, as Prometheus treats them as absent. A label set without
 /// `__address__` (or with an empty one) is not a target and is skipped.
 pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<TargetGroup> {
-    let mut all: Vec<(Vec<Label>, Arc<str>)> = Vec::new();
+    let mut all: Vec<(Vec<Label>, ArcStr)> = Vec::new();
     for labels in targets {
         let mut address = None;
         let mut rest = Vec::with_capacity(labels.len());
         for label in labels {
             if &*label.name == ADDRESS_LABEL {
-                address = Some(Arc::clone(&label.value));
+                address = Some(ArcStr::clone(&label.value));
             } else if !label.value.is_empty() {
                 rest.push(label.clone());
             }
@@ -84,8 +84,8 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
 }
 
 /// String order, settled without reading the strings when both are one shared string.
-fn cmp_shared(a: &Arc<str>, b: &Arc<str>) -> std::cmp::Ordering {
-    if Arc::ptr_eq(a, b) {
+fn cmp_shared(a: &ArcStr, b: &ArcStr) -> std::cmp::Ordering {
+    if ArcStr::ptr_eq(a, b) {
         std::cmp::Ordering::Equal
     } else {
         a.cmp(b)
@@ -262,35 +262,35 @@ mod tests {
     fn grouping_matches_a_tree_of_label_vectors() {
         use std::collections::{BTreeMap, BTreeSet};
         let mut rng = fastrand::Rng::with_seed(7);
-        let shared: Vec<Arc<str>> = ["a", "b", "c", "", "10.0.0.1:80", "10.0.0.2:80"]
+        let shared: Vec<ArcStr> = ["a", "b", "c", "", "10.0.0.1:80", "10.0.0.2:80"]
             .iter()
-            .map(|s| Arc::from(*s))
+            .map(|s| ArcStr::from(*s))
             .collect();
         for _ in 0..200 {
             let targets: Vec<Labels> = (0..rng.usize(0..30))
                 .map(|_| {
-                    let pick = |rng: &mut fastrand::Rng| -> Arc<str> {
+                    let pick = |rng: &mut fastrand::Rng| -> ArcStr {
                         let s = &shared[rng.usize(..shared.len())];
                         // Half the time an equal but separate string.
                         if rng.bool() {
-                            Arc::clone(s)
+                            ArcStr::clone(s)
                         } else {
-                            Arc::from(&**s)
+                            ArcStr::from(&**s)
                         }
                     };
-                    let mut pairs: Vec<(Arc<str>, Arc<str>)> = Vec::new();
+                    let mut pairs: Vec<(ArcStr, ArcStr)> = Vec::new();
                     if rng.u8(..10) > 0 {
-                        pairs.push((Arc::from(ADDRESS_LABEL), pick(&mut rng)));
+                        pairs.push((ArcStr::from(ADDRESS_LABEL), pick(&mut rng)));
                     }
                     for name in ["n1", "n2", "n3"] {
                         if rng.bool() {
-                            pairs.push((Arc::from(name), pick(&mut rng)));
+                            pairs.push((ArcStr::from(name), pick(&mut rng)));
                         }
                     }
                     Labels::from_pairs(pairs)
                 })
                 .collect();
-            let mut tree: BTreeMap<Vec<Label>, BTreeSet<Arc<str>>> = BTreeMap::new();
+            let mut tree: BTreeMap<Vec<Label>, BTreeSet<ArcStr>> = BTreeMap::new();
             for t in &targets {
                 let Some(address) = t.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
                     continue;
@@ -300,7 +300,7 @@ mod tests {
                     .filter(|l| &*l.name != ADDRESS_LABEL && !l.value.is_empty())
                     .cloned()
                     .collect();
-                tree.entry(rest).or_default().insert(Arc::from(address));
+                tree.entry(rest).or_default().insert(ArcStr::from(address));
             }
             let want: Vec<TargetGroup> = tree
                 .into_iter()

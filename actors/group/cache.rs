@@ -8,6 +8,7 @@
 //! arrives. So when an object changes, exactly the objects whose labels looked it up are
 //! marked dirty, and a flush recomputes only those.
 
+use arcstr::ArcStr;
 use std::cell::RefCell;
 // foldhash: every event hashes its key into these maps several times, and SipHash's
 // flooding resistance buys nothing for keys the API server already made unique.
@@ -39,7 +40,7 @@ pub struct Entry {
 /// allocation.
 #[derive(Default, Debug)]
 struct RoleCache {
-    by_namespace: HashMap<Arc<str>, HashMap<Arc<str>, Entry>>,
+    by_namespace: HashMap<ArcStr, HashMap<ArcStr, Entry>>,
     len: usize,
 }
 
@@ -53,9 +54,9 @@ impl RoleCache {
     fn insert(&mut self, key: &ObjectKey, entry: Entry) -> Option<Entry> {
         let old = self
             .by_namespace
-            .entry(Arc::clone(&key.namespace))
+            .entry(ArcStr::clone(&key.namespace))
             .or_default()
-            .insert(Arc::clone(&key.name), entry);
+            .insert(ArcStr::clone(&key.name), entry);
         if old.is_none() {
             self.len += 1;
         }
@@ -343,8 +344,8 @@ impl RecordingView<'_> {
         let key = match entry {
             Some(e) => e.object.key(),
             None => ObjectKey {
-                namespace: Arc::from(namespace),
-                name: Arc::from(name),
+                namespace: ArcStr::from(namespace),
+                name: ArcStr::from(name),
             },
         };
         let mut seen = self.seen.borrow_mut();

@@ -6,6 +6,7 @@
 //! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
 //! of queueing without bound.
 
+use arcstr::ArcStr;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -257,7 +258,7 @@ impl UrlWatcher {
         }));
     }
 
-    fn watch(&mut self, resource_version: Arc<str>, ctx: &mut Context<Self>) {
+    fn watch(&mut self, resource_version: ArcStr, ctx: &mut Context<Self>) {
         self.close_stream(ctx);
         let (lo, hi) = self.setup.options.watch_timeout;
         // Spread reconnections so that many watchers do not reconnect in step.

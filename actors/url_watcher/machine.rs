@@ -14,7 +14,7 @@
 //!   └────────────────────────────────────────────────────────────────┘
 //! ```
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 use std::time::Duration;
 
 use backoff::ExponentialBackoff;
@@ -110,7 +110,7 @@ pub enum Action {
     /// Open a WATCH from `resource_version`.
     Watch {
         /// Where to start.
-        resource_version: Arc<str>,
+        resource_version: ArcStr,
     },
     /// Close the open watch stream (the machine gave up on it).
     CloseStream,
@@ -133,7 +133,7 @@ pub enum Action {
 pub struct Machine {
     role: Role,
     state: State,
-    resource_version: Option<Arc<str>>,
+    resource_version: Option<ArcStr>,
     lines: LineBuffer,
     backoff: ExponentialBackoff,
     /// The role has an older API version not tried yet.
@@ -173,7 +173,7 @@ impl Machine {
     }
 
     /// The resourceVersion a watch would resume from.
-    pub fn resource_version(&self) -> Option<&Arc<str>> {
+    pub fn resource_version(&self) -> Option<&ArcStr> {
         self.resource_version.as_ref()
     }
 
@@ -329,17 +329,17 @@ impl Machine {
             match decode_event(role, line) {
                 Ok(WatchEvent::Added(o)) => {
                     inc(&metrics.events_added);
-                    rv = Some(Arc::clone(o.resource_version()));
+                    rv = Some(ArcStr::clone(o.resource_version()));
                     deltas.push(Delta::Upsert(o));
                 }
                 Ok(WatchEvent::Modified(o)) => {
                     inc(&metrics.events_modified);
-                    rv = Some(Arc::clone(o.resource_version()));
+                    rv = Some(ArcStr::clone(o.resource_version()));
                     deltas.push(Delta::Upsert(o));
                 }
                 Ok(WatchEvent::Deleted(o)) => {
                     inc(&metrics.events_deleted);
-                    rv = Some(Arc::clone(o.resource_version()));
+                    rv = Some(ArcStr::clone(o.resource_version()));
                     deltas.push(Delta::Delete(o));
                 }
                 Ok(WatchEvent::Bookmark { resource_version }) => {

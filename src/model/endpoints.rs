@@ -1,6 +1,6 @@
 //! The Endpoints object (`/api/v1/endpoints`).
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -42,13 +42,13 @@ pub struct EndpointSubset {
 pub struct EndpointAddress {
     /// The IP.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub ip: Arc<str>,
+    pub ip: ArcStr,
     /// The hostname, for headless services with `subdomain`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub hostname: Arc<str>,
+    pub hostname: ArcStr,
     /// The node hosting the endpoint.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub node_name: Arc<str>,
+    pub node_name: ArcStr,
     /// The object behind the address, usually a pod.
     #[serde(default, deserialize_with = "null_default")]
     pub target_ref: ObjectReference,
@@ -59,13 +59,13 @@ pub struct EndpointAddress {
 pub struct ObjectReference {
     /// The referenced kind, e.g. `Pod`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub kind: Arc<str>,
+    pub kind: ArcStr,
     /// The referenced object's name.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// The referenced object's namespace.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub namespace: Arc<str>,
+    pub namespace: ArcStr,
 }
 
 /// One port of an endpoint subset or an endpoint slice.
@@ -74,14 +74,14 @@ pub struct ObjectReference {
 pub struct EndpointPort {
     /// The port's name (matches the service port's name).
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// The port number (`null` in a slice means "all ports"; read as 0, as Go does).
     #[serde(default, deserialize_with = "null_default")]
     pub port: i64,
     /// `TCP`, `UDP` or `SCTP`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub protocol: Arc<str>,
+    pub protocol: ArcStr,
     /// The application protocol, e.g. `http`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub app_protocol: Arc<str>,
+    pub app_protocol: ArcStr,
 }

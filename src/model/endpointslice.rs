@@ -1,6 +1,6 @@
 //! The EndpointSlice object (`discovery.k8s.io/v1`, and the `v1beta1` differences).
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -20,7 +20,7 @@ pub struct EndpointSlice {
     pub metadata: ObjectMeta,
     /// `IPv4`, `IPv6` or `FQDN`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub address_type: Arc<str>,
+    pub address_type: ArcStr,
     /// `endpoints`.
     #[serde(default, deserialize_with = "null_default")]
     pub endpoints: Vec<Endpoint>,
@@ -35,16 +35,16 @@ pub struct EndpointSlice {
 pub struct Endpoint {
     /// The endpoint's addresses (the controller writes exactly one).
     #[serde(default, deserialize_with = "null_default")]
-    pub addresses: Vec<Arc<str>>,
+    pub addresses: Vec<ArcStr>,
     /// Readiness conditions.
     #[serde(default, deserialize_with = "null_default")]
     pub conditions: EndpointConditions,
     /// The hostname.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub hostname: Arc<str>,
+    pub hostname: ArcStr,
     /// The node hosting the endpoint.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub node_name: Arc<str>,
+    pub node_name: ArcStr,
     /// The object behind the endpoint, usually a pod.
     #[serde(default, deserialize_with = "null_default")]
     pub target_ref: ObjectReference,

@@ -1,7 +1,7 @@
 //! The Ingress object (`networking.k8s.io/v1`, and `v1beta1`, which agrees on every
 //! field discovery reads).
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -28,7 +28,7 @@ pub struct Ingress {
 pub struct IngressSpec {
     /// `spec.ingressClassName`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub ingress_class_name: Arc<str>,
+    pub ingress_class_name: ArcStr,
     /// `spec.tls`: hosts served over TLS.
     #[serde(default, deserialize_with = "null_default")]
     pub tls: Vec<IngressTls>,
@@ -42,7 +42,7 @@ pub struct IngressSpec {
 pub struct IngressTls {
     /// Host names or `*.`-wildcards covered by the certificate.
     #[serde(default, deserialize_with = "null_default")]
-    pub hosts: Vec<Arc<str>>,
+    pub hosts: Vec<ArcStr>,
 }
 
 /// One entry of `spec.rules`.
@@ -50,7 +50,7 @@ pub struct IngressTls {
 pub struct IngressRule {
     /// The host the rule matches; empty matches every host.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub host: Arc<str>,
+    pub host: ArcStr,
     /// The HTTP paths.
     #[serde(default, deserialize_with = "null_default")]
     pub http: HttpIngressRuleValue,
@@ -69,5 +69,5 @@ pub struct HttpIngressRuleValue {
 pub struct HttpIngressPath {
     /// The path; empty means `/`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub path: Arc<str>,
+    pub path: ArcStr,
 }

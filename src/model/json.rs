@@ -3,8 +3,8 @@
 //! an explicit `null` is the zero value, and a string map keeps its pairs without a
 //! hash map per object.
 
+use arcstr::ArcStr;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 
@@ -24,19 +24,19 @@ where
 /// A string-to-string map (labels, annotations, topology) in the order the API sent it.
 ///
 /// Kept as a vector of shared strings: discovery only iterates it to make labels, and a
-/// `Vec` of `Arc<str>` pairs costs one allocation per string, with label values then
+/// `Vec` of `ArcStr` pairs costs one allocation per string, with label values then
 /// shared by reference count instead of copied into every target.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StringMap(pub Vec<(Arc<str>, Arc<str>)>);
+pub struct StringMap(pub Vec<(ArcStr, ArcStr)>);
 
 impl StringMap {
     /// The value for `key`, if present. Linear: these maps are small and read rarely.
-    pub fn get(&self, key: &str) -> Option<&Arc<str>> {
+    pub fn get(&self, key: &str) -> Option<&ArcStr> {
         self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
     }
 
     /// Iterates the pairs in the order they were decoded.
-    pub fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &Arc<str>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&ArcStr, &ArcStr)> {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
@@ -68,7 +68,7 @@ impl<'de> Deserialize<'de> for StringMap {
                 // scratch vector and copied once into one exact-size allocation, instead
                 // of growing (and over-allocating) a vector per map.
                 thread_local! {
-                    static SCRATCH: std::cell::RefCell<Vec<(Arc<str>, Arc<str>)>> =
+                    static SCRATCH: std::cell::RefCell<Vec<(ArcStr, ArcStr)>> =
                         const { std::cell::RefCell::new(Vec::new()) };
                 }
                 SCRATCH.with(|scratch| {
@@ -100,8 +100,8 @@ impl<'de> Deserialize<'de> for StringMap {
 /// A string that may be sent as `null` (Go decodes that as `""`).
 ///
 /// Built straight from the parser's slice: one allocation per string (serde's own
-/// `Arc<str>` goes through a `Box<str>`, two allocations and a copy), none for `""`.
-struct NullableString(Arc<str>);
+/// `ArcStr` goes through a `Box<str>`, two allocations and a copy), none for `""`.
+struct NullableString(ArcStr);
 
 impl<'de> Deserialize<'de> for NullableString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -117,7 +117,7 @@ impl<'de> Deserialize<'de> for NullableString {
 /// `prometheus.io/scrape=true` repeat on thousands of pods); long ones (a
 /// last-applied-configuration blob) are rarely shared and would make the table hold
 /// memory, so they are not.
-struct MapValue(Arc<str>);
+struct MapValue(ArcStr);
 
 /// Map values up to this many bytes are interned.
 const INTERNED_VALUE_MAX_LEN: usize = 64;
@@ -135,7 +135,7 @@ impl<'de> Deserialize<'de> for MapValue {
 /// A key of a string map: label and annotation keys repeat on every object of a
 /// cluster, so they are interned per thread and shared (memory, and equality checks
 /// that stop at the pointer).
-struct MapKey(Arc<str>);
+struct MapKey(ArcStr);
 
 impl<'de> Deserialize<'de> for MapKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -163,20 +163,20 @@ struct SharedStrVisitor {
 }
 
 impl<'de> Visitor<'de> for SharedStrVisitor {
-    type Value = Arc<str>;
+    type Value = ArcStr;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a string or null")
     }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Arc<str>, E> {
+    fn visit_unit<E: serde::de::Error>(self) -> Result<ArcStr, E> {
         Ok(empty_str())
     }
-    fn visit_none<E: serde::de::Error>(self) -> Result<Arc<str>, E> {
+    fn visit_none<E: serde::de::Error>(self) -> Result<ArcStr, E> {
         Ok(empty_str())
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Arc<str>, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<ArcStr, D::Error> {
         d.deserialize_str(self)
     }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Arc<str>, E> {
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ArcStr, E> {
         let intern = match self.intern {
             InternRule::Never => false,
             InternRule::Always => true,
@@ -187,7 +187,7 @@ impl<'de> Visitor<'de> for SharedStrVisitor {
         } else if intern {
             intern_str(v)
         } else {
-            Arc::from(v)
+            ArcStr::from(v)
         })
     }
 }
@@ -200,46 +200,43 @@ const INTERNED_STRINGS_LIMIT: usize = 50_000;
 /// on the watcher arbiter). Sharing saves memory (a cluster's pods repeat the same
 /// namespaces, images, node names and label values) and makes equality checks of
 /// unchanged fields stop at the pointer.
-fn intern_str(key: &str) -> Arc<str> {
+fn intern_str(key: &str) -> ArcStr {
     thread_local! {
         // foldhash, not SipHash: this look-up runs for every label and annotation key of
         // every decoded object (the table is bounded, so flooding it with colliding keys
         // costs at most a reset).
-        static KEYS: std::cell::RefCell<foldhash::HashSet<Arc<str>>> =
+        static KEYS: std::cell::RefCell<foldhash::HashSet<ArcStr>> =
             std::cell::RefCell::new(foldhash::HashSet::default());
     }
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         if let Some(k) = keys.get(key) {
-            return Arc::clone(k);
+            return ArcStr::clone(k);
         }
         if keys.len() >= INTERNED_STRINGS_LIMIT {
             keys.clear();
         }
-        let k: Arc<str> = Arc::from(key);
-        keys.insert(Arc::clone(&k));
+        let k: ArcStr = ArcStr::from(key);
+        keys.insert(ArcStr::clone(&k));
         k
     })
 }
 
-/// The shared empty string: one allocation for every absent string field.
-pub fn empty_str() -> Arc<str> {
-    thread_local! {
-        static EMPTY: Arc<str> = Arc::from("");
-    }
-    EMPTY.with(Arc::clone)
+/// The empty string: static, so absent string fields cost no allocation at all.
+pub fn empty_str() -> ArcStr {
+    ArcStr::new()
 }
 
 /// Deserializes a string that may be `null` or absent into a shared string.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "nullable_str")]`.
-pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     Ok(NullableString::deserialize(deserializer)?.0)
 }
 
 /// Deserializes a string that repeats across objects (a namespace, an image, a node
 /// name), possibly `null`, into a shared, interned string.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "interned_str")]`.
-pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Arc<str>, D::Error> {
+pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     deserializer.deserialize_option(SharedStrVisitor {
         intern: InternRule::Always,
     })
@@ -256,7 +253,7 @@ mod tests {
         #[serde(default)]
         map: StringMap,
         #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-        text: Arc<str>,
+        text: ArcStr,
     }
 
     #[test]

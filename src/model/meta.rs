@@ -1,6 +1,6 @@
 //! `metadata`: the part every Kubernetes object shares.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -13,16 +13,16 @@ use super::json::{StringMap, empty_str, interned_str, null_default, nullable_str
 pub struct ObjectMeta {
     /// `metadata.name`. Required: an object without one is rejected at decode time.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// `metadata.namespace`; empty for cluster-scoped objects (nodes, namespaces).
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub namespace: Arc<str>,
+    pub namespace: ArcStr,
     /// `metadata.uid`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub uid: Arc<str>,
+    pub uid: ArcStr,
     /// `metadata.resourceVersion`: where a watch resumes. Not part of equality (below).
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub resource_version: Arc<str>,
+    pub resource_version: ArcStr,
     /// `metadata.labels`.
     #[serde(default)]
     pub labels: StringMap,
@@ -55,10 +55,10 @@ impl Eq for ObjectMeta {}
 pub struct OwnerReference {
     /// The owner's kind, e.g. `ReplicaSet`.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub kind: Arc<str>,
+    pub kind: ArcStr,
     /// The owner's name.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// True for the managing controller; the first such owner names the pod's controller.
     #[serde(default, deserialize_with = "null_default")]
     pub controller: bool,
@@ -75,17 +75,17 @@ impl ObjectMeta {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
     /// Empty for cluster-scoped objects.
-    pub namespace: Arc<str>,
+    pub namespace: ArcStr,
     /// The object's name.
-    pub name: Arc<str>,
+    pub name: ArcStr,
 }
 
 impl ObjectKey {
     /// A key from its parts.
-    pub fn new(namespace: &Arc<str>, name: &Arc<str>) -> Self {
+    pub fn new(namespace: &ArcStr, name: &ArcStr) -> Self {
         ObjectKey {
-            namespace: Arc::clone(namespace),
-            name: Arc::clone(name),
+            namespace: ArcStr::clone(namespace),
+            name: ArcStr::clone(name),
         }
     }
 }
@@ -101,7 +101,7 @@ impl std::fmt::Display for ObjectKey {
 /// rejected instead of cached as a strange pod. Not part of equality: a listed object
 /// and the same object from a watch event compare equal.
 #[derive(Clone, Debug, Default, Deserialize)]
-pub struct Kind(pub Option<Arc<str>>);
+pub struct Kind(pub Option<ArcStr>);
 
 impl PartialEq for Kind {
     fn eq(&self, _: &Self) -> bool {

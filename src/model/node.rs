@@ -1,6 +1,6 @@
 //! The Node object (`/api/v1/nodes`), as much of it as discovery reads.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -34,7 +34,7 @@ pub struct NodeSpec {
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub provider_id: Arc<str>,
+    pub provider_id: ArcStr,
 }
 
 /// `status` of a node.
@@ -58,10 +58,10 @@ pub struct NodeAddress {
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub kind: Arc<str>,
+    pub kind: ArcStr,
     /// The address itself.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub address: Arc<str>,
+    pub address: ArcStr,
 }
 
 /// `status.daemonEndpoints`.

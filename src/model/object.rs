@@ -1,6 +1,6 @@
 //! `Object`: any watched object, decoded by role.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer};
@@ -62,7 +62,7 @@ impl Object {
     }
 
     /// The object's `metadata.resourceVersion`.
-    pub fn resource_version(&self) -> &Arc<str> {
+    pub fn resource_version(&self) -> &ArcStr {
         &self.metadata().resource_version
     }
 

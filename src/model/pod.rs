@@ -3,7 +3,7 @@
 //! Pods are the bulk of a cluster's watch traffic, so the shape is lean: env, volumes,
 //! probes, resources and `managedFields` are skipped by the parser without being built.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -33,7 +33,7 @@ pub struct Pod {
 pub struct PodSpec {
     /// The node the pod is scheduled on; empty while pending.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub node_name: Arc<str>,
+    pub node_name: ArcStr,
     /// `spec.containers`.
     #[serde(default, deserialize_with = "null_default")]
     pub containers: Vec<Container>,
@@ -48,16 +48,16 @@ pub struct PodSpec {
 pub struct Container {
     /// The container's name, unique within the pod.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// The image reference.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub image: Arc<str>,
+    pub image: ArcStr,
     /// Declared ports.
     #[serde(default, deserialize_with = "null_default")]
     pub ports: Vec<ContainerPort>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub restart_policy: Arc<str>,
+    pub restart_policy: ArcStr,
 }
 
 impl Container {
@@ -73,13 +73,13 @@ impl Container {
 pub struct ContainerPort {
     /// The port's name (optional).
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// The port number.
     #[serde(default, deserialize_with = "null_default")]
     pub container_port: i64,
     /// `TCP`, `UDP` or `SCTP`.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub protocol: Arc<str>,
+    pub protocol: ArcStr,
 }
 
 /// `status` of a pod.
@@ -88,21 +88,21 @@ pub struct ContainerPort {
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub phase: Arc<str>,
+    pub phase: ArcStr,
     /// The pod's IP; pods without one produce no targets.
     #[serde(
         rename = "podIP",
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub pod_ip: Arc<str>,
+    pub pod_ip: ArcStr,
     /// The IP of the node the pod runs on.
     #[serde(
         rename = "hostIP",
         default = "empty_str",
         deserialize_with = "interned_str"
     )]
-    pub host_ip: Arc<str>,
+    pub host_ip: ArcStr,
     /// `status.conditions`; only `Ready` is read.
     #[serde(default, deserialize_with = "null_default")]
     pub conditions: Vec<PodCondition>,
@@ -123,10 +123,10 @@ pub struct PodCondition {
         default = "empty_str",
         deserialize_with = "interned_str"
     )]
-    pub kind: Arc<str>,
+    pub kind: ArcStr,
     /// `True`, `False` or `Unknown`.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub status: Arc<str>,
+    pub status: ArcStr,
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
@@ -135,14 +135,14 @@ pub struct PodCondition {
 pub struct ContainerStatus {
     /// The container this status is for.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// `<runtime>://<id>`; empty before the container started.
     #[serde(
         rename = "containerID",
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub container_id: Arc<str>,
+    pub container_id: ArcStr,
     /// The container's current state.
     #[serde(default, deserialize_with = "null_default")]
     pub state: ContainerState,

@@ -1,6 +1,6 @@
 //! The Service object (`/api/v1/services`).
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use serde::Deserialize;
 
@@ -31,17 +31,17 @@ pub struct ServiceSpec {
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub cluster_ip: Arc<str>,
+    pub cluster_ip: ArcStr,
     /// `spec.externalName`, for `ExternalName` services.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub external_name: Arc<str>,
+    pub external_name: ArcStr,
     /// `spec.type`: `ClusterIP`, `NodePort`, `LoadBalancer` or `ExternalName`.
     #[serde(
         rename = "type",
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    pub kind: Arc<str>,
+    pub kind: ArcStr,
     /// `spec.ports`.
     #[serde(default, deserialize_with = "null_default")]
     pub ports: Vec<ServicePort>,
@@ -52,10 +52,10 @@ pub struct ServiceSpec {
 pub struct ServicePort {
     /// The port's name.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub name: Arc<str>,
+    pub name: ArcStr,
     /// `TCP`, `UDP` or `SCTP`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
-    pub protocol: Arc<str>,
+    pub protocol: ArcStr,
     /// The service port number.
     #[serde(default, deserialize_with = "null_default")]
     pub port: i64,

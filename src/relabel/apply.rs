@@ -1,6 +1,6 @@
 //! Applying relabel rules to one label set: Prometheus' `relabel.Process`.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use md5::{Digest, Md5};
 
@@ -46,7 +46,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
                     // Prometheus writes whatever name comes out; kubesd skips one that is
                     // not a label name, as `replace` does, so its output stays valid.
                     if is_valid_label_name(&new_name) {
-                        set.set_shared(Arc::from(new_name), value);
+                        set.set_shared(ArcStr::from(new_name), value);
                     }
                 }
             }
@@ -121,8 +121,8 @@ pub(super) struct WorkingSet {
 }
 
 struct Entry {
-    name: Arc<str>,
-    value: Arc<str>,
+    name: ArcStr,
+    value: ArcStr,
     set_order: Option<u64>,
 }
 
@@ -133,8 +133,8 @@ impl WorkingSet {
             .iter()
             .filter(|l| !l.value.is_empty())
             .map(|l| Entry {
-                name: Arc::clone(&l.name),
-                value: Arc::clone(&l.value),
+                name: ArcStr::clone(&l.name),
+                value: ArcStr::clone(&l.value),
                 set_order: None,
             })
             .collect();
@@ -162,10 +162,10 @@ impl WorkingSet {
             self.delete(name);
             return;
         }
-        self.set_shared(Arc::from(name), Arc::from(value));
+        self.set_shared(ArcStr::from(name), ArcStr::from(value));
     }
 
-    fn set_shared(&mut self, name: Arc<str>, value: Arc<str>) {
+    fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
         if value.is_empty() {
             self.delete(&name);
             return;
@@ -203,13 +203,13 @@ impl WorkingSet {
     }
 
     /// The labels as they are now, in the order Prometheus' builder visits them.
-    fn snapshot(&self) -> Vec<(Arc<str>, Arc<str>)> {
+    fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
         // Stable: untouched labels stay in name order.
         order.sort_by_key(|e| e.set_order.map_or((false, 0), |o| (true, o)));
         order
             .into_iter()
-            .map(|e| (Arc::clone(&e.name), Arc::clone(&e.value)))
+            .map(|e| (ArcStr::clone(&e.name), ArcStr::clone(&e.value)))
             .collect()
     }
 

@@ -1,8 +1,8 @@
 //! One `relabel_configs` entry: as written ([`RelabelConfig`]), checked the way
 //! Prometheus checks it, and compiled for use ([`CompiledRule`]).
 
+use arcstr::ArcStr;
 use std::fmt;
-use std::sync::Arc;
 
 use regex::Regex;
 use serde::de::{self, Deserializer, Visitor};
@@ -191,7 +191,7 @@ pub struct RelabelError {
 #[derive(Clone, Debug)]
 pub struct CompiledRule {
     /// Labels whose values make the source value.
-    pub(super) source_labels: Vec<Arc<str>>,
+    pub(super) source_labels: Vec<ArcStr>,
     /// Joins the source values.
     pub(super) separator: String,
     /// The anchored regex.
@@ -246,7 +246,7 @@ impl RelabelConfig {
             if name.is_empty() {
                 return Err(err("source_labels", format!("[{i}] is empty")));
             }
-            source_labels.push(Arc::from(name.as_str()));
+            source_labels.push(ArcStr::from(name.as_str()));
         }
         // Prometheus anchors the regex and lets `.` match newlines: `^(?s:regex)$`.
         let regex = Regex::new(&format!("^(?s:{pattern})$"))

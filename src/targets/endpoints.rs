@@ -1,8 +1,8 @@
 //! Role `endpoints`: one target per address and port of each subset, plus one per
 //! container port of a backing pod that no endpoint port covers.
 
+use arcstr::ArcStr;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::backing_pods::{BackingPods, InitContainers};
 use super::meta::{ENDPOINTS, add_labels_and_annotations, bool_str};
@@ -69,11 +69,14 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
         }
     }
     pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
-        b.add("__meta_kubernetes_endpoints_name", Arc::clone(&meta.name));
+        b.add(
+            "__meta_kubernetes_endpoints_name",
+            ArcStr::clone(&meta.name),
+        );
         b.add("__meta_kubernetes_endpoint_address_target_kind", "Pod");
         b.add(
             "__meta_kubernetes_endpoint_address_target_name",
-            Arc::clone(&pod.metadata.name),
+            ArcStr::clone(&pod.metadata.name),
         );
         if let Some(svc) = svc {
             add_service_common_labels(b, svc, ctx);
@@ -93,41 +96,41 @@ fn endpoint_labels(
     b.add("__address__", join_host_port(&addr.ip, port.port));
     b.add(
         "__meta_kubernetes_namespace",
-        Arc::clone(&eps.metadata.namespace),
+        ArcStr::clone(&eps.metadata.namespace),
     );
     b.add(
         "__meta_kubernetes_endpoints_name",
-        Arc::clone(&eps.metadata.name),
+        ArcStr::clone(&eps.metadata.name),
     );
     b.add("__meta_kubernetes_endpoint_ready", bool_str(ready));
     b.add(
         "__meta_kubernetes_endpoint_port_name",
-        Arc::clone(&port.name),
+        ArcStr::clone(&port.name),
     );
     b.add(
         "__meta_kubernetes_endpoint_port_protocol",
-        Arc::clone(&port.protocol),
+        ArcStr::clone(&port.protocol),
     );
     if !addr.target_ref.kind.is_empty() {
         b.add(
             "__meta_kubernetes_endpoint_address_target_kind",
-            Arc::clone(&addr.target_ref.kind),
+            ArcStr::clone(&addr.target_ref.kind),
         );
         b.add(
             "__meta_kubernetes_endpoint_address_target_name",
-            Arc::clone(&addr.target_ref.name),
+            ArcStr::clone(&addr.target_ref.name),
         );
     }
     if !addr.node_name.is_empty() {
         b.add(
             "__meta_kubernetes_endpoint_node_name",
-            Arc::clone(&addr.node_name),
+            ArcStr::clone(&addr.node_name),
         );
     }
     if !addr.hostname.is_empty() {
         b.add(
             "__meta_kubernetes_endpoint_hostname",
-            Arc::clone(&addr.hostname),
+            ArcStr::clone(&addr.hostname),
         );
     }
     b

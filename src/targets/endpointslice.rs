@@ -1,7 +1,7 @@
 //! Role `endpointslice`: one target per endpoint address and slice port, plus one per
 //! container port of a backing pod that no slice port covers.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use super::backing_pods::{BackingPods, InitContainers};
 use super::meta::{ENDPOINTSLICE, add_labels_and_annotations, bool_str, true_str};
@@ -46,16 +46,16 @@ pub(super) fn endpointslice_targets(eps: &EndpointSlice, ctx: &TargetContext<'_>
     pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
         b.add(
             "__meta_kubernetes_endpointslice_name",
-            Arc::clone(&meta.name),
+            ArcStr::clone(&meta.name),
         );
         b.add(
             "__meta_kubernetes_endpointslice_address_type",
-            Arc::clone(&eps.address_type),
+            ArcStr::clone(&eps.address_type),
         );
         b.add("__meta_kubernetes_endpointslice_address_target_kind", "Pod");
         b.add(
             "__meta_kubernetes_endpointslice_address_target_name",
-            Arc::clone(&pod.metadata.name),
+            ArcStr::clone(&pod.metadata.name),
         );
         if let Some(svc) = svc {
             add_service_common_labels(b, svc, ctx);
@@ -75,15 +75,15 @@ fn endpoint_labels(
     b.add("__address__", join_host_port(address, port.port));
     b.add(
         "__meta_kubernetes_namespace",
-        Arc::clone(&eps.metadata.namespace),
+        ArcStr::clone(&eps.metadata.namespace),
     );
     b.add(
         "__meta_kubernetes_endpointslice_name",
-        Arc::clone(&eps.metadata.name),
+        ArcStr::clone(&eps.metadata.name),
     );
     b.add(
         "__meta_kubernetes_endpointslice_address_type",
-        Arc::clone(&eps.address_type),
+        ArcStr::clone(&eps.address_type),
     );
     b.add(
         "__meta_kubernetes_endpointslice_endpoint_conditions_ready",
@@ -99,7 +99,7 @@ fn endpoint_labels(
     );
     b.add(
         "__meta_kubernetes_endpointslice_port_name",
-        Arc::clone(&port.name),
+        ArcStr::clone(&port.name),
     );
     b.add(
         "__meta_kubernetes_endpointslice_port",
@@ -107,40 +107,40 @@ fn endpoint_labels(
     );
     b.add(
         "__meta_kubernetes_endpointslice_port_protocol",
-        Arc::clone(&port.protocol),
+        ArcStr::clone(&port.protocol),
     );
     if !port.app_protocol.is_empty() {
         b.add(
             "__meta_kubernetes_endpointslice_port_app_protocol",
-            Arc::clone(&port.app_protocol),
+            ArcStr::clone(&port.app_protocol),
         );
     }
     if !ep.target_ref.kind.is_empty() {
         b.add(
             "__meta_kubernetes_endpointslice_address_target_kind",
-            Arc::clone(&ep.target_ref.kind),
+            ArcStr::clone(&ep.target_ref.kind),
         );
         b.add(
             "__meta_kubernetes_endpointslice_address_target_name",
-            Arc::clone(&ep.target_ref.name),
+            ArcStr::clone(&ep.target_ref.name),
         );
     }
     if !ep.hostname.is_empty() {
         b.add(
             "__meta_kubernetes_endpointslice_endpoint_hostname",
-            Arc::clone(&ep.hostname),
+            ArcStr::clone(&ep.hostname),
         );
     }
     if !ep.node_name.is_empty() {
         b.add(
             "__meta_kubernetes_endpointslice_endpoint_node_name",
-            Arc::clone(&ep.node_name),
+            ArcStr::clone(&ep.node_name),
         );
     }
     for (k, v) in ep.topology.iter() {
         b.add(
             prefixed_label_name("__meta_kubernetes_endpointslice_endpoint_topology_", k),
-            Arc::clone(v),
+            ArcStr::clone(v),
         );
         b.add(
             prefixed_label_name(

@@ -1,7 +1,7 @@
 //! Role `ingress`: one target per rule path, at the rule's host.
 
+use arcstr::ArcStr;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use super::TargetContext;
 use super::meta::{INGRESS, add_labels_and_annotations, add_namespace_metadata};
@@ -13,15 +13,15 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
     let mut common = LabelsBuilder::new();
     common.add(
         "__meta_kubernetes_namespace",
-        Arc::clone(&ing.metadata.namespace),
+        ArcStr::clone(&ing.metadata.namespace),
     );
     common.add(
         "__meta_kubernetes_ingress_name",
-        Arc::clone(&ing.metadata.name),
+        ArcStr::clone(&ing.metadata.name),
     );
     common.add(
         "__meta_kubernetes_ingress_class_name",
-        Arc::clone(&ing.spec.ingress_class_name),
+        ArcStr::clone(&ing.spec.ingress_class_name),
     );
     add_labels_and_annotations(&mut common, &INGRESS, &ing.metadata);
     add_namespace_metadata(&mut common, ctx, &ing.metadata.namespace);
@@ -35,27 +35,27 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
         } else {
             "http"
         };
-        let root: Arc<str> = Arc::from("/");
-        let paths: Vec<Arc<str>> = if rule.http.paths.is_empty() {
-            vec![Arc::clone(&root)]
+        let root: ArcStr = ArcStr::from("/");
+        let paths: Vec<ArcStr> = if rule.http.paths.is_empty() {
+            vec![ArcStr::clone(&root)]
         } else {
             rule.http
                 .paths
                 .iter()
                 .map(|p| {
                     if p.path.is_empty() {
-                        Arc::clone(&root)
+                        ArcStr::clone(&root)
                     } else {
-                        Arc::clone(&p.path)
+                        ArcStr::clone(&p.path)
                     }
                 })
                 .collect()
         };
         for path in paths {
             let mut b = LabelsBuilder::new();
-            b.add("__address__", Arc::clone(&rule.host));
+            b.add("__address__", ArcStr::clone(&rule.host));
             b.add("__meta_kubernetes_ingress_scheme", scheme);
-            b.add("__meta_kubernetes_ingress_host", Arc::clone(&rule.host));
+            b.add("__meta_kubernetes_ingress_host", ArcStr::clone(&rule.host));
             b.add("__meta_kubernetes_ingress_path", path);
             targets.push(common.merged(b));
         }

@@ -1,6 +1,6 @@
 //! Labels every role derives from `metadata`, and from the related namespace and node.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use super::TargetContext;
 use crate::labels::{LabelsBuilder, prefixed_label_name};
@@ -42,17 +42,17 @@ pub(super) fn add_labels_and_annotations(
 ) {
     let present = true_str();
     for (k, v) in meta.labels.iter() {
-        b.add(prefixed_label_name(p.label, k), Arc::clone(v));
+        b.add(prefixed_label_name(p.label, k), ArcStr::clone(v));
         b.add(
             prefixed_label_name(p.label_present, k),
-            Arc::clone(&present),
+            ArcStr::clone(&present),
         );
     }
     for (k, v) in meta.annotations.iter() {
-        b.add(prefixed_label_name(p.annotation, k), Arc::clone(v));
+        b.add(prefixed_label_name(p.annotation, k), ArcStr::clone(v));
         b.add(
             prefixed_label_name(p.annotation_present, k),
-            Arc::clone(&present),
+            ArcStr::clone(&present),
         );
     }
 }
@@ -68,23 +68,17 @@ pub(super) fn add_namespace_metadata(b: &mut LabelsBuilder, ctx: &TargetContext<
     }
 }
 
-/// The shared `"true"`.
-pub(super) fn true_str() -> Arc<str> {
-    thread_local! {
-        static TRUE: Arc<str> = Arc::from("true");
-    }
-    TRUE.with(Arc::clone)
+/// `"true"`: a static string, no allocation or reference count.
+pub(super) fn true_str() -> ArcStr {
+    arcstr::literal!("true")
 }
 
-/// The shared `"false"`.
-pub(super) fn false_str() -> Arc<str> {
-    thread_local! {
-        static FALSE: Arc<str> = Arc::from("false");
-    }
-    FALSE.with(Arc::clone)
+/// `"false"`: a static string, no allocation or reference count.
+pub(super) fn false_str() -> ArcStr {
+    arcstr::literal!("false")
 }
 
 /// The shared string for a boolean.
-pub(super) fn bool_str(v: bool) -> Arc<str> {
+pub(super) fn bool_str(v: bool) -> ArcStr {
     if v { true_str() } else { false_str() }
 }

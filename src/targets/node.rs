@@ -1,7 +1,7 @@
 //! Role `node`: one target per node, at its kubelet.
 
+use arcstr::ArcStr;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use super::join_host_port;
 use super::meta::{NODE, add_labels_and_annotations};
@@ -26,14 +26,14 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
     let mut b = LabelsBuilder::new();
     let port = node.status.daemon_endpoints.kubelet_endpoint.port;
     b.add("__address__", join_host_port(address, port));
-    b.add("instance", Arc::clone(&node.metadata.name));
+    b.add("instance", ArcStr::clone(&node.metadata.name));
     b.add(
         "__meta_kubernetes_node_name",
-        Arc::clone(&node.metadata.name),
+        ArcStr::clone(&node.metadata.name),
     );
     b.add(
         "__meta_kubernetes_node_provider_id",
-        Arc::clone(&node.spec.provider_id),
+        ArcStr::clone(&node.spec.provider_id),
     );
     add_labels_and_annotations(&mut b, &NODE, &node.metadata);
     // One label per address type, from the first address of that type.
@@ -46,7 +46,7 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
         }
         b.add(
             prefixed_label_name("__meta_kubernetes_node_address_", &a.kind),
-            Arc::clone(&a.address),
+            ArcStr::clone(&a.address),
         );
     }
     vec![b.finish()]

@@ -1,7 +1,7 @@
 //! Role `pod`: one target per declared container port, one per port-less container.
 
+use arcstr::ArcStr;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use super::meta::{NODE, POD, add_labels_and_annotations, add_namespace_metadata, bool_str};
 use super::{TargetContext, join_host_port};
@@ -50,7 +50,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
                 {
                     b.add(
                         "__meta_kubernetes_pod_container_id",
-                        Arc::clone(&status.container_id),
+                        ArcStr::clone(&status.container_id),
                     );
                 }
                 add_container_labels(&mut b, c, port, init);
@@ -111,28 +111,34 @@ pub(super) fn add_pod_common_labels(b: &mut LabelsBuilder, pod: &Pod, ctx: &Targ
             add_labels_and_annotations(b, &NODE, &node.metadata);
         }
     }
-    b.add("__meta_kubernetes_pod_name", Arc::clone(&meta.name));
-    b.add("__meta_kubernetes_pod_ip", Arc::clone(&status.pod_ip));
+    b.add("__meta_kubernetes_pod_name", ArcStr::clone(&meta.name));
+    b.add("__meta_kubernetes_pod_ip", ArcStr::clone(&status.pod_ip));
     b.add("__meta_kubernetes_pod_ready", ready_status(pod));
-    b.add("__meta_kubernetes_pod_phase", Arc::clone(&status.phase));
+    b.add("__meta_kubernetes_pod_phase", ArcStr::clone(&status.phase));
     b.add(
         "__meta_kubernetes_pod_node_name",
-        Arc::clone(&spec.node_name),
+        ArcStr::clone(&spec.node_name),
     );
-    b.add("__meta_kubernetes_pod_host_ip", Arc::clone(&status.host_ip));
-    b.add("__meta_kubernetes_pod_uid", Arc::clone(&meta.uid));
-    b.add("__meta_kubernetes_namespace", Arc::clone(&meta.namespace));
+    b.add(
+        "__meta_kubernetes_pod_host_ip",
+        ArcStr::clone(&status.host_ip),
+    );
+    b.add("__meta_kubernetes_pod_uid", ArcStr::clone(&meta.uid));
+    b.add(
+        "__meta_kubernetes_namespace",
+        ArcStr::clone(&meta.namespace),
+    );
     if let Some(owner) = meta.owner_references.iter().find(|o| o.controller) {
         if !owner.kind.is_empty() {
             b.add(
                 "__meta_kubernetes_pod_controller_kind",
-                Arc::clone(&owner.kind),
+                ArcStr::clone(&owner.kind),
             );
         }
         if !owner.name.is_empty() {
             b.add(
                 "__meta_kubernetes_pod_controller_name",
-                Arc::clone(&owner.name),
+                ArcStr::clone(&owner.name),
             );
         }
     }
@@ -147,16 +153,19 @@ pub(super) fn add_container_labels(
     port: Option<&ContainerPort>,
     init: bool,
 ) {
-    b.add("__meta_kubernetes_pod_container_name", Arc::clone(&c.name));
+    b.add(
+        "__meta_kubernetes_pod_container_name",
+        ArcStr::clone(&c.name),
+    );
     b.add(
         "__meta_kubernetes_pod_container_image",
-        Arc::clone(&c.image),
+        ArcStr::clone(&c.image),
     );
     b.add("__meta_kubernetes_pod_container_init", bool_str(init));
     if let Some(p) = port {
         b.add(
             "__meta_kubernetes_pod_container_port_name",
-            Arc::clone(&p.name),
+            ArcStr::clone(&p.name),
         );
         b.add(
             "__meta_kubernetes_pod_container_port_number",
@@ -164,13 +173,13 @@ pub(super) fn add_container_labels(
         );
         b.add(
             "__meta_kubernetes_pod_container_port_protocol",
-            Arc::clone(&p.protocol),
+            ArcStr::clone(&p.protocol),
         );
     }
 }
 
 /// `true`/`false` from the `Ready` condition, lower-cased; `unknown` without one.
-fn ready_status(pod: &Pod) -> Arc<str> {
+fn ready_status(pod: &Pod) -> ArcStr {
     match pod.status.conditions.iter().find(|c| &*c.kind == "Ready") {
         // The usual two are shared strings; anything else is lower-cased as it comes.
         Some(c) if &*c.status == "True" => super::meta::true_str(),

@@ -1,6 +1,6 @@
 //! Role `service`: one target per service port, at `<name>.<namespace>.svc:<port>`.
 
-use std::sync::Arc;
+use arcstr::ArcStr;
 
 use super::meta::{SERVICE, add_labels_and_annotations, add_namespace_metadata};
 use super::{TargetContext, join_host_port};
@@ -21,7 +21,7 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
             b.add("__address__", join_host_port(&host, port.port));
             b.add(
                 "__meta_kubernetes_service_port_name",
-                Arc::clone(&port.name),
+                ArcStr::clone(&port.name),
             );
             b.add(
                 "__meta_kubernetes_service_port_number",
@@ -29,7 +29,7 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
             );
             b.add(
                 "__meta_kubernetes_service_port_protocol",
-                Arc::clone(&port.protocol),
+                ArcStr::clone(&port.protocol),
             );
             common.merged(b)
         })
@@ -44,22 +44,25 @@ pub(super) fn add_service_common_labels(
 ) {
     b.add(
         "__meta_kubernetes_namespace",
-        Arc::clone(&svc.metadata.namespace),
+        ArcStr::clone(&svc.metadata.namespace),
     );
     b.add(
         "__meta_kubernetes_service_name",
-        Arc::clone(&svc.metadata.name),
+        ArcStr::clone(&svc.metadata.name),
     );
-    b.add("__meta_kubernetes_service_type", Arc::clone(&svc.spec.kind));
+    b.add(
+        "__meta_kubernetes_service_type",
+        ArcStr::clone(&svc.spec.kind),
+    );
     if &*svc.spec.kind == "ExternalName" {
         b.add(
             "__meta_kubernetes_service_external_name",
-            Arc::clone(&svc.spec.external_name),
+            ArcStr::clone(&svc.spec.external_name),
         );
     } else {
         b.add(
             "__meta_kubernetes_service_cluster_ip",
-            Arc::clone(&svc.spec.cluster_ip),
+            ArcStr::clone(&svc.spec.cluster_ip),
         );
     }
     add_labels_and_annotations(b, &SERVICE, &svc.metadata);

@@ -1,7 +1,7 @@
 //! Watch events: one JSON object per line, `{"type": ..., "object": ...}`.
 
+use arcstr::ArcStr;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -24,7 +24,7 @@ pub enum WatchEvent {
     /// Progress notice: every event up to `resource_version` has been sent.
     Bookmark {
         /// The resourceVersion to resume from.
-        resource_version: Arc<str>,
+        resource_version: ArcStr,
     },
     /// The server ended the watch with an error, typically 410 Gone.
     Error(Status),
@@ -32,7 +32,7 @@ pub enum WatchEvent {
 
 impl WatchEvent {
     /// The resourceVersion the event advances the watch to, if it carries one.
-    pub fn resource_version(&self) -> Option<&Arc<str>> {
+    pub fn resource_version(&self) -> Option<&ArcStr> {
         match self {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
                 Some(o.resource_version())
@@ -117,7 +117,7 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
 }
 
 /// Decodes the object of a `BOOKMARK` event and returns its resourceVersion.
-pub fn decode_bookmark(json: &[u8]) -> Result<Arc<str>, serde_json::Error> {
+pub fn decode_bookmark(json: &[u8]) -> Result<ArcStr, serde_json::Error> {
     Ok(serde_json::from_slice::<BookmarkObject>(json)?
         .metadata
         .resource_version)
@@ -136,7 +136,7 @@ struct BookmarkMeta {
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    resource_version: Arc<str>,
+    resource_version: ArcStr,
 }
 
 // Short-lived on the stack while one event is decoded; boxing would add an allocation
@@ -144,7 +144,7 @@ struct BookmarkMeta {
 #[allow(clippy::large_enum_variant)]
 enum Decoded {
     Object(Object),
-    Bookmark(Arc<str>),
+    Bookmark(ArcStr),
     Status(Status),
 }
 

@@ -1,7 +1,7 @@
 //! List bodies: `{"metadata": {"resourceVersion", "continue"}, "items": [...]}`.
 
+use arcstr::ArcStr;
 use std::fmt;
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -17,7 +17,7 @@ pub struct ListPage {
     /// The objects of the page.
     pub items: Vec<Object>,
     /// `metadata.resourceVersion`: where the following WATCH starts.
-    pub resource_version: Arc<str>,
+    pub resource_version: ArcStr,
     /// `metadata.continue`: present when more pages follow.
     pub continue_token: Option<String>,
 }
@@ -29,7 +29,7 @@ struct ListMeta {
         default = "empty_str",
         deserialize_with = "nullable_str"
     )]
-    resource_version: Arc<str>,
+    resource_version: ArcStr,
     #[serde(rename = "continue", default)]
     continue_token: Option<String>,
 }

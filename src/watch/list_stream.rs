@@ -8,6 +8,7 @@
 //! overlaps the transfer. Items are decoded leniently, as [`super::decode_list_lenient`]
 //! does: a bad item is skipped and reported, a broken envelope is an error.
 
+use arcstr::ArcStr;
 use serde::de::Error as _;
 
 use super::ListPage;
@@ -267,7 +268,7 @@ impl ListStream {
                 default = "empty_str",
                 deserialize_with = "crate::model::json::nullable_str"
             )]
-            resource_version: std::sync::Arc<str>,
+            resource_version: ArcStr,
             #[serde(rename = "continue", default)]
             continue_token: Option<String>,
         }
