@@ -3,7 +3,8 @@
 use arcstr::ArcStr;
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
+
+use triomphe::ThinArc;
 
 /// One label of a target: a name and a value, both shared strings.
 ///
@@ -35,17 +36,45 @@ impl fmt::Debug for Label {
 /// the merged sequence, whatever the split.
 #[derive(Clone)]
 pub struct Labels {
-    base: Arc<[Label]>,
-    own: Arc<[Label]>,
+    base: Part,
+    own: Part,
     /// Labels of the merged set.
-    len: usize,
+    len: u32,
 }
 
-fn empty_labels() -> Arc<[Label]> {
-    thread_local! {
-        static EMPTY: Arc<[Label]> = Arc::from(Vec::new());
+/// One sorted part of a [`Labels`]: a shared slice behind a one-pointer handle (the
+/// length lives in the allocation), so that a label set is 24 bytes, not 40. The
+/// group's cache, every subscriber and every snapshot hold one per target.
+#[derive(Clone)]
+struct Part(ThinArc<(), Label>);
+
+impl Part {
+    fn new(labels: Vec<Label>) -> Part {
+        if labels.is_empty() {
+            return Part::empty();
+        }
+        Part(ThinArc::from_header_and_iter((), labels.into_iter()))
     }
-    EMPTY.with(Arc::clone)
+
+    /// The shared empty part (one per thread): most label sets built flat have no own
+    /// labels.
+    fn empty() -> Part {
+        thread_local! {
+            static EMPTY: Part = Part(ThinArc::from_header_and_iter((), std::iter::empty()));
+        }
+        EMPTY.with(Part::clone)
+    }
+
+    fn ptr_eq(&self, other: &Part) -> bool {
+        std::ptr::eq(self.0.ptr(), other.0.ptr())
+    }
+}
+
+impl std::ops::Deref for Part {
+    type Target = [Label];
+    fn deref(&self) -> &[Label] {
+        &self.0.slice
+    }
 }
 
 impl Default for Labels {
@@ -79,7 +108,7 @@ impl Ord for Labels {
 
 impl std::hash::Hash for Labels {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_usize(self.len);
+        state.write_usize(self.len as usize);
         for l in self.iter() {
             l.hash(state);
         }
@@ -89,9 +118,9 @@ impl std::hash::Hash for Labels {
 impl Labels {
     fn from_sorted(labels: Vec<Label>) -> Labels {
         Labels {
-            len: labels.len(),
-            base: labels.into(),
-            own: empty_labels(),
+            len: labels.len() as u32,
+            base: Part::new(labels),
+            own: Part::empty(),
         }
     }
 
@@ -119,13 +148,13 @@ impl Labels {
         Iter {
             base: &self.base,
             own: &self.own,
-            left: self.len,
+            left: self.len as usize,
         }
     }
 
     /// How many labels there are.
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     /// True when there are none.
@@ -140,7 +169,7 @@ impl Labels {
 
     /// True when both are the same shared label set (a cheap test before comparing).
     pub fn ptr_eq(&self, other: &Labels) -> bool {
-        Arc::ptr_eq(&self.base, &other.base) && Arc::ptr_eq(&self.own, &other.own)
+        self.base.ptr_eq(&other.base) && self.own.ptr_eq(&other.own)
     }
 
     /// This set with `overrides` laid over it: a name in both takes the override's value.
@@ -158,22 +187,17 @@ impl Labels {
     }
 
     fn merged_sorted(&self, own: Vec<Label>) -> Labels {
-        let own = if own.is_empty() {
-            empty_labels()
-        } else {
-            own.into()
-        };
-        self.merged_shared(own)
+        self.merged_shared(Part::new(own))
     }
 
-    fn merged_shared(&self, own: Arc<[Label]>) -> Labels {
+    fn merged_shared(&self, own: Part) -> Labels {
         let shadowed = own
             .iter()
             .filter(|o| self.base.binary_search_by(|b| b.name.cmp(&o.name)).is_ok())
             .count();
         Labels {
-            base: Arc::clone(&self.base),
-            len: self.base.len() + own.len() - shadowed,
+            base: self.base.clone(),
+            len: (self.base.len() + own.len() - shadowed) as u32,
             own,
         }
     }
@@ -184,9 +208,9 @@ impl Labels {
     pub fn rebased(&self, base: &Labels) -> Labels {
         if !base.own.is_empty() {
             let flat = Labels::from_sorted(base.iter().cloned().collect());
-            return flat.merged_shared(Arc::clone(&self.own));
+            return flat.merged_shared(self.own.clone());
         }
-        base.merged_shared(Arc::clone(&self.own))
+        base.merged_shared(self.own.clone())
     }
 
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same
