@@ -70,10 +70,24 @@ pub struct StopWatcher;
 /// The targets of one object, shared by the group's cache and every subscriber.
 pub type ObjectTargets = Arc<[Labels]>;
 
+/// Where a cached object sits in its role's table, as subscribers know it: a small
+/// number the group's cache gives the object when it enters, keeps while it is updated,
+/// and gives to another object after it is deleted (so the numbers stay dense).
+///
+/// Subscribers keep their values in a vector indexed by it. Keyed by namespace and
+/// name in a hash map, every subscriber paid two cache misses (control bytes, bucket)
+/// per change: with 100 subscribers that look-up was the engine's largest fanout cost
+/// (BENCHMARKS.md). A reused slot is safe because changes reach a subscriber in order,
+/// and a coalesced batch keeps only the latest change per slot: the slot's state now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectSlot(pub u32);
+
 /// One object's new targets (`None`: the object is gone, so are its targets).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetChange {
-    /// The object.
+    /// The object's slot, where subscribers keep its values.
+    pub slot: ObjectSlot,
+    /// The object's namespace and name (the order of a subscriber's snapshot).
     pub key: ObjectKey,
     /// Its targets now.
     pub targets: Option<ObjectTargets>,
@@ -96,8 +110,8 @@ pub struct TargetsChanged {
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsReplaced {
-    /// Every object's targets.
-    pub targets: Arc<[(ObjectKey, ObjectTargets)]>,
+    /// Every object with targets, each change carrying `Some`.
+    pub targets: Arc<[TargetChange]>,
     /// True once every URL the role needs has been listed.
     pub synced: bool,
 }

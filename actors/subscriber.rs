@@ -15,7 +15,7 @@ use actix::prelude::*;
 use tokio::sync::oneshot;
 
 use crate::actors::messages::{
-    SubscriberDrained, SubscriberId, TargetsChanged, TargetsReplaced, TargetsUpdated,
+    SubscriberDrained, SubscriberId, TargetChange, TargetsChanged, TargetsReplaced, TargetsUpdated,
 };
 use crate::labels::Labels;
 use crate::metrics::METRICS;
@@ -33,7 +33,10 @@ pub type Constructor<T> = Arc<dyn Fn(&Labels) -> Option<T> + Send + Sync>;
 pub struct Subscriber<T: TargetValue> {
     id: SubscriberId,
     constructor: Constructor<T>,
-    by_object: foldhash::HashMap<ObjectKey, Vec<T>>,
+    /// Each object's key (for the snapshot's order) and values, at its slot
+    /// ([`crate::actors::messages::ObjectSlot`]); `None` where no object with
+    /// targets is.
+    by_slot: Vec<Option<(ObjectKey, Vec<T>)>>,
     /// The last snapshot handed out; `None` after a change, rebuilt on demand.
     snapshot: Option<Arc<Vec<T>>>,
     synced: bool,
@@ -58,7 +61,7 @@ impl<T: TargetValue> Subscriber<T> {
         Subscriber {
             id,
             constructor,
-            by_object: foldhash::HashMap::default(),
+            by_slot: Vec::new(),
             snapshot: None,
             synced: false,
             sync_waiters: Vec::new(),
@@ -78,22 +81,39 @@ impl<T: TargetValue> Subscriber<T> {
         values
     }
 
-    /// The object at `key` now has `targets`: its values are rebuilt in the vector it
-    /// already has (a changed object, the usual case: no allocation, no key copied).
-    fn update(&mut self, key: &ObjectKey, targets: &[Labels]) {
+    /// Applies one object's change to its slot. A changed object's values are rebuilt
+    /// in the vector it already has (the usual case: no allocation, no key copied).
+    fn update(&mut self, change: &TargetChange) {
+        let slot = change.slot.0 as usize;
+        if slot >= self.by_slot.len() {
+            if change.targets.is_none() {
+                return;
+            }
+            self.by_slot.resize_with(slot + 1, || None);
+        }
+        let Some(targets) = change.targets.as_deref() else {
+            self.by_slot[slot] = None;
+            return;
+        };
         let constructor = &self.constructor;
-        match self.by_object.get_mut(key) {
-            Some(values) => {
+        match &mut self.by_slot[slot] {
+            Some((key, values)) => {
+                // The same object changed, or (its deletion coalesced away) another took
+                // its slot. The group sends an object's key as the same shared strings
+                // every time, so pointers tell, without reading the strings.
+                if !key.same_strings(&change.key) {
+                    *key = change.key.clone();
+                }
                 values.clear();
                 values.extend(targets.iter().filter_map(|l| constructor(l)));
                 if values.is_empty() {
-                    self.by_object.remove(key);
+                    self.by_slot[slot] = None;
                 }
             }
             None => {
                 let values = self.construct(targets);
                 if !values.is_empty() {
-                    self.by_object.insert(key.clone(), values);
+                    self.by_slot[slot] = Some((change.key.clone(), values));
                 }
             }
         }
@@ -149,12 +169,7 @@ impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
 
     fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
         for change in msg.changes.iter() {
-            match change.targets.as_deref() {
-                Some(targets) => self.update(&change.key, targets),
-                None => {
-                    self.by_object.remove(&change.key);
-                }
-            }
+            self.update(change);
         }
         if !msg.changes.is_empty() || (msg.synced && !self.synced) {
             self.changed(msg.synced);
@@ -167,9 +182,9 @@ impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
     type Result = ();
 
     fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
-        self.by_object.clear();
-        for (key, targets) in msg.targets.iter() {
-            self.update(key, targets);
+        self.by_slot.clear();
+        for change in msg.targets.iter() {
+            self.update(change);
         }
         self.changed(msg.synced);
         self.batch_done();
@@ -191,11 +206,12 @@ impl<T: TargetValue> Handler<GetTargets<T>> for Subscriber<T> {
             Some(s) => Arc::clone(s),
             None => {
                 // Deterministic order: by object, then as the object listed them.
-                let mut keys: Vec<&ObjectKey> = self.by_object.keys().collect();
-                keys.sort();
-                let all: Vec<T> = keys
+                let mut objects: Vec<&(ObjectKey, Vec<T>)> =
+                    self.by_slot.iter().flatten().collect();
+                objects.sort_by(|a, b| a.0.cmp(&b.0));
+                let all: Vec<T> = objects
                     .into_iter()
-                    .flat_map(|k| self.by_object[k].iter().cloned())
+                    .flat_map(|(_, values)| values.iter().cloned())
                     .collect();
                 let s = Arc::new(all);
                 self.snapshot = Some(Arc::clone(&s));
@@ -262,5 +278,72 @@ impl<T: TargetValue> Handler<StopSubscriber> for Subscriber<T> {
 
     fn handle(&mut self, _: StopSubscriber, ctx: &mut Context<Self>) {
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actors::messages::ObjectSlot;
+    use crate::model::ObjectKey;
+
+    fn change(slot: u32, name: &str, address: Option<&str>) -> TargetChange {
+        TargetChange {
+            slot: ObjectSlot(slot),
+            key: ObjectKey::new(&"ns".into(), &name.into()),
+            targets: address.map(|a| vec![Labels::from_pairs([("__address__", a)])].into()),
+        }
+    }
+
+    async fn apply(sub: &Addr<Subscriber<String>>, changes: Vec<TargetChange>) {
+        sub.send(TargetsChanged {
+            changes: changes.into(),
+            synced: true,
+        })
+        .await
+        .expect("subscriber alive");
+    }
+
+    async fn targets(sub: &Addr<Subscriber<String>>) -> Vec<String> {
+        let targets = sub.send(GetTargets(PhantomData)).await.expect("alive");
+        targets.to_vec()
+    }
+
+    #[actix_rt::test]
+    async fn changes_apply_by_slot_in_any_order_and_slots_are_reused() {
+        let constructor: Constructor<String> =
+            Arc::new(|l: &Labels| l.get("__address__").map(str::to_string));
+        let sub = Subscriber::new(
+            SubscriberId(1),
+            constructor,
+            Arc::new(AtomicUsize::new(usize::MAX / 2)),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .start();
+        apply(
+            &sub,
+            vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
+        )
+        .await;
+        // A coalesced batch has no order: "a" re-created in slot 2 may come before the
+        // removal of the old "a" in slot 0, and must survive it.
+        apply(
+            &sub,
+            vec![change(2, "a", Some("a:2")), change(0, "a", None)],
+        )
+        .await;
+        assert_eq!(targets(&sub).await, ["a:2", "b:1"]);
+        // "b" was deleted and "c" took its slot; the deletion was coalesced away, so
+        // the slot's latest change is all that arrives. The snapshot orders by the new
+        // key ("ns/0" sorts first).
+        apply(&sub, vec![change(1, "0", Some("0:1"))]).await;
+        assert_eq!(targets(&sub).await, ["0:1", "a:2"]);
+        // An update in place, and a removal of a slot never filled.
+        apply(
+            &sub,
+            vec![change(2, "a", Some("a:3")), change(9, "x", None)],
+        )
+        .await;
+        assert_eq!(targets(&sub).await, ["0:1", "a:3"]);
     }
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use actix::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kubesd::actors::group::cache::{GroupCache, Upserted};
-use kubesd::actors::messages::{TargetChange, TargetsChanged, UrlId};
+use kubesd::actors::messages::{ObjectSlot, TargetChange, TargetsChanged, UrlId};
 use kubesd::actors::subscriber::{Constructor, Subscriber};
 use kubesd::model::{Object, Role};
 use kubesd::targets::{AttachMetadata, EmptyCache, TargetContext, target_labels};
@@ -132,8 +132,11 @@ fn subscriber_apply(c: &mut Criterion) {
     let batches: Vec<Arc<[TargetChange]>> = versions
         .iter()
         .map(|v| {
+            // Pod i is the same object in both versions: it keeps its slot.
             v.iter()
-                .map(|o| TargetChange {
+                .enumerate()
+                .map(|(i, o)| TargetChange {
+                    slot: ObjectSlot(i as u32),
                     key: o.key(),
                     targets: Some(target_labels(o, &ctx).into()),
                 })

@@ -11,8 +11,8 @@ use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
 use crate::actors::messages::{
-    Delta, FlushDirty, FlushReport, FlusherMembership, ObjectTargets, StopWatcher, Subscribe,
-    SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberDrained,
+    SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
@@ -191,7 +191,11 @@ impl GroupWatcher {
             && subscribed
             && entry.targets.is_some_and(|t| !t.is_empty())
         {
-            changes.push(TargetChange { key, targets: None });
+            changes.push(TargetChange {
+                slot: entry.slot,
+                key,
+                targets: None,
+            });
         }
     }
 
@@ -253,7 +257,7 @@ impl GroupWatcher {
         newly
     }
 
-    fn snapshot(&mut self, role: Role) -> Arc<[(ObjectKey, ObjectTargets)]> {
+    fn snapshot(&mut self, role: Role) -> Arc<[TargetChange]> {
         let missing: Vec<ObjectKey> = self
             .cache
             .entries(role)
@@ -267,7 +271,11 @@ impl GroupWatcher {
             .entries(role)
             .filter_map(|e| {
                 let targets = e.targets.as_ref()?;
-                (!targets.is_empty()).then(|| (e.object.key(), Arc::clone(targets)))
+                (!targets.is_empty()).then(|| TargetChange {
+                    slot: e.slot,
+                    key: e.key.clone(),
+                    targets: Some(Arc::clone(targets)),
+                })
             })
             .collect()
     }
@@ -406,7 +414,7 @@ impl Handler<RegisterPending> for GroupWatcher {
     fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
         self.registration_scheduled = false;
         let pending = std::mem::take(&mut self.pending);
-        let mut snapshots: HashMap<Role, Arc<[(ObjectKey, ObjectTargets)]>> = HashMap::new();
+        let mut snapshots: HashMap<Role, Arc<[TargetChange]>> = HashMap::new();
         for (role, link) in pending {
             let snapshot = match snapshots.get(&role) {
                 Some(s) => Arc::clone(s),

@@ -60,12 +60,13 @@ impl Handler<TargetsChanged> for Recorder {
 impl Handler<TargetsReplaced> for Recorder {
     type Result = ();
     fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) {
-        let mut keys: Vec<String> = m.targets.iter().map(|(k, _)| k.to_string()).collect();
+        let mut keys: Vec<String> = m.targets.iter().map(|c| c.key.to_string()).collect();
         keys.sort();
         let mut values: Vec<String> = m
             .targets
             .iter()
-            .map(|(k, t)| {
+            .map(|c| {
+                let (k, t) = (&c.key, c.targets.as_deref().unwrap_or_default());
                 let v = t
                     .first()
                     .and_then(|l| l.get("__meta_kubernetes_pod_label_v"));
@@ -597,5 +598,57 @@ async fn a_stuck_subscriber_is_coalesced_not_queued_and_others_are_not_held_up()
     assert!(
         matches!(&got[..], [Got::Changed(c, true)] if *c == [("ns/a".to_string(), 2)]),
         "{got:?}"
+    );
+}
+
+#[actix_rt::test]
+async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused() {
+    // Subscribers keep values by slot, and a deleted object's slot goes to the next new
+    // object: coalescing must keep the latest change per slot (the slot's state). Kept
+    // per name, this sequence left the old "a" in slot 0 and could apply b's removal
+    // over the new "a" in slot 1.
+    let h = start(1);
+    let slow = subscribe(&h, 1, Role::Pod, true).await;
+    feed(
+        &h,
+        relisted(
+            0,
+            vec![pod("a", "10.0.0.1", "0"), pod("b", "10.0.0.2", "0")],
+        ),
+    )
+    .await;
+    settle().await;
+    assert_eq!(slow.take().len(), 1, "the replacement fills its window");
+    // "a" (slot 0) and "b" (slot 1) leave; "a" comes back and gets slot 1.
+    feed(
+        &h,
+        deltas(0, vec![Delta::Delete(pod("a", "10.0.0.1", "0"))]),
+    )
+    .await;
+    feed(
+        &h,
+        deltas(0, vec![Delta::Delete(pod("b", "10.0.0.2", "0"))]),
+    )
+    .await;
+    feed(
+        &h,
+        deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.3", "1"))]),
+    )
+    .await;
+    settle().await;
+    assert!(slow.take().is_empty(), "all three were coalesced");
+    slow.in_flight.store(0, SeqCst);
+    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
+    settle().await;
+    let got = slow.take();
+    let [Got::Changed(changes, _)] = &got[..] else {
+        panic!("one coalesced batch: {got:?}");
+    };
+    let mut changes = changes.clone();
+    changes.sort();
+    assert_eq!(
+        changes,
+        [("ns/a".to_string(), 0), ("ns/a".to_string(), 2)],
+        "slot 0 emptied (the old a), slot 1 holds the new a"
     );
 }

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::actors::messages::{ObjectTargets, TargetChange, UrlId};
+use crate::actors::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::METRICS;
 use crate::model::{Namespace, Node, Object, ObjectKey, Pod, Role, Service};
 use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels_after};
@@ -26,6 +26,11 @@ pub type DepKey = (Role, ObjectKey);
 /// One cached object.
 #[derive(Debug)]
 pub struct Entry {
+    /// Its slot for subscribers, kept across updates.
+    pub slot: ObjectSlot,
+    /// Its namespace and name as first cached: the same shared strings in every change
+    /// of the object, so a subscriber tells "same object" by pointer.
+    pub key: ObjectKey,
     /// The object.
     pub object: Arc<Object>,
     /// The URL watcher it came from.
@@ -42,6 +47,10 @@ pub struct Entry {
 struct RoleCache {
     by_namespace: HashMap<ArcStr, HashMap<ArcStr, Entry>>,
     len: usize,
+    /// Slots of deleted objects, given to the next new ones.
+    free_slots: Vec<u32>,
+    /// The next never-used slot.
+    next_slot: u32,
 }
 
 impl RoleCache {
@@ -51,6 +60,14 @@ impl RoleCache {
     fn get_mut(&mut self, namespace: &str, name: &str) -> Option<&mut Entry> {
         self.by_namespace.get_mut(namespace)?.get_mut(name)
     }
+    /// A slot for a new object: a deleted object's, or a new one.
+    fn allocate_slot(&mut self) -> ObjectSlot {
+        ObjectSlot(self.free_slots.pop().unwrap_or_else(|| {
+            self.next_slot += 1;
+            self.next_slot - 1
+        }))
+    }
+
     fn insert(&mut self, key: &ObjectKey, entry: Entry) -> Option<Entry> {
         let old = self
             .by_namespace
@@ -68,8 +85,9 @@ impl RoleCache {
         if names.is_empty() {
             self.by_namespace.remove(namespace);
         }
-        if old.is_some() {
+        if let Some(entry) = &old {
             self.len -= 1;
+            self.free_slots.push(entry.slot.0);
         }
         old
     }
@@ -173,9 +191,12 @@ impl GroupCache {
             self.mark_dependents_dirty(&(role, key));
             return (Upserted::Replaced, Some(previous));
         }
+        let slot = rc.allocate_slot();
         rc.insert(
             &key,
             Entry {
+                slot,
+                key: key.clone(),
                 object: Arc::new(object),
                 url,
                 targets: None,
@@ -229,7 +250,7 @@ impl GroupCache {
         previous: Option<&Replaced>,
     ) -> Option<TargetChange> {
         let entry = self.get(role, &key.namespace, &key.name)?;
-        let object = Arc::clone(&entry.object);
+        let (slot, stored_key, object) = (entry.slot, entry.key.clone(), Arc::clone(&entry.object));
         let old_targets = match previous {
             Some(p) => p.targets.clone(),
             None => entry.targets.clone(),
@@ -268,7 +289,8 @@ impl GroupCache {
             }
         }
         changed.then(|| TargetChange {
-            key: key.clone(),
+            slot,
+            key: stored_key,
             targets: Some(targets),
         })
     }

@@ -13,17 +13,16 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;
 
 use crate::actors::messages::{
-    ObjectTargets, SubscriberLink, TargetChange, TargetsChanged, TargetsReplaced,
+    ObjectSlot, SubscriberLink, TargetChange, TargetsChanged, TargetsReplaced,
 };
 use crate::metrics::{METRICS, inc};
-use crate::model::ObjectKey;
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
     /// How to reach it.
     pub link: SubscriberLink,
     /// Changes kept back while it lags (latest per object).
-    coalesced: Option<HashMap<ObjectKey, Option<ObjectTargets>>>,
+    coalesced: Option<HashMap<ObjectSlot, TargetChange>>,
 }
 
 impl SubscriberSlot {
@@ -36,7 +35,7 @@ impl SubscriberSlot {
     }
 
     /// Sends the full set of targets, replacing what the subscriber had.
-    pub fn replace(&mut self, targets: Arc<[(ObjectKey, ObjectTargets)]>, synced: bool) {
+    pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.coalesced = None;
         self.link.lagging.store(false, SeqCst);
         self.link.in_flight.fetch_add(1, SeqCst);
@@ -75,10 +74,7 @@ impl SubscriberSlot {
         }
         if let Some(map) = self.coalesced.take() {
             self.link.lagging.store(false, SeqCst);
-            let batch: Arc<[TargetChange]> = map
-                .into_iter()
-                .map(|(key, targets)| TargetChange { key, targets })
-                .collect();
+            let batch: Arc<[TargetChange]> = map.into_values().collect();
             self.send(batch, synced);
         }
     }
@@ -93,8 +89,11 @@ impl SubscriberSlot {
     }
 }
 
-fn merge(map: &mut HashMap<ObjectKey, Option<ObjectTargets>>, batch: &[TargetChange]) {
+/// Keeps the latest change of each slot: what the subscriber must hold there now. By
+/// slot, not by name: a deleted object and its re-created namesake may sit in two
+/// slots, and the subscriber must hear about both.
+fn merge(map: &mut HashMap<ObjectSlot, TargetChange>, batch: &[TargetChange]) {
     for change in batch {
-        map.insert(change.key.clone(), change.targets.clone());
+        map.insert(change.slot, change.clone());
     }
 }

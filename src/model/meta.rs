@@ -81,6 +81,12 @@ pub struct ObjectKey {
 }
 
 impl ObjectKey {
+    /// True when both keys hold the very same shared strings (so they are equal; equal
+    /// keys built apart are not the same strings).
+    pub fn same_strings(&self, other: &ObjectKey) -> bool {
+        ArcStr::ptr_eq(&self.namespace, &other.namespace) && ArcStr::ptr_eq(&self.name, &other.name)
+    }
+
     /// A key from its parts.
     pub fn new(namespace: &ArcStr, name: &ArcStr) -> Self {
         ObjectKey {
