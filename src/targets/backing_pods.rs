@@ -113,7 +113,7 @@ impl<'a> BackingPods<'a> {
                     });
                     let mut own = LabelsBuilder::new();
                     own.add(
-                        "__address__",
+                        arcstr::literal!("__address__"),
                         join_host_port(&pod.status.pod_ip, cp.container_port),
                     );
                     add_container_labels(&mut own, c, Some(cp), init);

@@ -70,12 +70,15 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
     }
     pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
         b.add(
-            "__meta_kubernetes_endpoints_name",
+            arcstr::literal!("__meta_kubernetes_endpoints_name"),
             ArcStr::clone(&meta.name),
         );
-        b.add("__meta_kubernetes_endpoint_address_target_kind", "Pod");
         b.add(
-            "__meta_kubernetes_endpoint_address_target_name",
+            arcstr::literal!("__meta_kubernetes_endpoint_address_target_kind"),
+            "Pod",
+        );
+        b.add(
+            arcstr::literal!("__meta_kubernetes_endpoint_address_target_name"),
             ArcStr::clone(&pod.metadata.name),
         );
         if let Some(svc) = svc {
@@ -93,43 +96,49 @@ fn endpoint_labels(
     ready: bool,
 ) -> LabelsBuilder {
     let mut b = LabelsBuilder::new();
-    b.add("__address__", join_host_port(&addr.ip, port.port));
     b.add(
-        "__meta_kubernetes_namespace",
+        arcstr::literal!("__address__"),
+        join_host_port(&addr.ip, port.port),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_namespace"),
         ArcStr::clone(&eps.metadata.namespace),
     );
     b.add(
-        "__meta_kubernetes_endpoints_name",
+        arcstr::literal!("__meta_kubernetes_endpoints_name"),
         ArcStr::clone(&eps.metadata.name),
     );
-    b.add("__meta_kubernetes_endpoint_ready", bool_str(ready));
     b.add(
-        "__meta_kubernetes_endpoint_port_name",
+        arcstr::literal!("__meta_kubernetes_endpoint_ready"),
+        bool_str(ready),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_endpoint_port_name"),
         ArcStr::clone(&port.name),
     );
     b.add(
-        "__meta_kubernetes_endpoint_port_protocol",
+        arcstr::literal!("__meta_kubernetes_endpoint_port_protocol"),
         ArcStr::clone(&port.protocol),
     );
     if !addr.target_ref.kind.is_empty() {
         b.add(
-            "__meta_kubernetes_endpoint_address_target_kind",
+            arcstr::literal!("__meta_kubernetes_endpoint_address_target_kind"),
             ArcStr::clone(&addr.target_ref.kind),
         );
         b.add(
-            "__meta_kubernetes_endpoint_address_target_name",
+            arcstr::literal!("__meta_kubernetes_endpoint_address_target_name"),
             ArcStr::clone(&addr.target_ref.name),
         );
     }
     if !addr.node_name.is_empty() {
         b.add(
-            "__meta_kubernetes_endpoint_node_name",
+            arcstr::literal!("__meta_kubernetes_endpoint_node_name"),
             ArcStr::clone(&addr.node_name),
         );
     }
     if !addr.hostname.is_empty() {
         b.add(
-            "__meta_kubernetes_endpoint_hostname",
+            arcstr::literal!("__meta_kubernetes_endpoint_hostname"),
             ArcStr::clone(&addr.hostname),
         );
     }

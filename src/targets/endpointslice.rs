@@ -45,16 +45,19 @@ pub(super) fn endpointslice_targets(eps: &EndpointSlice, ctx: &TargetContext<'_>
     }
     pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
         b.add(
-            "__meta_kubernetes_endpointslice_name",
+            arcstr::literal!("__meta_kubernetes_endpointslice_name"),
             ArcStr::clone(&meta.name),
         );
         b.add(
-            "__meta_kubernetes_endpointslice_address_type",
+            arcstr::literal!("__meta_kubernetes_endpointslice_address_type"),
             ArcStr::clone(&eps.address_type),
         );
-        b.add("__meta_kubernetes_endpointslice_address_target_kind", "Pod");
         b.add(
-            "__meta_kubernetes_endpointslice_address_target_name",
+            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_kind"),
+            "Pod",
+        );
+        b.add(
+            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_name"),
             ArcStr::clone(&pod.metadata.name),
         );
         if let Some(svc) = svc {
@@ -72,68 +75,71 @@ fn endpoint_labels(
     port: &EndpointPort,
 ) -> LabelsBuilder {
     let mut b = LabelsBuilder::new();
-    b.add("__address__", join_host_port(address, port.port));
     b.add(
-        "__meta_kubernetes_namespace",
+        arcstr::literal!("__address__"),
+        join_host_port(address, port.port),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_namespace"),
         ArcStr::clone(&eps.metadata.namespace),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_name",
+        arcstr::literal!("__meta_kubernetes_endpointslice_name"),
         ArcStr::clone(&eps.metadata.name),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_address_type",
+        arcstr::literal!("__meta_kubernetes_endpointslice_address_type"),
         ArcStr::clone(&eps.address_type),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_endpoint_conditions_ready",
+        arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_conditions_ready"),
         bool_str(ep.conditions.ready),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_endpoint_conditions_serving",
+        arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_conditions_serving"),
         bool_str(ep.conditions.serving),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_endpoint_conditions_terminating",
+        arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_conditions_terminating"),
         bool_str(ep.conditions.terminating),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_port_name",
+        arcstr::literal!("__meta_kubernetes_endpointslice_port_name"),
         ArcStr::clone(&port.name),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_port",
+        arcstr::literal!("__meta_kubernetes_endpointslice_port"),
         crate::labels::port_string(port.port),
     );
     b.add(
-        "__meta_kubernetes_endpointslice_port_protocol",
+        arcstr::literal!("__meta_kubernetes_endpointslice_port_protocol"),
         ArcStr::clone(&port.protocol),
     );
     if !port.app_protocol.is_empty() {
         b.add(
-            "__meta_kubernetes_endpointslice_port_app_protocol",
+            arcstr::literal!("__meta_kubernetes_endpointslice_port_app_protocol"),
             ArcStr::clone(&port.app_protocol),
         );
     }
     if !ep.target_ref.kind.is_empty() {
         b.add(
-            "__meta_kubernetes_endpointslice_address_target_kind",
+            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_kind"),
             ArcStr::clone(&ep.target_ref.kind),
         );
         b.add(
-            "__meta_kubernetes_endpointslice_address_target_name",
+            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_name"),
             ArcStr::clone(&ep.target_ref.name),
         );
     }
     if !ep.hostname.is_empty() {
         b.add(
-            "__meta_kubernetes_endpointslice_endpoint_hostname",
+            arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_hostname"),
             ArcStr::clone(&ep.hostname),
         );
     }
     if !ep.node_name.is_empty() {
         b.add(
-            "__meta_kubernetes_endpointslice_endpoint_node_name",
+            arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_node_name"),
             ArcStr::clone(&ep.node_name),
         );
     }

@@ -12,15 +12,15 @@ use crate::model::{Ingress, IngressTls};
 pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Labels> {
     let mut common = LabelsBuilder::new();
     common.add(
-        "__meta_kubernetes_namespace",
+        arcstr::literal!("__meta_kubernetes_namespace"),
         ArcStr::clone(&ing.metadata.namespace),
     );
     common.add(
-        "__meta_kubernetes_ingress_name",
+        arcstr::literal!("__meta_kubernetes_ingress_name"),
         ArcStr::clone(&ing.metadata.name),
     );
     common.add(
-        "__meta_kubernetes_ingress_class_name",
+        arcstr::literal!("__meta_kubernetes_ingress_class_name"),
         ArcStr::clone(&ing.spec.ingress_class_name),
     );
     add_labels_and_annotations(&mut common, &INGRESS, &ing.metadata);
@@ -53,10 +53,13 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
         };
         for path in paths {
             let mut b = LabelsBuilder::new();
-            b.add("__address__", ArcStr::clone(&rule.host));
-            b.add("__meta_kubernetes_ingress_scheme", scheme);
-            b.add("__meta_kubernetes_ingress_host", ArcStr::clone(&rule.host));
-            b.add("__meta_kubernetes_ingress_path", path);
+            b.add(arcstr::literal!("__address__"), ArcStr::clone(&rule.host));
+            b.add(arcstr::literal!("__meta_kubernetes_ingress_scheme"), scheme);
+            b.add(
+                arcstr::literal!("__meta_kubernetes_ingress_host"),
+                ArcStr::clone(&rule.host),
+            );
+            b.add(arcstr::literal!("__meta_kubernetes_ingress_path"), path);
             targets.push(common.merged(b));
         }
     }

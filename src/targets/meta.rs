@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use super::TargetContext;
 use crate::labels::{LabelsBuilder, prefixed_label_name};
-use crate::model::ObjectMeta;
+use crate::model::{ObjectMeta, StringMap};
 
 /// The four label-name prefixes of one kind's labels and annotations.
 pub(super) struct MetaPrefixes {
@@ -35,25 +35,36 @@ prefixes!(NAMESPACE, "namespace");
 
 /// Adds `<prefix>_label_<name>`, `_labelpresent_<name>`, `_annotation_<name>` and
 /// `_annotationpresent_<name>` for every label and annotation of `meta`.
+///
+/// One prefix at a time, the prefixes in name order: the API server sends maps sorted
+/// by key, so the labels usually arrive sorted and the builder need not sort them (see
+/// [`LabelsBuilder::finish`]). A name repeated within a block (two keys that sanitize
+/// alike) keeps its relative order, so the last still wins.
 pub(super) fn add_labels_and_annotations(
     b: &mut LabelsBuilder,
     p: &MetaPrefixes,
     meta: &ObjectMeta,
 ) {
-    let present = true_str();
-    for (k, v) in meta.labels.iter() {
-        b.add(prefixed_label_name(p.label, k), ArcStr::clone(v));
-        b.add(
-            prefixed_label_name(p.label_present, k),
-            ArcStr::clone(&present),
-        );
+    add_annotations(b, p, meta);
+    add_labels(b, p, meta);
+}
+
+/// The `_annotation_` and `_annotationpresent_` half of [`add_labels_and_annotations`].
+pub(super) fn add_annotations(b: &mut LabelsBuilder, p: &MetaPrefixes, meta: &ObjectMeta) {
+    add_map(b, &meta.annotations, p.annotation, p.annotation_present);
+}
+
+/// The `_label_` and `_labelpresent_` half of [`add_labels_and_annotations`].
+pub(super) fn add_labels(b: &mut LabelsBuilder, p: &MetaPrefixes, meta: &ObjectMeta) {
+    add_map(b, &meta.labels, p.label, p.label_present);
+}
+
+fn add_map(b: &mut LabelsBuilder, map: &StringMap, prefix: &'static str, present: &'static str) {
+    for (k, v) in map.iter() {
+        b.add(prefixed_label_name(prefix, k), ArcStr::clone(v));
     }
-    for (k, v) in meta.annotations.iter() {
-        b.add(prefixed_label_name(p.annotation, k), ArcStr::clone(v));
-        b.add(
-            prefixed_label_name(p.annotation_present, k),
-            ArcStr::clone(&present),
-        );
+    for (k, _) in map.iter() {
+        b.add(prefixed_label_name(present, k), true_str());
     }
 }
 

@@ -17,6 +17,7 @@ mod object_cache;
 mod pod;
 mod service;
 
+use arcstr::ArcStr;
 use serde::{Deserialize, Serialize};
 
 pub use object_cache::ObjectCache;
@@ -118,10 +119,18 @@ fn target_labels_fresh(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> 
 }
 
 /// `host:port`, bracketing IPv6 hosts as Go's `net.JoinHostPort` does.
-pub fn join_host_port(host: &str, port: i64) -> String {
+pub fn join_host_port(host: &str, port: i64) -> ArcStr {
+    // Pushed, not `format!`ted: one address per target, and the formatting machinery
+    // cost ~850 instructions, a tenth of a pod's labels (callgrind).
+    let mut address = String::with_capacity(host.len() + 8);
     if host.contains(':') {
-        format!("[{host}]:{port}")
+        address.push('[');
+        address.push_str(host);
+        address.push(']');
     } else {
-        format!("{host}:{port}")
+        address.push_str(host);
     }
+    address.push(':');
+    address.push_str(itoa::Buffer::new().format(port));
+    ArcStr::from(address)
 }

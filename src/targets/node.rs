@@ -25,14 +25,20 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
     };
     let mut b = LabelsBuilder::new();
     let port = node.status.daemon_endpoints.kubelet_endpoint.port;
-    b.add("__address__", join_host_port(address, port));
-    b.add("instance", ArcStr::clone(&node.metadata.name));
     b.add(
-        "__meta_kubernetes_node_name",
+        arcstr::literal!("__address__"),
+        join_host_port(address, port),
+    );
+    b.add(
+        arcstr::literal!("instance"),
         ArcStr::clone(&node.metadata.name),
     );
     b.add(
-        "__meta_kubernetes_node_provider_id",
+        arcstr::literal!("__meta_kubernetes_node_name"),
+        ArcStr::clone(&node.metadata.name),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_node_provider_id"),
         ArcStr::clone(&node.spec.provider_id),
     );
     add_labels_and_annotations(&mut b, &NODE, &node.metadata);

@@ -3,7 +3,10 @@
 use arcstr::ArcStr;
 use std::collections::HashMap;
 
-use super::meta::{NODE, POD, add_labels_and_annotations, add_namespace_metadata, bool_str};
+use super::meta::{
+    NODE, POD, add_annotations, add_labels, add_labels_and_annotations, add_namespace_metadata,
+    bool_str,
+};
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, ContainerPort, ContainerStatus, Pod};
@@ -17,7 +20,8 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
         return Vec::new();
     }
     let common = pod_common_labels(pod, ctx);
-    let mut targets = Vec::new();
+    // Each target's own labels; laid over the common part together at the end.
+    let mut owns = Vec::new();
     for (containers, statuses, init) in [
         (&pod.spec.containers, &pod.status.container_statuses, false),
         (
@@ -32,33 +36,35 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
             if status.is_some_and(|s| s.state.terminated.is_some()) {
                 continue;
             }
-            let ports: Vec<Option<&ContainerPort>> = if c.ports.is_empty() {
-                vec![None]
-            } else {
-                c.ports.iter().map(Some).collect()
-            };
-            for port in ports {
-                let mut b = LabelsBuilder::new();
+            // A port-less container is one target without port labels.
+            let ports = c.ports.iter().map(Some);
+            let no_port = c.ports.is_empty().then_some(None);
+            for port in ports.chain(no_port) {
+                // The eight labels below.
+                let mut b = LabelsBuilder::with_capacity(8);
                 let address = match port {
                     Some(p) => join_host_port(&pod.status.pod_ip, p.container_port),
-                    None if pod.status.pod_ip.contains(':') => format!("[{}]", pod.status.pod_ip),
-                    None => pod.status.pod_ip.to_string(),
+                    None if pod.status.pod_ip.contains(':') => {
+                        format!("[{}]", pod.status.pod_ip).into()
+                    }
+                    // The IP itself, shared.
+                    None => ArcStr::clone(&pod.status.pod_ip),
                 };
-                b.add("__address__", address);
+                b.add(arcstr::literal!("__address__"), address);
                 if let Some(status) = status
                     && !status.container_id.is_empty()
                 {
                     b.add(
-                        "__meta_kubernetes_pod_container_id",
+                        arcstr::literal!("__meta_kubernetes_pod_container_id"),
                         ArcStr::clone(&status.container_id),
                     );
                 }
                 add_container_labels(&mut b, c, port, init);
-                targets.push(common.merged(b));
+                owns.push(b);
             }
         }
     }
-    targets
+    common.merged_each(owns)
 }
 
 /// [`pod_targets`] for a pod that replaced `previous`. When the pod's IP, containers
@@ -85,7 +91,7 @@ pub(super) fn pod_targets_after(
         return pod_targets(pod, ctx);
     }
     let common = pod_common_labels(pod, ctx);
-    old_targets.iter().map(|t| t.rebased(&common)).collect()
+    Labels::rebased_each(old_targets, &common)
 }
 
 fn is_finished(phase: &str) -> bool {
@@ -103,47 +109,68 @@ fn pod_common_labels(pod: &Pod, ctx: &TargetContext<'_>) -> Labels {
 /// the pod.
 pub(super) fn add_pod_common_labels(b: &mut LabelsBuilder, pod: &Pod, ctx: &TargetContext<'_>) {
     let (meta, spec, status) = (&pod.metadata, &pod.spec, &pod.status);
+    // Added in name order (the label and annotation maps come sorted by key): then the
+    // builder need not sort. Any order gives the same labels, sorted if need be.
+    b.add(
+        arcstr::literal!("__meta_kubernetes_namespace"),
+        ArcStr::clone(&meta.namespace),
+    );
+    add_namespace_metadata(b, ctx, &meta.namespace);
     if ctx.attach.node {
         // VictoriaMetrics' rule: the node name comes from the pod, and a pod whose node is
         // not (yet) cached keeps its targets, just without node labels.
-        b.add_shared(&"__meta_kubernetes_node_name".into(), &spec.node_name);
         if let Some(node) = ctx.cache.node(&spec.node_name) {
             add_labels_and_annotations(b, &NODE, &node.metadata);
         }
+        b.add(
+            arcstr::literal!("__meta_kubernetes_node_name"),
+            ArcStr::clone(&spec.node_name),
+        );
     }
-    b.add("__meta_kubernetes_pod_name", ArcStr::clone(&meta.name));
-    b.add("__meta_kubernetes_pod_ip", ArcStr::clone(&status.pod_ip));
-    b.add("__meta_kubernetes_pod_ready", ready_status(pod));
-    b.add("__meta_kubernetes_pod_phase", ArcStr::clone(&status.phase));
-    b.add(
-        "__meta_kubernetes_pod_node_name",
-        ArcStr::clone(&spec.node_name),
-    );
-    b.add(
-        "__meta_kubernetes_pod_host_ip",
-        ArcStr::clone(&status.host_ip),
-    );
-    b.add("__meta_kubernetes_pod_uid", ArcStr::clone(&meta.uid));
-    b.add(
-        "__meta_kubernetes_namespace",
-        ArcStr::clone(&meta.namespace),
-    );
+    add_annotations(b, &POD, meta);
     if let Some(owner) = meta.owner_references.iter().find(|o| o.controller) {
         if !owner.kind.is_empty() {
             b.add(
-                "__meta_kubernetes_pod_controller_kind",
+                arcstr::literal!("__meta_kubernetes_pod_controller_kind"),
                 ArcStr::clone(&owner.kind),
             );
         }
         if !owner.name.is_empty() {
             b.add(
-                "__meta_kubernetes_pod_controller_name",
+                arcstr::literal!("__meta_kubernetes_pod_controller_name"),
                 ArcStr::clone(&owner.name),
             );
         }
     }
-    add_labels_and_annotations(b, &POD, meta);
-    add_namespace_metadata(b, ctx, &meta.namespace);
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_host_ip"),
+        ArcStr::clone(&status.host_ip),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_ip"),
+        ArcStr::clone(&status.pod_ip),
+    );
+    add_labels(b, &POD, meta);
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_name"),
+        ArcStr::clone(&meta.name),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_node_name"),
+        ArcStr::clone(&spec.node_name),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_phase"),
+        ArcStr::clone(&status.phase),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_ready"),
+        ready_status(pod),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_uid"),
+        ArcStr::clone(&meta.uid),
+    );
 }
 
 /// The labels of one container, and of one of its ports when given.
@@ -153,26 +180,30 @@ pub(super) fn add_container_labels(
     port: Option<&ContainerPort>,
     init: bool,
 ) {
+    // In name order (image, init, name), so that the builder need not sort.
     b.add(
-        "__meta_kubernetes_pod_container_name",
-        ArcStr::clone(&c.name),
-    );
-    b.add(
-        "__meta_kubernetes_pod_container_image",
+        arcstr::literal!("__meta_kubernetes_pod_container_image"),
         ArcStr::clone(&c.image),
     );
-    b.add("__meta_kubernetes_pod_container_init", bool_str(init));
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_container_init"),
+        bool_str(init),
+    );
+    b.add(
+        arcstr::literal!("__meta_kubernetes_pod_container_name"),
+        ArcStr::clone(&c.name),
+    );
     if let Some(p) = port {
         b.add(
-            "__meta_kubernetes_pod_container_port_name",
+            arcstr::literal!("__meta_kubernetes_pod_container_port_name"),
             ArcStr::clone(&p.name),
         );
         b.add(
-            "__meta_kubernetes_pod_container_port_number",
+            arcstr::literal!("__meta_kubernetes_pod_container_port_number"),
             crate::labels::port_string(p.container_port),
         );
         b.add(
-            "__meta_kubernetes_pod_container_port_protocol",
+            arcstr::literal!("__meta_kubernetes_pod_container_port_protocol"),
             ArcStr::clone(&p.protocol),
         );
     }

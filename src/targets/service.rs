@@ -18,17 +18,20 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
         .iter()
         .map(|port| {
             let mut b = LabelsBuilder::new();
-            b.add("__address__", join_host_port(&host, port.port));
             b.add(
-                "__meta_kubernetes_service_port_name",
+                arcstr::literal!("__address__"),
+                join_host_port(&host, port.port),
+            );
+            b.add(
+                arcstr::literal!("__meta_kubernetes_service_port_name"),
                 ArcStr::clone(&port.name),
             );
             b.add(
-                "__meta_kubernetes_service_port_number",
+                arcstr::literal!("__meta_kubernetes_service_port_number"),
                 crate::labels::port_string(port.port),
             );
             b.add(
-                "__meta_kubernetes_service_port_protocol",
+                arcstr::literal!("__meta_kubernetes_service_port_protocol"),
                 ArcStr::clone(&port.protocol),
             );
             common.merged(b)
@@ -43,25 +46,25 @@ pub(super) fn add_service_common_labels(
     ctx: &TargetContext<'_>,
 ) {
     b.add(
-        "__meta_kubernetes_namespace",
+        arcstr::literal!("__meta_kubernetes_namespace"),
         ArcStr::clone(&svc.metadata.namespace),
     );
     b.add(
-        "__meta_kubernetes_service_name",
+        arcstr::literal!("__meta_kubernetes_service_name"),
         ArcStr::clone(&svc.metadata.name),
     );
     b.add(
-        "__meta_kubernetes_service_type",
+        arcstr::literal!("__meta_kubernetes_service_type"),
         ArcStr::clone(&svc.spec.kind),
     );
     if &*svc.spec.kind == "ExternalName" {
         b.add(
-            "__meta_kubernetes_service_external_name",
+            arcstr::literal!("__meta_kubernetes_service_external_name"),
             ArcStr::clone(&svc.spec.external_name),
         );
     } else {
         b.add(
-            "__meta_kubernetes_service_cluster_ip",
+            arcstr::literal!("__meta_kubernetes_service_cluster_ip"),
             ArcStr::clone(&svc.spec.cluster_ip),
         );
     }
