@@ -68,7 +68,17 @@ impl Object {
 
     /// Decodes one object of `role` from its JSON.
     pub fn decode(role: Role, json: &[u8]) -> Result<Object, DecodeError> {
-        let mut de = serde_json::Deserializer::from_slice(json);
+        // As `decode_event`: checked as UTF-8 once, not string by string.
+        match std::str::from_utf8(json) {
+            Ok(text) => Object::decode_from(role, serde_json::Deserializer::from_str(text)),
+            Err(_) => Object::decode_from(role, serde_json::Deserializer::from_slice(json)),
+        }
+    }
+
+    fn decode_from<'de, R: serde_json::de::Read<'de>>(
+        role: Role,
+        mut de: serde_json::Deserializer<R>,
+    ) -> Result<Object, DecodeError> {
         let object = ObjectSeed(role)
             .deserialize(&mut de)
             .and_then(|o| de.end().map(|()| o))
