@@ -7,6 +7,7 @@ use actix::prelude::*;
 
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey, Role};
+use crate::watch::UndecodedItem;
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -47,6 +48,10 @@ pub enum WatcherOutput {
         url: UrlId,
         /// Objects of the list, in list order.
         objects: Vec<Object>,
+        /// Items of the list the group decodes itself. While the group keeps up, the
+        /// watcher leaves some items undecoded so that both cores decode a big LIST
+        /// (the watcher's thread was the bottleneck of a sync; see `LIST_DEFER_EVERY`).
+        undecoded: Vec<UndecodedItem>,
         /// The first part of a new LIST attempt: the parts of any earlier, unfinished
         /// attempt no longer say which objects exist.
         first: bool,

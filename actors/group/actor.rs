@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
@@ -19,7 +19,7 @@ use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::config::EngineOptions;
 use crate::config::watched_roles;
-use crate::metrics::METRICS;
+use crate::metrics::{METRICS, inc};
 use crate::model::{ObjectKey, Role};
 
 /// Everything a group needs to start.
@@ -339,12 +339,23 @@ impl Handler<WatcherOutput> for GroupWatcher {
             }
             WatcherOutput::ListPart {
                 url,
-                objects,
+                mut objects,
+                undecoded,
                 first,
             } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
                     return;
                 };
+                for item in undecoded {
+                    match item.decode() {
+                        Ok(object) => objects.push(object),
+                        Err(e) => {
+                            inc(&METRICS.role(role).decode_errors);
+                            let url = &self.urls[url.0 as usize].url;
+                            warn!(parent: &self.span, %url, "skipping an object of the list: {e}");
+                        }
+                    }
+                }
                 if first {
                     self.listing.insert(url, HashSet::new());
                 }

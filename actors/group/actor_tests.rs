@@ -16,8 +16,10 @@ use crate::actors::messages::{
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::api::ResourceUrl;
 use crate::http::ApiEndpoint;
+use crate::metrics::METRICS;
 use crate::model::{Object, Role};
 use crate::targets::AttachMetadata;
+use crate::watch::UndecodedItem;
 
 /// What a recording subscriber received.
 #[derive(Debug, Clone)]
@@ -215,11 +217,12 @@ fn obj(role: Role, json: String) -> Object {
 }
 
 fn pod(name: &str, ip: &str, label: &str) -> Object {
-    obj(
-        Role::Pod,
-        format!(
-            r#"{{"metadata":{{"name":"{name}","namespace":"ns","labels":{{"v":"{label}"}}}},"spec":{{"containers":[{{"name":"c","ports":[{{"containerPort":80}},{{"containerPort":81}}]}}]}},"status":{{"podIP":"{ip}","phase":"Running"}}}}"#
-        ),
+    obj(Role::Pod, pod_json(name, ip, label))
+}
+
+fn pod_json(name: &str, ip: &str, label: &str) -> String {
+    format!(
+        r#"{{"metadata":{{"name":"{name}","namespace":"ns","labels":{{"v":"{label}"}}}},"spec":{{"containers":[{{"name":"c","ports":[{{"containerPort":80}},{{"containerPort":81}}]}}]}},"status":{{"podIP":"{ip}","phase":"Running"}}}}"#
     )
 }
 
@@ -322,8 +325,49 @@ fn part(url: u32, objects: Vec<Object>, first: bool) -> WatcherOutput {
     WatcherOutput::ListPart {
         url: UrlId(url),
         objects,
+        undecoded: Vec::new(),
         first,
     }
+}
+
+#[actix_rt::test]
+async fn undecoded_items_of_a_list_part_are_decoded_by_the_group() {
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    let undecoded = |index, json: String| UndecodedItem {
+        role: Role::Pod,
+        index,
+        json: json.into_bytes(),
+    };
+    let errors = || METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    let errors_before = errors();
+    feed(
+        &h,
+        WatcherOutput::ListPart {
+            url: UrlId(0),
+            objects: vec![pod("a", "10.0.0.1", "x")],
+            undecoded: vec![
+                undecoded(1, pod_json("b", "10.0.0.2", "x")),
+                undecoded(2, r#"{"metadata":{"namespace":"ns"}}"#.to_string()),
+            ],
+            first: true,
+        },
+    )
+    .await;
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    assert_eq!(
+        changed_keys(&sub.take()),
+        [("ns/a".to_string(), 2), ("ns/b".to_string(), 2)],
+        "the undecoded pod is labelled like the decoded one"
+    );
+    assert!(errors() > errors_before, "the nameless item is counted");
+    // Both were listed: a relist that lists only "a" removes "b", and nothing else.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "x")], true)).await;
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/b".to_string(), 0)]);
 }
 
 fn changed_keys(got: &[Got]) -> Vec<(String, usize)> {

@@ -10,5 +10,5 @@ mod status;
 pub use event::{WatchEvent, decode_bookmark, decode_event};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
-pub use list_stream::ListStream;
+pub use list_stream::{ListStream, UndecodedItem};
 pub use status::Status;
