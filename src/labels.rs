@@ -399,6 +399,28 @@ impl LabelsBuilder {
         });
     }
 
+    /// How many labels have been added.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when none has been added.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Puts the labels added since the first `start` in name order (stably: a repeated
+    /// name keeps its order, so the last still wins). Label code that adds a block of
+    /// names which may arrive out of order sorts just that block, so that the builder
+    /// usually finds the whole set in order and skips its own sort.
+    pub fn sort_from(&mut self, start: usize) {
+        let start = start.min(self.0.len());
+        let block = &mut self.0[start..];
+        if !block.is_sorted_by(|a, b| a.name <= b.name) {
+            block.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+    }
+
     /// Drops the labels whose names `labels` has: what a builder whose labels would
     /// lose to `labels` (added later) keeps, when the two are merged as parts.
     pub fn remove_names_in(&mut self, labels: &Labels) {
@@ -643,6 +665,24 @@ mod tests {
                 .count();
             assert_eq!(shadowed_names(&base, &own), naive, "{base:?} / {own:?}");
         }
+    }
+
+    #[test]
+    fn blocks_sorted_in_place_give_the_same_set_and_the_last_duplicate_wins() {
+        let mut b = LabelsBuilder::new();
+        b.add("a", "1");
+        let start = b.len();
+        for (n, v) in [("d", "1"), ("c", "2"), ("d", "3"), ("b", "4")] {
+            b.add(n, v);
+        }
+        b.sort_from(start);
+        b.add("e", "5");
+        let labels = b.finish();
+        let pairs: Vec<(&str, &str)> = labels.iter().map(|l| (&*l.name, &*l.value)).collect();
+        assert_eq!(
+            pairs,
+            [("a", "1"), ("b", "4"), ("c", "2"), ("d", "3"), ("e", "5")]
+        );
     }
 
     #[test]

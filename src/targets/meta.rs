@@ -60,12 +60,20 @@ pub(super) fn add_labels(b: &mut LabelsBuilder, p: &MetaPrefixes, meta: &ObjectM
 }
 
 fn add_map(b: &mut LabelsBuilder, map: &StringMap, prefix: &'static str, present: &'static str) {
+    // Each block is put in name order here if need be (keys sorted by the API server
+    // can be out of order once sanitized: `node-role.kubernetes.io/worker` sorts before
+    // `node.kubernetes.io/instance-type`, but `node_role_…` after `node_kubernetes_…`),
+    // so one such pair costs a sort of this block, not of the whole label set.
+    let start = b.len();
     for (k, v) in map.iter() {
         b.add(prefixed_label_name(prefix, k), ArcStr::clone(v));
     }
+    b.sort_from(start);
+    let start = b.len();
     for (k, _) in map.iter() {
         b.add(prefixed_label_name(present, k), true_str());
     }
+    b.sort_from(start);
 }
 
 /// With `attach_metadata.namespace`, adds the labels and annotations of namespace `ns`
