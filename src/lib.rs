@@ -29,6 +29,10 @@ pub mod targets;
 pub mod watch;
 
 pub use actors::messages::{SubscriberId, TargetsUpdated};
+/// The shared string type of object fields and label names and values (a [`Label`]'s
+/// fields), re-exported so that an agent can build or match labels without naming the
+/// `arcstr` crate itself.
+pub use arcstr::ArcStr;
 pub use config::{EngineOptions, SdConfig};
 pub use discovery::{Discovery, SubscribeError, Subscription};
 pub use error::DecodeError;

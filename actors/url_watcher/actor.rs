@@ -19,7 +19,7 @@ use awc::error::PayloadError;
 use awc::http::StatusCode;
 use awc::http::header::{ACCEPT, AUTHORIZATION, RETRY_AFTER};
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use tracing::{debug, warn};
 
 use super::machine::{Action, Failure, Input, Machine};
@@ -423,12 +423,25 @@ struct ListParts {
     /// The next part is the first of a new LIST attempt.
     first: bool,
     window: usize,
-    pending: VecDeque<RecipientRequest<WatcherOutput>>,
+    /// Parts sent and not yet known to be handled, oldest first (pinned so that they
+    /// can be polled in place by `keeping_up`).
+    pending: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
 }
 
 impl ListParts {
-    /// True while the group has at most one part unhandled.
-    fn keeping_up(&self) -> bool {
+    /// True while the group has at most one part unhandled. Parts it has handled are
+    /// dropped from `pending` first: `send` only awaits the oldest when the window is
+    /// full, so without this the queue would look full for the whole list.
+    fn keeping_up(&mut self) -> bool {
+        while let Some(oldest) = self.pending.front_mut() {
+            match oldest.as_mut().now_or_never() {
+                // Handled (or the group is gone: the next send finds out).
+                Some(_) => {
+                    self.pending.pop_front();
+                }
+                None => break,
+            }
+        }
         self.pending.len() <= 1
     }
 
@@ -447,7 +460,7 @@ impl ListParts {
             undecoded,
             first: std::mem::take(&mut self.first),
         };
-        self.pending.push_back(self.group.send(part));
+        self.pending.push_back(Box::pin(self.group.send(part)));
         if self.pending.len() > self.window
             && let Some(oldest) = self.pending.pop_front()
         {
