@@ -178,7 +178,7 @@ impl Labels {
     /// and shared by every target (one reference count), and each target keeps only its
     /// few own labels, instead of copying ~50 labels per target.
     pub fn merged(&self, overrides: LabelsBuilder) -> Labels {
-        self.merged_each([overrides]).remove(0)
+        self.flat().over(Part::new(overrides.sorted_unique()))
     }
 
     /// [`Labels::merged`] for each of an object's targets over this shared base.
@@ -196,7 +196,7 @@ impl Labels {
     /// with: how a changed object's targets keep their unchanged own parts (shared, not
     /// rebuilt). Equal to `base.merged(<this target's own labels>)`.
     pub fn rebased(&self, base: &Labels) -> Labels {
-        Labels::rebased_each(std::slice::from_ref(self), base).remove(0)
+        base.flat().over(self.own.clone())
     }
 
     /// [`Labels::rebased`] for each of an object's targets, as [`Labels::merged_each`].
@@ -214,9 +214,9 @@ impl Labels {
         }
     }
 
-    /// Each own part over this set's single part.
+    /// Each own part over this set's single part; the count of overridden names is
+    /// reused while consecutive parts have the same names.
     fn merged_parts(&self, owns: impl Iterator<Item = Part>) -> Vec<Labels> {
-        debug_assert!(self.own.is_empty(), "callers flatten first");
         let mut last: Option<(Part, usize)> = None;
         owns.map(|own| {
             let shadowed = match &last {
@@ -227,13 +227,25 @@ impl Labels {
                     count
                 }
             };
-            Labels {
-                base: self.base.clone(),
-                len: (self.base.len() + own.len() - shadowed) as u32,
-                own,
-            }
+            self.with_own(own, shadowed)
         })
         .collect()
+    }
+
+    /// `own` over this set's single part.
+    fn over(&self, own: Part) -> Labels {
+        let shadowed = shadowed_names(&self.base, &own);
+        self.with_own(own, shadowed)
+    }
+
+    /// `own` over this set's single part, `shadowed` of whose names are also in it.
+    fn with_own(&self, own: Part, shadowed: usize) -> Labels {
+        debug_assert!(self.own.is_empty(), "callers flatten first");
+        Labels {
+            base: self.base.clone(),
+            len: (self.base.len() + own.len() - shadowed) as u32,
+            own,
+        }
     }
 
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same

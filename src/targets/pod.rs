@@ -216,7 +216,7 @@ fn ready_status(pod: &Pod) -> ArcStr {
         Some(c) if &*c.status == "True" => super::meta::true_str(),
         Some(c) if &*c.status == "False" => super::meta::false_str(),
         Some(c) => c.status.to_lowercase().into(),
-        None => crate::labels::static_name("unknown"),
+        None => arcstr::literal!("unknown"),
     }
 }
 
