@@ -250,7 +250,7 @@ impl GroupCache {
         previous: Option<&Replaced>,
     ) -> Option<TargetChange> {
         let entry = self.get(role, &key.namespace, &key.name)?;
-        let (slot, stored_key, object) = (entry.slot, entry.key.clone(), Arc::clone(&entry.object));
+        let object = Arc::clone(&entry.object);
         let old_targets = match previous {
             Some(p) => p.targets.clone(),
             None => entry.targets.clone(),
@@ -282,17 +282,18 @@ impl GroupCache {
         } else {
             old_targets
         };
+        let change = changed.then(|| TargetChange {
+            slot: entry.slot,
+            key: entry.key.clone(),
+            targets: Some(targets),
+        });
         if let Some(old_deps) = old_deps {
             self.unlink(&me, &old_deps);
             for dep in deps {
                 self.dependents.entry(dep).or_default().insert(me.clone());
             }
         }
-        changed.then(|| TargetChange {
-            slot,
-            key: stored_key,
-            targets: Some(targets),
-        })
+        change
     }
 
     /// Drops the computed targets of `role`'s object at `key` (they no longer match it):
