@@ -411,9 +411,11 @@ const LIST_PART_OBJECTS: usize = 256;
 /// During a sync this thread scans and decodes the body and the group's labels the
 /// objects; decoding is the larger half (flood bench, 100k pods: 1.97 CPU-s here, 1.18
 /// at the group, 2.08 s wall), so the group, idle a third of the time, decodes a
-/// share. One in four leaves both near 1.6 CPU-s; the group keeps more work than
-/// this thread because it also serves subscribers, and when it falls behind (endpoints
-/// with attach_metadata label far more per object) the watcher stops deferring.
+/// share. With one in four, same-run thread CPU moved to ~2.0 here and ~1.8 at the
+/// group (BENCHMARKS.md; one in three measured no better through this VM's noise); the
+/// group keeps less than half because it also serves subscribers, and when it falls
+/// behind (endpoints with attach_metadata label far more per object) the watcher stops
+/// deferring.
 const LIST_DEFER_EVERY: usize = 4;
 
 /// The parts of one LIST page on their way to the group, at most `window` unhandled.

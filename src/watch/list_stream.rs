@@ -30,12 +30,17 @@ pub struct UndecodedItem {
 impl UndecodedItem {
     /// Decodes it, as [`ListStream`] would have.
     pub fn decode(&self) -> Result<Object, DecodeError> {
-        Object::decode(self.role, &self.json).map_err(|e| DecodeError::ListItem {
-            role: self.role,
-            index: self.index,
-            source: Box::new(e),
-        })
+        decode_list_item(self.role, self.index, &self.json)
     }
+}
+
+/// Decodes item `index` of a LIST of `role`; an error says which item it was.
+fn decode_list_item(role: Role, index: usize, json: &[u8]) -> Result<Object, DecodeError> {
+    Object::decode(role, json).map_err(|e| DecodeError::ListItem {
+        role,
+        index,
+        source: Box::new(e),
+    })
 }
 
 /// Where in the envelope the scanner is.
@@ -275,13 +280,9 @@ impl ListStream {
                 json: json.to_vec(),
             });
         } else {
-            match Object::decode(self.role, json) {
+            match decode_list_item(self.role, self.index, json) {
                 Ok(object) => self.items.push(object),
-                Err(e) => self.errors.push(DecodeError::ListItem {
-                    role: self.role,
-                    index: self.index,
-                    source: Box::new(e),
-                }),
+                Err(e) => self.errors.push(e),
             }
         }
         self.index += 1;
