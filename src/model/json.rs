@@ -35,6 +35,11 @@ impl StringMap {
         self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
     }
 
+    /// How many pairs there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// Iterates the pairs in the order they were decoded.
     pub fn iter(&self) -> impl Iterator<Item = (&ArcStr, &ArcStr)> {
         self.0.iter().map(|(k, v)| (k, v))

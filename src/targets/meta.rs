@@ -3,7 +3,7 @@
 use arcstr::ArcStr;
 
 use super::TargetContext;
-use crate::labels::{LabelsBuilder, prefixed_label_name};
+use crate::labels::{LabelsBuilder, prefixed_label_names};
 use crate::model::{ObjectMeta, StringMap};
 
 /// The four label-name prefixes of one kind's labels and annotations.
@@ -65,13 +65,17 @@ fn add_map(b: &mut LabelsBuilder, map: &StringMap, prefix: &'static str, present
     // `node.kubernetes.io/instance-type`, but `node_role_…` after `node_kubernetes_…`),
     // so one such pair costs a sort of this block, not of the whole label set.
     let start = b.len();
+    // Both names come from one look-up; the presence names wait for their block.
+    let mut present_names = Vec::with_capacity(map.len());
     for (k, v) in map.iter() {
-        b.add(prefixed_label_name(prefix, k), ArcStr::clone(v));
+        let (name, present_name) = prefixed_label_names(prefix, present, k);
+        b.add(name, ArcStr::clone(v));
+        present_names.push(present_name);
     }
     b.sort_from(start);
     let start = b.len();
-    for (k, _) in map.iter() {
-        b.add(prefixed_label_name(present, k), true_str());
+    for name in present_names {
+        b.add(name, true_str());
     }
     b.sort_from(start);
 }
