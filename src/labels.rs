@@ -29,11 +29,13 @@ impl fmt::Debug for Label {
 /// Immutable and shared: cloning a label set (the group's cache, every subscriber, the
 /// agent's own targets) costs two reference counts, not a copy of ~50 labels.
 ///
-/// Stored in two sorted parts: `base`, the labels an object's targets share (a pod's
-/// ~50 metadata labels, built once per pod), and `own`, the target's few own labels (a
-/// container's port, its address), which win over `base` where a name is in both.
-/// Iteration and look-up see the merged set; equality, order and hashing are those of
-/// the merged sequence, whatever the split.
+/// Stored in up to three sorted parts: `base`, the labels an object's targets share (a
+/// pod's ~40 metadata labels, built once per pod); the part `base` inherits, if any (a
+/// node's ~20 labels, built once per node and shared by every pod on it, see
+/// [`LabelsBuilder::inherit`]); and `own`, the target's few own labels (a container's
+/// port, its address). Where a name is in more than one, `own` wins over `base`, and
+/// `base` over what it inherits. Iteration and look-up see the merged set; equality,
+/// order and hashing are those of the merged sequence, whatever the split.
 #[derive(Clone)]
 pub struct Labels {
     base: Part,
@@ -45,24 +47,44 @@ pub struct Labels {
 /// One sorted part of a [`Labels`]: a shared slice behind a one-pointer handle (the
 /// length lives in the allocation), so that a label set is 24 bytes, not 40. The
 /// group's cache, every subscriber and every snapshot hold one per target.
+///
+/// The header is the part this one inherits (only a base part has one, and an
+/// inherited part has none itself: at most three parts to merge).
 #[derive(Clone)]
-struct Part(ThinArc<(), Label>);
+struct Part(ThinArc<Option<Part>, Label>);
 
 impl Part {
     fn new(labels: Vec<Label>) -> Part {
         if labels.is_empty() {
             return Part::empty();
         }
-        Part(ThinArc::from_header_and_iter((), labels.into_iter()))
+        Part(ThinArc::from_header_and_iter(None, labels.into_iter()))
+    }
+
+    /// A base part of `labels` that inherits `inherited` (which inherits nothing).
+    fn inheriting(labels: Vec<Label>, inherited: Part) -> Part {
+        debug_assert!(inherited.inherited().is_empty());
+        Part(ThinArc::from_header_and_iter(
+            Some(inherited),
+            labels.into_iter(),
+        ))
     }
 
     /// The shared empty part (one per thread): most label sets built flat have no own
     /// labels.
     fn empty() -> Part {
         thread_local! {
-            static EMPTY: Part = Part(ThinArc::from_header_and_iter((), std::iter::empty()));
+            static EMPTY: Part = Part(ThinArc::from_header_and_iter(None, std::iter::empty()));
         }
         EMPTY.with(Part::clone)
+    }
+
+    /// The labels this part inherits (empty for most).
+    fn inherited(&self) -> &[Label] {
+        match &self.0.header.header {
+            Some(part) => part,
+            None => &[],
+        }
     }
 
     fn ptr_eq(&self, other: &Part) -> bool {
@@ -74,6 +96,15 @@ impl std::ops::Deref for Part {
     type Target = [Label];
     fn deref(&self) -> &[Label] {
         &self.0.slice
+    }
+}
+
+impl fmt::Debug for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Part")
+            .field("labels", &&**self)
+            .field("inherited", &self.inherited())
+            .finish()
     }
 }
 
@@ -140,12 +171,17 @@ impl Labels {
         if let Some(i) = own {
             return Some(&self.own[i].value);
         }
-        find(&self.base).map(|i| &*self.base[i].value)
+        if let Some(i) = find(&self.base) {
+            return Some(&self.base[i].value);
+        }
+        let inherited = self.base.inherited();
+        find(inherited).map(|i| &*inherited[i].value)
     }
 
     /// The labels in name order.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
+            inherited: self.base.inherited(),
             base: &self.base,
             own: &self.own,
             left: self.len as usize,
@@ -168,6 +204,7 @@ impl Labels {
     }
 
     /// True when both are the same shared label set (a cheap test before comparing).
+    /// (A base part carries what it inherits, so two bases are the same only if that is.)
     pub fn ptr_eq(&self, other: &Labels) -> bool {
         self.base.ptr_eq(&other.base) && self.own.ptr_eq(&other.own)
     }
@@ -205,7 +242,8 @@ impl Labels {
             .merged_parts(targets.iter().map(|t| t.own.clone()))
     }
 
-    /// This set with its labels in one part (itself if they already are).
+    /// This set with no own part (itself if it has none; what its base inherits stays
+    /// shared).
     fn flat(&self) -> std::borrow::Cow<'_, Labels> {
         if self.own.is_empty() {
             std::borrow::Cow::Borrowed(self)
@@ -222,7 +260,7 @@ impl Labels {
             let shadowed = match &last {
                 Some((previous, count)) if same_names(previous, &own) => *count,
                 _ => {
-                    let count = shadowed_names(&self.base, &own);
+                    let count = self.shadowed_by_base(&own);
                     last = Some((own.clone(), count));
                     count
                 }
@@ -232,20 +270,34 @@ impl Labels {
         .collect()
     }
 
-    /// `own` over this set's single part.
+    /// `own` over this set's base.
     fn over(&self, own: Part) -> Labels {
-        let shadowed = shadowed_names(&self.base, &own);
+        let shadowed = self.shadowed_by_base(&own);
         self.with_own(own, shadowed)
     }
 
-    /// `own` over this set's single part, `shadowed` of whose names are also in it.
+    /// `own` over this set's base, `shadowed` of whose names are also in it.
     fn with_own(&self, own: Part, shadowed: usize) -> Labels {
         debug_assert!(self.own.is_empty(), "callers flatten first");
         Labels {
             base: self.base.clone(),
-            len: (self.base.len() + own.len() - shadowed) as u32,
+            // Without an own part, `len` is the base's (with what it inherits).
+            len: (self.len as usize + own.len() - shadowed) as u32,
             own,
         }
+    }
+
+    /// How many names of `own` this set's base has, itself or by inheritance.
+    fn shadowed_by_base(&self, own: &[Label]) -> usize {
+        let inherited = self.base.inherited();
+        if inherited.is_empty() {
+            return shadowed_names(&self.base, own);
+        }
+        let (mut in_base, mut in_inherited) = (Gallop::new(&self.base), Gallop::new(inherited));
+        own.iter()
+            // Both searches run for every name: each moves its cursor forward.
+            .filter(|o| in_base.contains(&o.name) | in_inherited.contains(&o.name))
+            .count()
     }
 
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same
@@ -279,26 +331,49 @@ fn same_names(a: &[Label], b: &[Label]) -> bool {
 /// per name instead of a binary search's ~6 over the whole base (names share long
 /// prefixes, so each comparison is a `memcmp`).
 fn shadowed_names(base: &[Label], own: &[Label]) -> usize {
-    let mut from = 0;
-    let mut count = 0;
-    for o in own {
-        let rest = &base[from..];
-        // rest[..lo] < o; widen the window until its last element is >= o.
+    let mut base = Gallop::new(base);
+    own.iter().filter(|o| base.contains(&o.name)).count()
+}
+
+/// The labels of `labels` whose names lie between the first and last of `range`'s (both
+/// sorted): the only ones that can be in `range`. A pod's ~40 labels over its node's ~20
+/// (`__meta_kubernetes_node_*`, of which the pod has none) then cost two binary searches
+/// to count, not forty searches.
+fn within_names_of<'a>(labels: &'a [Label], range: &[Label]) -> &'a [Label] {
+    let (Some(first), Some(last)) = (range.first(), range.last()) else {
+        return &[];
+    };
+    let from = labels.partition_point(|l| l.name < first.name);
+    let to = labels.partition_point(|l| l.name <= last.name);
+    &labels[from..to.max(from)]
+}
+
+/// Membership tests of ascending names in a sorted label slice, each search starting
+/// where the previous one ended and galloping forward.
+struct Gallop<'a> {
+    rest: &'a [Label],
+}
+
+impl<'a> Gallop<'a> {
+    fn new(sorted: &'a [Label]) -> Gallop<'a> {
+        Gallop { rest: sorted }
+    }
+
+    /// True when the slice has `name`; `name` must not sort before the previous one.
+    fn contains(&mut self, name: &ArcStr) -> bool {
+        let rest = self.rest;
+        // rest[..lo] < name; widen the window until its last element is >= name.
         let (mut lo, mut step) = (0, 1);
-        while step <= rest.len() && rest[step - 1].name < o.name {
+        while step <= rest.len() && rest[step - 1].name < *name {
             lo = step;
             step *= 2;
         }
         let hi = step.min(rest.len());
-        let at = lo + rest[lo..hi].partition_point(|b| b.name < o.name);
-        if rest.get(at).is_some_and(|b| b.name == o.name) {
-            count += 1;
-            from += at + 1;
-        } else {
-            from += at;
-        }
+        let at = lo + rest[lo..hi].partition_point(|b| b.name < *name);
+        let found = rest.get(at).is_some_and(|b| b.name == *name);
+        self.rest = &rest[at + usize::from(found)..];
+        found
     }
-    count
 }
 
 impl fmt::Debug for Labels {
@@ -315,9 +390,11 @@ impl<'a> IntoIterator for &'a Labels {
     }
 }
 
-/// The labels of a [`Labels`] in name order: its two parts merged, own labels winning.
+/// The labels of a [`Labels`] in name order: its parts merged, own labels winning over
+/// base ones, base ones over inherited ones.
 #[derive(Clone, Debug)]
 pub struct Iter<'a> {
+    inherited: &'a [Label],
     base: &'a [Label],
     own: &'a [Label],
     left: usize,
@@ -327,14 +404,56 @@ impl<'a> Iterator for Iter<'a> {
     type Item = &'a Label;
 
     fn next(&mut self) -> Option<&'a Label> {
-        let next = match (self.base.first(), self.own.first()) {
-            (Some(b), Some(o)) => match b.name.cmp(&o.name) {
+        // The inherited labels that sort before the base's next one (all of them once
+        // the base is done) merge in as if they were the base's; a name the base has
+        // too is skipped.
+        if let Some(i) = self.inherited.first() {
+            let before_base = match self.base.first() {
+                Some(b) => match i.name.cmp(&b.name) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Equal => {
+                        self.inherited = &self.inherited[1..];
+                        false
+                    }
+                    std::cmp::Ordering::Greater => false,
+                },
+                None => true,
+            };
+            if before_base {
+                return self.next_over(i, true);
+            }
+        }
+        match self.base.first() {
+            Some(b) => self.next_over(b, false),
+            None => self.next_own(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<'a> Iter<'a> {
+    /// The next label when `candidate` (the inherited part's head when `inherited`, else
+    /// the base's) is the lowest name below the own part: it, or the own label that
+    /// sorts first or overrides it.
+    fn next_over(&mut self, candidate: &'a Label, inherited: bool) -> Option<&'a Label> {
+        let take_candidate = |it: &mut Self| {
+            if inherited {
+                it.inherited = &it.inherited[1..];
+            } else {
+                it.base = &it.base[1..];
+            }
+        };
+        let next = match self.own.first() {
+            Some(o) => match candidate.name.cmp(&o.name) {
                 std::cmp::Ordering::Less => {
-                    self.base = &self.base[1..];
-                    b
+                    take_candidate(self);
+                    candidate
                 }
                 std::cmp::Ordering::Equal => {
-                    self.base = &self.base[1..];
+                    take_candidate(self);
                     self.own = &self.own[1..];
                     o
                 }
@@ -343,22 +462,21 @@ impl<'a> Iterator for Iter<'a> {
                     o
                 }
             },
-            (Some(b), None) => {
-                self.base = &self.base[1..];
-                b
+            None => {
+                take_candidate(self);
+                candidate
             }
-            (None, Some(o)) => {
-                self.own = &self.own[1..];
-                o
-            }
-            (None, None) => return None,
         };
         self.left -= 1;
         Some(next)
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+    /// The next own label, once the other parts are done.
+    fn next_own(&mut self) -> Option<&'a Label> {
+        let (o, rest) = self.own.split_first()?;
+        self.own = rest;
+        self.left -= 1;
+        Some(o)
     }
 }
 
@@ -370,24 +488,31 @@ impl ExactSizeIterator for Iter<'_> {}
 /// (`RemoveDuplicates` keeps the last): an endpoint whose pod lives in another namespace
 /// gets `__meta_kubernetes_namespace` from the pod, which is added after the endpoint's.
 #[derive(Clone, Debug, Default)]
-pub struct LabelsBuilder(Vec<Label>);
+pub struct LabelsBuilder {
+    labels: Vec<Label>,
+    /// Labels the finished set shares rather than copies ([`LabelsBuilder::inherit`]).
+    inherited: Option<Part>,
+}
 
 impl LabelsBuilder {
     /// An empty builder.
     pub fn new() -> Self {
-        LabelsBuilder(Vec::with_capacity(32))
+        LabelsBuilder::with_capacity(32)
     }
 
     /// An empty builder with room for `n` labels.
     pub fn with_capacity(n: usize) -> Self {
-        LabelsBuilder(Vec::with_capacity(n))
+        LabelsBuilder {
+            labels: Vec::with_capacity(n),
+            inherited: None,
+        }
     }
 
     /// A builder that starts with `labels`.
     pub fn from_labels(labels: &Labels) -> Self {
-        let mut v = Vec::with_capacity(labels.len() + 16);
-        v.extend(labels.iter().cloned());
-        LabelsBuilder(v)
+        let mut b = LabelsBuilder::with_capacity(labels.len() + 16);
+        b.labels.extend(labels.iter().cloned());
+        b
     }
 
     /// Adds a label.
@@ -397,7 +522,7 @@ impl LabelsBuilder {
     /// (label code names ~60 fixed labels per pod event). A `&'static str` name is
     /// interned per thread instead, which costs a hash look-up per call.
     pub fn add(&mut self, name: impl LabelName, value: impl Into<ArcStr>) {
-        self.0.push(Label {
+        self.labels.push(Label {
             name: name.into_label_name(),
             value: value.into(),
         });
@@ -405,7 +530,7 @@ impl LabelsBuilder {
 
     /// Adds a label whose value is already shared.
     pub fn add_shared(&mut self, name: &ArcStr, value: &ArcStr) {
-        self.0.push(Label {
+        self.labels.push(Label {
             name: ArcStr::clone(name),
             value: ArcStr::clone(value),
         });
@@ -413,12 +538,12 @@ impl LabelsBuilder {
 
     /// How many labels have been added.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.labels.len()
     }
 
     /// True when none has been added.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.labels.is_empty()
     }
 
     /// Puts the labels added since the first `start` in name order (stably: a repeated
@@ -426,26 +551,81 @@ impl LabelsBuilder {
     /// names which may arrive out of order sorts just that block, so that the builder
     /// usually finds the whole set in order and skips its own sort.
     pub fn sort_from(&mut self, start: usize) {
-        let start = start.min(self.0.len());
-        let block = &mut self.0[start..];
+        let start = start.min(self.labels.len());
+        let block = &mut self.labels[start..];
         if !block.is_sorted_by(|a, b| a.name <= b.name) {
             block.sort_by(|a, b| a.name.cmp(&b.name));
         }
     }
 
+    /// Makes the finished set share `labels` instead of holding copies: they lose to
+    /// every label added to this builder, before or after, and many sets inheriting the
+    /// same `labels` keep one copy between them.
+    ///
+    /// How a pod's targets hold its node's ~20 labels: built once per node (see
+    /// `targets::meta::metadata_labels`), one reference count per pod. A builder shares
+    /// one set; `labels` is copied in instead (as [`LabelsBuilder::add_all`]) when this
+    /// builder already inherits one, or when `labels` has more than one part.
+    pub fn inherit(&mut self, labels: &Labels) {
+        let shareable = labels.own.is_empty() && labels.base.inherited().is_empty();
+        if shareable && self.inherited.is_none() {
+            self.inherited = Some(labels.base.clone());
+        } else {
+            self.add_all(labels);
+        }
+    }
+
+    /// Adds every label of `labels` (in name order, so a builder that is in order stays
+    /// so when they sort after what it has).
+    pub fn add_all(&mut self, labels: &Labels) {
+        self.labels.extend(labels.iter().cloned());
+    }
+
     /// Drops the labels whose names `labels` has: what a builder whose labels would
     /// lose to `labels` (added later) keeps, when the two are merged as parts.
     pub fn remove_names_in(&mut self, labels: &Labels) {
-        self.0.retain(|l| labels.get(&l.name).is_none());
+        self.copy_inherited();
+        self.labels.retain(|l| labels.get(&l.name).is_none());
     }
 
     /// Sorts by name and drops all but the last value of each name.
-    pub fn finish(self) -> Labels {
-        Labels::from_sorted(self.sorted_unique())
+    pub fn finish(mut self) -> Labels {
+        let Some(inherited) = self.inherited.take() else {
+            return Labels::from_sorted(self.sorted_unique());
+        };
+        let own = self.sorted_unique();
+        if own.is_empty() {
+            let len = inherited.len() as u32;
+            return Labels {
+                base: inherited,
+                own: Part::empty(),
+                len,
+            };
+        }
+        let shadowed = shadowed_names(&inherited, within_names_of(&own, &inherited));
+        let len = own.len() + inherited.len() - shadowed;
+        Labels {
+            base: Part::inheriting(own, inherited),
+            own: Part::empty(),
+            len: len as u32,
+        }
     }
 
-    fn sorted_unique(self) -> Vec<Label> {
-        let mut v = self.0;
+    /// Turns the inherited labels into copies (those no added label overrides), for
+    /// uses that need every label in the builder itself.
+    fn copy_inherited(&mut self) {
+        if let Some(inherited) = self.inherited.take() {
+            // Added first, so that every label added to the builder wins.
+            let added = std::mem::replace(&mut self.labels, inherited.to_vec());
+            self.labels.extend(added);
+        }
+    }
+
+    /// Sorts by name and drops all but the last value of each name (inherited labels
+    /// copied in).
+    fn sorted_unique(mut self) -> Vec<Label> {
+        self.copy_inherited();
+        let mut v = self.labels;
         // Label code adds names in order where it can (a pod's ~50 labels come from maps
         // the API server sorts by key): checking costs one comparison per label, a sort
         // of ~50 names with long common prefixes ~six (the standard sort does not look
@@ -470,6 +650,29 @@ impl LabelsBuilder {
         v
     }
 }
+
+/// A label set computed from an object once, on first use, and kept with it: a node's
+/// metadata labels, which every pod on the node carries.
+///
+/// Not part of the object's identity: equal objects are equal whatever their memos
+/// hold, and a decoded object starts with an empty one.
+#[derive(Clone, Debug, Default)]
+pub struct LabelsMemo(std::sync::OnceLock<Labels>);
+
+impl LabelsMemo {
+    /// The memoised set, computed by `build` the first time.
+    pub fn get_or_init(&self, build: impl FnOnce() -> Labels) -> &Labels {
+        self.0.get_or_init(build)
+    }
+}
+
+impl PartialEq for LabelsMemo {
+    fn eq(&self, _: &LabelsMemo) -> bool {
+        true
+    }
+}
+
+impl Eq for LabelsMemo {}
 
 /// What [`LabelsBuilder::add`] accepts as a label name.
 pub trait LabelName {
@@ -722,6 +925,114 @@ mod tests {
                 .count();
             assert_eq!(shadowed_names(&base, &own), naive, "{base:?} / {own:?}");
         }
+    }
+
+    /// Random label pairs over a small alphabet of names, so that parts overlap.
+    fn random_pairs(rng: &mut fastrand::Rng, most: usize, tag: &str) -> Vec<(String, String)> {
+        (0..rng.usize(0..=most))
+            .map(|i| {
+                let name: String = (0..rng.usize(1..3))
+                    .map(|_| char::from(b'a' + rng.u8(0..6)))
+                    .collect();
+                (name, format!("{tag}{i}"))
+            })
+            .collect()
+    }
+
+    fn pairs_of(labels: &Labels) -> Vec<(String, String)> {
+        labels
+            .iter()
+            .map(|l| (l.name.to_string(), l.value.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn inherited_parts_read_as_the_same_set_built_flat() {
+        use std::hash::BuildHasher;
+        let hasher = std::hash::RandomState::new();
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..500 {
+            let inherited = random_pairs(&mut rng, 30, "i");
+            let base = random_pairs(&mut rng, 30, "b");
+            let owns: Vec<Vec<(String, String)>> = (0..rng.usize(1..4))
+                .map(|_| random_pairs(&mut rng, 8, "o"))
+                .collect();
+            let shared = Labels::from_pairs(inherited.clone());
+            // Added in any order, before and after the inherit: base labels still win.
+            let (before, after) = base.split_at(rng.usize(0..=base.len()));
+            let mut b = LabelsBuilder::new();
+            for (n, v) in before {
+                b.add(n.clone(), v.as_str());
+            }
+            b.inherit(&shared);
+            for (n, v) in after {
+                b.add(n.clone(), v.as_str());
+            }
+            let common = b.finish();
+            let flat_common = Labels::from_pairs(inherited.iter().chain(&base).cloned());
+            assert_eq!(pairs_of(&common), pairs_of(&flat_common));
+            assert_eq!(common.len(), flat_common.len());
+            assert_eq!(common, flat_common);
+            let builders = owns.iter().map(|own| {
+                let mut o = LabelsBuilder::new();
+                for (n, v) in own {
+                    o.add(n.clone(), v.as_str());
+                }
+                o
+            });
+            let targets = common.merged_each(builders);
+            let rebased = Labels::rebased_each(&targets, &common);
+            for ((target, rebased), own) in targets.iter().zip(&rebased).zip(&owns) {
+                let flat = Labels::from_pairs(inherited.iter().chain(&base).chain(own).cloned());
+                for labels in [target, rebased] {
+                    assert_eq!(pairs_of(labels), pairs_of(&flat));
+                    assert_eq!(labels.len(), flat.len());
+                    assert_eq!(labels.iter().len(), flat.len());
+                    assert_eq!(labels, &flat);
+                    assert_eq!(hasher.hash_one(labels), hasher.hash_one(&flat));
+                    for (name, _) in inherited.iter().chain(&base).chain(own) {
+                        assert_eq!(labels.get(name), flat.get(name), "{name}");
+                    }
+                    assert_eq!(labels.get("not-a-name"), None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn inheriting_shares_one_set_and_copies_the_rest() {
+        let node = Labels::from_pairs([("n1", "a"), ("n2", "b")]);
+        let mut b = LabelsBuilder::new();
+        b.add("p", "1");
+        b.inherit(&node);
+        // A second inherited set is copied: a set shares one.
+        b.inherit(&Labels::from_pairs([("m", "2")]));
+        let pod = b.finish();
+        assert_eq!(
+            pairs_of(&pod),
+            pairs_of(&Labels::from_pairs([
+                ("m", "2"),
+                ("n1", "a"),
+                ("n2", "b"),
+                ("p", "1")
+            ]))
+        );
+        let shared = pod.base.inherited();
+        assert!(std::ptr::eq(shared.as_ptr(), node.base.as_ptr()));
+        // Only inherited labels: the set is the inherited one.
+        let mut b = LabelsBuilder::new();
+        b.inherit(&node);
+        assert!(b.finish().ptr_eq(&node));
+        // Used as overrides, or with names removed, a builder holds copies.
+        let mut o = LabelsBuilder::new();
+        o.inherit(&node);
+        o.add("n1", "override");
+        o.remove_names_in(&Labels::from_pairs([("n2", "x")]));
+        let merged = Labels::from_pairs([("n2", "base")]).merged(o);
+        assert_eq!(
+            pairs_of(&merged),
+            pairs_of(&Labels::from_pairs([("n1", "override"), ("n2", "base")]))
+        );
     }
 
     #[test]

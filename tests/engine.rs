@@ -121,12 +121,14 @@ async fn dropped_connections_and_410s_lose_nothing() {
 }
 
 #[actix_rt::test]
-async fn endpoints_follow_their_pods_services_and_nodes() {
+async fn pods_and_endpoints_follow_the_objects_they_read() {
     let running = cluster(3).await;
     let sim = running.sim();
     let discovery = Discovery::start(fast_options());
     let mut churn = churn(33);
-    for role in [Role::Endpoints, Role::EndpointSlice] {
+    // Pods read their node (whose labels they share, built once per node object) and
+    // namespace; endpoints also their pods and services.
+    for role in [Role::Pod, Role::Endpoints, Role::EndpointSlice] {
         let mut config = SdConfig::new(role, running.url());
         config.attach_metadata.node = true;
         config.attach_metadata.namespace = true;
@@ -137,8 +139,8 @@ async fn endpoints_follow_their_pods_services_and_nodes() {
         sub.synced().await;
         converge(&sub, sim, &config, "initial list").await;
 
-        // A node label changes: every endpoint on that node must show it (dependency
-        // refresh at the flusher's tick).
+        // A node label changes: every pod and endpoint on that node must show it
+        // (dependency refresh at the flusher's tick).
         let node = sim
             .list(Resource::Nodes, None)
             .into_iter()

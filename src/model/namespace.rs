@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use crate::labels::LabelsMemo;
+
 use super::json::null_default;
 use super::meta::{Kind, ObjectMeta};
 
@@ -14,4 +16,8 @@ pub struct Namespace {
     /// `metadata`.
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,
+    /// The labels and annotations of `metadata` as `__meta_kubernetes_namespace_*` labels,
+    /// built on first use (by `targets`) and shared by every target that carries them.
+    #[serde(skip)]
+    pub metadata_labels: LabelsMemo,
 }

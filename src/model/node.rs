@@ -4,6 +4,8 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
+use crate::labels::LabelsMemo;
+
 use super::json::{empty_str, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
@@ -16,6 +18,10 @@ pub struct Node {
     /// `metadata`.
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,
+    /// The labels and annotations of `metadata` as `__meta_kubernetes_node_*` labels,
+    /// built on first use (by `targets`) and shared by every target that carries them.
+    #[serde(skip)]
+    pub metadata_labels: LabelsMemo,
     /// `spec`.
     #[serde(default, deserialize_with = "null_default")]
     pub spec: NodeSpec,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::TargetContext;
 use super::join_host_port;
-use super::pod::{add_container_labels, add_pod_common_labels};
+use super::pod::{NodeLabels, add_container_labels, add_pod_common_labels};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, Pod};
 
@@ -53,7 +53,7 @@ impl<'a> BackingPods<'a> {
         port: i64,
         ctx: &TargetContext<'_>,
     ) {
-        add_pod_common_labels(b, pod, ctx);
+        add_pod_common_labels(b, pod, ctx, NodeLabels::Copied);
         self.add_matching_container_labels(b, pod, port);
     }
 
@@ -107,7 +107,7 @@ impl<'a> BackingPods<'a> {
                     }
                     let shared = shared.get_or_insert_with(|| {
                         let mut b = LabelsBuilder::new();
-                        add_pod_common_labels(&mut b, pod, ctx);
+                        add_pod_common_labels(&mut b, pod, ctx, NodeLabels::Copied);
                         add_owner_labels(&mut b, pod);
                         b.finish()
                     });

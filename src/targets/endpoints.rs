@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::backing_pods::{BackingPods, InitContainers};
 use super::meta::{ENDPOINTS, add_labels_and_annotations, bool_str};
-use super::pod::add_pod_common_labels;
+use super::pod::{NodeLabels, add_pod_common_labels};
 use super::service::add_service_common_labels;
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
@@ -51,7 +51,7 @@ pub(super) fn endpoints_targets(eps: &Endpoints, ctx: &TargetContext<'_>) -> Vec
                             .entry(std::ptr::from_ref(pod))
                             .or_insert_with(|| {
                                 let mut b = owner.clone();
-                                add_pod_common_labels(&mut b, pod, ctx);
+                                add_pod_common_labels(&mut b, pod, ctx, NodeLabels::Copied);
                                 b.finish()
                             })
                             .clone(),

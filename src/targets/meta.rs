@@ -3,7 +3,7 @@
 use arcstr::ArcStr;
 
 use super::TargetContext;
-use crate::labels::{LabelsBuilder, prefixed_label_names};
+use crate::labels::{Labels, LabelsBuilder, LabelsMemo, prefixed_label_names};
 use crate::model::{ObjectMeta, StringMap};
 
 /// The four label-name prefixes of one kind's labels and annotations.
@@ -87,8 +87,27 @@ pub(super) fn add_namespace_metadata(b: &mut LabelsBuilder, ctx: &TargetContext<
         return;
     }
     if let Some(namespace) = ctx.cache.namespace(ns) {
-        add_labels_and_annotations(b, &NAMESPACE, &namespace.metadata);
+        b.add_all(metadata_labels(
+            &namespace.metadata_labels,
+            &NAMESPACE,
+            &namespace.metadata,
+        ));
     }
+}
+
+/// The labels and annotations of a node or namespace (`meta`, with `p`'s prefixes),
+/// built once per object and kept in its `memo`: every pod on a node carries the same
+/// ~20 node labels, which would otherwise be looked up and copied for each of them.
+pub(super) fn metadata_labels<'a>(
+    memo: &'a LabelsMemo,
+    p: &MetaPrefixes,
+    meta: &ObjectMeta,
+) -> &'a Labels {
+    memo.get_or_init(|| {
+        let mut b = LabelsBuilder::new();
+        add_labels_and_annotations(&mut b, p, meta);
+        b.finish()
+    })
 }
 
 /// `"true"`: a static string, no allocation or reference count.

@@ -4,8 +4,7 @@ use arcstr::ArcStr;
 use std::collections::HashMap;
 
 use super::meta::{
-    NODE, POD, add_annotations, add_labels, add_labels_and_annotations, add_namespace_metadata,
-    bool_str,
+    NODE, POD, add_annotations, add_labels, add_namespace_metadata, bool_str, metadata_labels,
 };
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
@@ -20,8 +19,14 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
         return Vec::new();
     }
     let common = pod_common_labels(pod, ctx);
-    // Each target's own labels; laid over the common part together at the end.
-    let mut owns = Vec::new();
+    // Each target's own labels; laid over the common part together at the end. (Sized
+    // up front: a growing vector of builders cost a reallocation per pod.)
+    let targets: usize = [&pod.spec.containers, &pod.spec.init_containers]
+        .into_iter()
+        .flatten()
+        .map(|c| c.ports.len().max(1))
+        .sum();
+    let mut owns = Vec::with_capacity(targets);
     for (containers, statuses, init) in [
         (&pod.spec.containers, &pod.status.container_statuses, false),
         (
@@ -101,13 +106,28 @@ fn is_finished(phase: &str) -> bool {
 /// The shared part of the pod's targets, built and sorted.
 fn pod_common_labels(pod: &Pod, ctx: &TargetContext<'_>) -> Labels {
     let mut common = LabelsBuilder::new();
-    add_pod_common_labels(&mut common, pod, ctx);
+    add_pod_common_labels(&mut common, pod, ctx, NodeLabels::Inherited);
     common.finish()
+}
+
+/// How a pod's node labels join the labels being built.
+pub(super) enum NodeLabels {
+    /// Shared with every other pod on the node ([`LabelsBuilder::inherit`]): the pod's
+    /// own targets, whose builder becomes their shared part.
+    Inherited,
+    /// Copied in: endpoint targets, whose builders are laid over the endpoints' labels
+    /// and so cannot keep a shared part of their own.
+    Copied,
 }
 
 /// The labels every target of the pod shares; also added to endpoint targets backed by
 /// the pod.
-pub(super) fn add_pod_common_labels(b: &mut LabelsBuilder, pod: &Pod, ctx: &TargetContext<'_>) {
+pub(super) fn add_pod_common_labels(
+    b: &mut LabelsBuilder,
+    pod: &Pod,
+    ctx: &TargetContext<'_>,
+    node_labels: NodeLabels,
+) {
     let (meta, spec, status) = (&pod.metadata, &pod.spec, &pod.status);
     // Added in name order (the label and annotation maps come sorted by key): then the
     // builder need not sort. Any order gives the same labels, sorted if need be.
@@ -120,7 +140,11 @@ pub(super) fn add_pod_common_labels(b: &mut LabelsBuilder, pod: &Pod, ctx: &Targ
         // VictoriaMetrics' rule: the node name comes from the pod, and a pod whose node is
         // not (yet) cached keeps its targets, just without node labels.
         if let Some(node) = ctx.cache.node(&spec.node_name) {
-            add_labels_and_annotations(b, &NODE, &node.metadata);
+            let labels = metadata_labels(&node.metadata_labels, &NODE, &node.metadata);
+            match node_labels {
+                NodeLabels::Inherited => b.inherit(labels),
+                NodeLabels::Copied => b.add_all(labels),
+            }
         }
         b.add(
             arcstr::literal!("__meta_kubernetes_node_name"),
