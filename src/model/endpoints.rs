@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, null_default, nullable_str};
+use super::json::{empty_str, exact_vec, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes Endpoints object: the addresses behind the service of the same name.
@@ -17,7 +17,7 @@ pub struct Endpoints {
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,
     /// `subsets`.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub subsets: Vec<EndpointSubset>,
 }
 
@@ -26,13 +26,13 @@ pub struct Endpoints {
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSubset {
     /// Ready addresses.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub addresses: Vec<EndpointAddress>,
     /// Addresses that are not ready.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub not_ready_addresses: Vec<EndpointAddress>,
     /// The ports every address of the subset serves.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub ports: Vec<EndpointPort>,
 }
 

@@ -6,7 +6,7 @@
 use arcstr::ArcStr;
 use std::fmt;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Deserializes `null` as `T::default()`.
 ///
@@ -20,6 +20,100 @@ where
 {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
+
+/// Deserializes a list (`null` as empty) into a vector of exactly its length.
+///
+/// Serde's own `Vec` grows as elements arrive (JSON gives no length up front), to 4 and
+/// then by doubling, so a pod's 3 containers, its ports 2 by 2 and its one owner kept
+/// ~260 bytes of spare capacity each, 26 MB in a 100k-pod cache. Elements are
+/// gathered in a per-thread scratch vector of their type instead, and moved once into
+/// an exact allocation (no extra allocation: the scratch is reused). Use as
+/// `#[serde(default, deserialize_with = "exact_vec")]`.
+pub fn exact_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + ScratchElement,
+{
+    struct SeqVisitor<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de> + ScratchElement> Visitor<'de> for SeqVisitor<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list, or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Vec<T>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            T::scratch().with(|scratch| {
+                // Busy when a list of this type nests in itself: then a plain vector.
+                let Ok(mut items) = scratch.try_borrow_mut() else {
+                    let mut items = Vec::new();
+                    while let Some(item) = seq.next_element()? {
+                        items.push(item);
+                    }
+                    return Ok(items);
+                };
+                items.clear();
+                let filled = (|| {
+                    while let Some(item) = seq.next_element()? {
+                        items.push(item);
+                    }
+                    Ok(())
+                })();
+                // `drain(..).collect()` allocates exactly (it cannot reuse the scratch).
+                let result = filled.map(|()| items.drain(..).collect());
+                items.clear();
+                result
+            })
+        }
+    }
+    deserializer.deserialize_option(SeqVisitor(std::marker::PhantomData))
+}
+
+/// A list element type with a per-thread scratch vector, for [`exact_vec`].
+pub trait ScratchElement: Sized + 'static {
+    /// This type's scratch vector.
+    fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>>;
+}
+
+/// Gives each listed type its own scratch vector.
+macro_rules! scratch_elements {
+    ($($t:ty),* $(,)?) => {
+        $(
+            impl ScratchElement for $t {
+                fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>> {
+                    thread_local! {
+                        static SCRATCH: std::cell::RefCell<Vec<$t>> =
+                            const { std::cell::RefCell::new(Vec::new()) };
+                    }
+                    &SCRATCH
+                }
+            }
+        )*
+    };
+}
+
+scratch_elements!(
+    super::pod::Container,
+    super::pod::ContainerPort,
+    super::pod::ContainerStatus,
+    super::meta::OwnerReference,
+    super::node::NodeAddress,
+    super::service::ServicePort,
+    super::endpoints::EndpointSubset,
+    super::endpoints::EndpointAddress,
+    super::endpoints::EndpointPort,
+    super::endpointslice::Endpoint,
+    super::ingress::IngressTls,
+    super::ingress::IngressRule,
+    super::ingress::HttpIngressPath,
+);
 
 /// A string-to-string map (labels, annotations, topology) in the order the API sent it.
 ///
@@ -275,6 +369,41 @@ mod tests {
         let keys: Vec<&str> = h.map.iter().map(|(k, _)| &**k).collect();
         assert_eq!(keys, ["b", "a"]);
         assert_eq!(h.map.get("a").map(|v| &**v), Some(""));
+    }
+
+    #[test]
+    fn lists_are_kept_at_their_exact_length() {
+        #[derive(serde::Deserialize)]
+        struct Ports {
+            #[serde(default, deserialize_with = "exact_vec")]
+            ports: Vec<crate::model::ContainerPort>,
+        }
+        for n in [0, 1, 2, 3, 5, 17] {
+            let list: Vec<String> = (0..n)
+                .map(|i| format!(r#"{{"containerPort":{i}}}"#))
+                .collect();
+            let json = format!(r#"{{"ports":[{}]}}"#, list.join(","));
+            let p: Ports = serde_json::from_str(&json).unwrap();
+            assert_eq!(p.ports.len(), n);
+            assert_eq!(p.ports.capacity(), n, "{n} ports");
+            assert_eq!(
+                p.ports.last().map(|p| p.container_port),
+                n.checked_sub(1).map(|i| i as i64)
+            );
+        }
+        let p: Ports = serde_json::from_str(r#"{"ports":null}"#).unwrap();
+        assert!(p.ports.is_empty());
+        assert!(serde_json::from_str::<Ports>(r#"{"ports":{}}"#).is_err());
+        // A bad element fails the list, and leaves the scratch clean for the next one.
+        assert!(
+            serde_json::from_str::<Ports>(
+                r#"{"ports":[{"containerPort":1},{"containerPort":"x"}]}"#
+            )
+            .is_err()
+        );
+        let p: Ports = serde_json::from_str(r#"{"ports":[{"containerPort":7}]}"#).unwrap();
+        assert_eq!(p.ports.len(), 1);
+        assert_eq!(p.ports[0].container_port, 7);
     }
 
     #[test]

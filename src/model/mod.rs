@@ -25,8 +25,7 @@ pub use node::{DaemonEndpoints, KubeletEndpoint, Node, NodeAddress, NodeSpec, No
 pub use object::Object;
 pub(crate) use object::ObjectSeed;
 pub use pod::{
-    Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodCondition, PodSpec,
-    PodStatus, Terminated,
+    Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
 pub use role::{Role, UnknownRole};
 pub use service::{Service, ServicePort, ServiceSpec};

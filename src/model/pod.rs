@@ -6,8 +6,10 @@
 use arcstr::ArcStr;
 
 use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use std::fmt;
 
-use super::json::{empty_str, interned_str, null_default, nullable_str};
+use super::json::{empty_str, exact_vec, interned_str, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes pod.
@@ -35,10 +37,10 @@ pub struct PodSpec {
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub node_name: ArcStr,
     /// `spec.containers`.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub containers: Vec<Container>,
     /// `spec.initContainers`; those with `restartPolicy: Always` are sidecars.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub init_containers: Vec<Container>,
 }
 
@@ -53,7 +55,7 @@ pub struct Container {
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub image: ArcStr,
     /// Declared ports.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub ports: Vec<ContainerPort>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
@@ -103,30 +105,64 @@ pub struct PodStatus {
         deserialize_with = "interned_str"
     )]
     pub host_ip: ArcStr,
-    /// `status.conditions`; only `Ready` is read.
-    #[serde(default, deserialize_with = "null_default")]
-    pub conditions: Vec<PodCondition>,
+    /// The status of the `Ready` condition (`True`, `False`, ...); `None` without one.
+    /// The other conditions are read past, not kept: no label depends on them, so a
+    /// pod event that only changes them leaves the pod unchanged.
+    #[serde(rename = "conditions", default, deserialize_with = "ready_condition")]
+    pub ready: Option<ArcStr>,
     /// `status.containerStatuses`.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub container_statuses: Vec<ContainerStatus>,
     /// `status.initContainerStatuses`.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(default, deserialize_with = "exact_vec")]
     pub init_container_statuses: Vec<ContainerStatus>,
 }
 
-/// One entry of `status.conditions`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct PodCondition {
+/// The status of the first `Ready` entry of `status.conditions` (`null` or no such
+/// entry: `None`), without keeping the list.
+fn ready_condition<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<ArcStr>, D::Error> {
+    struct ConditionsVisitor;
+    impl<'de> Visitor<'de> for ConditionsVisitor {
+        type Value = Option<ArcStr>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of pod conditions, or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<ArcStr>, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Option<ArcStr>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<ArcStr>, D::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<ArcStr>, A::Error> {
+            let mut ready = None;
+            // Every entry is still parsed (and must be well-formed); the first Ready wins.
+            while let Some(condition) = seq.next_element::<PodCondition>()? {
+                if ready.is_none() && &*condition.kind == "Ready" {
+                    ready = Some(condition.status);
+                }
+            }
+            Ok(ready)
+        }
+    }
+    deserializer.deserialize_option(ConditionsVisitor)
+}
+
+/// One entry of `status.conditions`, as [`ready_condition`] reads it.
+#[derive(Deserialize)]
+struct PodCondition {
     /// The condition's type, e.g. `Ready`.
     #[serde(
         rename = "type",
         default = "empty_str",
         deserialize_with = "interned_str"
     )]
-    pub kind: ArcStr,
+    kind: ArcStr,
     /// `True`, `False` or `Unknown`.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    pub status: ArcStr,
+    status: ArcStr,
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
@@ -170,5 +206,41 @@ impl Pod {
             &self.status.container_statuses
         };
         statuses.iter().find(|s| &*s.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(conditions: &str) -> Pod {
+        let json =
+            format!(r#"{{"metadata":{{"name":"p"}},"status":{{"conditions":{conditions}}}}}"#);
+        match serde_json::from_str(&json) {
+            Ok(pod) => pod,
+            Err(e) => panic!("{json}: {e}"),
+        }
+    }
+
+    #[test]
+    fn only_the_first_ready_condition_is_kept() {
+        let ready = |c: &str| pod(c).status.ready.map(|s| s.to_string());
+        assert_eq!(ready("null"), None);
+        assert_eq!(ready("[]"), None);
+        assert_eq!(ready(r#"[{"type":"PodScheduled","status":"True"}]"#), None);
+        assert_eq!(
+            ready(
+                r#"[{"type":"Initialized","status":"True"},{"type":"Ready","status":"False"},{"type":"Ready","status":"True"}]"#
+            ),
+            Some("False".to_string())
+        );
+        // Other conditions are not part of the pod: changing them changes nothing.
+        assert_eq!(
+            pod(r#"[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"True"}]"#),
+            pod(r#"[{"type":"PodScheduled","status":"False"},{"type":"Ready","status":"True"}]"#)
+        );
+        // Entries are still checked.
+        let bad = r#"{"status":{"conditions":[{"type":1}]}}"#;
+        assert!(serde_json::from_str::<Pod>(bad).is_err());
     }
 }

@@ -235,11 +235,11 @@ pub(super) fn add_container_labels(
 
 /// `true`/`false` from the `Ready` condition, lower-cased; `unknown` without one.
 fn ready_status(pod: &Pod) -> ArcStr {
-    match pod.status.conditions.iter().find(|c| &*c.kind == "Ready") {
+    match pod.status.ready.as_deref() {
         // The usual two are shared strings; anything else is lower-cased as it comes.
-        Some(c) if &*c.status == "True" => super::meta::true_str(),
-        Some(c) if &*c.status == "False" => super::meta::false_str(),
-        Some(c) => c.status.to_lowercase().into(),
+        Some("True") => super::meta::true_str(),
+        Some("False") => super::meta::false_str(),
+        Some(status) => status.to_lowercase().into(),
         None => arcstr::literal!("unknown"),
     }
 }
