@@ -18,7 +18,7 @@ pub struct Endpoints {
     pub metadata: ObjectMeta,
     /// `subsets`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub subsets: Vec<EndpointSubset>,
+    pub subsets: Box<[EndpointSubset]>,
 }
 
 /// One entry of `subsets`: addresses that share a set of ports.
@@ -27,13 +27,13 @@ pub struct Endpoints {
 pub struct EndpointSubset {
     /// Ready addresses.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub addresses: Vec<EndpointAddress>,
+    pub addresses: Box<[EndpointAddress]>,
     /// Addresses that are not ready.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub not_ready_addresses: Vec<EndpointAddress>,
+    pub not_ready_addresses: Box<[EndpointAddress]>,
     /// The ports every address of the subset serves.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub ports: Vec<EndpointPort>,
+    pub ports: Box<[EndpointPort]>,
 }
 
 /// One endpoint address.

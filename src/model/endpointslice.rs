@@ -23,10 +23,10 @@ pub struct EndpointSlice {
     pub address_type: ArcStr,
     /// `endpoints`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub endpoints: Vec<Endpoint>,
+    pub endpoints: Box<[Endpoint]>,
     /// `ports`: every endpoint of the slice serves each of them.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub ports: Vec<EndpointPort>,
+    pub ports: Box<[EndpointPort]>,
 }
 
 /// One entry of `endpoints`.

@@ -31,10 +31,10 @@ pub struct IngressSpec {
     pub ingress_class_name: ArcStr,
     /// `spec.tls`: hosts served over TLS.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub tls: Vec<IngressTls>,
+    pub tls: Box<[IngressTls]>,
     /// `spec.rules`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub rules: Vec<IngressRule>,
+    pub rules: Box<[IngressRule]>,
 }
 
 /// One entry of `spec.tls`.
@@ -61,7 +61,7 @@ pub struct IngressRule {
 pub struct HttpIngressRuleValue {
     /// The rule's paths.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub paths: Vec<HttpIngressPath>,
+    pub paths: Box<[HttpIngressPath]>,
 }
 
 /// One path of a rule.

@@ -21,35 +21,37 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// Deserializes a list (`null` as empty) into a vector of exactly its length.
+/// Deserializes a list (`null` as empty) into a boxed slice of exactly its length.
 ///
 /// Serde's own `Vec` grows as elements arrive (JSON gives no length up front), to 4 and
 /// then by doubling, so a pod's 3 containers, its ports 2 by 2 and its one owner kept
 /// ~260 bytes of spare capacity each, 26 MB in a 100k-pod cache. Elements are
 /// gathered in a per-thread scratch vector of their type instead, and moved once into
-/// an exact allocation (no extra allocation: the scratch is reused). Use as
+/// an exact allocation (no extra allocation: the scratch is reused). A boxed slice, not
+/// a `Vec`: 16 bytes in the object instead of 24, which with the maps' kept a cached
+/// pod within a smaller allocation size. Use as
 /// `#[serde(default, deserialize_with = "exact_vec")]`.
-pub fn exact_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+pub fn exact_vec<'de, D, T>(deserializer: D) -> Result<Box<[T]>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + ScratchElement,
 {
     struct SeqVisitor<T>(std::marker::PhantomData<T>);
     impl<'de, T: Deserialize<'de> + ScratchElement> Visitor<'de> for SeqVisitor<T> {
-        type Value = Vec<T>;
+        type Value = Box<[T]>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("a list, or null")
         }
-        fn visit_unit<E: serde::de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Box<[T]>, E> {
+            Ok(Box::default())
         }
-        fn visit_none<E: serde::de::Error>(self) -> Result<Vec<T>, E> {
-            Ok(Vec::new())
+        fn visit_none<E: serde::de::Error>(self) -> Result<Box<[T]>, E> {
+            Ok(Box::default())
         }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Box<[T]>, D::Error> {
             d.deserialize_seq(self)
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Box<[T]>, A::Error> {
             T::scratch().with(|scratch| {
                 // Busy when a list of this type nests in itself: then a plain vector.
                 let Ok(mut items) = scratch.try_borrow_mut() else {
@@ -57,7 +59,7 @@ where
                     while let Some(item) = seq.next_element()? {
                         items.push(item);
                     }
-                    return Ok(items);
+                    return Ok(items.into_boxed_slice());
                 };
                 items.clear();
                 let filled = (|| {
@@ -121,7 +123,7 @@ scratch_elements!(
 /// `Vec` of `ArcStr` pairs costs one allocation per string, with label values then
 /// shared by reference count instead of copied into every target.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StringMap(pub Vec<(ArcStr, ArcStr)>);
+pub struct StringMap(pub Box<[(ArcStr, ArcStr)]>);
 
 impl StringMap {
     /// The value for `key`, if present. Linear: these maps are small and read rarely.
@@ -177,7 +179,7 @@ impl<'de> Deserialize<'de> for StringMap {
                         while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
                             pairs.push((k.0, v.0));
                         }
-                        return Ok(StringMap(pairs));
+                        return Ok(StringMap(pairs.into_boxed_slice()));
                     };
                     pairs.clear();
                     let filled = (|| {
@@ -372,11 +374,11 @@ mod tests {
     }
 
     #[test]
-    fn lists_are_kept_at_their_exact_length() {
+    fn lists_decode_whole_and_null_as_empty() {
         #[derive(serde::Deserialize)]
         struct Ports {
             #[serde(default, deserialize_with = "exact_vec")]
-            ports: Vec<crate::model::ContainerPort>,
+            ports: Box<[crate::model::ContainerPort]>,
         }
         for n in [0, 1, 2, 3, 5, 17] {
             let list: Vec<String> = (0..n)
@@ -385,7 +387,7 @@ mod tests {
             let json = format!(r#"{{"ports":[{}]}}"#, list.join(","));
             let p: Ports = serde_json::from_str(&json).unwrap();
             assert_eq!(p.ports.len(), n);
-            assert_eq!(p.ports.capacity(), n, "{n} ports");
+
             assert_eq!(
                 p.ports.last().map(|p| p.container_port),
                 n.checked_sub(1).map(|i| i as i64)

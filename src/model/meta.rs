@@ -31,7 +31,7 @@ pub struct ObjectMeta {
     pub annotations: StringMap,
     /// `metadata.ownerReferences`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub owner_references: Vec<OwnerReference>,
+    pub owner_references: Box<[OwnerReference]>,
 }
 
 /// Equality ignores `resourceVersion`: every write bumps it, and an object whose

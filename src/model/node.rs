@@ -49,7 +49,7 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     /// `status.addresses`, in the order the kubelet reported them.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub addresses: Vec<NodeAddress>,
+    pub addresses: Box<[NodeAddress]>,
     /// `status.daemonEndpoints`.
     #[serde(default, deserialize_with = "null_default")]
     pub daemon_endpoints: DaemonEndpoints,

@@ -38,10 +38,10 @@ pub struct PodSpec {
     pub node_name: ArcStr,
     /// `spec.containers`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub containers: Vec<Container>,
+    pub containers: Box<[Container]>,
     /// `spec.initContainers`; those with `restartPolicy: Always` are sidecars.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub init_containers: Vec<Container>,
+    pub init_containers: Box<[Container]>,
 }
 
 /// A container of `spec.containers` or `spec.initContainers`.
@@ -56,7 +56,7 @@ pub struct Container {
     pub image: ArcStr,
     /// Declared ports.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub ports: Vec<ContainerPort>,
+    pub ports: Box<[ContainerPort]>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub restart_policy: ArcStr,
@@ -112,10 +112,10 @@ pub struct PodStatus {
     pub ready: Option<ArcStr>,
     /// `status.containerStatuses`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub container_statuses: Vec<ContainerStatus>,
+    pub container_statuses: Box<[ContainerStatus]>,
     /// `status.initContainerStatuses`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub init_container_statuses: Vec<ContainerStatus>,
+    pub init_container_statuses: Box<[ContainerStatus]>,
 }
 
 /// The status of the first `Ready` entry of `status.conditions` (`null` or no such

@@ -44,7 +44,7 @@ pub struct ServiceSpec {
     pub kind: ArcStr,
     /// `spec.ports`.
     #[serde(default, deserialize_with = "exact_vec")]
-    pub ports: Vec<ServicePort>,
+    pub ports: Box<[ServicePort]>,
 }
 
 /// One entry of `spec.ports`.
