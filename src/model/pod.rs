@@ -7,6 +7,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
+use std::borrow::Cow;
 use std::fmt;
 
 use super::json::{empty_str, exact_vec, interned_str, null_default, nullable_str};
@@ -140,8 +141,13 @@ fn ready_condition<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<
             let mut ready = None;
             // Every entry is still parsed (and must be well-formed); the first Ready wins.
             while let Some(condition) = seq.next_element::<PodCondition>()? {
-                if ready.is_none() && &*condition.kind == "Ready" {
-                    ready = Some(condition.status);
+                if ready.is_none() && condition.kind.as_deref() == Some("Ready") {
+                    ready = Some(match condition.status.as_deref().unwrap_or_default() {
+                        // The usual two without an allocation or a look-up.
+                        "True" => arcstr::literal!("True"),
+                        "False" => arcstr::literal!("False"),
+                        other => ArcStr::from(other),
+                    });
                 }
             }
             Ok(ready)
@@ -150,19 +156,17 @@ fn ready_condition<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<
     deserializer.deserialize_option(ConditionsVisitor)
 }
 
-/// One entry of `status.conditions`, as [`ready_condition`] reads it.
+/// One entry of `status.conditions`, as [`ready_condition`] reads it: borrowed from the
+/// input, since only one entry's status is kept (interning every entry's two strings
+/// was ~8 of a pod event's ~70 intern look-ups).
 #[derive(Deserialize)]
-struct PodCondition {
+struct PodCondition<'a> {
     /// The condition's type, e.g. `Ready`.
-    #[serde(
-        rename = "type",
-        default = "empty_str",
-        deserialize_with = "interned_str"
-    )]
-    kind: ArcStr,
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
     /// `True`, `False` or `Unknown`.
-    #[serde(default = "empty_str", deserialize_with = "interned_str")]
-    status: ArcStr,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
