@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_vec, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes Endpoints object: the addresses behind the service of the same name.
@@ -17,7 +17,7 @@ pub struct Endpoints {
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,
     /// `subsets`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub subsets: Box<[EndpointSubset]>,
 }
 
@@ -26,13 +26,13 @@ pub struct Endpoints {
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSubset {
     /// Ready addresses.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub addresses: Box<[EndpointAddress]>,
     /// Addresses that are not ready.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub not_ready_addresses: Box<[EndpointAddress]>,
     /// The ports every address of the subset serves.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub ports: Box<[EndpointPort]>,
 }
 

@@ -5,7 +5,7 @@ use arcstr::ArcStr;
 use serde::Deserialize;
 
 use super::endpoints::{EndpointPort, ObjectReference};
-use super::json::{StringMap, empty_str, exact_vec, null_default, nullable_str};
+use super::json::{StringMap, empty_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes EndpointSlice.
@@ -22,10 +22,10 @@ pub struct EndpointSlice {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub address_type: ArcStr,
     /// `endpoints`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub endpoints: Box<[Endpoint]>,
     /// `ports`: every endpoint of the slice serves each of them.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub ports: Box<[EndpointPort]>,
 }
 

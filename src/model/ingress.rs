@@ -5,7 +5,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_vec, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes ingress.
@@ -30,10 +30,10 @@ pub struct IngressSpec {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub ingress_class_name: ArcStr,
     /// `spec.tls`: hosts served over TLS.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub tls: Box<[IngressTls]>,
     /// `spec.rules`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub rules: Box<[IngressRule]>,
 }
 
@@ -60,7 +60,7 @@ pub struct IngressRule {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct HttpIngressRuleValue {
     /// The rule's paths.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub paths: Box<[HttpIngressPath]>,
 }
 

@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{StringMap, empty_str, exact_vec, interned_str, null_default, nullable_str};
+use super::json::{StringMap, empty_str, exact_slice, interned_str, null_default, nullable_str};
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
 /// skipped while parsing, never materialised.
@@ -30,7 +30,7 @@ pub struct ObjectMeta {
     #[serde(default)]
     pub annotations: StringMap,
     /// `metadata.ownerReferences`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub owner_references: Box<[OwnerReference]>,
 }
 

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::labels::LabelsMemo;
 
-use super::json::{empty_str, exact_vec, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes node.
@@ -48,7 +48,7 @@ pub struct NodeSpec {
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// `status.addresses`, in the order the kubelet reported them.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub addresses: Box<[NodeAddress]>,
     /// `status.daemonEndpoints`.
     #[serde(default, deserialize_with = "null_default")]

@@ -10,7 +10,7 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
-use super::json::{empty_str, exact_vec, interned_str, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, interned_str, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes pod.
@@ -38,10 +38,10 @@ pub struct PodSpec {
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub node_name: ArcStr,
     /// `spec.containers`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub containers: Box<[Container]>,
     /// `spec.initContainers`; those with `restartPolicy: Always` are sidecars.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub init_containers: Box<[Container]>,
 }
 
@@ -56,7 +56,7 @@ pub struct Container {
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
     pub image: ArcStr,
     /// Declared ports.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub ports: Box<[ContainerPort]>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]
@@ -112,10 +112,10 @@ pub struct PodStatus {
     #[serde(rename = "conditions", default, deserialize_with = "ready_condition")]
     pub ready: Option<ArcStr>,
     /// `status.containerStatuses`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub container_statuses: Box<[ContainerStatus]>,
     /// `status.initContainerStatuses`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub init_container_statuses: Box<[ContainerStatus]>,
 }
 

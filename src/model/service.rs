@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_vec, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes service.
@@ -43,7 +43,7 @@ pub struct ServiceSpec {
     )]
     pub kind: ArcStr,
     /// `spec.ports`.
-    #[serde(default, deserialize_with = "exact_vec")]
+    #[serde(default, deserialize_with = "exact_slice")]
     pub ports: Box<[ServicePort]>,
 }
 
