@@ -7,7 +7,6 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
-use std::borrow::Cow;
 use std::fmt;
 
 use super::json::{empty_str, exact_slice, interned_str, null_default, nullable_str};
@@ -141,13 +140,8 @@ fn ready_condition<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<
             let mut ready = None;
             // Every entry is still parsed (and must be well-formed); the first Ready wins.
             while let Some(condition) = seq.next_element::<PodCondition>()? {
-                if ready.is_none() && condition.kind.as_deref() == Some("Ready") {
-                    ready = Some(match condition.status.as_deref().unwrap_or_default() {
-                        // The usual two without an allocation or a look-up.
-                        "True" => arcstr::literal!("True"),
-                        "False" => arcstr::literal!("False"),
-                        other => ArcStr::from(other),
-                    });
+                if ready.is_none() && condition.is_ready {
+                    ready = Some(condition.status);
                 }
             }
             Ok(ready)
@@ -156,17 +150,72 @@ fn ready_condition<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<
     deserializer.deserialize_option(ConditionsVisitor)
 }
 
-/// One entry of `status.conditions`, as [`ready_condition`] reads it: borrowed from the
-/// input, since only one entry's status is kept (interning every entry's two strings
-/// was ~8 of a pod event's ~70 intern look-ups).
+/// One entry of `status.conditions`, as [`ready_condition`] reads it: its strings are
+/// compared in the parser's buffer, not kept (interning or copying every entry's two
+/// strings cost ~8 look-ups or allocations per pod event, for one status kept).
 #[derive(Deserialize)]
-struct PodCondition<'a> {
-    /// The condition's type, e.g. `Ready`.
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    /// `True`, `False` or `Unknown`.
-    #[serde(borrow, default)]
-    status: Option<Cow<'a, str>>,
+struct PodCondition {
+    /// True when the condition's `type` is `Ready`.
+    #[serde(rename = "type", default, deserialize_with = "is_ready_type")]
+    is_ready: bool,
+    /// `True`, `False` or `Unknown` (shared static strings), or what the API sent.
+    #[serde(default = "empty_str", deserialize_with = "condition_status")]
+    status: ArcStr,
+}
+
+/// `type == "Ready"`, without building the string (`null` is not Ready).
+fn is_ready_type<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    struct TypeVisitor;
+    impl<'de> Visitor<'de> for TypeVisitor {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a condition type or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<bool, E> {
+            Ok(false)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_str(self)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<bool, E> {
+            Ok(v == "Ready")
+        }
+    }
+    deserializer.deserialize_option(TypeVisitor)
+}
+
+/// A condition's status: the usual three as static strings, anything else copied
+/// (`null` as `""`).
+fn condition_status<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
+    struct StatusVisitor;
+    impl<'de> Visitor<'de> for StatusVisitor {
+        type Value = ArcStr;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a condition status or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<ArcStr, E> {
+            Ok(empty_str())
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<ArcStr, E> {
+            Ok(empty_str())
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<ArcStr, D::Error> {
+            d.deserialize_str(self)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ArcStr, E> {
+            Ok(match v {
+                "True" => arcstr::literal!("True"),
+                "False" => arcstr::literal!("False"),
+                "Unknown" => arcstr::literal!("Unknown"),
+                "" => empty_str(),
+                other => ArcStr::from(other),
+            })
+        }
+    }
+    deserializer.deserialize_option(StatusVisitor)
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
