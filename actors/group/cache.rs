@@ -183,6 +183,8 @@ impl GroupCache {
                 entry.url = url;
                 return (Upserted::Unchanged, None);
             }
+            let mut object = object;
+            object.share_strings_of(&entry.object);
             let previous = Replaced {
                 object: std::mem::replace(&mut entry.object, Arc::new(object)),
                 targets: entry.targets.take(),
@@ -449,6 +451,41 @@ mod tests {
         node: false,
         namespace: false,
     };
+
+    #[test]
+    fn an_update_shares_the_equal_container_ids_of_the_object_it_replaces() {
+        let pod = |phase: &str, id: &str| {
+            obj(
+                Role::Pod,
+                &format!(
+                    r#"{{"metadata":{{"name":"p","namespace":"ns"}},"spec":{{"containers":[{{"name":"a"}},{{"name":"b"}}]}},"status":{{"podIP":"10.0.0.1","phase":"{phase}","containerStatuses":[{{"name":"a","containerID":"containerd://1"}},{{"name":"b","containerID":"{id}"}}]}}}}"#
+                ),
+            )
+        };
+        let ids = |c: &GroupCache| -> Vec<ArcStr> {
+            match &*c.get(Role::Pod, "ns", "p").expect("cached").object {
+                Object::Pod(p) => p
+                    .status
+                    .container_statuses
+                    .iter()
+                    .map(|s| ArcStr::clone(&s.container_id))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), pod("Pending", "containerd://2"));
+        let before = ids(&c);
+        assert_eq!(
+            c.upsert(UrlId(0), pod("Running", "containerd://3")),
+            Upserted::Replaced
+        );
+        let after = ids(&c);
+        // The equal one is the old string itself; the changed one is the new value.
+        assert!(ArcStr::ptr_eq(&before[0], &after[0]));
+        assert_eq!(&*after[1], "containerd://3");
+        c.clear();
+    }
 
     #[test]
     fn equal_objects_are_unchanged_whatever_their_resource_version() {

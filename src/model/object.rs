@@ -56,6 +56,14 @@ impl Object {
         }
     }
 
+    /// Makes this object (an update of `previous`) share `previous`'s strings where they
+    /// are equal and the old targets may still hold them (see [`Pod::share_strings_of`]).
+    pub fn share_strings_of(&mut self, previous: &Object) {
+        if let (Object::Pod(new), Object::Pod(old)) = (self, previous) {
+            new.share_strings_of(old);
+        }
+    }
+
     /// The object's cache key, `namespace/name`.
     pub fn key(&self) -> ObjectKey {
         self.metadata().key()
