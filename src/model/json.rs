@@ -208,11 +208,7 @@ struct NullableString(ArcStr);
 
 impl<'de> Deserialize<'de> for NullableString {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_option(SharedStrVisitor {
-                intern: InternRule::Never,
-            })
-            .map(NullableString)
+        map_str(deserializer, |v| shared_str(v, InternRule::Never)).map(NullableString)
     }
 }
 
@@ -227,11 +223,10 @@ const INTERNED_VALUE_MAX_LEN: usize = 64;
 
 impl<'de> Deserialize<'de> for MapValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_option(SharedStrVisitor {
-                intern: InternRule::UpTo(INTERNED_VALUE_MAX_LEN),
-            })
-            .map(MapValue)
+        map_str(deserializer, |v| {
+            shared_str(v, InternRule::UpTo(INTERNED_VALUE_MAX_LEN))
+        })
+        .map(MapValue)
     }
 }
 
@@ -242,15 +237,14 @@ struct MapKey(ArcStr);
 
 impl<'de> Deserialize<'de> for MapKey {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // A key is never `null`: a plain string visit.
         deserializer
-            .deserialize_str(SharedStrVisitor {
-                intern: InternRule::Always,
-            })
+            .deserialize_str(StrVisitor(|v: &str| shared_str(v, InternRule::Always)))
             .map(MapKey)
     }
 }
 
-/// Which strings a [`SharedStrVisitor`] interns.
+/// Which strings [`shared_str`] interns.
 #[derive(Clone, Copy)]
 enum InternRule {
     /// Unique per object (names, uids, IPs): interning would only fill the table.
@@ -261,38 +255,54 @@ enum InternRule {
     UpTo(usize),
 }
 
-struct SharedStrVisitor {
-    intern: InternRule,
+/// A decoded string as a shared string: `""` static, interned by `intern`'s rule, or
+/// copied once from the parser's buffer.
+fn shared_str(v: &str, intern: InternRule) -> ArcStr {
+    let intern = match intern {
+        InternRule::Never => false,
+        InternRule::Always => true,
+        InternRule::UpTo(max) => v.len() <= max,
+    };
+    if v.is_empty() {
+        empty_str()
+    } else if intern {
+        intern_str(v)
+    } else {
+        ArcStr::from(v)
+    }
 }
 
-impl<'de> Visitor<'de> for SharedStrVisitor {
-    type Value = ArcStr;
+/// The one string visitor behind kubesd's string fields: the function sees the string
+/// where the parser holds it (`null` as `""`) and builds what the field keeps, so no
+/// field pays for a `String` it does not keep.
+struct StrVisitor<F>(F);
+
+impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for StrVisitor<F> {
+    type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a string or null")
     }
-    fn visit_unit<E: serde::de::Error>(self) -> Result<ArcStr, E> {
-        Ok(empty_str())
+    fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok((self.0)(""))
     }
-    fn visit_none<E: serde::de::Error>(self) -> Result<ArcStr, E> {
-        Ok(empty_str())
+    fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok((self.0)(""))
     }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<ArcStr, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
         d.deserialize_str(self)
     }
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ArcStr, E> {
-        let intern = match self.intern {
-            InternRule::Never => false,
-            InternRule::Always => true,
-            InternRule::UpTo(max) => v.len() <= max,
-        };
-        Ok(if v.is_empty() {
-            empty_str()
-        } else if intern {
-            intern_str(v)
-        } else {
-            ArcStr::from(v)
-        })
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.0)(v))
     }
+}
+
+/// Deserializes a string (`null` as `""`) through `f`, which sees it in the parser's
+/// buffer: for fields that keep something other than the string itself.
+pub(super) fn map_str<'de, D, T>(deserializer: D, f: impl FnOnce(&str) -> T) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_option(StrVisitor(f))
 }
 
 /// The most strings [`intern_str`] keeps per thread before starting over, so a stream of
@@ -340,9 +350,7 @@ pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr
 /// name), possibly `null`, into a shared, interned string.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "interned_str")]`.
 pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
-    deserializer.deserialize_option(SharedStrVisitor {
-        intern: InternRule::Always,
-    })
+    map_str(deserializer, |v| shared_str(v, InternRule::Always))
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
-use super::json::{empty_str, exact_slice, interned_str, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, interned_str, map_str, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes pod.
@@ -165,57 +165,19 @@ struct PodCondition {
 
 /// `type == "Ready"`, without building the string (`null` is not Ready).
 fn is_ready_type<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    struct TypeVisitor;
-    impl<'de> Visitor<'de> for TypeVisitor {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a condition type or null")
-        }
-        fn visit_unit<E: serde::de::Error>(self) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_none<E: serde::de::Error>(self) -> Result<bool, E> {
-            Ok(false)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-            d.deserialize_str(self)
-        }
-        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<bool, E> {
-            Ok(v == "Ready")
-        }
-    }
-    deserializer.deserialize_option(TypeVisitor)
+    map_str(deserializer, |v| v == "Ready")
 }
 
 /// A condition's status: the usual three as static strings, anything else copied
 /// (`null` as `""`).
 fn condition_status<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
-    struct StatusVisitor;
-    impl<'de> Visitor<'de> for StatusVisitor {
-        type Value = ArcStr;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a condition status or null")
-        }
-        fn visit_unit<E: serde::de::Error>(self) -> Result<ArcStr, E> {
-            Ok(empty_str())
-        }
-        fn visit_none<E: serde::de::Error>(self) -> Result<ArcStr, E> {
-            Ok(empty_str())
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<ArcStr, D::Error> {
-            d.deserialize_str(self)
-        }
-        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ArcStr, E> {
-            Ok(match v {
-                "True" => arcstr::literal!("True"),
-                "False" => arcstr::literal!("False"),
-                "Unknown" => arcstr::literal!("Unknown"),
-                "" => empty_str(),
-                other => ArcStr::from(other),
-            })
-        }
-    }
-    deserializer.deserialize_option(StatusVisitor)
+    map_str(deserializer, |v| match v {
+        "True" => arcstr::literal!("True"),
+        "False" => arcstr::literal!("False"),
+        "Unknown" => arcstr::literal!("Unknown"),
+        "" => empty_str(),
+        other => ArcStr::from(other),
+    })
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
