@@ -511,7 +511,7 @@ impl LabelsBuilder {
     /// A builder that starts with `labels`.
     pub fn from_labels(labels: &Labels) -> Self {
         let mut b = LabelsBuilder::with_capacity(labels.len() + 16);
-        b.labels.extend(labels.iter().cloned());
+        b.add_all(labels);
         b
     }
 
@@ -564,14 +564,17 @@ impl LabelsBuilder {
     ///
     /// How a pod's targets hold its node's ~20 labels: built once per node (see
     /// `targets::meta::metadata_labels`), one reference count per pod. A builder shares
-    /// one set; `labels` is copied in instead (as [`LabelsBuilder::add_all`]) when this
-    /// builder already inherits one, or when `labels` has more than one part.
+    /// one set; `labels` is copied in instead when this builder already inherits one
+    /// (it then wins over that one), or when `labels` has more than one part. Copied,
+    /// they still lose to every label added.
     pub fn inherit(&mut self, labels: &Labels) {
         let shareable = labels.own.is_empty() && labels.base.inherited().is_empty();
         if shareable && self.inherited.is_none() {
             self.inherited = Some(labels.base.clone());
         } else {
-            self.add_all(labels);
+            // First in the vector, so that every added label, earlier ones included,
+            // comes later and wins (the builder sorts if this breaks its order).
+            self.labels.splice(0..0, labels.iter().cloned());
         }
     }
 
@@ -766,7 +769,7 @@ pub fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
     NAMES.with(|names| {
         names
             .borrow_mut()
-            .get_or_insert(prefix.as_ptr() as usize, key, || prefixed(prefix, key))
+            .get_or_insert(prefix_id(prefix), key, || prefixed(prefix, key))
     })
 }
 
@@ -789,10 +792,16 @@ pub fn prefixed_label_names(
         // The label prefix stands for the pair: each has its own presence prefix.
         names
             .borrow_mut()
-            .get_or_insert(prefix.as_ptr() as usize, key, || {
+            .get_or_insert(prefix_id(prefix), key, || {
                 (prefixed(prefix, key), prefixed(present, key))
             })
     })
+}
+
+/// A static prefix's identity for the intern tables: its address and length (two
+/// literals may share an address, never both).
+fn prefix_id(prefix: &'static str) -> (usize, usize) {
+    (prefix.as_ptr() as usize, prefix.len())
 }
 
 /// `prefix` + `key` sanitized, built.
@@ -811,7 +820,7 @@ pub const INTERNED_NAMES_LIMIT: usize = 200_000;
 /// to the full sanitized name (or names).
 struct InternedNames<V> {
     // foldhash: ~30 look-ups per pod event (every label and annotation key).
-    by_prefix: AddressMap<usize, foldhash::HashMap<ArcStr, V>>,
+    by_prefix: AddressMap<(usize, usize), foldhash::HashMap<ArcStr, V>>,
     len: usize,
 }
 
@@ -825,7 +834,7 @@ impl<V> Default for InternedNames<V> {
 }
 
 impl<V: Clone> InternedNames<V> {
-    fn get_or_insert(&mut self, prefix: usize, key: &str, build: impl FnOnce() -> V) -> V {
+    fn get_or_insert(&mut self, prefix: (usize, usize), key: &str, build: impl FnOnce() -> V) -> V {
         if let Some(names) = self.by_prefix.get(&prefix).and_then(|m| m.get(key)) {
             return names.clone();
         }
@@ -997,6 +1006,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_copied_inherited_set_still_loses_to_labels_added_before_it() {
+        let mut b = LabelsBuilder::new();
+        b.inherit(&Labels::from_pairs([("n", "first")]));
+        b.add("m", "added");
+        b.add("n", "added");
+        // Copied (the builder already shares a set), and after the adds.
+        b.inherit(&Labels::from_pairs([
+            ("m", "copied"),
+            ("n", "copied"),
+            ("o", "copied"),
+        ]));
+        let set = b.finish();
+        assert_eq!(
+            pairs_of(&set),
+            [("m", "added"), ("n", "added"), ("o", "copied")]
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+        );
+        assert_eq!(set.len(), 3);
     }
 
     #[test]
