@@ -53,33 +53,42 @@ where
             d.deserialize_seq(self)
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Box<[T]>, A::Error> {
-            T::scratch().with(|scratch| {
-                // Busy when a list of this type nests in itself: then a plain vector.
-                let Ok(mut items) = scratch.try_borrow_mut() else {
-                    let mut items = Vec::new();
-                    while let Some(item) = seq.next_element()? {
-                        items.push(item);
-                    }
-                    return Ok(items.into_boxed_slice());
-                };
-                items.clear();
-                let filled = (|| {
-                    while let Some(item) = seq.next_element()? {
-                        items.push(item);
-                    }
-                    Ok(())
-                })();
-                // `drain(..).collect()` allocates exactly (it cannot reuse the scratch).
-                let result = filled.map(|()| items.drain(..).collect());
-                items.clear();
-                result
-            })
+            collect_exact(|| seq.next_element())
         }
     }
     deserializer.deserialize_option(SeqVisitor(std::marker::PhantomData))
 }
 
-/// A list element type with a per-thread scratch vector, for [`exact_slice`].
+/// The items `next` yields until `None`, in an allocation of exactly their number:
+/// gathered in `T`'s per-thread scratch vector (JSON gives no length up front), then
+/// moved once. Behind [`exact_slice`] and [`StringMap`].
+fn collect_exact<T: ScratchElement, E>(
+    mut next: impl FnMut() -> Result<Option<T>, E>,
+) -> Result<Box<[T]>, E> {
+    T::scratch().with(|scratch| {
+        // Busy when a list of this type nests in itself: then a plain vector.
+        let Ok(mut items) = scratch.try_borrow_mut() else {
+            let mut items = Vec::new();
+            while let Some(item) = next()? {
+                items.push(item);
+            }
+            return Ok(items.into_boxed_slice());
+        };
+        items.clear();
+        let filled = (|| {
+            while let Some(item) = next()? {
+                items.push(item);
+            }
+            Ok(())
+        })();
+        // `drain(..).collect()` allocates exactly (it cannot reuse the scratch).
+        let result = filled.map(|()| items.drain(..).collect());
+        items.clear();
+        result
+    })
+}
+
+/// A list element type with a per-thread scratch vector, for [`collect_exact`].
 pub trait ScratchElement: Sized + 'static {
     /// This type's scratch vector.
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>>;
@@ -103,6 +112,7 @@ macro_rules! scratch_elements {
 }
 
 scratch_elements!(
+    (ArcStr, ArcStr),
     super::pod::Container,
     super::pod::ContainerPort,
     super::pod::ContainerStatus,
@@ -167,33 +177,11 @@ impl<'de> Deserialize<'de> for StringMap {
                 d.deserialize_map(self)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringMap, A::Error> {
-                // JSON gives no length up front: the pairs are gathered in a reused
-                // scratch vector and copied once into one exact-size allocation, instead
-                // of growing (and over-allocating) a vector per map.
-                thread_local! {
-                    static SCRATCH: std::cell::RefCell<Vec<(ArcStr, ArcStr)>> =
-                        const { std::cell::RefCell::new(Vec::new()) };
-                }
-                SCRATCH.with(|scratch| {
-                    // A map value is a string, so no nested map can want the scratch.
-                    let Ok(mut pairs) = scratch.try_borrow_mut() else {
-                        let mut pairs = Vec::new();
-                        while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
-                            pairs.push((k.0, v.0));
-                        }
-                        return Ok(StringMap(pairs.into_boxed_slice()));
-                    };
-                    pairs.clear();
-                    let filled = (|| {
-                        while let Some((k, v)) = map.next_entry::<MapKey, MapValue>()? {
-                            pairs.push((k.0, v.0));
-                        }
-                        Ok(())
-                    })();
-                    let result = filled.map(|()| StringMap(pairs.drain(..).collect()));
-                    pairs.clear();
-                    result
+                collect_exact(|| {
+                    let entry = map.next_entry::<MapKey, MapValue>()?;
+                    Ok(entry.map(|(k, v)| (k.0, v.0)))
                 })
+                .map(StringMap)
             }
         }
         deserializer.deserialize_option(MapVisitor)
@@ -397,7 +385,6 @@ mod tests {
             let json = format!(r#"{{"ports":[{}]}}"#, list.join(","));
             let p: Ports = serde_json::from_str(&json).unwrap();
             assert_eq!(p.ports.len(), n);
-
             assert_eq!(
                 p.ports.last().map(|p| p.container_port),
                 n.checked_sub(1).map(|i| i as i64)
