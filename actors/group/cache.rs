@@ -173,7 +173,7 @@ impl GroupCache {
     pub fn upsert_with_previous(
         &mut self,
         url: UrlId,
-        object: Object,
+        mut object: Object,
     ) -> (Upserted, Option<Replaced>) {
         let role = object.role();
         let key = object.key();
@@ -183,7 +183,6 @@ impl GroupCache {
                 entry.url = url;
                 return (Upserted::Unchanged, None);
             }
-            let mut object = object;
             object.share_strings_of(&entry.object);
             let previous = Replaced {
                 object: std::mem::replace(&mut entry.object, Arc::new(object)),
