@@ -7,7 +7,7 @@ use actix::prelude::*;
 
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey, Role};
-use crate::watch::UndecodedItem;
+use crate::watch::{UndecodedEvent, UndecodedItem};
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,13 +17,25 @@ pub struct UrlId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SubscriberId(pub u64);
 
-/// One change to an object, decoded from a watch event.
+/// One change to an object, from a watch event.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Delta {
     /// The object was added or modified: this is its new state.
     Upsert(Object),
     /// The object was deleted (or left the selector): this is its last state.
     Delete(Object),
+    /// An object event the group decodes itself: while the group keeps up, the watcher
+    /// leaves some lines undecoded so that both threads share the decoding (see
+    /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from the last event it decoded
+    /// itself, so a reconnect replays these rather than skipping them; one that fails
+    /// to decode is reported back with [`DeferredEventFailed`], and the watcher relists.
+    Undecoded {
+        /// The event's line.
+        event: UndecodedEvent,
+        /// The watcher's LIST attempt when it handed the line on: a failure reported
+        /// after a later LIST began is already covered by that LIST.
+        attempt: u64,
+    },
 }
 
 /// Sent by a [`crate::actors::UrlWatcher`] to its [`crate::actors::GroupWatcher`];
@@ -71,6 +83,19 @@ pub enum WatcherOutput {
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct StopWatcher;
+
+/// Sent by a group to the URL watcher whose [`Delta::Undecoded`] event it could not
+/// decode. The watcher treats it as it treats a bad event it decoded itself: it gives
+/// up the stream and relists after a backoff, since the event may be a change that
+/// would otherwise be missed.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct DeferredEventFailed {
+    /// The `attempt` the undecoded event carried.
+    pub attempt: u64,
+    /// What was wrong with it.
+    pub why: String,
+}
 
 /// The targets of one object, shared by the group's cache and every subscriber.
 pub type ObjectTargets = Arc<[Labels]>;

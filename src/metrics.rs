@@ -21,6 +21,9 @@ pub struct RoleMetrics {
     pub events_deleted: AtomicU64,
     /// `BOOKMARK` events received.
     pub bookmarks: AtomicU64,
+    /// Object events a URL watcher handed to its group undecoded (counted in the
+    /// `events_*` counters too), so that both threads decode.
+    pub events_deferred: AtomicU64,
     /// Complete LISTs (initial and re-).
     pub relists: AtomicU64,
     /// `410 Gone` answers, as HTTP status or `ERROR` event.
@@ -72,6 +75,7 @@ impl Metrics {
                 events_modified: AtomicU64::new(0),
                 events_deleted: AtomicU64::new(0),
                 bookmarks: AtomicU64::new(0),
+                events_deferred: AtomicU64::new(0),
                 relists: AtomicU64::new(0),
                 gone: AtomicU64::new(0),
                 watch_restarts: AtomicU64::new(0),
@@ -100,7 +104,7 @@ impl Metrics {
     /// Renders every metric in Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        let per_role: [RoleSample; 11] = [
+        let per_role: [RoleSample; 12] = [
             (
                 "kubesd_objects",
                 "gauge",
@@ -166,6 +170,12 @@ impl Metrics {
                 "counter",
                 "DELETED events received.",
                 |m| load(&m.events_deleted),
+            ),
+            (
+                "kubesd_events_deferred_total",
+                "counter",
+                "Watch events handed to the group undecoded, for its thread to decode.",
+                |m| load(&m.events_deferred),
             ),
         ];
         for (name, kind, help, get) in per_role {

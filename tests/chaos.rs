@@ -135,10 +135,21 @@ async fn random_faults_with_restarts_converge_through_the_relist_safety_net() {
 /// Runs `fault` once under churn against a pod and an endpoints job, keeps it armed for
 /// `hold`, then checks they converge and that `metric` moved.
 async fn focused(name: &str, fault: impl Fn(&Simulator), hold: Duration, metric: fn() -> u64) {
+    focused_with(chaos_options(), name, fault, hold, metric).await;
+}
+
+/// [`focused`] with other engine options.
+async fn focused_with(
+    options: EngineOptions,
+    name: &str,
+    fault: impl Fn(&Simulator),
+    hold: Duration,
+    metric: fn() -> u64,
+) {
     let guard = seed();
     let running = cluster(guard.0, 2_000).await;
     let sim = running.sim();
-    let discovery = Discovery::start(chaos_options());
+    let discovery = Discovery::start(options);
     let jobs: Vec<SdConfig> = all_jobs(&running.url())
         .into_iter()
         .filter(|c| matches!(c.role, Role::Pod | Role::Endpoints))
@@ -260,6 +271,32 @@ async fn malformed_unknown_and_wrong_kind_events_relist() {
             || total(|m| &m.decode_errors),
         )
         .await;
+    }
+}
+
+/// The same bad lines, with every object event handed to the group undecoded: the
+/// group finds them bad, tells the watcher, and the watcher relists as if it had
+/// decoded them itself.
+#[actix_rt::test]
+async fn bad_events_decoded_by_the_group_relist() {
+    let options = EngineOptions {
+        watch_defer_every: 1,
+        ..chaos_options()
+    };
+    for injection in [Injection::MalformedLine, Injection::WrongKind] {
+        let deferred_before = total(|m| &m.events_deferred);
+        focused_with(
+            options.clone(),
+            &format!("{injection:?} deferred"),
+            move |s| s.inject(injection),
+            BRIEF,
+            || total(|m| &m.decode_errors),
+        )
+        .await;
+        assert!(
+            total(|m| &m.events_deferred) > deferred_before,
+            "{injection:?}: no event was handed to the group"
+        );
     }
 }
 

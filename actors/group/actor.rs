@@ -11,8 +11,8 @@ use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
 use crate::actors::messages::{
-    Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberDrained,
-    SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
+    SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
@@ -21,6 +21,7 @@ use crate::config::EngineOptions;
 use crate::config::watched_roles;
 use crate::metrics::{METRICS, inc};
 use crate::model::{ObjectKey, Role};
+use crate::watch::WatchEvent;
 
 /// Everything a group needs to start.
 pub struct GroupSetup {
@@ -42,18 +43,42 @@ pub struct GroupSetup {
 
 /// Starts URL watchers: on the engine's watcher arbiter in production
 /// ([`watchers_on`]); a recorder in message-level tests.
-pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> Recipient<StopWatcher> + Send + Sync>;
+pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> WatcherLink + Send + Sync>;
+
+/// How a group reaches one of its URL watchers.
+#[derive(Clone, Debug)]
+pub struct WatcherLink {
+    /// Stops it (the group is stopping).
+    pub stop: Recipient<StopWatcher>,
+    /// Tells it that an event it handed on undecoded was bad.
+    pub deferred_failed: Recipient<DeferredEventFailed>,
+}
+
+impl WatcherLink {
+    /// The link to a running actor that handles both messages.
+    pub fn to<A>(addr: &Addr<A>) -> WatcherLink
+    where
+        A: Actor<Context = Context<A>> + Handler<StopWatcher> + Handler<DeferredEventFailed>,
+    {
+        WatcherLink {
+            stop: addr.clone().recipient(),
+            deferred_failed: addr.clone().recipient(),
+        }
+    }
+}
 
 /// The factory that starts real [`UrlWatcher`]s on `arbiter`.
 pub fn watchers_on(arbiter: ArbiterHandle) -> WatcherFactory {
     Arc::new(move |setup| {
-        UrlWatcher::start_in_arbiter(&arbiter, move |_| UrlWatcher::new(setup)).recipient()
+        WatcherLink::to(&UrlWatcher::start_in_arbiter(&arbiter, move |_| {
+            UrlWatcher::new(setup)
+        }))
     })
 }
 
 struct UrlSlot {
     url: ResourceUrl,
-    watcher: Recipient<StopWatcher>,
+    watcher: WatcherLink,
     listed: bool,
 }
 
@@ -180,6 +205,20 @@ impl GroupWatcher {
         }
     }
 
+    /// An event the watcher of `url` handed on undecoded is bad: skipped here (the
+    /// events after it are still applied: each carries its object's whole state), and
+    /// the watcher is told, so that it relists as for a bad event it decoded itself.
+    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: String) {
+        let Some(slot) = self.urls.get(url.0 as usize) else {
+            return;
+        };
+        inc(&METRICS.role(slot.url.role).decode_errors);
+        warn!(parent: &self.span, url = %slot.url, "bad watch event: {why}");
+        slot.watcher
+            .deferred_failed
+            .do_send(DeferredEventFailed { attempt, why });
+    }
+
     fn apply_delete(
         &mut self,
         role: Role,
@@ -300,7 +339,7 @@ impl Actor for GroupWatcher {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         for u in &self.urls {
-            u.watcher.do_send(StopWatcher);
+            u.watcher.stop.do_send(StopWatcher);
         }
         self.cache.clear();
         self.setup.registry.remove(&self.setup.key, self.setup.id);
@@ -333,6 +372,17 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         Delta::Delete(object) => {
                             self.apply_delete(role, object.key(), subscribed, &mut changes)
                         }
+                        Delta::Undecoded { event, attempt } => match event.decode() {
+                            Ok(WatchEvent::Added(object) | WatchEvent::Modified(object)) => {
+                                self.apply_upsert(url, object, subscribed, &mut changes)
+                            }
+                            Ok(WatchEvent::Deleted(object)) => {
+                                self.apply_delete(role, object.key(), subscribed, &mut changes)
+                            }
+                            // `decode` returns object events only.
+                            Ok(WatchEvent::Bookmark { .. } | WatchEvent::Error(_)) => {}
+                            Err(e) => self.deferred_event_failed(url, attempt, e.to_string()),
+                        },
                     }
                 }
                 self.push(role, changes, false);

@@ -10,8 +10,9 @@ use actix::prelude::*;
 
 use super::*;
 use crate::actors::messages::{
-    Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe, SubscriberDrained, SubscriberId,
-    SubscriberLink, TargetsChanged, TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
+    DeferredEventFailed, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
+    SubscriberDrained, SubscriberId, SubscriberLink, TargetsChanged, TargetsReplaced, Unsubscribe,
+    UrlId, WatcherOutput,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::api::ResourceUrl;
@@ -86,8 +87,9 @@ impl Handler<TargetsReplaced> for Recorder {
     }
 }
 
-/// Records StopWatcher messages sent to the fake watchers.
-struct StopProbe(Arc<AtomicUsize>);
+/// Records the messages sent to the fake watchers: how many `StopWatcher`s, and each
+/// `DeferredEventFailed`'s attempt and reason.
+struct StopProbe(Arc<AtomicUsize>, Arc<Mutex<Vec<(u64, String)>>>);
 
 impl Actor for StopProbe {
     type Context = Context<Self>;
@@ -97,6 +99,13 @@ impl Handler<StopWatcher> for StopProbe {
     type Result = ();
     fn handle(&mut self, _: StopWatcher, _: &mut Context<Self>) {
         self.0.fetch_add(1, SeqCst);
+    }
+}
+
+impl Handler<DeferredEventFailed> for StopProbe {
+    type Result = ();
+    fn handle(&mut self, m: DeferredEventFailed, _: &mut Context<Self>) {
+        self.1.lock().unwrap().push((m.attempt, m.why));
     }
 }
 
@@ -115,6 +124,7 @@ struct Harness {
     key: GroupKey,
     urls: Arc<Mutex<Vec<ResourceUrl>>>,
     stops: Arc<AtomicUsize>,
+    deferred_failed: Arc<Mutex<Vec<(u64, String)>>>,
 }
 
 fn key() -> GroupKey {
@@ -132,12 +142,13 @@ fn key() -> GroupKey {
 fn start(subscriber_in_flight: usize) -> Harness {
     let urls = Arc::new(Mutex::new(Vec::new()));
     let stops = Arc::new(AtomicUsize::new(0));
-    let probe = StopProbe(Arc::clone(&stops)).start();
+    let deferred_failed = Arc::new(Mutex::new(Vec::new()));
+    let probe = StopProbe(Arc::clone(&stops), Arc::clone(&deferred_failed)).start();
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
         Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
             urls.lock().unwrap().push(setup.url.clone());
-            probe.clone().recipient()
+            WatcherLink::to(&probe)
         })
     };
     let registry = Arc::new(Registry::default());
@@ -165,6 +176,7 @@ fn start(subscriber_in_flight: usize) -> Harness {
         key: key(),
         urls,
         stops,
+        deferred_failed,
     }
 }
 
@@ -695,4 +707,60 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
         [("ns/a".to_string(), 0), ("ns/a".to_string(), 2)],
         "slot 0 emptied (the old a), slot 1 holds the new a"
     );
+}
+
+#[actix_rt::test]
+async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watcher() {
+    use crate::watch::UndecodedEvent;
+    let h = start(64);
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    feed(
+        &h,
+        relisted(
+            0,
+            vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
+        ),
+    )
+    .await;
+    settle().await;
+    sub.take();
+
+    let undecoded = |kind: &str, json: String, attempt: u64| Delta::Undecoded {
+        event: UndecodedEvent {
+            role: Role::Pod,
+            json: format!(r#"{{"type":"{kind}","object":{json}}}"#)
+                .into_bytes()
+                .into(),
+        },
+        attempt,
+    };
+    let errors_before = METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    feed(
+        &h,
+        deltas(
+            0,
+            vec![
+                undecoded("MODIFIED", pod_json("a", "10.0.0.1", "y"), 3),
+                Delta::Upsert(pod("c", "10.0.0.3", "x")),
+                undecoded("MODIFIED", r#"{"metadata":{"na"#.into(), 3),
+                undecoded("DELETED", pod_json("b", "10.0.0.2", "x"), 3),
+            ],
+        ),
+    )
+    .await;
+    settle().await;
+    // The bad event is skipped and the others applied, in order.
+    let got = sub.take();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        matches!(&got[0], Got::Changed(c, true) if *c == [("ns/a".to_string(), 2), ("ns/c".to_string(), 2), ("ns/b".to_string(), 0)]),
+        "{got:?}"
+    );
+    let failed = h.deferred_failed.lock().unwrap().clone();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].0, 3);
+    assert!(failed[0].1.contains("pod JSON"), "{failed:?}");
+    // Counted once (by the group; the watcher did not decode it).
+    assert!(METRICS.role(Role::Pod).decode_errors.load(SeqCst) > errors_before);
 }

@@ -7,5 +7,5 @@ pub mod cache;
 mod fanout;
 mod key;
 
-pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, watchers_on};
+pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
 pub use key::GroupKey;

@@ -23,7 +23,7 @@ use futures_util::{FutureExt, StreamExt};
 use tracing::{debug, warn};
 
 use super::machine::{Action, Failure, Input, Machine};
-use crate::actors::messages::{StopWatcher, UrlId, WatcherOutput};
+use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOutput};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::http::{ApiEndpoint, Credentials, build_client};
@@ -375,7 +375,18 @@ impl StreamHandler<StreamItem> for UrlWatcher {
         }
         self.last_activity = Instant::now();
         match item.item {
-            Ok(chunk) => self.feed(Input::Chunk(&chunk), ctx),
+            Ok(chunk) => {
+                // While the group keeps up, it decodes some events too; when it falls
+                // behind, we decode everything.
+                let defer_every =
+                    if handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED {
+                        self.setup.options.watch_defer_every
+                    } else {
+                        0
+                    };
+                self.machine.set_defer_every(defer_every);
+                self.feed(Input::Chunk(&chunk), ctx)
+            }
             Err(e) => {
                 self.close_stream(ctx);
                 self.feed(Input::StreamBroken(e.to_string()), ctx);
@@ -391,6 +402,19 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             self.stream = None;
             self.feed(Input::StreamEnded, ctx);
         }
+    }
+}
+
+impl Handler<DeferredEventFailed> for UrlWatcher {
+    type Result = ();
+    fn handle(&mut self, msg: DeferredEventFailed, ctx: &mut Context<Self>) {
+        self.feed(
+            Input::DeferredEventFailed {
+                attempt: msg.attempt,
+                why: msg.why,
+            },
+            ctx,
+        );
     }
 }
 
@@ -418,6 +442,35 @@ const LIST_PART_OBJECTS: usize = 256;
 /// deferring.
 const LIST_DEFER_EVERY: usize = 4;
 
+/// The group counts as keeping up with a watch stream, and is handed every
+/// `watch_defer_every`-th object event undecoded
+/// ([`crate::actors::messages::Delta::Undecoded`]), while at most this many of the
+/// watcher's batches are unhandled (of `watcher_in_flight`, 4 by default).
+///
+/// In a flood of pod events this thread (HTTP, framing, decoding: 12.8–16 µs per event,
+/// three quarters of it decoding) was the bottleneck while the group's (labels, cache,
+/// subscribers: 7.6–9.2 µs) waited. Deferring one event in two brought the threads
+/// even (flood bench, 100k pods: ~2.0 CPU-s each; one in three left this thread ahead,
+/// 2.1 against 1.7; BENCHMARKS.md, fifth round). A threshold of one unhandled batch,
+/// as for a LIST, turned deferring off too often: a watch batch is one received chunk,
+/// smaller than a LIST's parts.
+const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
+
+/// Drops the sends at the front of `pending` that the group has handled (or that failed:
+/// the next send finds out) and returns how many are left unhandled. Sends are awaited
+/// only when the window is full, so without this the queue would always look full.
+fn handled_dropped(pending: &mut VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>) -> usize {
+    while let Some(oldest) = pending.front_mut() {
+        match oldest.as_mut().now_or_never() {
+            Some(_) => {
+                pending.pop_front();
+            }
+            None => break,
+        }
+    }
+    pending.len()
+}
+
 /// The parts of one LIST page on their way to the group, at most `window` unhandled.
 struct ListParts {
     group: Recipient<WatcherOutput>,
@@ -431,20 +484,9 @@ struct ListParts {
 }
 
 impl ListParts {
-    /// True while the group has at most one part unhandled. Parts it has handled are
-    /// dropped from `pending` first: `send` only awaits the oldest when the window is
-    /// full, so without this the queue would look full for the whole list.
+    /// True while the group has at most one part unhandled.
     fn keeping_up(&mut self) -> bool {
-        while let Some(oldest) = self.pending.front_mut() {
-            match oldest.as_mut().now_or_never() {
-                // Handled (or the group is gone: the next send finds out).
-                Some(_) => {
-                    self.pending.pop_front();
-                }
-                None => break,
-            }
-        }
-        self.pending.len() <= 1
+        handled_dropped(&mut self.pending) <= 1
     }
 
     /// Sends a part; waits for the oldest when `window` are unhandled.

@@ -23,7 +23,10 @@ use backoff::backoff::Backoff;
 use crate::actors::messages::Delta;
 use crate::metrics::{METRICS, inc};
 use crate::model::{Object, Role};
-use crate::watch::{LineBuffer, ListPage, WatchEvent, decode_event};
+use crate::watch::{
+    LineBuffer, ListPage, ObjectEventType, UndecodedEvent, WatchEvent, decode_event,
+    object_event_type,
+};
 
 /// Where the watcher is in the list/watch protocol.
 #[derive(Debug)]
@@ -97,6 +100,14 @@ pub enum Input<'a> {
     BackoffElapsed,
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
+    /// The group could not decode an event this machine handed on undecoded
+    /// ([`Delta::Undecoded`]) during LIST attempt `attempt`.
+    DeferredEventFailed {
+        /// The attempt the event carried.
+        attempt: u64,
+        /// What was wrong with it.
+        why: String,
+    },
 }
 
 /// What to do, returned by [`Machine::on`], in order.
@@ -138,6 +149,14 @@ pub struct Machine {
     backoff: ExponentialBackoff,
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
+    /// LIST attempts started so far; deferred events carry it (see
+    /// [`Input::DeferredEventFailed`]).
+    attempt: u64,
+    /// Every this-many-th object event is handed on undecoded (0: none); the actor sets
+    /// it from how well the group keeps up.
+    defer_every: usize,
+    /// Object event lines since the last one handed on undecoded.
+    since_deferred: usize,
 }
 
 impl Machine {
@@ -164,7 +183,21 @@ impl Machine {
                 ..ExponentialBackoff::default()
             },
             can_fall_back,
+            attempt: 0,
+            defer_every: 0,
+            since_deferred: 0,
         }
+    }
+
+    /// From now on hand every `n`-th object event to the group undecoded (0: decode
+    /// every event here). The watch still resumes from the last event decoded here.
+    pub fn set_defer_every(&mut self, n: usize) {
+        self.defer_every = n;
+    }
+
+    /// The current LIST attempt (counted from 1 once the machine has started).
+    pub fn attempt(&self) -> u64 {
+        self.attempt
     }
 
     /// The current state.
@@ -226,6 +259,25 @@ impl Machine {
                 State::BackingOff { ref mut then } => *then = Next::Relist,
                 State::Listing { .. } => {}
             },
+            Input::DeferredEventFailed { attempt, why } => {
+                if attempt != self.attempt {
+                    // A LIST begun since then has already read the object again.
+                    return out;
+                }
+                match self.state {
+                    State::Watching => {
+                        out.push(Action::Warn(format!(
+                            "bad watch event (decoded by the group): {why}"
+                        )));
+                        out.push(Action::CloseStream);
+                        self.lines.clear();
+                        self.back_off(Next::Relist, None, &mut out);
+                    }
+                    // The stream is already given up: list instead of watching again.
+                    State::BackingOff { ref mut then } => *then = Next::Relist,
+                    State::Listing { .. } => {}
+                }
+            }
             Input::BackoffElapsed => match self.state {
                 State::BackingOff { then: Next::Relist } => self.relist(&mut out),
                 State::BackingOff {
@@ -239,6 +291,7 @@ impl Machine {
     }
 
     fn relist(&mut self, out: &mut Vec<Action>) {
+        self.attempt += 1;
         self.lines.clear();
         self.state = State::Listing { items: Vec::new() };
         out.push(Action::List {
@@ -321,11 +374,37 @@ impl Machine {
         // The first problem in the chunk ends the stream; later lines are not decoded.
         let mut problem: Option<(Next, String)> = None;
         let mut rv = self.resource_version.clone();
+        let (defer_every, attempt) = (self.defer_every, self.attempt);
+        let mut since_deferred = self.since_deferred;
         let pushed = self.lines.push(bytes, |line| {
             if problem.is_some() {
                 return;
             }
             let metrics = METRICS.role(role);
+            if defer_every > 0 {
+                since_deferred += 1;
+                if since_deferred >= defer_every
+                    && let Some(kind) = object_event_type(line)
+                {
+                    // `rv` stays at the last event decoded here: a watch resumed from
+                    // it replays this one instead of skipping it.
+                    since_deferred = 0;
+                    inc(&metrics.events_deferred);
+                    inc(match kind {
+                        ObjectEventType::Added => &metrics.events_added,
+                        ObjectEventType::Modified => &metrics.events_modified,
+                        ObjectEventType::Deleted => &metrics.events_deleted,
+                    });
+                    deltas.push(Delta::Undecoded {
+                        event: UndecodedEvent {
+                            role,
+                            json: line.into(),
+                        },
+                        attempt,
+                    });
+                    return;
+                }
+            }
             match decode_event(role, line) {
                 Ok(WatchEvent::Added(o)) => {
                     inc(&metrics.events_added);
@@ -365,6 +444,7 @@ impl Machine {
             }
         });
         self.resource_version = rv.filter(|v| !v.is_empty());
+        self.since_deferred = since_deferred;
         if !deltas.is_empty() {
             out.push(Action::Deltas(deltas));
         }

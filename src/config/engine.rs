@@ -31,6 +31,12 @@ pub struct EngineOptions {
     /// How many delta batches a URL watcher may have queued at its group before it stops
     /// reading its stream (back-pressure instead of an unbounded mailbox).
     pub watcher_in_flight: usize,
+    /// While its group keeps up, a URL watcher hands every this-many-th watch event to
+    /// the group undecoded, so that the group's thread shares the decoding (in a flood
+    /// of events decoding one thread's worth is the bottleneck). A watch resumes from
+    /// the last event the watcher decoded itself, so a reconnect replays up to this
+    /// many minus one events. 0: the watcher decodes every event.
+    pub watch_defer_every: usize,
     /// How many change batches may wait in a subscriber's mailbox before the group
     /// coalesces further changes for it (a slow subscriber costs at most one entry per
     /// object, never one per event).
@@ -61,6 +67,7 @@ impl Default for EngineOptions {
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(30),
             watcher_in_flight: 4,
+            watch_defer_every: 2,
             subscriber_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
