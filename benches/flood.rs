@@ -722,6 +722,7 @@ async fn pod_run(
         let events = args.events;
         probe.expect(events);
         let coalesced0 = METRICS.subscriber_coalesced.load(Relaxed);
+        let deferred0 = METRICS.role(Role::Pod).events_deferred.load(Relaxed);
         let meter = Meter::start();
         let modified0 = METRICS.role(Role::Pod).events_modified.load(Relaxed);
         server.gate(events);
@@ -750,10 +751,13 @@ async fn pod_run(
             p50_ms: p50,
             p99_ms: p99,
             extra: format!(
-                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
+                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x; \
+                 {:.0} % decoded by the group",
                 if ok { "" } else { "TIMED OUT; " },
                 seen_total as f64 / subs as f64 / events as f64,
                 METRICS.subscriber_coalesced.load(Relaxed) - coalesced0,
+                (METRICS.role(Role::Pod).events_deferred.load(Relaxed) - deferred0) as f64 * 100.0
+                    / events as f64,
             ),
         });
     }

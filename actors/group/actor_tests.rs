@@ -123,6 +123,8 @@ struct Harness {
     registry: Arc<Registry>,
     key: GroupKey,
     urls: Arc<Mutex<Vec<ResourceUrl>>>,
+    /// Each watcher's `group_keeps_up` flag, in start order.
+    keeps_up: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     stops: Arc<AtomicUsize>,
     deferred_failed: Arc<Mutex<Vec<(u64, String)>>>,
 }
@@ -144,10 +146,13 @@ fn start(subscriber_in_flight: usize) -> Harness {
     let stops = Arc::new(AtomicUsize::new(0));
     let deferred_failed = Arc::new(Mutex::new(Vec::new()));
     let probe = StopProbe(Arc::clone(&stops), Arc::clone(&deferred_failed)).start();
+    let keeps_up = Arc::new(Mutex::new(Vec::new()));
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
+        let keeps_up = Arc::clone(&keeps_up);
         Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
             urls.lock().unwrap().push(setup.url.clone());
+            keeps_up.lock().unwrap().push(setup.group_keeps_up);
             WatcherLink::to(&probe)
         })
     };
@@ -175,6 +180,7 @@ fn start(subscriber_in_flight: usize) -> Harness {
         registry,
         key: key(),
         urls,
+        keeps_up,
         stops,
         deferred_failed,
     }
@@ -763,4 +769,39 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
     assert!(failed[0].1.contains("pod JSON"), "{failed:?}");
     // Counted once (by the group; the watcher did not decode it).
     assert!(METRICS.role(Role::Pod).decode_errors.load(SeqCst) > errors_before);
+}
+
+#[actix_rt::test]
+async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up() {
+    let h = start(64);
+    let window = crate::config::EngineOptions::default().watcher_in_flight;
+    let fast = subscribe(&h, 1, Role::Pod, false).await;
+    let slow = subscribe(&h, 2, Role::Pod, true).await;
+    settle().await;
+    feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
+    settle().await;
+    let flag = Arc::clone(&h.keeps_up.lock().unwrap()[0]);
+    let batch = |i: usize| deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]);
+    // The stuck subscriber holds the snapshot and the relist's batch, then one batch
+    // per event: as many unhandled as a watcher's window is not yet lag, one more is.
+    let mut i = 0;
+    while slow.in_flight.load(SeqCst) < window {
+        i += 1;
+        feed(&h, batch(i)).await;
+        settle().await;
+        assert!(
+            flag.load(SeqCst),
+            "{i}: a watcher's window unhandled: keeping up"
+        );
+    }
+    feed(&h, batch(i + 1)).await;
+    settle().await;
+    assert!(!flag.load(SeqCst), "more than a window unhandled: behind");
+    assert!(fast.in_flight.load(SeqCst) == 0);
+
+    // It catches up; the next push finds every subscriber keeping up.
+    slow.in_flight.store(0, SeqCst);
+    feed(&h, batch(i + 2)).await;
+    settle().await;
+    assert!(flag.load(SeqCst), "one batch unhandled: keeping up");
 }

@@ -45,6 +45,12 @@ impl SubscriberSlot {
             .do_send(TargetsReplaced { targets, synced });
     }
 
+    /// True while the subscriber has more than `unhandled` batches waiting, or the group
+    /// is coalescing for it.
+    pub fn is_behind(&self, unhandled: usize) -> bool {
+        self.coalesced.is_some() || self.link.in_flight.load(SeqCst) > unhandled
+    }
+
     /// Sends a batch, or coalesces it if the subscriber is behind.
     pub fn push(&mut self, batch: &Arc<[TargetChange]>, synced: bool, limit: usize) {
         if let Some(map) = &mut self.coalesced {

@@ -45,6 +45,10 @@ pub struct UrlWatcherSetup {
     pub options: EngineOptions,
     /// Where its output goes.
     pub group: Recipient<WatcherOutput>,
+    /// Set by the group: false while one of its subscribers is behind, which means the
+    /// group's thread (or a subscriber's) has no time to spare for decoding; the watcher
+    /// then hands it no undecoded events.
+    pub group_keeps_up: Arc<std::sync::atomic::AtomicBool>,
     /// The group's id, for logs.
     pub group_id: u64,
 }
@@ -378,12 +382,16 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             Ok(chunk) => {
                 // While the group keeps up, it decodes some events too; when it falls
                 // behind, we decode everything.
-                let defer_every =
-                    if handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED {
-                        self.setup.options.watch_defer_every
-                    } else {
-                        0
-                    };
+                let defer_every = if self
+                    .setup
+                    .group_keeps_up
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    && handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED
+                {
+                    self.setup.options.watch_defer_every
+                } else {
+                    0
+                };
                 self.machine.set_defer_every(defer_every);
                 self.feed(Input::Chunk(&chunk), ctx)
             }
@@ -451,9 +459,10 @@ const LIST_DEFER_EVERY: usize = 4;
 /// three quarters of it decoding) was the bottleneck while the group's (labels, cache,
 /// subscribers: 7.6–9.2 µs) waited. Deferring one event in two brought the threads
 /// even (flood bench, 100k pods: ~2.0 CPU-s each; one in three left this thread ahead,
-/// 2.1 against 1.7; BENCHMARKS.md, fifth round). A threshold of one unhandled batch,
-/// as for a LIST, turned deferring off too often: a watch batch is one received chunk,
-/// smaller than a LIST's parts.
+/// 2.1 against 1.7; BENCHMARKS.md, fifth round); this test holds it back whenever the
+/// group lags, so a quarter of the events or so end up deferred. A threshold of one
+/// unhandled batch, as for a LIST, turned deferring off too often: a watch batch is one
+/// received chunk (~4 events), smaller than a LIST's parts.
 const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
 
 /// Drops the sends at the front of `pending` that the group has handled (or that failed:
