@@ -26,9 +26,10 @@ pub enum Delta {
     Delete(Object),
     /// An object event the group decodes itself: while the group keeps up, the watcher
     /// leaves some lines undecoded so that both threads share the decoding (see
-    /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from the last event it decoded
-    /// itself, so a reconnect replays these rather than skipping them; one that fails
-    /// to decode is reported back with [`DeferredEventFailed`], and the watcher relists.
+    /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
+    /// the last event it decoded itself, so a reconnect replays these rather than
+    /// skipping them; one that fails to decode is reported back with
+    /// [`DeferredEventFailed`], and the watcher relists.
     Undecoded {
         /// The event's line.
         event: UndecodedEvent,

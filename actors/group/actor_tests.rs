@@ -89,20 +89,20 @@ impl Handler<TargetsReplaced> for Recorder {
 
 /// Records the messages sent to the fake watchers: how many `StopWatcher`s, and each
 /// `DeferredEventFailed`'s attempt and reason.
-struct StopProbe(Arc<AtomicUsize>, Arc<Mutex<Vec<(u64, String)>>>);
+struct WatcherProbe(Arc<AtomicUsize>, Arc<Mutex<Vec<(u64, String)>>>);
 
-impl Actor for StopProbe {
+impl Actor for WatcherProbe {
     type Context = Context<Self>;
 }
 
-impl Handler<StopWatcher> for StopProbe {
+impl Handler<StopWatcher> for WatcherProbe {
     type Result = ();
     fn handle(&mut self, _: StopWatcher, _: &mut Context<Self>) {
         self.0.fetch_add(1, SeqCst);
     }
 }
 
-impl Handler<DeferredEventFailed> for StopProbe {
+impl Handler<DeferredEventFailed> for WatcherProbe {
     type Result = ();
     fn handle(&mut self, m: DeferredEventFailed, _: &mut Context<Self>) {
         self.1.lock().unwrap().push((m.attempt, m.why));
@@ -145,7 +145,7 @@ fn start(subscriber_in_flight: usize) -> Harness {
     let urls = Arc::new(Mutex::new(Vec::new()));
     let stops = Arc::new(AtomicUsize::new(0));
     let deferred_failed = Arc::new(Mutex::new(Vec::new()));
-    let probe = StopProbe(Arc::clone(&stops), Arc::clone(&deferred_failed)).start();
+    let probe = WatcherProbe(Arc::clone(&stops), Arc::clone(&deferred_failed)).start();
     let keeps_up = Arc::new(Mutex::new(Vec::new()));
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
