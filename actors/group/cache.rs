@@ -487,6 +487,40 @@ mod tests {
     }
 
     #[test]
+    fn an_update_shares_the_equal_label_and_annotation_values_of_the_object_it_replaces() {
+        let service = |port: u16| {
+            format!(
+                r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"s","namespace":"ns","labels":{{"app":"shop","tier":"web"}},"annotations":{{"note":"kept"}}}},"spec":{{"ports":[{{"port":{port}}}]}}}}}}"#
+            )
+        };
+        let decoded =
+            |port| match crate::watch::decode_event(Role::Service, service(port).as_bytes()) {
+                Ok(crate::watch::WatchEvent::Modified(o)) => o,
+                other => panic!("{other:?}"),
+            };
+        let values = |c: &GroupCache| -> Vec<ArcStr> {
+            let cached = c.get(Role::Service, "ns", "s").expect("cached");
+            let m = cached.object.metadata();
+            m.labels
+                .iter()
+                .chain(m.annotations.iter())
+                .map(|(_, v)| ArcStr::clone(v))
+                .collect()
+        };
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), decoded(80));
+        let before = values(&c);
+        assert_eq!(c.upsert(UrlId(0), decoded(81)), Upserted::Replaced);
+        let after = values(&c);
+        // The update was decoded without interning its values; the cache pointed them
+        // at the equal ones it held.
+        for (old, new) in before.iter().zip(&after) {
+            assert!(ArcStr::ptr_eq(old, new), "{new}");
+        }
+        c.clear();
+    }
+
+    #[test]
     fn equal_objects_are_unchanged_whatever_their_resource_version() {
         let mut c = GroupCache::default();
         assert_eq!(

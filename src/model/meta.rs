@@ -34,6 +34,15 @@ pub struct ObjectMeta {
     pub owner_references: Box<[OwnerReference]>,
 }
 
+impl ObjectMeta {
+    /// Points this object's label and annotation values at `previous`'s equal ones (it
+    /// is an update of `previous`).
+    pub fn share_strings_of(&mut self, previous: &ObjectMeta) {
+        self.labels.share_values_of(&previous.labels);
+        self.annotations.share_values_of(&previous.annotations);
+    }
+}
+
 /// Equality ignores `resourceVersion`: every write bumps it, and an object whose
 /// discovery-relevant fields are unchanged must push nothing to subscribers.
 impl PartialEq for ObjectMeta {

@@ -57,10 +57,25 @@ impl Object {
     }
 
     /// Makes this object (an update of `previous`) share `previous`'s strings where they
-    /// are equal and the old targets may still hold them (see [`Pod::share_strings_of`]).
+    /// are equal: its label and annotation values, which a `MODIFIED` event's decoding
+    /// leaves unshared (see [`crate::watch::decode_event`]), and a pod's container IDs,
+    /// which its old targets may still hold (see [`Pod::share_strings_of`]).
     pub fn share_strings_of(&mut self, previous: &Object) {
+        self.metadata_mut().share_strings_of(previous.metadata());
         if let (Object::Pod(new), Object::Pod(old)) = (self, previous) {
             new.share_strings_of(old);
+        }
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Object::Node(o) => &mut o.metadata,
+            Object::Pod(o) => &mut o.metadata,
+            Object::Service(o) => &mut o.metadata,
+            Object::Endpoints(o) => &mut o.metadata,
+            Object::EndpointSlice(o) => &mut o.metadata,
+            Object::Ingress(o) => &mut o.metadata,
+            Object::Namespace(o) => &mut o.metadata,
         }
     }
 

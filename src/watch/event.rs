@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 
 use super::Status;
 use crate::error::DecodeError;
-use crate::model::json::{empty_str, nullable_str};
+use crate::model::json::{empty_str, nullable_str, without_interned_map_values};
 use crate::model::{Object, ObjectSeed, Role};
 
 /// One decoded watch event.
@@ -71,9 +71,18 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
     // (a sixth of a pod event's decode instructions, callgrind). A line that is not
     // UTF-8 as a whole goes to the checking parser, which rejects it only where a
     // string kubesd reads is broken, as before.
-    match std::str::from_utf8(line) {
+    let decode = || match std::str::from_utf8(line) {
         Ok(text) => decode_event_from(role, serde_json::Deserializer::from_str(text)),
         Err(_) => decode_event_from(role, serde_json::Deserializer::from_slice(line)),
+    };
+    // A modified object replaces a cached one, which the group shares its label and
+    // annotation values from (`Object::share_strings_of`): cheaper than the intern
+    // table's look-ups (see `without_interned_map_values`). A line with another key
+    // order is decoded the usual way.
+    if line.starts_with(br#"{"type":"MODIFIED","#) {
+        without_interned_map_values(decode)
+    } else {
+        decode()
     }
 }
 
@@ -347,5 +356,27 @@ mod tests {
         assert!(decode_event(Role::Pod, b"[]").is_err());
         let twice = br#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"type":"BOOKMARK"}"#;
         assert!(decode_event(Role::Pod, twice).is_err());
+    }
+    #[test]
+    fn a_modified_objects_map_values_are_left_for_the_cache_to_share() {
+        let line = |kind: &str| {
+            format!(
+                r#"{{"type":"{kind}","object":{{"metadata":{{"name":"a","namespace":"n","labels":{{"app":"shop"}}}}}}}}"#
+            )
+        };
+        let label = |ev: WatchEvent| match ev {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => o.metadata().labels.0[0].clone(),
+            other => panic!("{other:?}"),
+        };
+        let added = label(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
+        let again = label(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
+        let modified = label(decode_event(Role::Pod, line("MODIFIED").as_bytes()).unwrap());
+        assert!(ArcStr::ptr_eq(&added.1, &again.1), "ADDED: interned");
+        assert!(!ArcStr::ptr_eq(&added.1, &modified.1), "MODIFIED: a copy");
+        assert_eq!(added, modified);
+        assert!(
+            ArcStr::ptr_eq(&added.0, &modified.0),
+            "keys interned either way"
+        );
     }
 }
