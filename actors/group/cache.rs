@@ -3,7 +3,7 @@
 //! which objects' targets read which other objects.
 //!
 //! Dependencies are not guessed from the role: label generation runs against a
-//! [`RecordingView`] that notes every look-up it makes, hits and misses alike. A miss
+//! `RecordingView` that notes every look-up it makes, hits and misses alike. A miss
 //! matters: an endpoint whose pod is not cached yet must be recomputed when the pod
 //! arrives. So when an object changes, exactly the objects whose labels looked it up are
 //! marked dirty, and a flush recomputes only those.

@@ -27,7 +27,7 @@ pub struct JobArgs {
     /// ...when M replicas share the targets by address hash.
     #[arg(long, default_value_t = 1)]
     pub shards: u64,
-    /// Also write each job's targets to DIR/<job>.json (Prometheus file SD), atomically.
+    /// Also write each job's targets to DIR/JOB.json (Prometheus file SD), atomically.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
 }

@@ -88,7 +88,7 @@ fn collect_exact<T: ScratchElement, E>(
     })
 }
 
-/// A list element type with a per-thread scratch vector, for [`collect_exact`].
+/// A list element type with a per-thread scratch vector, for `collect_exact`.
 pub trait ScratchElement: Sized + 'static {
     /// This type's scratch vector.
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>>;

@@ -66,6 +66,10 @@ impl EventType {
 }
 
 /// Decodes one watch event line of `role`.
+///
+/// The label and annotation values of a `MODIFIED` object are its own copies rather
+/// than the per-thread shared ones: the object replaces a cached version, and
+/// [`Object::share_strings_of`] points it at that version's equal values.
 pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> {
     // Checked as UTF-8 once, the line is parsed without checking each string again
     // (a sixth of a pod event's decode instructions, callgrind). A line that is not
