@@ -246,9 +246,10 @@ thread_local! {
 /// (`Object::share_strings_of`, one comparison with a string the equality test reads
 /// anyway). An intern look-up of a value not touched since this object's last event
 /// can miss the cache three times (table control bytes, bucket, string). In the flood
-/// bench, eight interleaved pairs of runs: 67.8k → 73.3k events/s on average, 24.7 →
-/// 22.5 µs CPU per event (six pairs better or even, two worse; BENCHMARKS.md, fifth
-/// round). Keys are still interned: they are few and stay in the cache.
+/// bench, twelve interleaved pairs of runs: 68.5k → 72.8k events/s on average, 24.7 →
+/// 23.0 µs CPU per event (eight pairs better or even, four worse; BENCHMARKS.md, fifth
+/// round), for 15 more short-lived allocations per event. Keys are still interned:
+/// they are few and stay in the cache.
 pub(crate) fn without_interned_map_values<T>(decode: impl FnOnce() -> T) -> T {
     /// Restores the flag however `decode` ends.
     struct Restore(bool);
