@@ -21,7 +21,7 @@ use crate::config::EngineOptions;
 use crate::config::watched_roles;
 use crate::metrics::{METRICS, inc};
 use crate::model::{ObjectKey, Role};
-use crate::watch::WatchEvent;
+use crate::watch::ObjectEventType;
 
 /// Everything a group needs to start.
 pub struct GroupSetup {
@@ -393,14 +393,12 @@ impl Handler<WatcherOutput> for GroupWatcher {
                             self.apply_delete(role, object.key(), subscribed, &mut changes)
                         }
                         Delta::Undecoded { event, attempt } => match event.decode() {
-                            Ok(WatchEvent::Added(object) | WatchEvent::Modified(object)) => {
+                            Ok((ObjectEventType::Added | ObjectEventType::Modified, object)) => {
                                 self.apply_upsert(url, object, subscribed, &mut changes)
                             }
-                            Ok(WatchEvent::Deleted(object)) => {
+                            Ok((ObjectEventType::Deleted, object)) => {
                                 self.apply_delete(role, object.key(), subscribed, &mut changes)
                             }
-                            // `decode` returns object events only.
-                            Ok(WatchEvent::Bookmark { .. } | WatchEvent::Error(_)) => {}
                             Err(e) => self.deferred_event_failed(url, attempt, e.to_string()),
                         },
                     }

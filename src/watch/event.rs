@@ -8,6 +8,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::Status;
+use super::undecoded_event::{ObjectEventType, object_event_type};
 use crate::error::DecodeError;
 use crate::model::json::{empty_str, nullable_str, without_interned_map_values};
 use crate::model::{Object, ObjectSeed, Role};
@@ -83,7 +84,7 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
     // annotation values from (`Object::share_strings_of`): cheaper than the intern
     // table's look-ups (see `without_interned_map_values`). A line with another key
     // order is decoded the usual way.
-    if line.starts_with(br#"{"type":"MODIFIED","#) {
+    if object_event_type(line) == Some(ObjectEventType::Modified) {
         without_interned_map_values(decode)
     } else {
         decode()
@@ -361,6 +362,7 @@ mod tests {
         let twice = br#"{"type":"ADDED","object":{"metadata":{"name":"a"}},"type":"BOOKMARK"}"#;
         assert!(decode_event(Role::Pod, twice).is_err());
     }
+
     #[test]
     fn a_modified_objects_map_values_are_left_for_the_cache_to_share() {
         let line = |kind: &str| {

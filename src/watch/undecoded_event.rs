@@ -8,7 +8,7 @@
 //! exactly what the API server writes; any other line it decodes itself.
 
 use crate::error::DecodeError;
-use crate::model::Role;
+use crate::model::{Object, Role};
 
 use super::{WatchEvent, decode_event};
 
@@ -53,13 +53,14 @@ pub struct UndecodedEvent {
 }
 
 impl UndecodedEvent {
-    /// Decodes it, as the watcher would have. A line that decodes to anything but an
-    /// object event (it cannot, given its start, unless it is broken) is an error.
-    pub fn decode(&self) -> Result<WatchEvent, DecodeError> {
+    /// Decodes it, as the watcher would have, into its type and object. A line that
+    /// decodes to anything but an object event (it cannot, given its start, unless it is
+    /// broken) is an error.
+    pub fn decode(&self) -> Result<(ObjectEventType, Object), DecodeError> {
         match decode_event(self.role, &self.json)? {
-            event @ (WatchEvent::Added(_) | WatchEvent::Modified(_) | WatchEvent::Deleted(_)) => {
-                Ok(event)
-            }
+            WatchEvent::Added(o) => Ok((ObjectEventType::Added, o)),
+            WatchEvent::Modified(o) => Ok((ObjectEventType::Modified, o)),
+            WatchEvent::Deleted(o) => Ok((ObjectEventType::Deleted, o)),
             WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {
                 Err(DecodeError::MissingEventField {
                     role: self.role,
@@ -110,7 +111,9 @@ mod tests {
             json: json.into(),
         };
         let ok = event(br#"{"type":"DELETED","object":{"metadata":{"name":"a","namespace":"n"}}}"#);
-        assert!(matches!(ok.decode(), Ok(WatchEvent::Deleted(o)) if o.key().to_string() == "n/a"));
+        assert!(
+            matches!(ok.decode(), Ok((ObjectEventType::Deleted, o)) if o.key().to_string() == "n/a")
+        );
         let truncated = event(br#"{"type":"MODIFIED","object":{"metadata":{"na"#);
         assert!(matches!(truncated.decode(), Err(DecodeError::Json { .. })));
         // A second `type` would make it a bookmark; the watcher rejects that too.
