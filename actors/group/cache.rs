@@ -179,11 +179,13 @@ impl GroupCache {
         let key = object.key();
         let rc = self.roles.entry(role).or_default();
         if let Some(entry) = rc.get_mut(&key.namespace, &key.name) {
+            // Sharing first compares the strings once: the equality test then finds
+            // the shared ones equal by pointer.
+            object.share_strings_of(&entry.object);
             if *entry.object == object {
                 entry.url = url;
                 return (Upserted::Unchanged, None);
             }
-            object.share_strings_of(&entry.object);
             let previous = Replaced {
                 object: std::mem::replace(&mut entry.object, Arc::new(object)),
                 targets: entry.targets.take(),
