@@ -400,13 +400,13 @@ fn changed_keys(got: &[Got]) -> Vec<(String, usize)> {
     all
 }
 
-#[actix_rt::test]
-async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end() {
-    let h = start(64);
-    let sub = subscribe(&h, 1, Role::Pod, false).await;
+/// A pod subscriber of `h` whose URL has listed pods `a` and `b`, the messages that
+/// brought them already taken.
+async fn pods_a_and_b_listed(h: &Harness) -> Sub {
+    let sub = subscribe(h, 1, Role::Pod, false).await;
     settle().await;
     feed(
-        &h,
+        h,
         relisted(
             0,
             vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
@@ -415,6 +415,13 @@ async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end()
     .await;
     settle().await;
     sub.take();
+    sub
+}
+
+#[actix_rt::test]
+async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end() {
+    let h = start(64);
+    let sub = pods_a_and_b_listed(&h).await;
 
     // A relist in parts: "a" changed, "c" is new, "b" is gone.
     feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
@@ -719,18 +726,7 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
 async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watcher() {
     use crate::watch::UndecodedEvent;
     let h = start(64);
-    let sub = subscribe(&h, 1, Role::Pod, false).await;
-    settle().await;
-    feed(
-        &h,
-        relisted(
-            0,
-            vec![pod("a", "10.0.0.1", "x"), pod("b", "10.0.0.2", "x")],
-        ),
-    )
-    .await;
-    settle().await;
-    sub.take();
+    let sub = pods_a_and_b_listed(&h).await;
 
     let undecoded = |kind: &str, json: String, attempt: u64| Delta::Undecoded {
         event: UndecodedEvent {
