@@ -489,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn an_update_shares_the_equal_label_and_annotation_values_of_the_object_it_replaces() {
+    fn an_update_shares_the_equal_label_and_annotation_strings_of_the_object_it_replaces() {
         let service = |port: u16| {
             format!(
                 r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"s","namespace":"ns","labels":{{"app":"shop","tier":"web"}},"annotations":{{"note":"kept"}}}},"spec":{{"ports":[{{"port":{port}}}]}}}}}}"#
@@ -500,25 +500,81 @@ mod tests {
                 Ok(crate::watch::WatchEvent::Modified(o)) => o,
                 other => panic!("{other:?}"),
             };
-        let values = |c: &GroupCache| -> Vec<ArcStr> {
+        let strings = |c: &GroupCache| -> Vec<ArcStr> {
             let cached = c.get(Role::Service, "ns", "s").expect("cached");
             let m = cached.object.metadata();
             m.labels
                 .iter()
                 .chain(m.annotations.iter())
-                .map(|(_, v)| ArcStr::clone(v))
+                .flat_map(|(k, v)| [ArcStr::clone(k), ArcStr::clone(v)])
+                .chain([ArcStr::clone(&m.namespace)])
                 .collect()
         };
         let mut c = GroupCache::default();
         c.upsert(UrlId(0), decoded(80));
-        let before = values(&c);
+        let before = strings(&c);
         assert_eq!(c.upsert(UrlId(0), decoded(81)), Upserted::Replaced);
-        let after = values(&c);
-        // The update was decoded without interning its values; the cache pointed them
-        // at the equal ones it held.
+        let after = strings(&c);
+        // The update was decoded without interning; the cache pointed its keys, values
+        // and namespace at the equal ones it held.
+        assert_eq!(before.len(), 7);
         for (old, new) in before.iter().zip(&after) {
             assert!(ArcStr::ptr_eq(old, new), "{new}");
         }
+        c.clear();
+    }
+
+    #[test]
+    fn a_modified_pod_shares_every_equal_string_that_decoding_would_intern() {
+        let event = |phase: &str| {
+            format!(
+                r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"p","namespace":"ns","ownerReferences":[{{"kind":"ReplicaSet","name":"rs","controller":true}}]}},"spec":{{"nodeName":"n1","containers":[{{"name":"app","image":"img:1","ports":[{{"name":"http","containerPort":80,"protocol":"TCP"}}]}}],"initContainers":[{{"name":"side","image":"img:2","restartPolicy":"Always"}}]}},"status":{{"phase":"{phase}","podIP":"10.0.0.1","hostIP":"192.168.0.1","containerStatuses":[{{"name":"app","containerID":"containerd://1"}}]}}}}}}"#
+            )
+        };
+        let decoded = |phase| match crate::watch::decode_event(Role::Pod, event(phase).as_bytes()) {
+            Ok(crate::watch::WatchEvent::Modified(o)) => o,
+            other => panic!("{other:?}"),
+        };
+        let strings = |c: &GroupCache| -> Vec<ArcStr> {
+            let Object::Pod(p) = &*c.get(Role::Pod, "ns", "p").expect("cached").object else {
+                panic!("not a pod");
+            };
+            let owner = &p.metadata.owner_references[0];
+            let (app, side) = (&p.spec.containers[0], &p.spec.init_containers[0]);
+            let port = &app.ports[0];
+            let status = &p.status.container_statuses[0];
+            [
+                &p.metadata.namespace,
+                &owner.kind,
+                &owner.name,
+                &p.spec.node_name,
+                &app.name,
+                &app.image,
+                &port.name,
+                &port.protocol,
+                &side.name,
+                &side.image,
+                &side.restart_policy,
+                &p.status.host_ip,
+                &status.name,
+                &status.container_id,
+            ]
+            .into_iter()
+            .cloned()
+            .collect()
+        };
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), decoded("Pending"));
+        let before = strings(&c);
+        assert_eq!(c.upsert(UrlId(0), decoded("Running")), Upserted::Replaced);
+        let after = strings(&c);
+        for (old, new) in before.iter().zip(&after) {
+            assert!(ArcStr::ptr_eq(old, new), "{new}: not shared");
+        }
+        let Object::Pod(p) = &*c.get(Role::Pod, "ns", "p").expect("cached").object else {
+            panic!("not a pod");
+        };
+        assert_eq!(&*p.status.phase, "Running");
         c.clear();
     }
 

@@ -29,6 +29,17 @@ pub struct EndpointSlice {
     pub ports: Box<[EndpointPort]>,
 }
 
+impl EndpointSlice {
+    /// Points the endpoints' topology maps (an update of `previous`) at `previous`'s
+    /// equal strings, endpoint by endpoint: decoding interns them, except for a
+    /// `MODIFIED` event's object, which holds copies.
+    pub fn share_strings_of(&mut self, previous: &EndpointSlice) {
+        for (new, old) in self.endpoints.iter_mut().zip(previous.endpoints.iter()) {
+            new.topology.share_strings_of(&old.topology);
+        }
+    }
+}
+
 /// One entry of `endpoints`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -138,17 +138,16 @@ scratch_elements!(
 pub struct StringMap(pub Box<[(ArcStr, ArcStr)]>);
 
 impl StringMap {
-    /// Points this map's values at `previous`'s equal ones, pair by pair while the keys
-    /// line up (the API server sends maps sorted by key, so an update's keys line up
-    /// with the old ones up to the first key added or removed).
-    pub fn share_values_of(&mut self, previous: &StringMap) {
+    /// Points this map's keys and values at `previous`'s equal ones, pair by pair while
+    /// the keys line up (the API server sends maps sorted by key, so an update's keys
+    /// line up with the old ones up to the first key added or removed).
+    pub fn share_strings_of(&mut self, previous: &StringMap) {
         for ((key, value), (old_key, old_value)) in self.0.iter_mut().zip(previous.0.iter()) {
             if key != old_key {
                 break;
             }
-            if value == old_value {
-                *value = ArcStr::clone(old_value);
-            }
+            *key = ArcStr::clone(old_key);
+            share_str(value, old_value);
         }
     }
 
@@ -225,41 +224,48 @@ const INTERNED_VALUE_MAX_LEN: usize = 64;
 
 impl<'de> Deserialize<'de> for MapValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let rule = if INTERN_MAP_VALUES.with(std::cell::Cell::get) {
-            InternRule::UpTo(INTERNED_VALUE_MAX_LEN)
-        } else {
-            InternRule::Never
-        };
-        map_str(deserializer, |v| shared_str(v, rule)).map(MapValue)
+        map_str(deserializer, |v| {
+            shared_str(v, InternRule::UpTo(INTERNED_VALUE_MAX_LEN))
+        })
+        .map(MapValue)
     }
 }
 
 thread_local! {
-    /// False while [`without_interned_map_values`] runs on this thread.
-    static INTERN_MAP_VALUES: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+    /// False while [`without_interning`] runs on this thread.
+    static INTERNING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
-/// Runs `decode` with string map values copied rather than interned.
+/// Runs `decode` with every string copied rather than interned.
 ///
 /// For the object of a `MODIFIED` event: the cache holds its previous version, whose
-/// values are already the shared copies, and the group points the new object at them
-/// (`Object::share_strings_of`, one comparison with a string the equality test reads
-/// anyway). An intern look-up of a value not touched since this object's last event
-/// can miss the cache three times (table control bytes, bucket, string). In the flood
-/// bench, twelve interleaved pairs of runs: 68.5k → 72.8k events/s on average, 24.7 →
-/// 23.0 µs CPU per event (eight pairs better or even, four worse; BENCHMARKS.md, fifth
-/// round), for 15 more short-lived allocations per event. Keys are still interned:
-/// they are few and stay in the cache.
-pub(crate) fn without_interned_map_values<T>(decode: impl FnOnce() -> T) -> T {
+/// strings are already the shared copies, and the group points the new object at the
+/// equal ones (`Object::share_strings_of`: one comparison with a string the equality
+/// test reads anyway). A look-up in the watcher thread's intern table was a quarter of
+/// that thread's time in the flood bench (perf annotate: three quarters of it on two
+/// loads and a `lock xadd`, i.e. cache misses on the table and on the string, and the
+/// reference count's cache line taken back from the group's thread, which clones and
+/// drops the same strings for targets). Copying costs ~40 more short-lived
+/// allocations per pod event, and is still faster (BENCHMARKS.md, sixth round; the
+/// fifth round took map values out of the table first).
+pub(crate) fn without_interning<T>(decode: impl FnOnce() -> T) -> T {
     /// Restores the flag however `decode` ends.
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            INTERN_MAP_VALUES.with(|flag| flag.set(self.0));
+            INTERNING.with(|flag| flag.set(self.0));
         }
     }
-    let _restore = Restore(INTERN_MAP_VALUES.with(|flag| flag.replace(false)));
+    let _restore = Restore(INTERNING.with(|flag| flag.replace(false)));
     decode()
+}
+
+/// Points `new` at `old` when they are equal: for an update of a cached object, whose
+/// strings are the shared ones.
+pub fn share_str(new: &mut ArcStr, old: &ArcStr) {
+    if *new == *old {
+        *new = ArcStr::clone(old);
+    }
 }
 
 /// A key of a string map: label and annotation keys repeat on every object of a
@@ -287,8 +293,8 @@ enum InternRule {
     UpTo(usize),
 }
 
-/// A decoded string as a shared string: `""` static, interned by `intern`'s rule, or
-/// copied once from the parser's buffer.
+/// A decoded string as a shared string: `""` static, interned by `intern`'s rule
+/// (outside [`without_interning`]), or copied once from the parser's buffer.
 fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     let intern = match intern {
         InternRule::Never => false,
@@ -297,7 +303,7 @@ fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     };
     if v.is_empty() {
         empty_str()
-    } else if intern {
+    } else if intern && INTERNING.with(std::cell::Cell::get) {
         intern_str(v)
     } else {
         ArcStr::from(v)
@@ -455,39 +461,48 @@ mod tests {
         assert!(serde_json::from_str::<Holder>(r#"{"map":{"a":1}}"#).is_err());
     }
     #[test]
-    fn map_values_decoded_without_interning_are_copies_and_interning_resumes_after() {
+    fn strings_decoded_without_interning_are_copies_and_interning_resumes_after() {
         let json = r#"{"map":{"app":"shop","tier":"web"}}"#;
         let interned: Holder = serde_json::from_str(json).unwrap();
-        let copied: Holder = without_interned_map_values(|| serde_json::from_str(json)).unwrap();
+        let copied: Holder = without_interning(|| serde_json::from_str(json)).unwrap();
         let again: Holder = serde_json::from_str(json).unwrap();
         for ((k1, v1), ((k2, v2), (k3, v3))) in interned
             .map
             .iter()
             .zip(copied.map.iter().zip(again.map.iter()))
         {
-            assert!(ArcStr::ptr_eq(k1, k2), "keys are interned either way");
+            assert!(!ArcStr::ptr_eq(k1, k2), "{k2}: a copy");
             assert!(!ArcStr::ptr_eq(v1, v2), "{v2}: a copy");
-            assert_eq!(v1, v2);
+            assert_eq!((k1, v1), (k2, v2));
             assert!(ArcStr::ptr_eq(v1, v3), "{v3}: interned again");
-            assert!(ArcStr::ptr_eq(k1, k3));
+            assert!(ArcStr::ptr_eq(k1, k3), "{k3}: interned again");
         }
     }
 
     #[test]
-    fn an_update_shares_the_equal_values_of_the_map_it_replaces_while_keys_line_up() {
+    fn an_update_shares_the_equal_strings_of_the_map_it_replaces_while_keys_line_up() {
         let decode = |json: &str| -> StringMap {
-            without_interned_map_values(|| serde_json::from_str::<Holder>(json))
+            without_interning(|| serde_json::from_str::<Holder>(json))
                 .unwrap()
                 .map
         };
         let old = decode(r#"{"map":{"a":"1","b":"2","d":"4"}}"#);
         let mut new = decode(r#"{"map":{"a":"1","b":"changed","c":"3","d":"4"}}"#);
-        new.share_values_of(&old);
-        let values: Vec<&ArcStr> = new.iter().map(|(_, v)| v).collect();
-        assert!(ArcStr::ptr_eq(values[0], &old.0[0].1), "equal: shared");
-        assert_eq!(&**values[1], "changed");
-        // From the added key on, keys no longer line up: `d` keeps its own copy.
-        assert!(!ArcStr::ptr_eq(values[3], &old.0[2].1));
+        new.share_strings_of(&old);
+        let pairs: Vec<(&ArcStr, &ArcStr)> = new.iter().collect();
+        assert!(ArcStr::ptr_eq(pairs[0].0, &old.0[0].0), "equal key: shared");
+        assert!(
+            ArcStr::ptr_eq(pairs[0].1, &old.0[0].1),
+            "equal value: shared"
+        );
+        assert!(
+            ArcStr::ptr_eq(pairs[1].0, &old.0[1].0),
+            "key of a changed value"
+        );
+        assert_eq!(&**pairs[1].1, "changed");
+        // From the added key on, keys no longer line up: `d` keeps its own copies.
+        assert!(!ArcStr::ptr_eq(pairs[3].0, &old.0[2].0));
+        assert!(!ArcStr::ptr_eq(pairs[3].1, &old.0[2].1));
         assert_eq!(
             new,
             decode(r#"{"map":{"a":"1","b":"changed","c":"3","d":"4"}}"#)

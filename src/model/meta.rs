@@ -4,7 +4,9 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{StringMap, empty_str, exact_slice, interned_str, null_default, nullable_str};
+use super::json::{
+    StringMap, empty_str, exact_slice, interned_str, null_default, nullable_str, share_str,
+};
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
 /// skipped while parsing, never materialised.
@@ -35,11 +37,20 @@ pub struct ObjectMeta {
 }
 
 impl ObjectMeta {
-    /// Points this object's label and annotation values at `previous`'s equal ones (it
-    /// is an update of `previous`).
+    /// Points this metadata's namespace, label and annotation keys and values, and
+    /// owners at `previous`'s equal strings (it is an update of `previous`).
     pub fn share_strings_of(&mut self, previous: &ObjectMeta) {
-        self.labels.share_values_of(&previous.labels);
-        self.annotations.share_values_of(&previous.annotations);
+        share_str(&mut self.namespace, &previous.namespace);
+        self.labels.share_strings_of(&previous.labels);
+        self.annotations.share_strings_of(&previous.annotations);
+        for (new, old) in self
+            .owner_references
+            .iter_mut()
+            .zip(previous.owner_references.iter())
+        {
+            share_str(&mut new.kind, &old.kind);
+            share_str(&mut new.name, &old.name);
+        }
     }
 }
 

@@ -57,13 +57,16 @@ impl Object {
     }
 
     /// Makes this object (an update of `previous`) share `previous`'s strings where they
-    /// are equal: its label and annotation values, which a `MODIFIED` event's decoding
-    /// leaves unshared (see [`crate::watch::decode_event`]), and a pod's container IDs,
-    /// which its old targets may still hold (see [`Pod::share_strings_of`]).
+    /// are equal: the ones decoding interns, which a `MODIFIED` event's decoding copies
+    /// instead (see [`crate::watch::decode_event`]), and a pod's container IDs, which its
+    /// old targets may still hold (see [`Pod::share_strings_of`]).
     pub fn share_strings_of(&mut self, previous: &Object) {
         self.metadata_mut().share_strings_of(previous.metadata());
-        if let (Object::Pod(new), Object::Pod(old)) = (self, previous) {
-            new.share_strings_of(old);
+        match (self, previous) {
+            (Object::Pod(new), Object::Pod(old)) => new.share_strings_of(old),
+            (Object::EndpointSlice(new), Object::EndpointSlice(old)) => new.share_strings_of(old),
+            // Nothing else of these kinds is interned.
+            _ => {}
         }
     }
 

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
-use super::json::{empty_str, exact_slice, interned_str, map_str, null_default, nullable_str};
+use super::json::{
+    empty_str, exact_slice, interned_str, map_str, null_default, nullable_str, share_str,
+};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes pod.
@@ -212,14 +214,36 @@ pub struct ContainerState {
 pub struct Terminated {}
 
 impl Pod {
-    /// Makes this pod (an update of `previous`) hold `previous`'s container-ID strings
-    /// where they are equal, instead of equal copies.
+    /// Makes this pod's spec and status (an update of `previous`) hold `previous`'s
+    /// strings where they are equal, instead of equal copies: the ones decoding interns
+    /// (node, containers, ports, phase, host IP), which a `MODIFIED` event's decoding
+    /// copies, and the container IDs.
     ///
     /// A pod update whose containers did not change keeps its old targets' own parts
     /// (`targets::pod_targets_after`), and those hold the old pod's container IDs: without
-    /// this, every updated pod kept two copies of each (77-byte strings, three per pod of
-    /// the flood bench: ~29 MB at 100k pods).
+    /// sharing them, every updated pod kept two copies of each (77-byte strings, three
+    /// per pod of the flood bench: ~29 MB at 100k pods).
     pub fn share_strings_of(&mut self, previous: &Pod) {
+        share_str(&mut self.spec.node_name, &previous.spec.node_name);
+        share_str(&mut self.status.phase, &previous.status.phase);
+        share_str(&mut self.status.host_ip, &previous.status.host_ip);
+        for (containers, old) in [
+            (&mut self.spec.containers, &previous.spec.containers),
+            (
+                &mut self.spec.init_containers,
+                &previous.spec.init_containers,
+            ),
+        ] {
+            for (new, old) in containers.iter_mut().zip(old.iter()) {
+                share_str(&mut new.name, &old.name);
+                share_str(&mut new.image, &old.image);
+                share_str(&mut new.restart_policy, &old.restart_policy);
+                for (new, old) in new.ports.iter_mut().zip(old.ports.iter()) {
+                    share_str(&mut new.name, &old.name);
+                    share_str(&mut new.protocol, &old.protocol);
+                }
+            }
+        }
         for (statuses, old) in [
             (
                 &mut self.status.container_statuses,
@@ -231,9 +255,8 @@ impl Pod {
             ),
         ] {
             for (new, old) in statuses.iter_mut().zip(old.iter()) {
-                if new.container_id == old.container_id {
-                    new.container_id = ArcStr::clone(&old.container_id);
-                }
+                share_str(&mut new.name, &old.name);
+                share_str(&mut new.container_id, &old.container_id);
             }
         }
     }

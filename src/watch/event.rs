@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::Status;
 use super::undecoded_event::{ObjectEventType, object_event_type};
 use crate::error::DecodeError;
-use crate::model::json::{empty_str, nullable_str, without_interned_map_values};
+use crate::model::json::{empty_str, nullable_str, without_interning};
 use crate::model::{Object, ObjectSeed, Role};
 
 /// One decoded watch event.
@@ -68,9 +68,9 @@ impl EventType {
 
 /// Decodes one watch event line of `role`.
 ///
-/// The label and annotation values of a `MODIFIED` object are its own copies rather
-/// than the per-thread shared ones: the object replaces a cached version, and
-/// [`Object::share_strings_of`] points it at that version's equal values.
+/// The strings of a `MODIFIED` object are its own copies rather than the per-thread
+/// interned ones: the object replaces a cached version, and
+/// [`Object::share_strings_of`] points it at that version's equal strings.
 pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> {
     // Checked as UTF-8 once, the line is parsed without checking each string again
     // (a sixth of a pod event's decode instructions, callgrind). A line that is not
@@ -80,12 +80,11 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
         Ok(text) => decode_event_from(role, serde_json::Deserializer::from_str(text)),
         Err(_) => decode_event_from(role, serde_json::Deserializer::from_slice(line)),
     };
-    // A modified object replaces a cached one, which the group shares its label and
-    // annotation values from (`Object::share_strings_of`): cheaper than the intern
-    // table's look-ups (see `without_interned_map_values`). A line with another key
-    // order is decoded the usual way.
+    // A modified object replaces a cached one, which the group shares its strings from
+    // (`Object::share_strings_of`): cheaper than the intern table's look-ups (see
+    // `without_interning`). A line with another key order is decoded the usual way.
     if object_event_type(line) == Some(ObjectEventType::Modified) {
-        without_interned_map_values(decode)
+        without_interning(decode)
     } else {
         decode()
     }
@@ -364,25 +363,30 @@ mod tests {
     }
 
     #[test]
-    fn a_modified_objects_map_values_are_left_for_the_cache_to_share() {
+    fn a_modified_objects_strings_are_left_for_the_cache_to_share() {
         let line = |kind: &str| {
             format!(
                 r#"{{"type":"{kind}","object":{{"metadata":{{"name":"a","namespace":"n","labels":{{"app":"shop"}}}}}}}}"#
             )
         };
-        let label = |ev: WatchEvent| match ev {
-            WatchEvent::Added(o) | WatchEvent::Modified(o) => o.metadata().labels.0[0].clone(),
+        // The label's key and value, and the namespace.
+        let strings = |ev: WatchEvent| match ev {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                let (key, value) = o.metadata().labels.0[0].clone();
+                [key, value, o.metadata().namespace.clone()]
+            }
             other => panic!("{other:?}"),
         };
-        let added = label(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
-        let again = label(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
-        let modified = label(decode_event(Role::Pod, line("MODIFIED").as_bytes()).unwrap());
-        assert!(ArcStr::ptr_eq(&added.1, &again.1), "ADDED: interned");
-        assert!(!ArcStr::ptr_eq(&added.1, &modified.1), "MODIFIED: a copy");
+        let added = strings(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
+        let again = strings(decode_event(Role::Pod, line("ADDED").as_bytes()).unwrap());
+        let modified = strings(decode_event(Role::Pod, line("MODIFIED").as_bytes()).unwrap());
         assert_eq!(added, modified);
-        assert!(
-            ArcStr::ptr_eq(&added.0, &modified.0),
-            "keys interned either way"
-        );
+        for ((added, again), modified) in added.iter().zip(&again).zip(&modified) {
+            assert!(ArcStr::ptr_eq(added, again), "ADDED: {added} interned");
+            assert!(
+                !ArcStr::ptr_eq(added, modified),
+                "MODIFIED: {modified} a copy"
+            );
+        }
     }
 }
