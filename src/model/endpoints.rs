@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes Endpoints object: the addresses behind the service of the same name.
@@ -58,7 +58,7 @@ pub struct EndpointAddress {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct ObjectReference {
     /// The referenced kind, e.g. `Pod`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub kind: ArcStr,
     /// The referenced object's name.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
@@ -79,7 +79,7 @@ pub struct EndpointPort {
     #[serde(default, deserialize_with = "null_default")]
     pub port: i64,
     /// `TCP`, `UDP` or `SCTP`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub protocol: ArcStr,
     /// The application protocol, e.g. `http`.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]

@@ -5,7 +5,7 @@ use arcstr::ArcStr;
 use serde::Deserialize;
 
 use super::endpoints::{EndpointPort, ObjectReference};
-use super::json::{StringMap, empty_str, exact_slice, null_default, nullable_str};
+use super::json::{StringMap, empty_str, enum_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes EndpointSlice.
@@ -19,7 +19,7 @@ pub struct EndpointSlice {
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: ObjectMeta,
     /// `IPv4`, `IPv6` or `FQDN`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub address_type: ArcStr,
     /// `endpoints`.
     #[serde(default, deserialize_with = "exact_slice")]

@@ -391,6 +391,54 @@ pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr
     map_str(deserializer, |v| shared_str(v, InternRule::Always))
 }
 
+/// Deserializes a string that takes one of a Kubernetes enum's values (a protocol, a
+/// pod's phase, a restart policy, an owner's or target's kind, a service's type, an
+/// address type), possibly `null`: the
+/// usual values are static strings, so they cost no allocation, no look-up and no
+/// reference count (every target clones its port's protocol); others are interned.
+/// Use as `#[serde(default = "empty_str", deserialize_with = "enum_str")]`.
+pub fn enum_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
+    map_str(deserializer, |v| {
+        well_known_str(v).unwrap_or_else(|| shared_str(v, InternRule::Always))
+    })
+}
+
+/// The static copy of a usual enum value, if `v` is one.
+fn well_known_str(v: &str) -> Option<ArcStr> {
+    Some(match v {
+        "TCP" => arcstr::literal!("TCP"),
+        "UDP" => arcstr::literal!("UDP"),
+        "SCTP" => arcstr::literal!("SCTP"),
+        "Pending" => arcstr::literal!("Pending"),
+        "Running" => arcstr::literal!("Running"),
+        "Succeeded" => arcstr::literal!("Succeeded"),
+        "Failed" => arcstr::literal!("Failed"),
+        "Unknown" => arcstr::literal!("Unknown"),
+        "Always" => arcstr::literal!("Always"),
+        "OnFailure" => arcstr::literal!("OnFailure"),
+        "Never" => arcstr::literal!("Never"),
+        "ReplicaSet" => arcstr::literal!("ReplicaSet"),
+        "StatefulSet" => arcstr::literal!("StatefulSet"),
+        "DaemonSet" => arcstr::literal!("DaemonSet"),
+        "Job" => arcstr::literal!("Job"),
+        "Node" => arcstr::literal!("Node"),
+        "Pod" => arcstr::literal!("Pod"),
+        "ClusterIP" => arcstr::literal!("ClusterIP"),
+        "NodePort" => arcstr::literal!("NodePort"),
+        "LoadBalancer" => arcstr::literal!("LoadBalancer"),
+        "ExternalName" => arcstr::literal!("ExternalName"),
+        "InternalIP" => arcstr::literal!("InternalIP"),
+        "ExternalIP" => arcstr::literal!("ExternalIP"),
+        "Hostname" => arcstr::literal!("Hostname"),
+        "InternalDNS" => arcstr::literal!("InternalDNS"),
+        "ExternalDNS" => arcstr::literal!("ExternalDNS"),
+        "IPv4" => arcstr::literal!("IPv4"),
+        "IPv6" => arcstr::literal!("IPv6"),
+        "FQDN" => arcstr::literal!("FQDN"),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +501,32 @@ mod tests {
         let p: Ports = serde_json::from_str(r#"{"ports":[{"containerPort":7}]}"#).unwrap();
         assert_eq!(p.ports.len(), 1);
         assert_eq!(p.ports[0].container_port, 7);
+    }
+
+    #[test]
+    fn usual_enum_values_are_static_and_others_interned() {
+        #[derive(serde::Deserialize)]
+        struct Port {
+            #[serde(default = "empty_str", deserialize_with = "enum_str")]
+            protocol: ArcStr,
+        }
+        let decode = |json: &str| serde_json::from_str::<Port>(json).unwrap().protocol;
+        let tcp = decode(r#"{"protocol":"TCP"}"#);
+        assert_eq!(&*tcp, "TCP");
+        assert!(ArcStr::is_static(&tcp), "a usual value costs no allocation");
+        let odd = decode(r#"{"protocol":"QUIC"}"#);
+        assert!(!ArcStr::is_static(&odd));
+        assert!(
+            ArcStr::ptr_eq(&odd, &decode(r#"{"protocol":"QUIC"}"#)),
+            "interned"
+        );
+        let copied = without_interning(|| decode(r#"{"protocol":"QUIC"}"#));
+        assert!(!ArcStr::ptr_eq(&odd, &copied), "copied while not interning");
+        assert!(ArcStr::is_static(&without_interning(|| decode(
+            r#"{"protocol":"UDP"}"#
+        ))));
+        assert_eq!(&*decode(r#"{"protocol":null}"#), "");
+        assert_eq!(&*decode("{}"), "");
     }
 
     #[test]

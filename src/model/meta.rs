@@ -5,7 +5,8 @@ use arcstr::ArcStr;
 use serde::Deserialize;
 
 use super::json::{
-    StringMap, empty_str, exact_slice, interned_str, null_default, nullable_str, share_str,
+    StringMap, empty_str, enum_str, exact_slice, interned_str, null_default, nullable_str,
+    share_str,
 };
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
@@ -74,7 +75,7 @@ impl Eq for ObjectMeta {}
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     /// The owner's kind, e.g. `ReplicaSet`.
-    #[serde(default = "empty_str", deserialize_with = "interned_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub kind: ArcStr,
     /// The owner's name.
     #[serde(default = "empty_str", deserialize_with = "interned_str")]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::labels::LabelsMemo;
 
-use super::json::{empty_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes node.
@@ -59,11 +59,7 @@ pub struct NodeStatus {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct NodeAddress {
     /// `InternalIP`, `ExternalIP`, `Hostname`, `InternalDNS`, `ExternalDNS`, ...
-    #[serde(
-        rename = "type",
-        default = "empty_str",
-        deserialize_with = "nullable_str"
-    )]
+    #[serde(rename = "type", default = "empty_str", deserialize_with = "enum_str")]
     pub kind: ArcStr,
     /// The address itself.
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]

@@ -10,7 +10,7 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
 use super::json::{
-    empty_str, exact_slice, interned_str, map_str, null_default, nullable_str, share_str,
+    empty_str, enum_str, exact_slice, interned_str, map_str, null_default, nullable_str, share_str,
 };
 use super::meta::{Kind, ObjectMeta};
 
@@ -60,7 +60,7 @@ pub struct Container {
     #[serde(default, deserialize_with = "exact_slice")]
     pub ports: Box<[ContainerPort]>,
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
-    #[serde(default = "empty_str", deserialize_with = "interned_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub restart_policy: ArcStr,
 }
 
@@ -82,7 +82,7 @@ pub struct ContainerPort {
     #[serde(default, deserialize_with = "null_default")]
     pub container_port: i64,
     /// `TCP`, `UDP` or `SCTP`.
-    #[serde(default = "empty_str", deserialize_with = "interned_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub protocol: ArcStr,
 }
 
@@ -91,7 +91,7 @@ pub struct ContainerPort {
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
-    #[serde(default = "empty_str", deserialize_with = "interned_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub phase: ArcStr,
     /// The pod's IP; pods without one produce no targets.
     #[serde(

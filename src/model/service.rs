@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes service.
@@ -36,11 +36,7 @@ pub struct ServiceSpec {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub external_name: ArcStr,
     /// `spec.type`: `ClusterIP`, `NodePort`, `LoadBalancer` or `ExternalName`.
-    #[serde(
-        rename = "type",
-        default = "empty_str",
-        deserialize_with = "nullable_str"
-    )]
+    #[serde(rename = "type", default = "empty_str", deserialize_with = "enum_str")]
     pub kind: ArcStr,
     /// `spec.ports`.
     #[serde(default, deserialize_with = "exact_slice")]
@@ -54,7 +50,7 @@ pub struct ServicePort {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub name: ArcStr,
     /// `TCP`, `UDP` or `SCTP`.
-    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub protocol: ArcStr,
     /// The service port number.
     #[serde(default, deserialize_with = "null_default")]
