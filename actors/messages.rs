@@ -46,7 +46,8 @@ pub enum Delta {
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub enum WatcherOutput {
-    /// Watch events: all decoded from one received chunk, in order.
+    /// Watch events: all those of the stream's pieces that arrived together, in order
+    /// (some left undecoded for the group, `Delta::Undecoded`).
     Deltas {
         /// The watcher.
         url: UrlId,

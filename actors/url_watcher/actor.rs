@@ -298,7 +298,9 @@ impl UrlWatcher {
                     debug!(parent: &act.span, "watch open");
                     act.last_activity = Instant::now();
                     act.feed(Input::WatchOpened, ctx);
-                    let stream = resp.map(move |item| StreamItem { generation, item });
+                    let stream = resp
+                        .ready_chunks(READY_PIECES_PER_BATCH)
+                        .map(move |items| StreamItem { generation, items });
                     act.stream = Some(ctx.add_stream(stream));
                 }
                 Ok(mut resp) => {
@@ -337,11 +339,22 @@ impl UrlWatcher {
     }
 }
 
-/// One item of a watch stream, tagged with the stream it came from.
+/// The pieces of a watch stream that were ready together (the last may be the error
+/// that broke it), tagged with the stream they came from.
 pub struct StreamItem {
     generation: u64,
-    item: Result<Bytes, PayloadError>,
+    items: Vec<Result<Bytes, PayloadError>>,
 }
+
+/// At most this many pieces of a watch stream that are ready at once make one batch for
+/// the group (`ready_chunks`: no timer, a piece is never held back waiting for more).
+///
+/// awc hands a busy stream over in pieces of ~20 KB (its read buffer), ~4 pod events
+/// each; one batch per piece meant one message, and often one wake-up of the group's
+/// thread, per four events. In the flood bench (100k pods, 200k events) four
+/// interleaved pairs: 94–103k → 111–116k events/s, 16.5–17.9 → 15.8–16.4 µs CPU per
+/// event; 8 and 16 measured within noise of 4, with the p50 latency up by ~1 ms.
+const READY_PIECES_PER_BATCH: usize = 4;
 
 impl Actor for UrlWatcher {
     type Context = Context<Self>;
@@ -378,27 +391,40 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             return;
         }
         self.last_activity = Instant::now();
-        match item.item {
-            Ok(chunk) => {
-                // While the group keeps up, it decodes some events too; when it falls
-                // behind, we decode everything.
-                let defer_every = if self
-                    .setup
-                    .group_keeps_up
-                    .load(std::sync::atomic::Ordering::Relaxed)
-                    && handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED
-                {
-                    self.setup.options.watch_defer_every
-                } else {
-                    0
-                };
-                self.machine.set_defer_every(defer_every);
-                self.feed(Input::Chunk(&chunk), ctx)
+        let generation = item.generation;
+        let mut chunks = Vec::with_capacity(item.items.len());
+        let mut broken = None;
+        for piece in item.items {
+            match piece {
+                Ok(chunk) => chunks.push(chunk),
+                Err(e) => {
+                    broken = Some(e);
+                    break;
+                }
             }
-            Err(e) => {
-                self.close_stream(ctx);
-                self.feed(Input::StreamBroken(e.to_string()), ctx);
-            }
+        }
+        if !chunks.is_empty() {
+            // While the group keeps up, it decodes some events too; when it falls
+            // behind, we decode everything.
+            let defer_every = if self
+                .setup
+                .group_keeps_up
+                .load(std::sync::atomic::Ordering::Relaxed)
+                && handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED
+            {
+                self.setup.options.watch_defer_every
+            } else {
+                0
+            };
+            self.machine.set_defer_every(defer_every);
+            self.feed(Input::Chunks(&chunks), ctx);
+        }
+        // Unless the pieces before it already ended this stream.
+        if let Some(e) = broken
+            && generation == self.stream_generation
+        {
+            self.close_stream(ctx);
+            self.feed(Input::StreamBroken(e.to_string()), ctx);
         }
     }
 

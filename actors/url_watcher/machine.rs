@@ -90,6 +90,9 @@ pub enum Input<'a> {
     WatchFailed(Failure),
     /// Bytes of the watch stream.
     Chunk(&'a [u8]),
+    /// Several pieces of the watch stream that arrived together, in order: their
+    /// events go to the group as one batch.
+    Chunks(&'a [bytes::Bytes]),
     /// The server ended the stream cleanly (its `timeoutSeconds`).
     StreamEnded,
     /// The stream broke (connection reset, truncated chunk).
@@ -226,7 +229,8 @@ impl Machine {
                 out.push(Action::Warn(format!("watch request failed: {failure:?}")));
                 self.back_off(Next::Rewatch, retry_after(&failure), &mut out);
             }
-            Input::Chunk(bytes) => self.on_chunk(bytes, &mut out),
+            Input::Chunk(bytes) => self.on_chunks([bytes], &mut out),
+            Input::Chunks(chunks) => self.on_chunks(chunks.iter().map(|c| &c[..]), &mut out),
             Input::StreamEnded => {
                 // The server's timeout: a healthy end. Resume from where we are.
                 self.lines.clear();
@@ -365,84 +369,91 @@ impl Machine {
         }
     }
 
-    fn on_chunk(&mut self, bytes: &[u8], out: &mut Vec<Action>) {
+    /// The events of `chunks` (consecutive pieces of the stream) as one batch.
+    fn on_chunks<'b>(&mut self, chunks: impl IntoIterator<Item = &'b [u8]>, out: &mut Vec<Action>) {
         if !matches!(self.state, State::Watching) {
             return;
         }
         let role = self.role;
         let mut deltas = Vec::new();
-        // The first problem in the chunk ends the stream; later lines are not decoded.
+        // The first problem ends the stream; later lines and pieces are not decoded.
         let mut problem: Option<(Next, String)> = None;
         let mut rv = self.resource_version.clone();
         let (defer_every, attempt) = (self.defer_every, self.attempt);
         let mut since_deferred = self.since_deferred;
-        let pushed = self.lines.push(bytes, |line| {
-            if problem.is_some() {
-                return;
+        let mut pushed = Ok(());
+        for bytes in chunks {
+            if problem.is_some() || pushed.is_err() {
+                break;
             }
-            let metrics = METRICS.role(role);
-            if defer_every > 0 {
-                since_deferred += 1;
-                if since_deferred >= defer_every
-                    && let Some(kind) = object_event_type(line)
-                {
-                    // `rv` stays at the last event decoded here: a watch resumed from
-                    // it replays this one instead of skipping it.
-                    since_deferred = 0;
-                    inc(&metrics.events_deferred);
-                    inc(match kind {
-                        ObjectEventType::Added => &metrics.events_added,
-                        ObjectEventType::Modified => &metrics.events_modified,
-                        ObjectEventType::Deleted => &metrics.events_deleted,
-                    });
-                    deltas.push(Delta::Undecoded {
-                        event: UndecodedEvent {
-                            role,
-                            json: line.into(),
-                        },
-                        attempt,
-                    });
+            pushed = self.lines.push(bytes, |line| {
+                if problem.is_some() {
                     return;
                 }
-            }
-            match decode_event(role, line) {
-                Ok(WatchEvent::Added(o)) => {
-                    inc(&metrics.events_added);
-                    rv = Some(ArcStr::clone(o.resource_version()));
-                    deltas.push(Delta::Upsert(o));
-                }
-                Ok(WatchEvent::Modified(o)) => {
-                    inc(&metrics.events_modified);
-                    rv = Some(ArcStr::clone(o.resource_version()));
-                    deltas.push(Delta::Upsert(o));
-                }
-                Ok(WatchEvent::Deleted(o)) => {
-                    inc(&metrics.events_deleted);
-                    rv = Some(ArcStr::clone(o.resource_version()));
-                    deltas.push(Delta::Delete(o));
-                }
-                Ok(WatchEvent::Bookmark { resource_version }) => {
-                    inc(&metrics.bookmarks);
-                    if !resource_version.is_empty() {
-                        rv = Some(resource_version);
+                let metrics = METRICS.role(role);
+                if defer_every > 0 {
+                    since_deferred += 1;
+                    if since_deferred >= defer_every
+                        && let Some(kind) = object_event_type(line)
+                    {
+                        // `rv` stays at the last event decoded here: a watch resumed from
+                        // it replays this one instead of skipping it.
+                        since_deferred = 0;
+                        inc(&metrics.events_deferred);
+                        inc(match kind {
+                            ObjectEventType::Added => &metrics.events_added,
+                            ObjectEventType::Modified => &metrics.events_modified,
+                            ObjectEventType::Deleted => &metrics.events_deleted,
+                        });
+                        deltas.push(Delta::Undecoded {
+                            event: UndecodedEvent {
+                                role,
+                                json: line.into(),
+                            },
+                            attempt,
+                        });
+                        return;
                     }
                 }
-                Ok(WatchEvent::Error(status)) if status.is_gone() => {
-                    inc(&metrics.gone);
-                    problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
+                match decode_event(role, line) {
+                    Ok(WatchEvent::Added(o)) => {
+                        inc(&metrics.events_added);
+                        rv = Some(ArcStr::clone(o.resource_version()));
+                        deltas.push(Delta::Upsert(o));
+                    }
+                    Ok(WatchEvent::Modified(o)) => {
+                        inc(&metrics.events_modified);
+                        rv = Some(ArcStr::clone(o.resource_version()));
+                        deltas.push(Delta::Upsert(o));
+                    }
+                    Ok(WatchEvent::Deleted(o)) => {
+                        inc(&metrics.events_deleted);
+                        rv = Some(ArcStr::clone(o.resource_version()));
+                        deltas.push(Delta::Delete(o));
+                    }
+                    Ok(WatchEvent::Bookmark { resource_version }) => {
+                        inc(&metrics.bookmarks);
+                        if !resource_version.is_empty() {
+                            rv = Some(resource_version);
+                        }
+                    }
+                    Ok(WatchEvent::Error(status)) if status.is_gone() => {
+                        inc(&metrics.gone);
+                        problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
+                    }
+                    Ok(WatchEvent::Error(status)) => {
+                        inc(&metrics.request_errors);
+                        problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
+                    }
+                    Err(e) => {
+                        inc(&metrics.decode_errors);
+                        // An event we cannot read may be a change we would otherwise miss:
+                        // list again (after a backoff, in case the server keeps sending it).
+                        problem = Some((Next::Relist, format!("bad watch event: {e}")));
+                    }
                 }
-                Ok(WatchEvent::Error(status)) => {
-                    inc(&metrics.request_errors);
-                    problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
-                }
-                Err(e) => {
-                    inc(&metrics.decode_errors);
-                    // An event we cannot read may be a change we would otherwise miss:
-                    // list again (after a backoff, in case the server keeps sending it).
-                    problem = Some((Next::Relist, format!("bad watch event: {e}")));
-                }
-            }
-        });
+            });
+        }
         self.resource_version = rv.filter(|v| !v.is_empty());
         self.since_deferred = since_deferred;
         if !deltas.is_empty() {

@@ -141,6 +141,54 @@ fn all_events_of_one_chunk_make_one_batch() {
 }
 
 #[test]
+fn pieces_that_arrive_together_make_one_batch_and_a_bad_one_ends_it() {
+    let mut m = watching();
+    let text = format!(
+        "{}{}{}",
+        event("ADDED", "x", 11),
+        event("MODIFIED", "a", 12),
+        event("ADDED", "y", 13)
+    );
+    // Three pieces, the second event split across the first two.
+    let (head, rest) = text.as_bytes().split_at(text.len() / 2);
+    let (middle, tail) = rest.split_at(10);
+    let pieces: Vec<bytes::Bytes> = [head, middle, tail]
+        .iter()
+        .map(|p| bytes::Bytes::copy_from_slice(p))
+        .collect();
+    let actions = m.on(Input::Chunks(&pieces));
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert_eq!(
+        deltas(&actions),
+        [
+            ("ns/x".to_string(), b'+'),
+            ("ns/a".to_string(), b'+'),
+            ("ns/y".to_string(), b'+')
+        ]
+    );
+    assert_eq!(m.resource_version().map(|v| &**v), Some("13"));
+
+    // A bad line ends the stream: the events before it still go to the group, the
+    // pieces after it are not read, and the watch resumes from the last good event.
+    let pieces: Vec<bytes::Bytes> = [
+        event("ADDED", "p", 14),
+        "not json\n".to_string(),
+        event("ADDED", "q", 15),
+    ]
+    .into_iter()
+    .map(bytes::Bytes::from)
+    .collect();
+    let actions = m.on(Input::Chunks(&pieces));
+    assert_eq!(deltas(&actions), [("ns/p".to_string(), b'+')]);
+    assert!(actions.contains(&Action::CloseStream), "{actions:?}");
+    assert!(matches!(
+        m.state(),
+        State::BackingOff { then: Next::Relist }
+    ));
+    assert_eq!(m.resource_version().map(|v| &**v), Some("14"));
+}
+
+#[test]
 fn bookmarks_advance_the_resource_version_and_a_clean_end_rewatches_from_it() {
     let mut m = watching();
     let bookmark = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"99\"}}}\n";
