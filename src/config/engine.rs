@@ -39,7 +39,12 @@ pub struct EngineOptions {
     pub watch_defer_every: usize,
     /// How many change batches may wait in a subscriber's mailbox before the group
     /// coalesces further changes for it (a slow subscriber costs at most one entry per
-    /// object, never one per event).
+    /// object, never one per event). Default 256: coalescing (a map insert per change
+    /// per lagging subscriber) costs the group's thread more than sending a shared
+    /// batch, so with many subscribers on that thread a limit reached in a burst could
+    /// keep them all coalescing for seconds. In the flood bench's fanout of 100, with
+    /// watch batches of up to four pieces: at 64, 9–16k events/s and a p99 latency of
+    /// 3–9 s in most runs; at 256, 22k and under 0.1 s (BENCHMARKS.md, sixth round).
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
@@ -68,7 +73,7 @@ impl Default for EngineOptions {
             backoff_max: Duration::from_secs(30),
             watcher_in_flight: 4,
             watch_defer_every: 2,
-            subscriber_in_flight: 64,
+            subscriber_in_flight: 256,
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
