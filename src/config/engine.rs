@@ -44,7 +44,9 @@ pub struct EngineOptions {
     /// batch, so with many subscribers on that thread a limit reached in a burst could
     /// keep them all coalescing for seconds. In the flood bench's fanout of 100, with
     /// watch batches of up to four pieces: at 64, 9–16k events/s and a p99 latency of
-    /// 3–9 s in most runs; at 256, 22k and under 0.1 s (BENCHMARKS.md, sixth round).
+    /// 3–9 s in most runs; at 256, 17–24k and under 0.2 s; at 128, locked in two runs
+    /// of seven. The price: the 1-subscriber flood runs 5–10 % slower than at 64 (a
+    /// deeper backlog stays alive; BENCHMARKS.md, sixth round).
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
