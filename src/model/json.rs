@@ -146,7 +146,10 @@ impl StringMap {
             if key != old_key {
                 break;
             }
-            *key = ArcStr::clone(old_key);
+            // Equal, just tested: only the pointer is left to check.
+            if !ArcStr::ptr_eq(key, old_key) {
+                *key = ArcStr::clone(old_key);
+            }
             share_str(value, old_value);
         }
     }
@@ -261,9 +264,11 @@ pub(crate) fn without_interning<T>(decode: impl FnOnce() -> T) -> T {
 }
 
 /// Points `new` at `old` when they are equal: for an update of a cached object, whose
-/// strings are the shared ones.
+/// strings are the shared ones. Nothing to do when they are already one string (a
+/// listed or re-added object, decoded through the intern table; a static enum value):
+/// re-pointing would cost two reference-count writes per string for nothing.
 pub fn share_str(new: &mut ArcStr, old: &ArcStr) {
-    if *new == *old {
+    if !ArcStr::ptr_eq(new, old) && new.as_str() == old.as_str() {
         *new = ArcStr::clone(old);
     }
 }
