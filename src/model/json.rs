@@ -397,10 +397,10 @@ pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr
 }
 
 /// Deserializes a string that takes one of a Kubernetes enum's values (a protocol, a
-/// pod's phase, a restart policy, an owner's or target's kind, a service's type, an
-/// address type), possibly `null`: the
-/// usual values are static strings, so they cost no allocation, no look-up and no
-/// reference count (every target clones its port's protocol); others are interned.
+/// pod's phase, a condition's status, a restart policy, an owner's or target's kind, a
+/// service's type, an address type), possibly `null`: the usual values are static
+/// strings, so they cost no allocation, no look-up and no reference count (every
+/// target clones its port's protocol); others are interned.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "enum_str")]`.
 pub fn enum_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     map_str(deserializer, |v| {
@@ -419,6 +419,8 @@ fn well_known_str(v: &str) -> Option<ArcStr> {
         "Succeeded" => arcstr::literal!("Succeeded"),
         "Failed" => arcstr::literal!("Failed"),
         "Unknown" => arcstr::literal!("Unknown"),
+        "True" => arcstr::literal!("True"),
+        "False" => arcstr::literal!("False"),
         "Always" => arcstr::literal!("Always"),
         "OnFailure" => arcstr::literal!("OnFailure"),
         "Never" => arcstr::literal!("Never"),

@@ -161,25 +161,13 @@ struct PodCondition {
     #[serde(rename = "type", default, deserialize_with = "is_ready_type")]
     is_ready: bool,
     /// `True`, `False` or `Unknown` (shared static strings), or what the API sent.
-    #[serde(default = "empty_str", deserialize_with = "condition_status")]
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
     status: ArcStr,
 }
 
 /// `type == "Ready"`, without building the string (`null` is not Ready).
 fn is_ready_type<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
     map_str(deserializer, |v| v == "Ready")
-}
-
-/// A condition's status: the usual three as static strings, anything else copied
-/// (`null` as `""`).
-fn condition_status<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
-    map_str(deserializer, |v| match v {
-        "True" => arcstr::literal!("True"),
-        "False" => arcstr::literal!("False"),
-        "Unknown" => arcstr::literal!("Unknown"),
-        "" => empty_str(),
-        other => ArcStr::from(other),
-    })
 }
 
 /// One entry of `status.containerStatuses` (or `initContainerStatuses`).
