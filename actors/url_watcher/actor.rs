@@ -487,8 +487,8 @@ const LIST_DEFER_EVERY: usize = 4;
 /// even (flood bench, 100k pods: ~2.0 CPU-s each; one in three left this thread ahead,
 /// 2.1 against 1.7; BENCHMARKS.md, fifth round); this test holds it back whenever the
 /// group lags, so a quarter of the events or so end up deferred. A threshold of one
-/// unhandled batch, as for a LIST, turned deferring off too often: a watch batch is one
-/// received chunk (~4 events), smaller than a LIST's parts.
+/// unhandled batch, as for a LIST, turned deferring off too often: a watch batch (the
+/// pieces ready together, ~4–16 events) is smaller than a LIST's parts.
 const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
 
 /// Drops the sends at the front of `pending` that the group has handled (or that failed:

@@ -88,10 +88,8 @@ pub enum Input<'a> {
     WatchOpened,
     /// The WATCH request failed before any event.
     WatchFailed(Failure),
-    /// Bytes of the watch stream.
-    Chunk(&'a [u8]),
-    /// Several pieces of the watch stream that arrived together, in order: their
-    /// events go to the group as one batch.
+    /// Pieces of the watch stream that arrived together, in order: their events go to
+    /// the group as one batch.
     Chunks(&'a [bytes::Bytes]),
     /// The server ended the stream cleanly (its `timeoutSeconds`).
     StreamEnded,
@@ -229,8 +227,7 @@ impl Machine {
                 out.push(Action::Warn(format!("watch request failed: {failure:?}")));
                 self.back_off(Next::Rewatch, retry_after(&failure), &mut out);
             }
-            Input::Chunk(bytes) => self.on_chunks([bytes], &mut out),
-            Input::Chunks(chunks) => self.on_chunks(chunks.iter().map(|c| &c[..]), &mut out),
+            Input::Chunks(chunks) => self.on_chunks(chunks, &mut out),
             Input::StreamEnded => {
                 // The server's timeout: a healthy end. Resume from where we are.
                 self.lines.clear();
@@ -370,7 +367,7 @@ impl Machine {
     }
 
     /// The events of `chunks` (consecutive pieces of the stream) as one batch.
-    fn on_chunks<'b>(&mut self, chunks: impl IntoIterator<Item = &'b [u8]>, out: &mut Vec<Action>) {
+    fn on_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
         if !matches!(self.state, State::Watching) {
             return;
         }

@@ -83,6 +83,11 @@ fn deltas(actions: &[Action]) -> Vec<(String, u8)> {
         .collect()
 }
 
+/// One piece of the watch stream, as the actor hands it to the machine.
+fn piece(bytes: &[u8]) -> [bytes::Bytes; 1] {
+    [bytes::Bytes::copy_from_slice(bytes)]
+}
+
 fn is_wait(a: &Action) -> bool {
     matches!(a, Action::Wait { .. })
 }
@@ -112,9 +117,9 @@ fn an_event_split_across_chunks_is_decoded_once_whole() {
     let mut m = watching();
     let text = format!("{}{}", event("ADDED", "b", 11), event("MODIFIED", "a", 12));
     let (first, second) = text.as_bytes().split_at(text.len() / 2 + 7);
-    let a1 = m.on(Input::Chunk(first));
+    let a1 = m.on(Input::Chunks(&piece(first)));
     assert_eq!(deltas(&a1), [("ns/b".to_string(), b'+')]);
-    let a2 = m.on(Input::Chunk(second));
+    let a2 = m.on(Input::Chunks(&piece(second)));
     assert_eq!(deltas(&a2), [("ns/a".to_string(), b'+')]);
     assert_eq!(m.resource_version().map(|v| &**v), Some("12"));
 }
@@ -128,7 +133,7 @@ fn all_events_of_one_chunk_make_one_batch() {
         event("DELETED", "a", 12),
         event("ADDED", "y", 13)
     );
-    let actions = m.on(Input::Chunk(text.as_bytes()));
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
     assert_eq!(actions.len(), 1);
     assert_eq!(
         deltas(&actions),
@@ -192,7 +197,7 @@ fn pieces_that_arrive_together_make_one_batch_and_a_bad_one_ends_it() {
 fn bookmarks_advance_the_resource_version_and_a_clean_end_rewatches_from_it() {
     let mut m = watching();
     let bookmark = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"99\"}}}\n";
-    assert!(m.on(Input::Chunk(bookmark.as_bytes())).is_empty());
+    assert!(m.on(Input::Chunks(&piece(bookmark.as_bytes()))).is_empty());
     assert_eq!(
         m.on(Input::StreamEnded),
         [Action::Watch {
@@ -204,9 +209,11 @@ fn bookmarks_advance_the_resource_version_and_a_clean_end_rewatches_from_it() {
 #[test]
 fn a_broken_stream_rewatches_after_a_backoff_without_relisting() {
     let mut m = watching();
-    m.on(Input::Chunk(event("ADDED", "b", 11).as_bytes()));
+    m.on(Input::Chunks(&piece(event("ADDED", "b", 11).as_bytes())));
     // Half an event, then the connection drops: the half is discarded.
-    m.on(Input::Chunk(&event("ADDED", "c", 12).as_bytes()[..20]));
+    m.on(Input::Chunks(&piece(
+        &event("ADDED", "c", 12).as_bytes()[..20],
+    )));
     let actions = m.on(Input::StreamBroken("connection reset".into()));
     assert!(actions.iter().any(is_wait), "{actions:?}");
     assert!(matches!(
@@ -222,7 +229,7 @@ fn a_broken_stream_rewatches_after_a_backoff_without_relisting() {
         }]
     );
     // The discarded half does not resurface in the next stream.
-    let actions = m.on(Input::Chunk(event("ADDED", "d", 13).as_bytes()));
+    let actions = m.on(Input::Chunks(&piece(event("ADDED", "d", 13).as_bytes())));
     assert_eq!(deltas(&actions), [("ns/d".to_string(), b'+')]);
 }
 
@@ -238,9 +245,9 @@ fn gone_as_status_or_as_error_event_relists_at_once() {
 
     let mut m = watching();
     let error = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n";
-    let actions = m.on(Input::Chunk(
+    let actions = m.on(Input::Chunks(&piece(
         format!("{}{error}", event("ADDED", "b", 11)).as_bytes(),
-    ));
+    )));
     assert_eq!(
         deltas(&actions),
         [("ns/b".to_string(), b'+')],
@@ -281,7 +288,7 @@ fn a_bad_event_relists_after_a_backoff() {
         "not json\n",
     ] {
         let mut m = watching();
-        let actions = m.on(Input::Chunk(bad.as_bytes()));
+        let actions = m.on(Input::Chunks(&piece(bad.as_bytes())));
         assert!(actions.contains(&Action::CloseStream), "{bad}: {actions:?}");
         assert!(actions.iter().any(is_wait), "{bad}: {actions:?}");
         assert!(
@@ -376,7 +383,7 @@ fn chunks_outside_a_watch_and_stale_timers_are_ignored() {
     let mut m = machine(Role::Pod);
     m.on(Input::Start);
     assert!(
-        m.on(Input::Chunk(event("ADDED", "z", 3).as_bytes()))
+        m.on(Input::Chunks(&piece(event("ADDED", "z", 3).as_bytes())))
             .is_empty()
     );
     assert!(m.on(Input::BackoffElapsed).is_empty());
@@ -422,7 +429,7 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
         event("DELETED", "x", 13),
         event("ADDED", "w", 15),
     );
-    let actions = m.on(Input::Chunk(text.as_bytes()));
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
     let got = deltas(&actions);
     let expected: [(String, u8); 5] = [
         ("ns/x".into(), b'+'),
@@ -449,7 +456,7 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
 
     // The count goes on across chunks: the next line is due, and is the last one read,
     // so a reconnect resumes from the event before it, which replays it.
-    let actions = m.on(Input::Chunk(event("ADDED", "v", 17).as_bytes()));
+    let actions = m.on(Input::Chunks(&piece(event("ADDED", "v", 17).as_bytes())));
     assert_eq!(deltas(&actions)[0].1, b'?');
     assert_eq!(
         m.on(Input::StreamEnded),
@@ -461,9 +468,9 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
     // Not deferring (the group fell behind): everything is decoded here again.
     m.set_defer_every(0);
     m.on(Input::WatchOpened);
-    let actions = m.on(Input::Chunk(
+    let actions = m.on(Input::Chunks(&piece(
         format!("{}{}", event("ADDED", "t", 19), event("ADDED", "s", 20)).as_bytes(),
-    ));
+    )));
     assert_eq!(
         deltas(&actions),
         [("ns/t".to_string(), b'+'), ("ns/s".to_string(), b'+')]
