@@ -144,6 +144,10 @@ struct Args {
     /// The dirty flusher's interval, ms.
     #[arg(long, default_value_t = 1000)]
     flush_ms: u64,
+    /// Batches a subscriber may have unhandled before the group holds more back
+    /// (`EngineOptions::subscriber_in_flight`; default: the engine's).
+    #[arg(long)]
+    subscriber_in_flight: Option<usize>,
     /// Do not count allocations.
     #[arg(long)]
     no_count_allocs: bool,
@@ -609,9 +613,13 @@ impl Row {
 // Scenarios.
 
 fn options(args: &Args) -> EngineOptions {
+    let defaults = EngineOptions::default();
     EngineOptions {
         flush_interval: Duration::from_millis(args.flush_ms),
-        ..EngineOptions::default()
+        subscriber_in_flight: args
+            .subscriber_in_flight
+            .unwrap_or(defaults.subscriber_in_flight),
+        ..defaults
     }
 }
 
