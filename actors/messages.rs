@@ -110,7 +110,8 @@ pub type ObjectTargets = Arc<[Labels]>;
 /// name in a hash map, every subscriber paid two cache misses (control bytes, bucket)
 /// per change: with 100 subscribers that look-up was the engine's largest fanout cost
 /// (BENCHMARKS.md). A reused slot is safe because changes reach a subscriber in order,
-/// and a coalesced batch keeps only the latest change per slot: the slot's state now.
+/// and a subscriber catching up applies only the latest change per slot: the slot's
+/// state now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectSlot(pub u32);
 
@@ -148,6 +149,19 @@ pub struct TargetsReplaced {
     pub synced: bool,
 }
 
+/// Sent by a group to a subscriber that fell behind, once its queue has emptied: the
+/// batches held back meanwhile, oldest first, each shared with other subscribers (see
+/// [`crate::actors::backlog`]). The subscriber applies only the latest change of each
+/// slot.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct TargetsCaughtUp {
+    /// The held-back batches, oldest first.
+    pub batches: Vec<Arc<[TargetChange]>>,
+    /// True once every URL the role needs has been listed.
+    pub synced: bool,
+}
+
 /// How a group reaches one subscriber, whatever the subscriber's target type.
 #[derive(Clone, Debug)]
 pub struct SubscriberLink {
@@ -157,9 +171,11 @@ pub struct SubscriberLink {
     pub changed: Recipient<TargetsChanged>,
     /// Where replacements go.
     pub replaced: Recipient<TargetsReplaced>,
+    /// Where held-back batches go once it has caught up.
+    pub caught_up: Recipient<TargetsCaughtUp>,
     /// Batches sent and not yet handled; shared with the subscriber, which decrements it.
     pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
-    /// Set by the group while it coalesces changes for this subscriber; the subscriber
+    /// Set by the group while it holds batches back for this subscriber; the subscriber
     /// sends [`SubscriberDrained`] when its queue empties while this is set.
     pub lagging: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -182,7 +198,7 @@ pub struct Subscribe {
 pub struct Unsubscribe(pub SubscriberId);
 
 /// Sent by a subscriber to its group when it has handled every queued batch while the
-/// group was coalescing for it: the group sends the coalesced changes as one batch.
+/// group was holding batches back for it: the group sends them ([`TargetsCaughtUp`]).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct SubscriberDrained(pub SubscriberId);

@@ -1,10 +1,11 @@
 //! How objects move: the actors of `ARCHITECTURE.md` and their messages.
 //!
 //! ```text
-//! UrlWatcher ──WatcherOutput──▶ GroupWatcher ──TargetsChanged/Replaced──▶ Subscriber ──▶ agent
+//! UrlWatcher ──WatcherOutput──▶ GroupWatcher ──TargetsChanged/Replaced/CaughtUp──▶ Subscriber ──▶ agent
 //!  (per URL)                    (per group key)  ◀──FlushDirty── DirtyFlusher
 //! ```
 
+pub mod backlog;
 pub mod flusher;
 pub mod group;
 pub mod messages;

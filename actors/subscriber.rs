@@ -14,8 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
+use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{
-    SubscriberDrained, SubscriberId, TargetChange, TargetsChanged, TargetsReplaced, TargetsUpdated,
+    SubscriberDrained, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged,
+    TargetsReplaced, TargetsUpdated,
 };
 use crate::labels::Labels;
 use crate::metrics::METRICS;
@@ -47,6 +49,8 @@ pub struct Subscriber<T: TargetValue> {
     in_flight: Arc<AtomicUsize>,
     lagging: Arc<AtomicBool>,
     group: Option<Recipient<SubscriberDrained>>,
+    /// Kept between catch-ups, so that reading a backlog does not allocate.
+    seen: SlotSet,
 }
 
 impl<T: TargetValue> Subscriber<T> {
@@ -70,6 +74,7 @@ impl<T: TargetValue> Subscriber<T> {
             in_flight,
             lagging,
             group: None,
+            seen: SlotSet::default(),
         }
     }
 
@@ -98,8 +103,8 @@ impl<T: TargetValue> Subscriber<T> {
         let constructor = &self.constructor;
         match &mut self.by_slot[slot] {
             Some((key, values)) => {
-                // The same object changed, or (its deletion coalesced away) another took
-                // its slot. The group sends an object's key as the same shared strings
+                // The same object changed, or (its deletion superseded in a backlog)
+                // another took its slot. The group sends an object's key as the same shared strings
                 // every time, so pointers tell, without reading the strings.
                 if !key.same_strings(&change.key) {
                     *key = change.key.clone();
@@ -172,6 +177,23 @@ impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
             self.update(change);
         }
         if !msg.changes.is_empty() || (msg.synced && !self.synced) {
+            self.changed(msg.synced);
+        }
+        self.batch_done();
+    }
+}
+
+impl<T: TargetValue> Handler<TargetsCaughtUp> for Subscriber<T> {
+    type Result = ();
+
+    fn handle(&mut self, msg: TargetsCaughtUp, _: &mut Context<Self>) {
+        // Only each slot's latest change: what came before it is its past, and running
+        // the constructor on it would be work thrown away.
+        let mut seen = std::mem::take(&mut self.seen);
+        for_latest_per_slot(&msg.batches, &mut seen, |change| self.update(change));
+        self.seen = seen;
+        let any = msg.batches.iter().any(|b| !b.is_empty());
+        if any || (msg.synced && !self.synced) {
             self.changed(msg.synced);
         }
         self.batch_done();
@@ -304,6 +326,40 @@ mod tests {
         .expect("subscriber alive");
     }
 
+    #[actix_rt::test]
+    async fn catching_up_constructs_only_each_slots_latest_targets() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let constructor: Constructor<String> = {
+            let calls = Arc::clone(&calls);
+            Arc::new(move |l: &Labels| {
+                calls.fetch_add(1, SeqCst);
+                l.get("__address__").map(str::to_string)
+            })
+        };
+        let in_flight = Arc::new(AtomicUsize::new(1));
+        let sub = Subscriber::new(
+            SubscriberId(1),
+            constructor,
+            Arc::clone(&in_flight),
+            Arc::new(AtomicBool::new(false)),
+        )
+        .start();
+        let batches: Vec<Arc<[TargetChange]>> = vec![
+            vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))].into(),
+            vec![change(0, "a", Some("a:2")), change(1, "b", None)].into(),
+            vec![change(0, "a", Some("a:3")), change(2, "c", Some("c:1"))].into(),
+        ];
+        sub.send(TargetsCaughtUp {
+            batches,
+            synced: true,
+        })
+        .await
+        .expect("subscriber alive");
+        assert_eq!(targets(&sub).await, ["a:3", "c:1"]);
+        assert_eq!(calls.load(SeqCst), 2, "a:3 and c:1 only");
+        assert_eq!(in_flight.load(SeqCst), 0, "one message handled");
+    }
+
     async fn targets(sub: &Addr<Subscriber<String>>) -> Vec<String> {
         let targets = sub.send(GetTargets(PhantomData)).await.expect("alive");
         targets.to_vec()
@@ -325,7 +381,7 @@ mod tests {
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
         )
         .await;
-        // A coalesced batch has no order: "a" re-created in slot 2 may come before the
+        // A backlog is read newest first: "a" re-created in slot 2 may come before the
         // removal of the old "a" in slot 0, and must survive it.
         apply(
             &sub,
@@ -333,7 +389,7 @@ mod tests {
         )
         .await;
         assert_eq!(targets(&sub).await, ["a:2", "b:1"]);
-        // "b" was deleted and "c" took its slot; the deletion was coalesced away, so
+        // "b" was deleted and "c" took its slot; the deletion was superseded, so
         // the slot's latest change is all that arrives. The snapshot orders by the new
         // key ("ns/0" sorts first).
         apply(&sub, vec![change(1, "0", Some("0:1"))]).await;

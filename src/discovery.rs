@@ -191,6 +191,7 @@ impl Discovery {
                 id,
                 changed: subscriber.clone().recipient(),
                 replaced: subscriber.clone().recipient(),
+                caught_up: subscriber.clone().recipient(),
                 in_flight: Arc::clone(&in_flight),
                 lagging: Arc::clone(&lagging),
             };

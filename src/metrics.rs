@@ -59,7 +59,7 @@ pub struct Metrics {
     pub flush_recomputed: AtomicU64,
     /// Targets pushed to subscribers (added, changed or removed, per object).
     pub target_updates: AtomicU64,
-    /// Times a slow subscriber's changes were coalesced instead of queued.
+    /// Times a group began holding change batches back for a slow subscriber.
     pub subscriber_coalesced: AtomicU64,
 }
 
@@ -218,7 +218,7 @@ impl Metrics {
             (
                 "kubesd_subscriber_coalesced_total",
                 "counter",
-                "Change batches coalesced for a slow subscriber.",
+                "Times a group began holding change batches back for a slow subscriber.",
                 load(&self.subscriber_coalesced),
             ),
         ];

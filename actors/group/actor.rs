@@ -10,6 +10,7 @@ use tracing::{debug, info, warn};
 use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
+use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
     DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
     SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
@@ -180,10 +181,11 @@ impl GroupWatcher {
             .fetch_add(changes.len() as u64, std::sync::atomic::Ordering::Relaxed);
         let synced = self.synced.contains(&role);
         let limit = self.setup.options.subscriber_in_flight;
+        let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         if let Some(slots) = self.subscribers.get_mut(&role) {
             for slot in slots {
-                slot.push(&batch, synced, limit);
+                slot.push(&batch, synced, limit, bound);
             }
         }
         // The watchers' test of whether this group keeps up (its handling of their
@@ -538,7 +540,7 @@ impl Handler<SubscriberDrained> for GroupWatcher {
         for (role, slots) in &mut self.subscribers {
             let synced = self.synced.contains(role);
             for slot in slots.iter_mut().filter(|s| s.link.id == id) {
-                slot.flush_coalesced(synced);
+                slot.flush_backlog(synced);
             }
         }
     }
@@ -554,7 +556,7 @@ impl Handler<FlushDirty> for GroupWatcher {
         for (role, slots) in &mut self.subscribers {
             let synced = self.synced.contains(role);
             for slot in slots.iter_mut() {
-                slot.flush_coalesced(synced);
+                slot.flush_backlog(synced);
             }
         }
         METRICS

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use super::*;
+use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{
     DeferredEventFailed, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberDrained, SubscriberId, SubscriberLink, TargetsChanged, TargetsReplaced, Unsubscribe,
-    UrlId, WatcherOutput,
+    SubscriberDrained, SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged,
+    TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::api::ResourceUrl;
@@ -28,6 +29,9 @@ enum Got {
     /// Keys, synced, and `key v=<the pod label v>` of each object's first target.
     Replaced(Vec<String>, bool, Vec<String>),
     Changed(Vec<(String, usize)>, bool),
+    /// Held-back batches, read as a subscriber reads them: each slot's latest change,
+    /// as (key, slot, targets); synced; and how many batches came.
+    CaughtUp(Vec<(String, u32, usize)>, bool, usize),
 }
 
 /// A subscriber that records every message. With `stuck`, it never marks batches
@@ -54,6 +58,28 @@ impl Handler<TargetsChanged> for Recorder {
             .lock()
             .unwrap()
             .push(Got::Changed(changes, m.synced));
+        if !self.stuck {
+            self.in_flight.fetch_sub(1, SeqCst);
+        }
+    }
+}
+
+impl Handler<TargetsCaughtUp> for Recorder {
+    type Result = ();
+    fn handle(&mut self, m: TargetsCaughtUp, _: &mut Context<Self>) {
+        let mut latest = Vec::new();
+        for_latest_per_slot(&m.batches, &mut SlotSet::default(), |c| {
+            latest.push((
+                c.key.to_string(),
+                c.slot.0,
+                c.targets.as_ref().map_or(0, |t| t.len()),
+            ))
+        });
+        latest.sort();
+        self.got
+            .lock()
+            .unwrap()
+            .push(Got::CaughtUp(latest, m.synced, m.batches.len()));
         if !self.stuck {
             self.in_flight.fetch_sub(1, SeqCst);
         }
@@ -210,7 +236,8 @@ async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
     let link = SubscriberLink {
         id: SubscriberId(id),
         changed: rec.clone().recipient(),
-        replaced: rec.recipient(),
+        replaced: rec.clone().recipient(),
+        caught_up: rec.recipient(),
         in_flight: Arc::clone(&in_flight),
         lagging: Arc::new(AtomicBool::new(false)),
     };
@@ -393,6 +420,7 @@ fn changed_keys(got: &[Got]) -> Vec<(String, usize)> {
         .iter()
         .flat_map(|g| match g {
             Got::Changed(c, _) => c.clone(),
+            Got::CaughtUp(c, ..) => c.iter().map(|(k, _, n)| (k.clone(), *n)).collect(),
             Got::Replaced(..) => Vec::new(),
         })
         .collect();
@@ -634,7 +662,7 @@ async fn the_last_unsubscribe_stops_the_group_and_its_watchers() {
 }
 
 #[actix_rt::test]
-async fn a_stuck_subscriber_is_coalesced_not_queued_and_others_are_not_held_up() {
+async fn a_stuck_subscribers_batches_are_held_back_not_queued_and_others_are_not_held_up() {
     let h = start(2);
     let slow = subscribe(&h, 1, Role::Pod, true).await;
     let fast = subscribe(&h, 2, Role::Pod, false).await;
@@ -658,15 +686,46 @@ async fn a_stuck_subscriber_is_coalesced_not_queued_and_others_are_not_held_up()
     );
     assert_eq!(slow.in_flight.load(SeqCst), 2);
 
-    // It catches up: the queue drains and it says so; it gets one coalesced batch with
-    // only the latest state of the one object.
+    // It catches up: the queue drains and it says so; it gets the 50 batches held
+    // back in one message, read as the latest state of the one object.
     slow.in_flight.store(0, SeqCst);
     h.group.send(SubscriberDrained(slow.id)).await.unwrap();
     settle().await;
     let got = slow.take();
     assert!(
-        matches!(&got[..], [Got::Changed(c, true)] if *c == [("ns/a".to_string(), 2)]),
+        matches!(&got[..], [Got::CaughtUp(c, true, 50)] if *c == [("ns/a".to_string(), 0, 2)]),
         "{got:?}"
+    );
+    assert_eq!(slow.in_flight.load(SeqCst), 1, "one message, not 50");
+}
+
+#[actix_rt::test]
+async fn a_backlog_past_its_bound_is_compacted_to_the_latest_change_per_object() {
+    // A subscriber stuck for good must not cost memory per event: past twice the
+    // role's objects (at least 2048 changes), the group keeps only the latest change of
+    // each slot. Here the list's batch and 2100 changes of one pod: the 2049th change
+    // held compacts them to one, and the last 52 are held after it.
+    let h = start(1);
+    let slow = subscribe(&h, 1, Role::Pod, true).await;
+    feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
+    settle().await;
+    assert_eq!(slow.take().len(), 1, "the replacement fills its window");
+    for i in 1..=2100 {
+        feed(
+            &h,
+            deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]),
+        )
+        .await;
+    }
+    settle().await;
+    assert!(slow.take().is_empty(), "every change was held back");
+    slow.in_flight.store(0, SeqCst);
+    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
+    settle().await;
+    let got = slow.take();
+    assert!(
+        matches!(&got[..], [Got::CaughtUp(c, true, 53)] if *c == [("ns/a".to_string(), 0, 2)]),
+        "one compacted batch and the 52 after it: {got:?}"
     );
 }
 
@@ -705,19 +764,17 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
     )
     .await;
     settle().await;
-    assert!(slow.take().is_empty(), "all three were coalesced");
+    assert!(slow.take().is_empty(), "all three were held back");
     slow.in_flight.store(0, SeqCst);
     h.group.send(SubscriberDrained(slow.id)).await.unwrap();
     settle().await;
     let got = slow.take();
-    let [Got::Changed(changes, _)] = &got[..] else {
-        panic!("one coalesced batch: {got:?}");
+    let [Got::CaughtUp(changes, ..)] = &got[..] else {
+        panic!("one message with the held-back batches: {got:?}");
     };
-    let mut changes = changes.clone();
-    changes.sort();
     assert_eq!(
-        changes,
-        [("ns/a".to_string(), 0), ("ns/a".to_string(), 2)],
+        *changes,
+        [("ns/a".to_string(), 0, 0), ("ns/a".to_string(), 1, 2)],
         "slot 0 emptied (the old a), slot 1 holds the new a"
     );
 }

@@ -38,15 +38,13 @@ pub struct EngineOptions {
     /// many minus one events. 0: the watcher decodes every event.
     pub watch_defer_every: usize,
     /// How many change batches may wait in a subscriber's mailbox before the group
-    /// coalesces further changes for it (a slow subscriber costs at most one entry per
-    /// object, never one per event). Default 256: coalescing (a map insert per change
-    /// per lagging subscriber) costs the group's thread more than sending a shared
-    /// batch, so with many subscribers on that thread a limit reached in a burst could
-    /// keep them all coalescing for seconds. In the flood bench's fanout of 100, with
-    /// watch batches of up to four pieces: at 64, 9–16k events/s and a p99 latency of
-    /// 3–9 s in most runs; at 256, 17–24k and under 0.2 s; at 128, locked in two runs
-    /// of seven. The price: the 1-subscriber flood runs 5–10 % slower than at 64 (a
-    /// deeper backlog stays alive; BENCHMARKS.md, sixth round).
+    /// holds further batches back for it, to send them in one message once it has
+    /// caught up (see `actors/backlog.rs`; a slow subscriber costs at most about two
+    /// changes per object, never one per event). Default 64. Holding a batch back costs
+    /// the group a pointer; it used to cost a map insert per change, dearer than
+    /// sending, and with many subscribers on the group's thread a lag then fed itself
+    /// (flood bench, fanout of 100 at 64: 9–16k events/s and a p99 of 3–9 s in most
+    /// runs; with the backlog, 17–22k and under 0.5 s; BENCHMARKS.md, seventh round).
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
@@ -75,7 +73,7 @@ impl Default for EngineOptions {
             backoff_max: Duration::from_secs(30),
             watcher_in_flight: 4,
             watch_defer_every: 2,
-            subscriber_in_flight: 256,
+            subscriber_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
