@@ -251,6 +251,16 @@ async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
 
 /// Lets every queued message (and the ones they cause) be handled: all actors here
 /// share the test's thread, so yielding runs them; no wall-clock wait.
+/// The stuck subscriber `sub` handles its queue at last and says so, as a real one
+/// does when its queue empties while the group holds batches back; returns what it
+/// got then.
+async fn catch_up(h: &Harness, sub: &Sub) -> Vec<Got> {
+    sub.in_flight.store(0, SeqCst);
+    h.group.send(SubscriberDrained(sub.id)).await.unwrap();
+    settle().await;
+    sub.take()
+}
+
 async fn settle() {
     for _ in 0..50 {
         tokio::task::yield_now().await;
@@ -688,10 +698,7 @@ async fn a_stuck_subscribers_batches_are_held_back_not_queued_and_others_are_not
 
     // It catches up: the queue drains and it says so; it gets the 50 batches held
     // back in one message, read as the latest state of the one object.
-    slow.in_flight.store(0, SeqCst);
-    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
-    settle().await;
-    let got = slow.take();
+    let got = catch_up(&h, &slow).await;
     assert!(
         matches!(&got[..], [Got::CaughtUp(c, true, 50)] if *c == [("ns/a".to_string(), 0, 2)]),
         "{got:?}"
@@ -719,10 +726,7 @@ async fn a_backlog_past_its_bound_is_compacted_to_the_latest_change_per_object()
     }
     settle().await;
     assert!(slow.take().is_empty(), "every change was held back");
-    slow.in_flight.store(0, SeqCst);
-    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
-    settle().await;
-    let got = slow.take();
+    let got = catch_up(&h, &slow).await;
     assert!(
         matches!(&got[..], [Got::CaughtUp(c, true, 53)] if *c == [("ns/a".to_string(), 0, 2)]),
         "one compacted batch and the 52 after it: {got:?}"
@@ -732,9 +736,9 @@ async fn a_backlog_past_its_bound_is_compacted_to_the_latest_change_per_object()
 #[actix_rt::test]
 async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused() {
     // Subscribers keep values by slot, and a deleted object's slot goes to the next new
-    // object: coalescing must keep the latest change per slot (the slot's state). Kept
-    // per name, this sequence left the old "a" in slot 0 and could apply b's removal
-    // over the new "a" in slot 1.
+    // object: a backlog must be read as the latest change per slot (the slot's state).
+    // Kept per name, this sequence left the old "a" in slot 0 and could apply b's
+    // removal over the new "a" in slot 1.
     let h = start(1);
     let slow = subscribe(&h, 1, Role::Pod, true).await;
     feed(
@@ -765,10 +769,7 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
     .await;
     settle().await;
     assert!(slow.take().is_empty(), "all three were held back");
-    slow.in_flight.store(0, SeqCst);
-    h.group.send(SubscriberDrained(slow.id)).await.unwrap();
-    settle().await;
-    let got = slow.take();
+    let got = catch_up(&h, &slow).await;
     let [Got::CaughtUp(changes, ..)] = &got[..] else {
         panic!("one message with the held-back batches: {got:?}");
     };
