@@ -239,18 +239,23 @@ thread_local! {
     static INTERNING: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
 }
 
-/// Runs `decode` with every string copied rather than interned.
+/// Runs `decode` without looking strings up in the intern table: a string this thread
+/// interned recently comes from a small direct-mapped cache in front of the table
+/// ([`recently_interned`]: one probe, nothing inserted), any other is copied.
 ///
 /// For the object of a `MODIFIED` event: the cache holds its previous version, whose
-/// strings are already the shared copies, and the group points the new object at the
-/// equal ones (`Object::share_strings_of`: one comparison with a string the equality
-/// test reads anyway). A look-up in the watcher thread's intern table was a quarter of
-/// that thread's time in the flood bench (perf annotate: three quarters of it on two
-/// loads and a `lock xadd`, i.e. cache misses on the table and on the string, and the
-/// reference count's cache line taken back from the group's thread, which clones and
-/// drops the same strings for targets). Copying costs ~40 more short-lived
-/// allocations per pod event, and is still faster (BENCHMARKS.md, sixth round; the
-/// fifth round took map values out of the table first).
+/// strings are already the shared ones, and the group points the new object at the
+/// equal ones (`Object::share_strings_of`). A look-up in the watcher thread's intern
+/// table was a quarter of that thread's time in the flood bench (perf annotate: three
+/// quarters of it on two loads and a `lock xadd`, i.e. cache misses on the table and on
+/// the string, and the reference count's cache line taken back from the group's thread,
+/// which clones and drops the same strings for targets); copying every string instead
+/// was faster (BENCHMARKS.md, sixth round), but each copy then cost an allocation here
+/// and, once shared away, a comparison and a free on the group's thread, which the
+/// allocator here paid again collecting it (a third of this thread's time in the
+/// seventh round's profile). The cache in front gives back the very strings the cached
+/// object holds for those that repeat across objects (keys, namespaces, images, short
+/// label values): allocations per flood event 83.6 → 38.4.
 pub(crate) fn without_interning<T>(decode: impl FnOnce() -> T) -> T {
     /// Restores the flag however `decode` ends.
     struct Restore(bool);
@@ -299,7 +304,8 @@ enum InternRule {
 }
 
 /// A decoded string as a shared string: `""` static, interned by `intern`'s rule
-/// (outside [`without_interning`]), or copied once from the parser's buffer.
+/// (inside [`without_interning`]: reused if interned recently), or copied once from the
+/// parser's buffer.
 fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     let intern = match intern {
         InternRule::Never => false,
@@ -308,11 +314,51 @@ fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     };
     if v.is_empty() {
         empty_str()
-    } else if intern && INTERNING.with(std::cell::Cell::get) {
+    } else if !intern {
+        ArcStr::from(v)
+    } else if INTERNING.with(std::cell::Cell::get) {
         intern_str(v)
     } else {
-        ArcStr::from(v)
+        recently_interned(v).unwrap_or_else(|| ArcStr::from(v))
     }
+}
+
+/// Slots of [`recently_interned`]'s cache (a power of two).
+const RECENTLY_INTERNED_SLOTS: usize = 4096;
+
+thread_local! {
+    /// The strings this thread interned last, one per slot of their hash: a cache in
+    /// front of the intern table that costs one probe and no insertion.
+    static RECENTLY_INTERNED: std::cell::RefCell<Vec<Option<ArcStr>>> =
+        std::cell::RefCell::new(vec![None; RECENTLY_INTERNED_SLOTS]);
+}
+
+fn recent_slot(v: &str) -> usize {
+    use std::hash::BuildHasher;
+    // A fixed seed: the slot only has to be the same for the same string on this
+    // thread, and a collision costs a copy, not a wrong answer.
+    let hash = foldhash::fast::FixedState::with_seed(0).hash_one(v);
+    (hash as usize) & (RECENTLY_INTERNED_SLOTS - 1)
+}
+
+/// The interned string equal to `v`, if this thread interned it recently; for decoding
+/// [`without_interning`]: a string the cached object holds, found without a look-up in
+/// the intern table, then needs neither a copy on this thread nor, at the group,
+/// a comparison, a swap and a free on the other one.
+fn recently_interned(v: &str) -> Option<ArcStr> {
+    RECENTLY_INTERNED.with(|cache| {
+        let cache = cache.borrow();
+        match &cache[recent_slot(v)] {
+            Some(s) if s.as_str() == v => Some(ArcStr::clone(s)),
+            _ => None,
+        }
+    })
+}
+
+fn remember_interned(s: &ArcStr) {
+    RECENTLY_INTERNED.with(|cache| {
+        cache.borrow_mut()[recent_slot(s)] = Some(ArcStr::clone(s));
+    });
 }
 
 /// The one string visitor behind kubesd's string fields: the function sees the string
@@ -367,13 +413,16 @@ fn intern_str(key: &str) -> ArcStr {
     KEYS.with(|keys| {
         let mut keys = keys.borrow_mut();
         if let Some(k) = keys.get(key) {
-            return ArcStr::clone(k);
+            let k = ArcStr::clone(k);
+            remember_interned(&k);
+            return k;
         }
         if keys.len() >= INTERNED_STRINGS_LIMIT {
             keys.clear();
         }
         let k: ArcStr = ArcStr::from(key);
         keys.insert(ArcStr::clone(&k));
+        remember_interned(&k);
         k
     })
 }
@@ -527,8 +576,13 @@ mod tests {
             ArcStr::ptr_eq(&odd, &decode(r#"{"protocol":"QUIC"}"#)),
             "interned"
         );
-        let copied = without_interning(|| decode(r#"{"protocol":"QUIC"}"#));
-        assert!(!ArcStr::ptr_eq(&odd, &copied), "copied while not interning");
+        let reused = without_interning(|| decode(r#"{"protocol":"QUIC"}"#));
+        assert!(ArcStr::ptr_eq(&odd, &reused), "recently interned: reused");
+        let copied = without_interning(|| decode(r#"{"protocol":"XTP"}"#));
+        assert!(
+            !ArcStr::ptr_eq(&decode(r#"{"protocol":"XTP"}"#), &copied),
+            "never interned: copied while not interning"
+        );
         assert!(ArcStr::is_static(&without_interning(|| decode(
             r#"{"protocol":"UDP"}"#
         ))));
@@ -542,21 +596,30 @@ mod tests {
         assert!(serde_json::from_str::<Holder>(r#"{"map":{"a":1}}"#).is_err());
     }
     #[test]
-    fn strings_decoded_without_interning_are_copies_and_interning_resumes_after() {
+    fn without_interning_recently_interned_strings_are_reused_others_copied() {
         let json = r#"{"map":{"app":"shop","tier":"web"}}"#;
         let interned: Holder = serde_json::from_str(json).unwrap();
-        let copied: Holder = without_interning(|| serde_json::from_str(json)).unwrap();
-        let again: Holder = serde_json::from_str(json).unwrap();
-        for ((k1, v1), ((k2, v2), (k3, v3))) in interned
+        let reused: Holder = without_interning(|| serde_json::from_str(json)).unwrap();
+        for ((k1, v1), (k2, v2)) in interned.map.iter().zip(reused.map.iter()) {
+            assert!(ArcStr::ptr_eq(k1, k2), "{k2}: the interned string");
+            assert!(ArcStr::ptr_eq(v1, v2), "{v2}: the interned string");
+        }
+        // Never interned on this thread: copied, and not put in the table either.
+        let fresh = r#"{"map":{"app":"cart","zone":"b"}}"#;
+        let copied: Holder = without_interning(|| serde_json::from_str(fresh)).unwrap();
+        let interned: Holder = serde_json::from_str(fresh).unwrap();
+        let again: Holder = serde_json::from_str(fresh).unwrap();
+        for ((k1, v1), ((k2, v2), (k3, v3))) in copied
             .map
             .iter()
-            .zip(copied.map.iter().zip(again.map.iter()))
+            .zip(interned.map.iter().zip(again.map.iter()))
         {
-            assert!(!ArcStr::ptr_eq(k1, k2), "{k2}: a copy");
-            assert!(!ArcStr::ptr_eq(v1, v2), "{v2}: a copy");
             assert_eq!((k1, v1), (k2, v2));
-            assert!(ArcStr::ptr_eq(v1, v3), "{v3}: interned again");
-            assert!(ArcStr::ptr_eq(k1, k3), "{k3}: interned again");
+            assert!(!ArcStr::ptr_eq(v1, v2), "{v1}: a copy");
+            // "app" was interned by the first map: only the new key is a copy.
+            assert_eq!(ArcStr::ptr_eq(k1, k2), &**k1 == "app", "{k1}");
+            assert!(ArcStr::ptr_eq(v2, v3), "{v3}: interning resumed after");
+            assert!(ArcStr::ptr_eq(k2, k3), "{k3}: interning resumed after");
         }
     }
 
