@@ -387,7 +387,7 @@ impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for StrVisitor<F> {
 
 /// Deserializes a string (`null` as `""`) through `f`, which sees it in the parser's
 /// buffer: for fields that keep something other than the string itself.
-pub(super) fn map_str<'de, D, T>(deserializer: D, f: impl FnOnce(&str) -> T) -> Result<T, D::Error>
+pub(crate) fn map_str<'de, D, T>(deserializer: D, f: impl FnOnce(&str) -> T) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
 {

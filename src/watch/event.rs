@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::Status;
 use super::undecoded_event::{ObjectEventType, object_event_type};
 use crate::error::DecodeError;
-use crate::model::json::{empty_str, nullable_str, without_interning};
+use crate::model::json::{empty_str, map_str, nullable_str, without_interning};
 use crate::model::{Object, ObjectSeed, Role};
 
 /// One decoded watch event.
@@ -213,6 +213,36 @@ enum DecodedObject {
     Skipped,
 }
 
+/// A top-level key of a watch event, told apart in the parser's buffer: serde's
+/// `Cow<str>` always builds a `String`, and the two keys and the type's name cost three
+/// allocations per event (callgrind).
+enum EventKey {
+    Type,
+    Object,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EventKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        map_str(deserializer, |key| match key {
+            "type" => EventKey::Type,
+            "object" => EventKey::Object,
+            _ => EventKey::Other,
+        })
+    }
+}
+
+/// The event's `type`: a known one, or the unknown name (kept for the error).
+struct EventTypeName(Result<EventType, String>);
+
+impl<'de> Deserialize<'de> for EventTypeName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        map_str(deserializer, |name| {
+            EventTypeName(EventType::parse(name).ok_or_else(|| name.to_owned()))
+        })
+    }
+}
+
 struct RawEvent {
     /// `Err` holds an unknown type name.
     kind: Option<Result<EventType, String>>,
@@ -235,17 +265,16 @@ impl<'de> Visitor<'de> for EventVisitor {
             kind: None,
             object: None,
         };
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            match &*key {
-                "type" => {
+        while let Some(key) = map.next_key::<EventKey>()? {
+            match key {
+                EventKey::Type => {
                     if event.kind.is_some() {
                         // The object may already have been decoded for the first type.
                         return Err(serde::de::Error::duplicate_field("type"));
                     }
-                    let name: std::borrow::Cow<'de, str> = map.next_value()?;
-                    event.kind = Some(EventType::parse(&name).ok_or_else(|| name.into_owned()));
+                    event.kind = Some(map.next_value::<EventTypeName>()?.0);
                 }
-                "object" => {
+                EventKey::Object => {
                     event.object = Some(match event.kind {
                         Some(Ok(kind)) => {
                             DecodedObject::Done(map.next_value_seed(ObjectOfEvent {
@@ -261,7 +290,7 @@ impl<'de> Visitor<'de> for EventVisitor {
                         None => DecodedObject::Deferred(map.next_value()?),
                     });
                 }
-                _ => {
+                EventKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
