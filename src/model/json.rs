@@ -355,9 +355,15 @@ fn recently_interned(v: &str) -> Option<ArcStr> {
     })
 }
 
+/// Puts `s` in its slot of [`recently_interned`]'s cache, unless it is there already
+/// (the usual case for a string that repeats: no reference-count writes then).
 fn remember_interned(s: &ArcStr) {
     RECENTLY_INTERNED.with(|cache| {
-        cache.borrow_mut()[recent_slot(s)] = Some(ArcStr::clone(s));
+        let mut cache = cache.borrow_mut();
+        let slot = &mut cache[recent_slot(s)];
+        if !slot.as_ref().is_some_and(|held| ArcStr::ptr_eq(held, s)) {
+            *slot = Some(ArcStr::clone(s));
+        }
     });
 }
 
