@@ -323,50 +323,6 @@ fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     }
 }
 
-/// Slots of [`recently_interned`]'s cache (a power of two).
-const RECENTLY_INTERNED_SLOTS: usize = 4096;
-
-thread_local! {
-    /// The strings this thread interned last, one per slot of their hash: a cache in
-    /// front of the intern table that costs one probe and no insertion.
-    static RECENTLY_INTERNED: std::cell::RefCell<Vec<Option<ArcStr>>> =
-        std::cell::RefCell::new(vec![None; RECENTLY_INTERNED_SLOTS]);
-}
-
-fn recent_slot(v: &str) -> usize {
-    use std::hash::BuildHasher;
-    // A fixed seed: the slot only has to be the same for the same string on this
-    // thread, and a collision costs a copy, not a wrong answer.
-    let hash = foldhash::fast::FixedState::with_seed(0).hash_one(v);
-    (hash as usize) & (RECENTLY_INTERNED_SLOTS - 1)
-}
-
-/// The interned string equal to `v`, if this thread interned it recently; for decoding
-/// [`without_interning`]: a string the cached object holds, found without a look-up in
-/// the intern table, then needs neither a copy on this thread nor, at the group,
-/// a comparison, a swap and a free on the other one.
-fn recently_interned(v: &str) -> Option<ArcStr> {
-    RECENTLY_INTERNED.with(|cache| {
-        let cache = cache.borrow();
-        match &cache[recent_slot(v)] {
-            Some(s) if s.as_str() == v => Some(ArcStr::clone(s)),
-            _ => None,
-        }
-    })
-}
-
-/// Puts `s` in its slot of [`recently_interned`]'s cache, unless it is there already
-/// (the usual case for a string that repeats: no reference-count writes then).
-fn remember_interned(s: &ArcStr) {
-    RECENTLY_INTERNED.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let slot = &mut cache[recent_slot(s)];
-        if !slot.as_ref().is_some_and(|held| ArcStr::ptr_eq(held, s)) {
-            *slot = Some(ArcStr::clone(s));
-        }
-    });
-}
-
 /// The one string visitor behind kubesd's string fields: the function sees the string
 /// where the parser holds it (`null` as `""`) and builds what the field keeps, so no
 /// field pays for a `String` it does not keep.
@@ -404,33 +360,91 @@ where
 /// unique strings cannot grow memory (at most ~50k short strings are held).
 const INTERNED_STRINGS_LIMIT: usize = 50_000;
 
+/// Slots of an [`Interner`]'s front cache (a power of two).
+const RECENTLY_INTERNED_SLOTS: usize = 4096;
+
+/// A thread's intern table, and a small direct-mapped cache in front of it of the
+/// strings it interned last, one per slot of their hash. Both use one hash, computed
+/// once per string.
+struct Interner {
+    /// foldhash, not SipHash: this look-up runs for every label and annotation key of
+    /// every decoded object; seeded per thread, so colliding keys cannot be prepared
+    /// (and the table is bounded: flooding it costs at most a reset).
+    hasher: foldhash::fast::RandomState,
+    table: hashbrown::HashTable<ArcStr>,
+    recent: Vec<Option<ArcStr>>,
+}
+
+thread_local! {
+    static INTERNER: std::cell::RefCell<Interner> = std::cell::RefCell::new(Interner {
+        hasher: foldhash::fast::RandomState::default(),
+        table: hashbrown::HashTable::new(),
+        recent: vec![None; RECENTLY_INTERNED_SLOTS],
+    });
+}
+
+impl Interner {
+    fn hash(&self, v: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one(v)
+    }
+
+    fn recent_slot(hash: u64) -> usize {
+        (hash as usize) & (RECENTLY_INTERNED_SLOTS - 1)
+    }
+
+    /// Keeps `s` in its slot of the front cache, unless it is there already (the usual
+    /// case for a string that repeats: no reference-count writes then).
+    fn remember(&mut self, hash: u64, s: &ArcStr) {
+        let slot = &mut self.recent[Self::recent_slot(hash)];
+        if !slot.as_ref().is_some_and(|held| ArcStr::ptr_eq(held, s)) {
+            *slot = Some(ArcStr::clone(s));
+        }
+    }
+
+    fn intern(&mut self, key: &str) -> ArcStr {
+        let hash = self.hash(key);
+        if let Some(k) = self.table.find(hash, |k| k.as_str() == key) {
+            let k = ArcStr::clone(k);
+            self.remember(hash, &k);
+            return k;
+        }
+        if self.table.len() >= INTERNED_STRINGS_LIMIT {
+            self.table.clear();
+        }
+        let k: ArcStr = ArcStr::from(key);
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, ArcStr::clone(&k), |k| {
+            use std::hash::BuildHasher;
+            hasher.hash_one(k.as_str())
+        });
+        self.remember(hash, &k);
+        k
+    }
+
+    fn recently_interned(&self, v: &str) -> Option<ArcStr> {
+        match &self.recent[Self::recent_slot(self.hash(v))] {
+            // A collision costs a copy, not a wrong answer.
+            Some(s) if s.as_str() == v => Some(ArcStr::clone(s)),
+            _ => None,
+        }
+    }
+}
+
 /// The shared copy of a string that repeats across objects (per thread: decoding runs
 /// on the watcher arbiter). Sharing saves memory (a cluster's pods repeat the same
 /// namespaces, images, node names and label values) and makes equality checks of
 /// unchanged fields stop at the pointer.
 fn intern_str(key: &str) -> ArcStr {
-    thread_local! {
-        // foldhash, not SipHash: this look-up runs for every label and annotation key of
-        // every decoded object (the table is bounded, so flooding it with colliding keys
-        // costs at most a reset).
-        static KEYS: std::cell::RefCell<foldhash::HashSet<ArcStr>> =
-            std::cell::RefCell::new(foldhash::HashSet::default());
-    }
-    KEYS.with(|keys| {
-        let mut keys = keys.borrow_mut();
-        if let Some(k) = keys.get(key) {
-            let k = ArcStr::clone(k);
-            remember_interned(&k);
-            return k;
-        }
-        if keys.len() >= INTERNED_STRINGS_LIMIT {
-            keys.clear();
-        }
-        let k: ArcStr = ArcStr::from(key);
-        keys.insert(ArcStr::clone(&k));
-        remember_interned(&k);
-        k
-    })
+    INTERNER.with(|interner| interner.borrow_mut().intern(key))
+}
+
+/// The interned string equal to `v`, if this thread interned it recently; for decoding
+/// [`without_interning`]: a string the cached object holds, found without a look-up in
+/// the intern table, then needs neither a copy on this thread nor, at the group,
+/// a comparison, a swap and a free on the other one.
+fn recently_interned(v: &str) -> Option<ArcStr> {
+    INTERNER.with(|interner| interner.borrow().recently_interned(v))
 }
 
 /// The empty string: static, so absent string fields cost no allocation at all.
