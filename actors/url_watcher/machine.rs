@@ -21,7 +21,7 @@ use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff;
 
 use crate::actors::messages::Delta;
-use crate::metrics::{METRICS, inc};
+use crate::metrics::{METRICS, RoleMetrics, inc};
 use crate::model::{Object, Role};
 use crate::watch::{
     LineBuffer, ListPage, ObjectEventType, UndecodedEvent, WatchEvent, decode_event,
@@ -372,85 +372,29 @@ impl Machine {
             return;
         }
         let role = self.role;
-        let mut deltas = Vec::new();
-        // The first problem ends the stream; later lines and pieces are not decoded.
-        let mut problem: Option<(Next, String)> = None;
-        let mut rv = self.resource_version.clone();
-        let (defer_every, attempt) = (self.defer_every, self.attempt);
-        let mut since_deferred = self.since_deferred;
+        let mut batch = WatchBatch {
+            role,
+            defer_every: self.defer_every,
+            attempt: self.attempt,
+            since_deferred: self.since_deferred,
+            rv: self.resource_version.clone(),
+            deltas: Vec::new(),
+            problem: None,
+        };
         let mut pushed = Ok(());
         for bytes in chunks {
-            if problem.is_some() || pushed.is_err() {
+            if batch.problem.is_some() || pushed.is_err() {
                 break;
             }
-            pushed = self.lines.push(bytes, |line| {
-                if problem.is_some() {
-                    return;
-                }
-                let metrics = METRICS.role(role);
-                if defer_every > 0 {
-                    since_deferred += 1;
-                    if since_deferred >= defer_every
-                        && let Some(kind) = object_event_type(line)
-                    {
-                        // `rv` stays at the last event decoded here: a watch resumed from
-                        // it replays this one instead of skipping it.
-                        since_deferred = 0;
-                        inc(&metrics.events_deferred);
-                        inc(match kind {
-                            ObjectEventType::Added => &metrics.events_added,
-                            ObjectEventType::Modified => &metrics.events_modified,
-                            ObjectEventType::Deleted => &metrics.events_deleted,
-                        });
-                        deltas.push(Delta::Undecoded {
-                            event: UndecodedEvent {
-                                role,
-                                json: line.into(),
-                            },
-                            attempt,
-                        });
-                        return;
-                    }
-                }
-                match decode_event(role, line) {
-                    Ok(WatchEvent::Added(o)) => {
-                        inc(&metrics.events_added);
-                        rv = Some(ArcStr::clone(o.resource_version()));
-                        deltas.push(Delta::Upsert(o));
-                    }
-                    Ok(WatchEvent::Modified(o)) => {
-                        inc(&metrics.events_modified);
-                        rv = Some(ArcStr::clone(o.resource_version()));
-                        deltas.push(Delta::Upsert(o));
-                    }
-                    Ok(WatchEvent::Deleted(o)) => {
-                        inc(&metrics.events_deleted);
-                        rv = Some(ArcStr::clone(o.resource_version()));
-                        deltas.push(Delta::Delete(o));
-                    }
-                    Ok(WatchEvent::Bookmark { resource_version }) => {
-                        inc(&metrics.bookmarks);
-                        if !resource_version.is_empty() {
-                            rv = Some(resource_version);
-                        }
-                    }
-                    Ok(WatchEvent::Error(status)) if status.is_gone() => {
-                        inc(&metrics.gone);
-                        problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
-                    }
-                    Ok(WatchEvent::Error(status)) => {
-                        inc(&metrics.request_errors);
-                        problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
-                    }
-                    Err(e) => {
-                        inc(&metrics.decode_errors);
-                        // An event we cannot read may be a change we would otherwise miss:
-                        // list again (after a backoff, in case the server keeps sending it).
-                        problem = Some((Next::Relist, format!("bad watch event: {e}")));
-                    }
-                }
-            });
+            pushed = self.lines.push(bytes, |line| batch.line(line));
         }
+        let WatchBatch {
+            since_deferred,
+            rv,
+            deltas,
+            mut problem,
+            ..
+        } = batch;
         self.resource_version = rv.filter(|v| !v.is_empty());
         self.since_deferred = since_deferred;
         if !deltas.is_empty() {
@@ -476,6 +420,102 @@ impl Machine {
                 self.back_off(next, None, out);
             }
         }
+    }
+}
+
+/// What the lines of one watch batch produce, gathered line by line
+/// ([`Machine::on_chunks`]).
+struct WatchBatch {
+    role: Role,
+    defer_every: usize,
+    attempt: u64,
+    /// Lines since the last one left undecoded for the group.
+    since_deferred: usize,
+    /// The resourceVersion to resume from: the last event decoded here.
+    rv: Option<ArcStr>,
+    deltas: Vec<Delta>,
+    /// The first problem ends the stream; later lines are not decoded.
+    problem: Option<(Next, String)>,
+}
+
+impl WatchBatch {
+    fn line(&mut self, line: &[u8]) {
+        if self.problem.is_some() {
+            return;
+        }
+        let metrics = METRICS.role(self.role);
+        if self.deferred(line, metrics) {
+            return;
+        }
+        match decode_event(self.role, line) {
+            Ok(WatchEvent::Added(o)) => {
+                inc(&metrics.events_added);
+                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.deltas.push(Delta::Upsert(o));
+            }
+            Ok(WatchEvent::Modified(o)) => {
+                inc(&metrics.events_modified);
+                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.deltas.push(Delta::Upsert(o));
+            }
+            Ok(WatchEvent::Deleted(o)) => {
+                inc(&metrics.events_deleted);
+                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.deltas.push(Delta::Delete(o));
+            }
+            Ok(WatchEvent::Bookmark { resource_version }) => {
+                inc(&metrics.bookmarks);
+                if !resource_version.is_empty() {
+                    self.rv = Some(resource_version);
+                }
+            }
+            Ok(WatchEvent::Error(status)) if status.is_gone() => {
+                inc(&metrics.gone);
+                self.problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
+            }
+            Ok(WatchEvent::Error(status)) => {
+                inc(&metrics.request_errors);
+                self.problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
+            }
+            Err(e) => {
+                inc(&metrics.decode_errors);
+                // An event we cannot read may be a change we would otherwise miss: list
+                // again (after a backoff, in case the server keeps sending it).
+                self.problem = Some((Next::Relist, format!("bad watch event: {e}")));
+            }
+        }
+    }
+
+    /// Leaves `line` undecoded for the group if deferring is on and it is an object
+    /// event whose turn it is; true if it did.
+    fn deferred(&mut self, line: &[u8], metrics: &RoleMetrics) -> bool {
+        if self.defer_every == 0 {
+            return false;
+        }
+        self.since_deferred += 1;
+        if self.since_deferred < self.defer_every {
+            return false;
+        }
+        let Some(kind) = object_event_type(line) else {
+            return false;
+        };
+        // `rv` stays at the last event decoded here: a watch resumed from it replays
+        // this one instead of skipping it.
+        self.since_deferred = 0;
+        inc(&metrics.events_deferred);
+        inc(match kind {
+            ObjectEventType::Added => &metrics.events_added,
+            ObjectEventType::Modified => &metrics.events_modified,
+            ObjectEventType::Deleted => &metrics.events_deleted,
+        });
+        self.deltas.push(Delta::Undecoded {
+            event: UndecodedEvent {
+                role: self.role,
+                json: line.into(),
+            },
+            attempt: self.attempt,
+        });
+        true
     }
 }
 
