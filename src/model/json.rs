@@ -385,8 +385,13 @@ thread_local! {
 
 impl Interner {
     fn hash(&self, v: &str) -> u64 {
+        Self::hash_with(&self.hasher, v)
+    }
+
+    /// [`Interner::hash`] with the hasher alone, for when the table is borrowed.
+    fn hash_with(hasher: &foldhash::fast::RandomState, v: &str) -> u64 {
         use std::hash::BuildHasher;
-        self.hasher.hash_one(v)
+        hasher.hash_one(v)
     }
 
     fn recent_slot(hash: u64) -> usize {
@@ -414,10 +419,8 @@ impl Interner {
         }
         let k: ArcStr = ArcStr::from(key);
         let hasher = &self.hasher;
-        self.table.insert_unique(hash, ArcStr::clone(&k), |k| {
-            use std::hash::BuildHasher;
-            hasher.hash_one(k.as_str())
-        });
+        self.table
+            .insert_unique(hash, ArcStr::clone(&k), |k| Self::hash_with(hasher, k));
         self.remember(hash, &k);
         k
     }
