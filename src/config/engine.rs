@@ -44,7 +44,8 @@ pub struct EngineOptions {
     /// the group a pointer; it used to cost a map insert per change, dearer than
     /// sending, and with many subscribers on the group's thread a lag then fed itself
     /// (flood bench, fanout of 100 at 64: 9–16k events/s and a p99 of 3–9 s in most
-    /// runs; with the backlog, 17–22k and under 0.5 s; BENCHMARKS.md, seventh round).
+    /// runs; with the backlog, 16.7–26.9k and under 0.5 s in all of 29 runs;
+    /// BENCHMARKS.md, seventh round).
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
