@@ -747,7 +747,9 @@ async fn pod_run(
         p50_ms: f64::NAN,
         p99_ms: f64::NAN,
         extra: format!(
-            "objects/s; {targets} targets at the subscriber; rss before {baseline:.0} MB"
+            "objects/s; {targets} targets at the subscriber; rss before {baseline:.0} MB; \
+             permanent strings {:.0} KB",
+            METRICS.permanent_string_bytes.load(Relaxed) as f64 / 1024.0
         ),
     };
     let mut flood_row = None;

@@ -61,6 +61,9 @@ pub struct Metrics {
     pub target_updates: AtomicU64,
     /// Times a group began holding change batches back for a slow subscriber.
     pub subscriber_coalesced: AtomicU64,
+    /// Bytes of interned strings made permanent (never freed; gauge, bounded by
+    /// [`crate::model::json::PERMANENT_STRING_BYTES_LIMIT`]).
+    pub permanent_string_bytes: AtomicU64,
 }
 
 /// The process-wide metrics.
@@ -92,6 +95,7 @@ impl Metrics {
             flush_recomputed: AtomicU64::new(0),
             target_updates: AtomicU64::new(0),
             subscriber_coalesced: AtomicU64::new(0),
+            permanent_string_bytes: AtomicU64::new(0),
         }
     }
 
@@ -184,7 +188,7 @@ impl Metrics {
                 let _ = writeln!(out, "{name}{{role=\"{role}\"}} {}", get(self.role(role)));
             }
         }
-        let globals: [(&str, &str, &str, i64); 6] = [
+        let globals: [(&str, &str, &str, i64); 7] = [
             (
                 "kubesd_groups",
                 "gauge",
@@ -220,6 +224,12 @@ impl Metrics {
                 "counter",
                 "Times a group began holding change batches back for a slow subscriber.",
                 load(&self.subscriber_coalesced),
+            ),
+            (
+                "kubesd_permanent_string_bytes",
+                "gauge",
+                "Bytes of interned strings that repeat across objects, made permanent (never freed).",
+                load(&self.permanent_string_bytes),
             ),
         ];
         for (name, kind, help, value) in globals {

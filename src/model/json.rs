@@ -5,6 +5,9 @@
 
 use arcstr::ArcStr;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::metrics::METRICS;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -356,9 +359,61 @@ where
     deserializer.deserialize_option(StrVisitor(f))
 }
 
-/// The most strings [`intern_str`] keeps per thread before starting over, so a stream of
-/// unique strings cannot grow memory (at most ~50k short strings are held).
+/// The most ordinary (not permanent) strings [`intern_str`] keeps per thread before
+/// starting over, so a stream of unique strings cannot grow memory (at most ~50k short
+/// strings are held, besides the permanent ones).
 const INTERNED_STRINGS_LIMIT: usize = 50_000;
+
+/// An interned string found this many times in its thread's table is made permanent
+/// ([`make_permanent`]): it repeats across objects (a namespace, a node name, an image,
+/// a label key), where a string unique to one object (a pod's name in a label value)
+/// is found again only when its object is decoded again, on a relist.
+const PERMANENT_AFTER_HITS: u32 = 8;
+
+/// The most bytes all threads together may make permanent. Permanent strings are never
+/// freed, so this bounds what strings that stop being used (node names of nodes long
+/// gone, a rolled-out deployment's `pod-template-hash`) can hold for the life of the
+/// process; once it is spent, interned strings stay reference-counted, as before.
+/// A cluster's repeating strings take far less: those of the flood bench's 100k pods on
+/// 2k nodes, 79 KB.
+pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
+
+/// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
+/// bytes and `ArcStr`'s 16-byte header.
+fn permanent_cost(s: &str) -> u64 {
+    s.len() as u64 + 16
+}
+
+/// Makes `s` permanent if `used` (bytes made permanent so far, process-wide) stays
+/// within `limit`; true if it did.
+///
+/// A permanent `ArcStr` (`ArcStr::leak`) is never freed and its clones and drops do not
+/// touch its reference count: they read a flag and stop. That is the point. The strings
+/// that repeat across objects are the ones the watcher's thread hands out (decoding) and
+/// the group's thread clones into labels and drops with old targets at once; each
+/// count change took the string's cache line from the other core, and the watcher's
+/// read of the string behind the next clone waited for it: in the flood bench's
+/// profile, reading a recently interned string's header was 57 % of `shared_str`, its
+/// `lock xadd` 13 %. Read-only, the line stays in both cores' caches.
+fn make_permanent(s: &ArcStr, used: &AtomicU64, limit: u64) -> bool {
+    let cost = permanent_cost(s);
+    let charged = used
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bytes| {
+            bytes.checked_add(cost).filter(|&total| total <= limit)
+        })
+        .is_ok();
+    if charged {
+        s.leak();
+    }
+    charged
+}
+
+/// An entry of an [`Interner`]'s table.
+struct Interned {
+    s: ArcStr,
+    /// Times the string was found since it was put in the table.
+    hits: u32,
+}
 
 /// Slots of an [`Interner`]'s front cache (a power of two).
 const RECENTLY_INTERNED_SLOTS: usize = 4096;
@@ -371,7 +426,11 @@ struct Interner {
     /// every decoded object; seeded per thread, so colliding keys cannot be prepared
     /// (and the table is bounded: flooding it costs at most a reset).
     hasher: foldhash::fast::RandomState,
-    table: hashbrown::HashTable<ArcStr>,
+    table: hashbrown::HashTable<Interned>,
+    /// Entries of `table` that are not permanent: when they reach
+    /// [`INTERNED_STRINGS_LIMIT`] the table starts over, keeping the permanent ones
+    /// (dropping them would only make new copies of strings that are never freed).
+    ordinary: usize,
     recent: Vec<Option<ArcStr>>,
 }
 
@@ -379,6 +438,7 @@ thread_local! {
     static INTERNER: std::cell::RefCell<Interner> = std::cell::RefCell::new(Interner {
         hasher: foldhash::fast::RandomState::default(),
         table: hashbrown::HashTable::new(),
+        ordinary: 0,
         recent: vec![None; RECENTLY_INTERNED_SLOTS],
     });
 }
@@ -409,18 +469,34 @@ impl Interner {
 
     fn intern(&mut self, key: &str) -> ArcStr {
         let hash = self.hash(key);
-        if let Some(k) = self.table.find(hash, |k| k.as_str() == key) {
-            let k = ArcStr::clone(k);
+        if let Some(entry) = self.table.find_mut(hash, |e| e.s.as_str() == key) {
+            entry.hits = entry.hits.saturating_add(1);
+            if entry.hits == PERMANENT_AFTER_HITS
+                && make_permanent(
+                    &entry.s,
+                    &METRICS.permanent_string_bytes,
+                    PERMANENT_STRING_BYTES_LIMIT,
+                )
+            {
+                self.ordinary -= 1;
+            }
+            let k = ArcStr::clone(&entry.s);
             self.remember(hash, &k);
             return k;
         }
-        if self.table.len() >= INTERNED_STRINGS_LIMIT {
-            self.table.clear();
+        if self.ordinary >= INTERNED_STRINGS_LIMIT {
+            self.table.retain(|e| ArcStr::is_static(&e.s));
+            self.ordinary = 0;
         }
         let k: ArcStr = ArcStr::from(key);
         let hasher = &self.hasher;
+        let entry = Interned {
+            s: ArcStr::clone(&k),
+            hits: 0,
+        };
         self.table
-            .insert_unique(hash, ArcStr::clone(&k), |k| Self::hash_with(hasher, k));
+            .insert_unique(hash, entry, |e| Self::hash_with(hasher, &e.s));
+        self.ordinary += 1;
         self.remember(hash, &k);
         k
     }
@@ -611,6 +687,59 @@ mod tests {
         ))));
         assert_eq!(&*decode(r#"{"protocol":null}"#), "");
         assert_eq!(&*decode("{}"), "");
+    }
+
+    #[test]
+    fn a_string_found_often_is_made_permanent_and_stays_the_same_string() {
+        let first = intern_str("often-found");
+        for _ in 1..PERMANENT_AFTER_HITS {
+            let again = intern_str("often-found");
+            assert!(ArcStr::ptr_eq(&first, &again));
+            assert!(!ArcStr::is_static(&again), "not yet found often enough");
+        }
+        let last = intern_str("often-found");
+        assert!(ArcStr::ptr_eq(&first, &last));
+        assert!(
+            ArcStr::is_static(&first),
+            "permanent, and so are earlier clones"
+        );
+        assert!(METRICS.permanent_string_bytes.load(Ordering::Relaxed) >= 11 + 16);
+    }
+
+    #[test]
+    fn permanent_strings_stop_at_the_byte_limit() {
+        let used = AtomicU64::new(0);
+        let fits = ArcStr::from("x".repeat(50));
+        assert!(make_permanent(&fits, &used, 100));
+        assert!(ArcStr::is_static(&fits));
+        assert_eq!(used.load(Ordering::Relaxed), 66, "bytes and header");
+        let over = ArcStr::from("y".repeat(50));
+        assert!(!make_permanent(&over, &used, 100));
+        assert!(!ArcStr::is_static(&over), "left reference-counted");
+        assert_eq!(used.load(Ordering::Relaxed), 66);
+    }
+
+    #[test]
+    fn the_intern_table_starts_over_without_its_permanent_strings() {
+        let permanent = intern_str("kept-over-restarts");
+        for _ in 0..PERMANENT_AFTER_HITS {
+            intern_str("kept-over-restarts");
+        }
+        assert!(ArcStr::is_static(&permanent));
+        let ordinary = intern_str("dropped-at-restart");
+        // Unique strings until the table holds its limit of ordinary ones, and one more
+        // to start it over.
+        for i in 0..=INTERNED_STRINGS_LIMIT {
+            intern_str(&format!("unique-{i}"));
+        }
+        assert!(ArcStr::ptr_eq(
+            &permanent,
+            &intern_str("kept-over-restarts")
+        ));
+        assert!(
+            !ArcStr::ptr_eq(&ordinary, &intern_str("dropped-at-restart")),
+            "a new copy: the old one left the table"
+        );
     }
 
     #[test]
