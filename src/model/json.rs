@@ -375,7 +375,7 @@ const PERMANENT_AFTER_HITS: u32 = 8;
 /// gone, a rolled-out deployment's `pod-template-hash`) can hold for the life of the
 /// process; once it is spent, interned strings stay reference-counted, as before.
 /// A cluster's repeating strings take far less: those of the flood bench's 100k pods on
-/// 2k nodes, 50–80 KB (it varies with which thread decoded what).
+/// 2k nodes, 40–80 KB (it varies with which thread decoded what).
 pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
 
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
