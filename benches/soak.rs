@@ -13,8 +13,9 @@
 //! in batches, fires a random fault every few batches, and waits for the engine to go
 //! quiet before the next batch, so the simulator's history is not outrun (compaction
 //! faults do that on purpose). Columns: the simulator's pods, resourceVersion and open
-//! watches (its registry), and the objects in the engine's caches. Exits non-zero if a subscription does not converge or
-//! RSS keeps growing.
+//! watches (its registry), the objects in the engine's caches, and the interned strings
+//! made permanent (`kubesd_permanent_string_bytes`). Exits non-zero if a subscription
+//! does not converge or RSS keeps growing.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -205,8 +206,16 @@ async fn soak(args: Args) -> bool {
         baseline / 1024
     );
     println!(
-        "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8} {:>9} {:>9}",
-        "events", "RSS MiB", "pods", "events/s", "faults", "sim rv", "sim wat.", "cached"
+        "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8} {:>9} {:>9} {:>8}",
+        "events",
+        "RSS MiB",
+        "pods",
+        "events/s",
+        "faults",
+        "sim rv",
+        "sim wat.",
+        "cached",
+        "perm KB"
     );
     let mut rng = fastrand::Rng::with_seed(args.seed);
     // Churn adds about as many pods as it deletes, but half its deletes only mark a pod
@@ -236,7 +245,7 @@ async fn soak(args: Args) -> bool {
             last = (done, elapsed);
             let rss = rss_kib();
             println!(
-                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9}",
+                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9} {:>8.0}",
                 rss as f64 / 1024.0,
                 sim.store().count(Resource::Pods),
                 faults.values().sum::<u64>(),
@@ -245,7 +254,9 @@ async fn soak(args: Args) -> bool {
                 Role::ALL
                     .iter()
                     .map(|r| METRICS.role(*r).objects.load(Ordering::Relaxed))
-                    .sum::<i64>()
+                    .sum::<i64>(),
+                // Interned strings made permanent: must level off as RSS does.
+                METRICS.permanent_string_bytes.load(Ordering::Relaxed) as f64 / 1024.0
             );
             samples.push(Sample {
                 events: done,

@@ -364,18 +364,25 @@ where
 /// strings are held, besides the permanent ones).
 const INTERNED_STRINGS_LIMIT: usize = 50_000;
 
-/// An interned string found this many times in its thread's table is made permanent
-/// ([`make_permanent`]): it repeats across objects (a namespace, a node name, an image,
-/// a label key), where a string unique to one object (a pod's name in a label value)
-/// is found again only when its object is decoded again, on a relist.
+/// An interned string is made permanent ([`make_permanent`]) once its thread's table
+/// has found it this many times and it has at least [`PERMANENT_MIN_HOLDERS`] holders:
+/// it repeats across the objects cached now (a namespace, a node name, an image, a
+/// label key).
 const PERMANENT_AFTER_HITS: u32 = 8;
+
+/// The reference count that makes a string found often enough permanent. A string
+/// unique to one object (a pod's name in a label value) is found again each time its
+/// object is decoded again, on every relist, but only that object and its labels (and
+/// the table and its cache) hold it: without this test, the soak bench's 380 relists
+/// made such strings permanent at ~1 KB per thousand events.
+const PERMANENT_MIN_HOLDERS: usize = 32;
 
 /// The most bytes all threads together may make permanent. Permanent strings are never
 /// freed, so this bounds what strings that stop being used (node names of nodes long
 /// gone, a rolled-out deployment's `pod-template-hash`) can hold for the life of the
 /// process; once it is spent, interned strings stay reference-counted, as before.
 /// A cluster's repeating strings take far less: those of the flood bench's 100k pods on
-/// 2k nodes, 40–80 KB (it varies with which thread decoded what).
+/// 2k nodes, 30 KB.
 pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
 
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
@@ -485,7 +492,11 @@ impl Interner {
         let hash = self.hash(key);
         if let Some(entry) = self.table.find_mut(hash, |e| e.s.as_str() == key) {
             entry.hits = entry.hits.saturating_add(1);
-            if entry.hits == PERMANENT_AFTER_HITS
+            // `strong_count` is `None` once permanent. Tested at every later find, as
+            // the holders grow; once the budget is spent, `make_permanent` fails on a
+            // read of the shared counter, without a write.
+            if entry.hits >= PERMANENT_AFTER_HITS
+                && ArcStr::strong_count(&entry.s).is_some_and(|n| n >= PERMANENT_MIN_HOLDERS)
                 && make_permanent(
                     &entry.s,
                     &METRICS.permanent_string_bytes,
@@ -708,14 +719,30 @@ mod tests {
         assert_eq!(&*decode("{}"), "");
     }
 
+    /// Interns `s` until it is held `holders` times (by the returned clones, the table
+    /// and its front cache), so that it counts as shared by that many objects.
+    fn held(s: &str, holders: usize) -> Vec<ArcStr> {
+        let mut clones = vec![intern_str(s)];
+        while ArcStr::strong_count(&clones[0]).is_some_and(|n| n < holders) {
+            clones.push(intern_str(s));
+        }
+        clones
+    }
+
     #[test]
-    fn a_string_found_often_is_made_permanent_and_stays_the_same_string() {
+    fn a_string_found_often_and_widely_held_is_made_permanent_and_stays_the_same_string() {
         let first = intern_str("often-found");
+        let mut clones = Vec::new();
         for _ in 1..PERMANENT_AFTER_HITS {
             let again = intern_str("often-found");
             assert!(ArcStr::ptr_eq(&first, &again));
             assert!(!ArcStr::is_static(&again), "not yet found often enough");
+            clones.push(again);
         }
+        // Held that many times after the find that made the last clone: the next find
+        // is the first to see enough holders.
+        let more = held("often-found", PERMANENT_MIN_HOLDERS);
+        assert!(!ArcStr::is_static(&first), "not yet held widely enough");
         let last = intern_str("often-found");
         assert!(ArcStr::ptr_eq(&first, &last));
         assert!(
@@ -723,6 +750,17 @@ mod tests {
             "permanent, and so are earlier clones"
         );
         assert!(METRICS.permanent_string_bytes.load(Ordering::Relaxed) >= 11 + 16);
+        drop((clones, more));
+    }
+
+    #[test]
+    fn a_string_found_often_but_held_by_one_object_stays_reference_counted() {
+        // As a pod's own label value is, relist after relist.
+        let object = intern_str("unique-to-one-object");
+        for _ in 0..10 * PERMANENT_AFTER_HITS {
+            intern_str("unique-to-one-object");
+        }
+        assert!(!ArcStr::is_static(&object));
     }
 
     #[test]
@@ -739,12 +777,14 @@ mod tests {
     }
 
     #[test]
-    fn the_intern_table_starts_over_without_its_permanent_strings() {
+    fn the_intern_table_starts_over_keeping_its_permanent_strings() {
+        let holders = held(
+            "kept-over-restarts",
+            PERMANENT_MIN_HOLDERS + PERMANENT_AFTER_HITS as usize,
+        );
         let permanent = intern_str("kept-over-restarts");
-        for _ in 0..PERMANENT_AFTER_HITS {
-            intern_str("kept-over-restarts");
-        }
         assert!(ArcStr::is_static(&permanent));
+        drop(holders);
         let ordinary = intern_str("dropped-at-restart");
         // Unique strings until the table holds its limit of ordinary ones, and one more
         // to start it over.
