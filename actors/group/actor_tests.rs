@@ -308,6 +308,11 @@ fn deltas(url: u32, deltas: Vec<Delta>) -> WatcherOutput {
     }
 }
 
+/// The `i`-th change of pod "a" (at 10.0.0.1), as one batch of the first watcher.
+fn change_of_a(i: usize) -> WatcherOutput {
+    deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))])
+}
+
 #[actix_rt::test]
 async fn deltas_become_batches_and_equal_updates_push_nothing() {
     let h = start(64);
@@ -679,11 +684,7 @@ async fn a_stuck_subscribers_batches_are_held_back_not_queued_and_others_are_not
     feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
     settle().await;
     for i in 1..=50 {
-        feed(
-            &h,
-            deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]),
-        )
-        .await;
+        feed(&h, change_of_a(i)).await;
     }
     settle().await;
     let fast_got = fast.take();
@@ -718,11 +719,7 @@ async fn a_backlog_past_its_bound_is_compacted_to_the_latest_change_per_object()
     settle().await;
     assert_eq!(slow.take().len(), 1, "the replacement fills its window");
     for i in 1..=2100 {
-        feed(
-            &h,
-            deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]),
-        )
-        .await;
+        feed(&h, change_of_a(i)).await;
     }
     settle().await;
     assert!(slow.take().is_empty(), "every change was held back");
@@ -835,27 +832,26 @@ async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up
     feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
     settle().await;
     let flag = Arc::clone(&h.keeps_up.lock().unwrap()[0]);
-    let batch = |i: usize| deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))]);
     // The stuck subscriber holds the snapshot and the relist's batch, then one batch
     // per event: as many unhandled as a watcher's window is not yet lag, one more is.
     let mut i = 0;
     while slow.in_flight.load(SeqCst) < window {
         i += 1;
-        feed(&h, batch(i)).await;
+        feed(&h, change_of_a(i)).await;
         settle().await;
         assert!(
             flag.load(SeqCst),
             "{i}: a watcher's window unhandled: keeping up"
         );
     }
-    feed(&h, batch(i + 1)).await;
+    feed(&h, change_of_a(i + 1)).await;
     settle().await;
     assert!(!flag.load(SeqCst), "more than a window unhandled: behind");
     assert!(fast.in_flight.load(SeqCst) == 0);
 
     // It catches up; the next push finds every subscriber keeping up.
     slow.in_flight.store(0, SeqCst);
-    feed(&h, batch(i + 2)).await;
+    feed(&h, change_of_a(i + 2)).await;
     settle().await;
     assert!(flag.load(SeqCst), "one batch unhandled: keeping up");
 }
