@@ -104,8 +104,8 @@ impl<T: TargetValue> Subscriber<T> {
         match &mut self.by_slot[slot] {
             Some((key, values)) => {
                 // The same object changed, or (its deletion superseded in a backlog)
-                // another took its slot. The group sends an object's key as the same shared strings
-                // every time, so pointers tell, without reading the strings.
+                // another took its slot. The group sends an object's key as the same
+                // shared strings every time, so pointers tell, without reading them.
                 if !key.same_strings(&change.key) {
                     *key = change.key.clone();
                 }
