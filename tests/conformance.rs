@@ -1,4 +1,4 @@
-//! The conformance corpus: every case in `../shared/conformance/*.json` (or in the folder
+//! The conformance corpus: every case in `tests/conformance/*.json` (or in the folder
 //! named by `KUBESD_CONFORMANCE_DIR`), and every decode case in its `decode/lists.json`.
 //!
 //! Each case's objects are decoded with kubesd's own decoder; the objects of the roles
@@ -54,7 +54,7 @@ struct DecodeCase {
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("KUBESD_CONFORMANCE_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"),
     }
 }
 
