@@ -28,7 +28,8 @@ pub mod simulator;
 pub mod targets;
 pub mod watch;
 
-pub use actors::messages::{SubscriberId, TargetsUpdated};
+pub use actors::messages::{ObjectSlot, SubscriberId, TargetsUpdated};
+pub use actors::subscriber::{SlotTargets, TargetChanges};
 /// The shared string type of object fields and label names and values (a [`Label`]'s
 /// fields), re-exported so that an agent can build or match labels without naming the
 /// `arcstr` crate itself.

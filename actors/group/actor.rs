@@ -8,12 +8,12 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::SubscriberSlot;
+use super::fanout::{Reply, SubscriberSlot};
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
     DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    SubscriberId, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
@@ -171,8 +171,16 @@ impl GroupWatcher {
         self.subscribers.get(&role).is_some_and(|s| !s.is_empty())
     }
 
-    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`).
-    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool) {
+    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`),
+    /// whose events the group received at `received`.
+    fn push(
+        &mut self,
+        role: Role,
+        changes: Vec<TargetChange>,
+        force: bool,
+        received: Instant,
+        ctx: &mut Context<Self>,
+    ) {
         if changes.is_empty() && !force {
             return;
         }
@@ -184,8 +192,11 @@ impl GroupWatcher {
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         if let Some(slots) = self.subscribers.get_mut(&role) {
-            for slot in slots {
-                slot.push(&batch, synced, limit, bound);
+            for (index, slot) in slots.iter_mut().enumerate() {
+                if let Some(reply) = slot.push(&batch, synced, received, limit, bound) {
+                    let id = slot.link.id;
+                    Self::await_reply(ctx, role, index, id, reply);
+                }
             }
         }
         // The watchers' test of whether this group keeps up (its handling of their
@@ -203,6 +214,40 @@ impl GroupWatcher {
             .any(|s| s.is_behind(window));
         self.keeps_up
             .store(!behind, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Awaits a subscriber's reply on this actor's context: the group's flow control
+    /// (see `fanout.rs`). `index` is where the subscriber was among `role`'s.
+    fn await_reply(
+        ctx: &mut Context<Self>,
+        role: Role,
+        index: usize,
+        id: SubscriberId,
+        reply: Reply,
+    ) {
+        ctx.spawn(
+            actix::fut::wrap_future::<_, Self>(reply)
+                .map(move |_, act, ctx| act.replied(role, index, id, ctx)),
+        );
+    }
+
+    /// A subscriber answered a message; it may be due the batches held back for it.
+    fn replied(&mut self, role: Role, index: usize, id: SubscriberId, ctx: &mut Context<Self>) {
+        let synced = self.synced.contains(&role);
+        let Some(slots) = self.subscribers.get_mut(&role) else {
+            return;
+        };
+        // Usually where it was; an unsubscribe in between may have moved it.
+        let index = match slots.get(index) {
+            Some(slot) if slot.link.id == id => index,
+            _ => match slots.iter().position(|s| s.link.id == id) {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        if let Some(reply) = slots[index].replied(synced) {
+            Self::await_reply(ctx, role, index, id, reply);
+        }
     }
 
     fn apply_upsert(
@@ -274,7 +319,8 @@ impl GroupWatcher {
 
     /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
     /// were recomputed. Dirty objects of roles still syncing stay dirty.
-    fn flush(&mut self) -> usize {
+    fn flush(&mut self, ctx: &mut Context<Self>) -> usize {
+        let received = Instant::now();
         let ready = self.ready_roles();
         let dirty = self.cache.take_dirty();
         let mut by_role: HashMap<Role, Vec<TargetChange>> = HashMap::new();
@@ -298,7 +344,7 @@ impl GroupWatcher {
         }
         self.cache.keep_dirty(waiting);
         for (role, changes) in by_role {
-            self.push(role, changes, false);
+            self.push(role, changes, false, received, ctx);
         }
         recomputed
     }
@@ -378,7 +424,8 @@ impl Actor for GroupWatcher {
 impl Handler<WatcherOutput> for GroupWatcher {
     type Result = ();
 
-    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
+        let received = Instant::now();
         match output {
             WatcherOutput::Deltas { url, deltas } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
@@ -405,7 +452,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         },
                     }
                 }
-                self.push(role, changes, false);
+                self.push(role, changes, false, received, ctx);
             }
             WatcherOutput::ListPart {
                 url,
@@ -436,7 +483,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 for object in objects {
                     self.apply_upsert(url, object, subscribed, &mut changes);
                 }
-                self.push(role, changes, false);
+                self.push(role, changes, false, received, ctx);
             }
             WatcherOutput::Relisted { url, objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
@@ -463,11 +510,11 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 }
                 // A dependency that was listed after its dependents fixes their targets
                 // now, not at the next tick: the first synced view is complete.
-                self.flush();
+                self.flush(ctx);
                 let newly_synced = self.update_synced();
-                self.push(role, changes, newly_synced.contains(&role));
+                self.push(role, changes, newly_synced.contains(&role), received, ctx);
                 for other in newly_synced.into_iter().filter(|r| *r != role) {
-                    self.push(other, Vec::new(), true);
+                    self.push(other, Vec::new(), true, received, ctx);
                 }
             }
         }
@@ -492,7 +539,7 @@ impl Handler<Subscribe> for GroupWatcher {
 impl Handler<RegisterPending> for GroupWatcher {
     type Result = ();
 
-    fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
+    fn handle(&mut self, _: RegisterPending, ctx: &mut Context<Self>) {
         self.registration_scheduled = false;
         let pending = std::mem::take(&mut self.pending);
         let mut snapshots: HashMap<Role, Arc<[TargetChange]>> = HashMap::new();
@@ -509,9 +556,12 @@ impl Handler<RegisterPending> for GroupWatcher {
             if synced {
                 self.synced.insert(role);
             }
+            let id = link.id;
             let mut slot = SubscriberSlot::new(link);
-            slot.replace(snapshot, synced);
-            self.subscribers.entry(role).or_default().push(slot);
+            let reply = slot.replace(snapshot, synced);
+            let slots = self.subscribers.entry(role).or_default();
+            slots.push(slot);
+            Self::await_reply(ctx, role, slots.len() - 1, id, reply);
         }
         debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
     }
@@ -533,32 +583,12 @@ impl Handler<Unsubscribe> for GroupWatcher {
     }
 }
 
-impl Handler<SubscriberDrained> for GroupWatcher {
-    type Result = ();
-
-    fn handle(&mut self, SubscriberDrained(id): SubscriberDrained, _: &mut Context<Self>) {
-        for (role, slots) in &mut self.subscribers {
-            let synced = self.synced.contains(role);
-            for slot in slots.iter_mut().filter(|s| s.link.id == id) {
-                slot.flush_backlog(synced);
-            }
-        }
-    }
-}
-
 impl Handler<FlushDirty> for GroupWatcher {
     type Result = FlushReport;
 
-    fn handle(&mut self, _: FlushDirty, _: &mut Context<Self>) -> FlushReport {
+    fn handle(&mut self, _: FlushDirty, ctx: &mut Context<Self>) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush();
-        // Covers the rare race in which a lagging subscriber drained without telling us.
-        for (role, slots) in &mut self.subscribers {
-            let synced = self.synced.contains(role);
-            for slot in slots.iter_mut() {
-                slot.flush_backlog(synced);
-            }
-        }
+        let recomputed = self.flush(ctx);
         METRICS
             .flushes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
