@@ -165,7 +165,8 @@ impl WorkingSet {
         self.set_shared(ArcStr::from(name), ArcStr::from(value));
     }
 
-    fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
+    /// Sets `name` to `value`, both shared as they are; an empty value removes it.
+    pub(super) fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
         if value.is_empty() {
             self.delete(&name);
             return;

@@ -211,6 +211,18 @@ impl CompiledRule {
     pub fn action(&self) -> Action {
         self.action
     }
+
+    /// True if what this rule does can depend on the *value* of label `name`: it reads
+    /// it as a source, compares with it (`keepequal`, `dropequal`), or copies it under
+    /// a new name (`labelmap`). Writing or deleting the label does not count. Rules
+    /// that never read `job` give the same targets for every job name but in their
+    /// `job` label, which lets jobs that differ only in name share their work.
+    pub fn reads_label(&self, name: &str) -> bool {
+        self.source_labels.iter().any(|s| s.as_str() == name)
+            || (matches!(self.action, Action::KeepEqual | Action::DropEqual)
+                && self.target_label == name)
+            || (self.action == Action::LabelMap && self.regex.is_match(name))
+    }
 }
 
 /// Compiles `rules` in order; the first invalid one is the error.

@@ -17,4 +17,4 @@ mod template;
 pub use apply::relabel;
 pub use config::{Action, CompiledRule, RelabelConfig, RelabelError, compile_all};
 pub use names::is_valid_label_name;
-pub use target::{Target, process};
+pub use target::{Target, process, process_with_job};

@@ -2,6 +2,8 @@
 //! around relabelling when it turns a discovered label set into a scrape target
 //! (`scrape.PopulateLabels`), as far as they belong to discovery.
 
+use arcstr::ArcStr;
+
 use super::apply::{WorkingSet, apply};
 use super::config::CompiledRule;
 use crate::labels::Labels;
@@ -41,9 +43,16 @@ pub const META_PREFIX: &str = "__meta_";
 /// `__metrics_path__`, `__param_*`, `__tmp_*`, ...) are kept: the scraper reads them,
 /// and leaves them off the stored series itself.
 pub fn process(labels: &Labels, job_name: &str, rules: &[CompiledRule]) -> Target {
+    process_with_job(labels, &ArcStr::from(job_name), rules)
+}
+
+/// [`process`] with the job's name as a shared string: the `job` label of every target
+/// holds this very string (no copy per target), which also lets a caller recognise it
+/// by pointer in the result.
+pub fn process_with_job(labels: &Labels, job_name: &ArcStr, rules: &[CompiledRule]) -> Target {
     let mut set = WorkingSet::new(labels);
     if !set.contains(JOB_LABEL) {
-        set.set(JOB_LABEL, job_name);
+        set.set_shared(arcstr::literal!("job"), ArcStr::clone(job_name));
     }
     for rule in rules {
         if !apply(rule, &mut set) {

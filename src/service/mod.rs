@@ -5,6 +5,8 @@
 mod http;
 mod job;
 mod jobs;
+mod latency;
+mod pipeline;
 mod process_metrics;
 mod shard;
 
@@ -13,4 +15,6 @@ pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
 };
 pub use jobs::{JobSet, JobSetOptions};
+pub use latency::LatencyHistogram;
+pub use pipeline::{GetWork, Pipeline, PipelineWork};
 pub use shard::Shard;
