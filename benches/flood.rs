@@ -163,7 +163,7 @@ struct Args {
     jobs: Vec<usize>,
     /// How often the service scenario's reader asks for a job's `/sd`, ms (one request
     /// at a time, the whole body read, no `If-None-Match`).
-    #[arg(long, default_value_t = 250)]
+    #[arg(long, default_value_t = 1000)]
     sd_poll_ms: u64,
     /// Subscriber counts of the fanout scenario.
     #[arg(long, value_delimiter = ',', default_values_t = [20, 100])]
@@ -966,7 +966,9 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     Ok((code, len))
 }
 
-/// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200), then
+/// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
+/// pipeline has relabelled every pod once: `/ready` says the discovery listed, not that
+/// the relabelled targets are all in `/sd`), then
 /// the flood (until every job's target count shows the deletion that follows the last
 /// event), with a reader polling the first job's `/sd` throughout.
 async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
@@ -1013,6 +1015,10 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             break;
         }
         actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let everything = (args.pods * set.pipelines()) as u64;
+    while set.pipeline_work().await.objects_relabelled < everything && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
     }
     let synced = sync_meter.finish();
     let statuses = async |set: &JobSet| {

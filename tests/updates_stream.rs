@@ -61,7 +61,11 @@ async fn the_stream_yields_the_set_now_then_the_latest_after_changes_and_ends_wi
             .expect("the changes arrive")
             .expect("an update");
     }
-    assert_eq!(*latest, *sub.targets().await, "the latest set, not a stale one");
+    assert_eq!(
+        *latest,
+        *sub.targets().await,
+        "the latest set, not a stale one"
+    );
 
     sub.stop().await;
     let end = actix_rt::time::timeout(Duration::from_secs(10), async {

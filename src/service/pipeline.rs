@@ -170,7 +170,7 @@ impl Pipeline {
                 let groups = self
                     .relabelling
                     .object_groups(&discovered, &mut self.scratch);
-                (!groups.is_empty()).then(|| (key, groups))
+                (!groups.is_empty()).then_some((key, groups))
             });
             if slot >= self.by_slot.len() {
                 if new.is_none() {
