@@ -8,12 +8,12 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::{Reply, SubscriberSlot};
+use super::fanout::{Replies, Reply, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
     DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberId, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
@@ -98,6 +98,8 @@ pub struct GroupWatcher {
     /// Shared with the watchers: false while a subscriber is behind (see
     /// [`UrlWatcherSetup::group_keeps_up`]).
     keeps_up: Arc<std::sync::atomic::AtomicBool>,
+    /// The subscribers' replies it awaits: its flow control towards them.
+    replies: Replies,
     span: tracing::Span,
 }
 
@@ -121,6 +123,7 @@ impl GroupWatcher {
             synced: HashSet::new(),
             listing: HashMap::new(),
             keeps_up: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            replies: Replies::default(),
             span,
         }
     }
@@ -173,14 +176,7 @@ impl GroupWatcher {
 
     /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`),
     /// whose events the group received at `received`.
-    fn push(
-        &mut self,
-        role: Role,
-        changes: Vec<TargetChange>,
-        force: bool,
-        received: Instant,
-        ctx: &mut Context<Self>,
-    ) {
+    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool, received: Instant) {
         if changes.is_empty() && !force {
             return;
         }
@@ -195,7 +191,7 @@ impl GroupWatcher {
             for (index, slot) in slots.iter_mut().enumerate() {
                 if let Some(reply) = slot.push(&batch, synced, received, limit, bound) {
                     let id = slot.link.id;
-                    Self::await_reply(ctx, role, index, id, reply);
+                    self.replies.push(ReplyFrom { role, index, id }, reply);
                 }
             }
         }
@@ -216,23 +212,8 @@ impl GroupWatcher {
             .store(!behind, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Awaits a subscriber's reply on this actor's context: the group's flow control
-    /// (see `fanout.rs`). `index` is where the subscriber was among `role`'s.
-    fn await_reply(
-        ctx: &mut Context<Self>,
-        role: Role,
-        index: usize,
-        id: SubscriberId,
-        reply: Reply,
-    ) {
-        ctx.spawn(
-            actix::fut::wrap_future::<_, Self>(reply)
-                .map(move |_, act, ctx| act.replied(role, index, id, ctx)),
-        );
-    }
-
     /// A subscriber answered a message; it may be due the batches held back for it.
-    fn replied(&mut self, role: Role, index: usize, id: SubscriberId, ctx: &mut Context<Self>) {
+    fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
         let synced = self.synced.contains(&role);
         let Some(slots) = self.subscribers.get_mut(&role) else {
             return;
@@ -246,7 +227,7 @@ impl GroupWatcher {
             },
         };
         if let Some(reply) = slots[index].replied(synced) {
-            Self::await_reply(ctx, role, index, id, reply);
+            self.replies.push(ReplyFrom { role, index, id }, reply);
         }
     }
 
@@ -319,7 +300,7 @@ impl GroupWatcher {
 
     /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
     /// were recomputed. Dirty objects of roles still syncing stay dirty.
-    fn flush(&mut self, ctx: &mut Context<Self>) -> usize {
+    fn flush(&mut self) -> usize {
         let received = Instant::now();
         let ready = self.ready_roles();
         let dirty = self.cache.take_dirty();
@@ -344,7 +325,7 @@ impl GroupWatcher {
         }
         self.cache.keep_dirty(waiting);
         for (role, changes) in by_role {
-            self.push(role, changes, false, received, ctx);
+            self.push(role, changes, false, received);
         }
         recomputed
     }
@@ -395,6 +376,7 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
+        ctx.add_stream(self.replies.stream());
         METRICS
             .groups
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -424,7 +406,7 @@ impl Actor for GroupWatcher {
 impl Handler<WatcherOutput> for GroupWatcher {
     type Result = ();
 
-    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
+    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) {
         let received = Instant::now();
         match output {
             WatcherOutput::Deltas { url, deltas } => {
@@ -452,7 +434,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         },
                     }
                 }
-                self.push(role, changes, false, received, ctx);
+                self.push(role, changes, false, received);
             }
             WatcherOutput::ListPart {
                 url,
@@ -483,7 +465,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 for object in objects {
                     self.apply_upsert(url, object, subscribed, &mut changes);
                 }
-                self.push(role, changes, false, received, ctx);
+                self.push(role, changes, false, received);
             }
             WatcherOutput::Relisted { url, objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
@@ -510,11 +492,11 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 }
                 // A dependency that was listed after its dependents fixes their targets
                 // now, not at the next tick: the first synced view is complete.
-                self.flush(ctx);
+                self.flush();
                 let newly_synced = self.update_synced();
-                self.push(role, changes, newly_synced.contains(&role), received, ctx);
+                self.push(role, changes, newly_synced.contains(&role), received);
                 for other in newly_synced.into_iter().filter(|r| *r != role) {
-                    self.push(other, Vec::new(), true, received, ctx);
+                    self.push(other, Vec::new(), true, received);
                 }
             }
         }
@@ -539,7 +521,7 @@ impl Handler<Subscribe> for GroupWatcher {
 impl Handler<RegisterPending> for GroupWatcher {
     type Result = ();
 
-    fn handle(&mut self, _: RegisterPending, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
         self.registration_scheduled = false;
         let pending = std::mem::take(&mut self.pending);
         let mut snapshots: HashMap<Role, Arc<[TargetChange]>> = HashMap::new();
@@ -558,10 +540,11 @@ impl Handler<RegisterPending> for GroupWatcher {
             }
             let id = link.id;
             let mut slot = SubscriberSlot::new(link);
-            let reply = slot.replace(snapshot, synced);
+            let reply: Reply = slot.replace(snapshot, synced);
             let slots = self.subscribers.entry(role).or_default();
             slots.push(slot);
-            Self::await_reply(ctx, role, slots.len() - 1, id, reply);
+            let index = slots.len() - 1;
+            self.replies.push(ReplyFrom { role, index, id }, reply);
         }
         debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
     }
@@ -583,12 +566,18 @@ impl Handler<Unsubscribe> for GroupWatcher {
     }
 }
 
+impl StreamHandler<ReplyFrom> for GroupWatcher {
+    fn handle(&mut self, from: ReplyFrom, _: &mut Context<Self>) {
+        self.replied(from);
+    }
+}
+
 impl Handler<FlushDirty> for GroupWatcher {
     type Result = FlushReport;
 
-    fn handle(&mut self, _: FlushDirty, ctx: &mut Context<Self>) -> FlushReport {
+    fn handle(&mut self, _: FlushDirty, _: &mut Context<Self>) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush(ctx);
+        let recomputed = self.flush();
         METRICS
             .flushes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

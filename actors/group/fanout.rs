@@ -11,17 +11,23 @@
 //! ([`TargetsCaughtUp`]). Other subscribers are never held up, and nothing travels
 //! upstream but the replies.
 
+use std::cell::RefCell;
+use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use actix::dev::RecipientRequest;
-use futures_util::future::Either;
+use futures_util::future::{Either, Join, Ready, join, ready};
+use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
 use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
-    SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
+    SubscriberId, SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
 };
 use crate::metrics::{METRICS, inc};
+use crate::model::Role;
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
@@ -40,6 +46,76 @@ pub type Reply = Either<
     RecipientRequest<TargetsChanged>,
     Either<RecipientRequest<TargetsReplaced>, RecipientRequest<TargetsCaughtUp>>,
 >;
+
+/// Whose reply came back: the subscriber, its role, and where it was among the role's
+/// subscribers when the message went out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplyFrom {
+    /// The subscriber's role.
+    pub role: Role,
+    /// Its index among the role's subscribers then (a hint: an unsubscribe may move it).
+    pub index: usize,
+    /// The subscriber.
+    pub id: SubscriberId,
+}
+
+type Tagged = Join<Reply, Ready<ReplyFrom>>;
+
+/// The replies a group awaits, shared between the group (which adds them) and its
+/// [`ReplyStream`] (which its context polls). Kept in one `FuturesUnordered` rather than
+/// spawned one by one on the context, which polls every spawned future at each wake-up:
+/// with a hundred subscribers and dozens of batches each outstanding, that was most of
+/// the group's thread.
+#[derive(Default)]
+struct Pending {
+    replies: FuturesUnordered<Tagged>,
+    /// The stream's waker, woken when a reply is added.
+    waker: Option<Waker>,
+}
+
+/// Where a group puts the replies it awaits.
+#[derive(Clone, Default)]
+pub struct Replies(Rc<RefCell<Pending>>);
+
+impl Replies {
+    /// Awaits `reply`; [`ReplyStream`] yields `from` once it has come.
+    pub fn push(&self, from: ReplyFrom, reply: Reply) {
+        let pending = self.0.borrow_mut();
+        pending.replies.push(join(reply, ready(from)));
+        if let Some(waker) = &pending.waker {
+            waker.wake_by_ref();
+        }
+    }
+
+    /// The stream of replies that came back, for the group's context to poll. It never
+    /// ends: with nothing awaited it waits for the next push.
+    pub fn stream(&self) -> ReplyStream {
+        ReplyStream(Rc::clone(&self.0))
+    }
+}
+
+/// Yields whose reply came back, as they come; see [`Replies`].
+pub struct ReplyStream(Rc<RefCell<Pending>>);
+
+impl Stream for ReplyStream {
+    type Item = ReplyFrom;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ReplyFrom>> {
+        let mut pending = self.0.borrow_mut();
+        if !pending
+            .waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            pending.waker = Some(cx.waker().clone());
+        }
+        match pending.replies.poll_next_unpin(cx) {
+            Poll::Ready(Some((_, from))) => Poll::Ready(Some(from)),
+            // Empty: wait for a push, which wakes us.
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
+        }
+    }
+}
 
 impl SubscriberSlot {
     /// A slot for a newly registered subscriber.
