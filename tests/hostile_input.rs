@@ -1246,7 +1246,7 @@ fn check_config(text: &str) -> Result<(), TestCaseError> {
                         let _ = selectors_for_role(role, &sd.selectors);
                     }
                 }
-                let _ = relabel::process(&sample, &job.name, &job.rules);
+                let _ = relabel::process(&sample, &job.scrape, &job.rules);
             }
         }
         Err(e) => {

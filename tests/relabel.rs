@@ -3,7 +3,7 @@
 //! the checks its `relabel.Config.Validate` makes.
 
 use kubesd::Labels;
-use kubesd::relabel::{RelabelConfig, Target, compile_all, process, relabel};
+use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process, relabel};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     Labels::from_pairs(pairs.iter().copied())
@@ -416,7 +416,8 @@ fn invalid_rules_name_the_field() {
 }
 
 #[test]
-fn process_adds_job_and_strips_meta_labels() {
+fn process_adds_job_and_strips_meta_and_tmp_labels() {
+    let pods = ScrapeSettings::new("pods");
     let input = labels(&[
         ("__address__", "10.0.0.1:8080"),
         ("__meta_kubernetes_namespace", "default"),
@@ -429,11 +430,11 @@ fn process_adds_job_and_strips_meta_labels() {
 - {target_label: __scheme__, replacement: https}
 "#,
     );
-    let got = process(&input, "pods", &rules);
+    let got = process(&input, &pods, &rules);
+    // `__tmp_*` never leaves; `__scheme__` does, as it differs from the default.
     let want = labels(&[
         ("__address__", "10.0.0.1:8080"),
         ("__scheme__", "https"),
-        ("__tmp_job", "pods"),
         ("job", "pods"),
         ("namespace", "default"),
     ]);
@@ -442,13 +443,13 @@ fn process_adds_job_and_strips_meta_labels() {
     // A job label the target already has is kept.
     let with_job = labels(&[("__address__", "a:1"), ("job", "mine")]);
     assert_eq!(
-        process(&with_job, "pods", &[]),
+        process(&with_job, &pods, &[]),
         Target::Keep(labels(&[("__address__", "a:1"), ("job", "mine")]))
     );
 
     let drop_all = self::rules(r#"[{source_labels: [job], regex: pods, action: drop}]"#);
-    assert_eq!(process(&input, "pods", &drop_all), Target::Dropped);
+    assert_eq!(process(&input, &pods, &drop_all), Target::Dropped);
 
     let no_address = self::rules(r#"[{regex: __address__, action: labeldrop}]"#);
-    assert_eq!(process(&input, "pods", &no_address), Target::NoAddress);
+    assert_eq!(process(&input, &pods, &no_address), Target::NoAddress);
 }

@@ -197,7 +197,8 @@ pub async fn collect_once(
             .await
             .map_err(|e| format!("job {name}: {e}"))?;
         if let Some(dir) = output_dir {
-            let path = dir.join(format!("{name}.json"));
+            // Never `format!("{name}.json")`: a job name is not a path.
+            let path = crate::service::job_file(dir, name);
             write_file_atomically(&path, &body.json)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }

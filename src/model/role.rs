@@ -22,7 +22,8 @@ pub enum Role {
     /// `endpoints`: one target per endpoint address and port.
     Endpoints,
     /// `endpointslices` (discovery.k8s.io): one target per endpoint address and port.
-    #[serde(rename = "endpointslice")]
+    /// vmagent's spelling `endpointslices` is accepted too.
+    #[serde(rename = "endpointslice", alias = "endpointslices")]
     EndpointSlice,
     /// `ingresses`: one target per rule path.
     Ingress,
@@ -120,6 +121,8 @@ pub struct UnknownRole(pub String);
 impl FromStr for Role {
     type Err = UnknownRole;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // vmagent's configs spell it `endpointslices`.
+        let s = if s == "endpointslices" { "endpointslice" } else { s };
         Role::ALL
             .into_iter()
             .find(|r| r.as_str() == s && r.is_discovery_role())
