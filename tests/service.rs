@@ -148,7 +148,7 @@ fn client(cluster: &Cluster) -> awc::Client {
         build_tls_config(&TlsConfig {
             ca_file: Some(ca.clone()),
             ..TlsConfig::default()
-        })
+        }, false)
         .expect("tls config")
     });
     build_client(tls, true, Duration::from_secs(10))
@@ -225,7 +225,7 @@ async fn expected(
         .items
         .iter()
         .flat_map(|o| target_labels(o, &ctx))
-        .filter_map(|l| match process(&l, job, &job_config.rules) {
+        .filter_map(|l| match process(&l, &job_config.scrape, &job_config.rules) {
             Target::Keep(t) => Some(
                 t.iter()
                     .map(|l| (l.name.to_string(), l.value.to_string()))

@@ -12,7 +12,10 @@ use super::duration::{format_duration, parse_duration};
 use super::keys::IGNORED_JOB_KEYS;
 use super::paths::resolve_relative_paths;
 use crate::config::SdConfig;
-use crate::relabel::{Action, CompiledRule, Dialect, PARAM_PREFIX, RelabelConfig, ScrapeSettings};
+use crate::relabel::{
+    Action, CompiledRule, Dialect, NameValidation, PARAM_PREFIX, RelabelConfig, RuleOptions,
+    ScrapeSettings, is_valid_label_name,
+};
 
 /// A scrape job kubesd discovers targets for.
 #[derive(Clone, Debug)]
@@ -57,6 +60,9 @@ pub struct JobContext<'a> {
     pub dialect: Dialect,
     /// `global.scrape_interval` and `global.scrape_timeout`.
     pub global: &'a GlobalScrape,
+    /// The kubeconfig for discovery configs that say nowhere to discover from
+    /// ([`super::LoadOptions::default_kubeconfig`]), when kubesd is not in a cluster.
+    pub default_kubeconfig: Option<&'a Path>,
 }
 
 /// The `global` settings a job's own take their defaults from.
@@ -66,6 +72,8 @@ pub struct GlobalScrape {
     pub scrape_interval: Duration,
     /// `global.scrape_timeout` (default 10s).
     pub scrape_timeout: Duration,
+    /// `global.metric_name_validation_scheme` (default `utf8`, as Prometheus 3).
+    pub names: NameValidation,
 }
 
 impl Default for GlobalScrape {
@@ -73,6 +81,7 @@ impl Default for GlobalScrape {
         GlobalScrape {
             scrape_interval: Duration::from_secs(60),
             scrape_timeout: Duration::from_secs(10),
+            names: NameValidation::Utf8,
         }
     }
 }
@@ -114,6 +123,7 @@ pub fn parse_job(
         fail(key, problem);
     };
 
+    let mut names = ctx.global.names;
     let mut sd_values: &[Value] = &[];
     let mut relabel_values: &[Value] = &[];
     let mut scrape_keys = ScrapeKeys::default();
@@ -137,6 +147,10 @@ pub fn parse_job(
                     fail(key, p);
                 }
             }
+            "metric_name_validation_scheme" => match name_validation(value) {
+                Ok(scheme) => names = scheme,
+                Err(p) => fail(key, p),
+            },
             k if IGNORED_JOB_KEYS.contains(&k) => {
                 warn.push(format!("ignoring {k:?}: {}", why_ignored(k)));
             }
@@ -163,7 +177,11 @@ pub fn parse_job(
                 continue;
             }
         };
-        match rule.compile_in(i, ctx.dialect) {
+        let options = RuleOptions {
+            dialect: ctx.dialect,
+            names,
+        };
+        match rule.compile_with(i, options) {
             Ok(compiled) => rules.push(compiled),
             Err(e) => fail(
                 &format!("relabel_configs[{}].{}", e.index, e.field),
@@ -173,13 +191,21 @@ pub fn parse_job(
         if let Some(why) = rule.action.and_then(meaningless_for_targets) {
             warn.push(format!("relabel_configs[{i}]: {why}"));
         }
+        let target = rule.target_label.as_deref().unwrap_or("");
+        if !target.is_empty() && !target.contains('$') && !is_valid_label_name(target) {
+            warn.push(format!(
+                "relabel_configs[{i}].target_label {target:?} is not a classic label name: \
+                 Prometheus 3 accepts it, earlier versions and other programs may refuse \
+                 the whole target list"
+            ));
+        }
         relabel.push(rule);
     }
 
     let mut sd_configs = Vec::with_capacity(sd_values.len());
     for (i, value) in sd_values.iter().enumerate() {
         let at = format!("kubernetes_sd_configs[{i}]");
-        match sd_config(value, ctx.dir) {
+        match sd_config(value, ctx.dir, ctx.default_kubeconfig) {
             Ok(config) => sd_configs.push(config),
             Err((key, problem)) => {
                 let key = if key.is_empty() {
@@ -222,6 +248,16 @@ fn meaningless_for_targets(action: Action) -> Option<String> {
         "action {action} reads __name__, which a discovered target does not have, so here \
          it {what}; it belongs in metric_relabel_configs"
     ))
+}
+
+/// `metric_name_validation_scheme`: `utf8` (or empty, the default) or `legacy`.
+pub fn name_validation(value: &Value) -> Result<NameValidation, String> {
+    match value {
+        Value::Null => Ok(NameValidation::Utf8),
+        Value::String(s) if s.is_empty() || s == "utf8" => Ok(NameValidation::Utf8),
+        Value::String(s) if s == "legacy" => Ok(NameValidation::Legacy),
+        other => Err(format!("{other:?} is not utf8 or legacy")),
+    }
 }
 
 /// The job keys that seed targets, as written.
@@ -318,8 +354,13 @@ fn list(value: &Value) -> Result<&[Value], String> {
 }
 
 /// One `kubernetes_sd_configs` entry, checked and ready to run; on error, the key at
-/// fault (empty if none in particular) and the problem.
-fn sd_config(value: &Value, dir: &Path) -> Result<SdConfig, (String, String)> {
+/// fault (empty if none in particular) and the problem. An entry that names no server,
+/// no kubeconfig and no client settings takes `default_kubeconfig`, if given.
+fn sd_config(
+    value: &Value,
+    dir: &Path,
+    default_kubeconfig: Option<&Path>,
+) -> Result<SdConfig, (String, String)> {
     let mut config: SdConfig = serde_norway::from_value(value.clone())
         .map_err(|e| (culprit(value).unwrap_or_default(), e.to_string()))?;
     // Unknown keys end up in `unknown`; name the first the way the loader names keys.
@@ -327,6 +368,13 @@ fn sd_config(value: &Value, dir: &Path) -> Result<SdConfig, (String, String)> {
         return Err((String::new(), format!("unknown key {key:?}")));
     }
     resolve_relative_paths(&mut config, dir);
+    let names_no_server = config.api_server.as_deref().unwrap_or("").is_empty()
+        && config.kubeconfig_file.is_none()
+        && config.http == SdConfig::new(config.role, "").http;
+    if let Some(kubeconfig) = default_kubeconfig.filter(|_| names_no_server) {
+        config.kubeconfig_file = Some(kubeconfig.to_path_buf());
+        config.api_server = None;
+    }
     let check = |config: &SdConfig| {
         config
             .validate()

@@ -44,7 +44,6 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "native_histogram_bucket_limit",
     "native_histogram_min_bucket_factor",
     "keep_dropped_targets",
-    "metric_name_validation_scheme",
     "metric_name_escaping_scheme",
     "extra_scrape_metrics",
     "metric_relabel_configs",

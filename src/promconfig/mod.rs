@@ -33,7 +33,7 @@ use crate::relabel::Dialect;
 use job::{GlobalScrape, JobContext, Parsed, parse_job};
 
 /// How to read a config file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Whose meaning to follow where Prometheus and vmagent differ
     /// ([`crate::relabel::Dialect`]): `hashmod`'s hash, `{{label}}` in replacements,
@@ -42,6 +42,10 @@ pub struct LoadOptions {
     /// Expand prometheus-operator's `$(VAR)` placeholders from the environment, as its
     /// config reloader does.
     pub expand_reloader_vars: bool,
+    /// A kubeconfig for `kubernetes_sd_configs` that name neither `api_server` nor
+    /// `kubeconfig_file` and set no client settings, used when kubesd is not in a
+    /// cluster (`KUBERNETES_SERVICE_HOST` unset): `--kubeconfig`, or `$KUBECONFIG`.
+    pub default_kubeconfig: Option<PathBuf>,
 }
 
 /// A loaded config file.
@@ -217,6 +221,13 @@ impl Loader<'_> {
         let mut ignored = Vec::new();
         for (key, value) in map {
             let key = key.as_str().unwrap_or_default();
+            if key == "metric_name_validation_scheme" {
+                match job::name_validation(value) {
+                    Ok(names) => self.global.names = names,
+                    Err(p) => self.problem("global.metric_name_validation_scheme", &p),
+                }
+                continue;
+            }
             let slot = match key {
                 "scrape_interval" => &mut self.global.scrape_interval,
                 "scrape_timeout" => &mut self.global.scrape_timeout,
@@ -257,10 +268,17 @@ impl Loader<'_> {
     /// One `scrape_configs` entry at `at` (e.g. `scrape_configs[2]`), with relative
     /// file names taken from `dir`.
     fn job(&mut self, entry: &Value, dir: &Path, at: &str) {
+        // In a pod, a config without a server means the pod's cluster, as in Prometheus.
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
         let ctx = JobContext {
             dir,
             dialect: self.options.dialect,
             global: &self.global,
+            default_kubeconfig: self
+                .options
+                .default_kubeconfig
+                .as_deref()
+                .filter(|_| !in_cluster),
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();

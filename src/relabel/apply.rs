@@ -9,7 +9,6 @@ use regex::Regex;
 use super::config::{Action, CompiledRule};
 use super::dialect::Dialect;
 use super::graphite::expand_graphite;
-use super::names::is_valid_label_name;
 use super::template::expand;
 use crate::labels::{Labels, LabelsBuilder};
 
@@ -66,7 +65,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
             if let Some(re) = &rule.unanchored {
                 for (name, value) in set.snapshot() {
                     let renamed = replace_every_match(re, &name, &rule.replacement);
-                    if renamed != *name && is_valid_label_name(&renamed) {
+                    if renamed != *name && rule.names.is_valid(&renamed) {
                         set.delete(&name);
                         set.set_shared(ArcStr::from(renamed), value);
                     }
@@ -96,7 +95,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
                     let new_name = expand(&rule.replacement, &caps);
                     // Prometheus writes whatever name comes out; kubesd skips one that is
                     // not a label name, as `replace` does, so its output stays valid.
-                    if is_valid_label_name(&new_name) {
+                    if rule.names.is_valid(&new_name) {
                         set.set_shared(ArcStr::from(new_name), value);
                     }
                 }
@@ -141,7 +140,7 @@ fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
         return;
     };
     let target = expand(&rule.target_label, &caps);
-    if !is_valid_label_name(&target) {
+    if !rule.names.is_valid(&target) {
         return;
     }
     let result = if rule.dialect == Dialect::VictoriaMetrics && rule.replacement.contains("{{") {

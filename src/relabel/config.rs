@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dialect::Dialect;
 use super::graphite::GraphiteMatch;
-use super::names::{is_valid_label_name, is_valid_name_template};
+use super::names::NameValidation;
 use super::selector::SeriesSelector;
 
 /// What a rule does.
@@ -339,6 +339,17 @@ pub struct CompiledRule {
     pub(super) graphite: Option<(GraphiteMatch, Vec<(String, String)>)>,
     /// Whose rules the config follows, where Prometheus and vmagent differ.
     pub(super) dialect: Dialect,
+    /// Which names the rule may write.
+    pub(super) names: NameValidation,
+}
+
+/// How a rule is read and checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleOptions {
+    /// Whose meaning to follow where Prometheus and vmagent differ.
+    pub dialect: Dialect,
+    /// The job's `metric_name_validation_scheme`.
+    pub names: NameValidation,
 }
 
 impl CompiledRule {
@@ -348,34 +359,52 @@ impl CompiledRule {
     }
 }
 
-/// Compiles `rules` in order, in Prometheus' dialect; the first invalid one is the
-/// error.
+/// Compiles `rules` in order, in Prometheus' dialect with its legacy name checks (the
+/// strictest); the first invalid one is the error.
 pub fn compile_all(rules: &[RelabelConfig]) -> Result<Vec<CompiledRule>, RelabelError> {
-    compile_all_in(rules, Dialect::Prometheus)
+    compile_all_with(
+        rules,
+        RuleOptions {
+            dialect: Dialect::Prometheus,
+            names: NameValidation::Legacy,
+        },
+    )
 }
 
-/// Compiles `rules` in order, in `dialect`; the first invalid one is the error.
-pub fn compile_all_in(
+/// Compiles `rules` in order, as `options` say; the first invalid one is the error.
+pub fn compile_all_with(
     rules: &[RelabelConfig],
-    dialect: Dialect,
+    options: RuleOptions,
 ) -> Result<Vec<CompiledRule>, RelabelError> {
     rules
         .iter()
         .enumerate()
-        .map(|(i, r)| r.compile_in(i, dialect))
+        .map(|(i, r)| r.compile_with(i, options))
         .collect()
 }
 
 impl RelabelConfig {
-    /// [`RelabelConfig::compile_in`] in Prometheus' dialect.
+    /// [`RelabelConfig::compile_with`] in Prometheus' dialect with its legacy name
+    /// checks.
     pub fn compile(&self, index: usize) -> Result<CompiledRule, RelabelError> {
-        self.compile_in(index, Dialect::Prometheus)
+        self.compile_with(
+            index,
+            RuleOptions {
+                dialect: Dialect::Prometheus,
+                names: NameValidation::Legacy,
+            },
+        )
     }
 
     /// Checks this rule as Prometheus does (`relabel.Config.Validate` plus the label-name
     /// checks of its YAML decoding), or for vmagent's own actions as vmagent does, and
     /// compiles it. `index` is its position in `relabel_configs`, for the error.
-    pub fn compile_in(&self, index: usize, dialect: Dialect) -> Result<CompiledRule, RelabelError> {
+    pub fn compile_with(
+        &self,
+        index: usize,
+        options: RuleOptions,
+    ) -> Result<CompiledRule, RelabelError> {
+        let RuleOptions { dialect, names } = options;
         let err = |field: &'static str, problem: String| RelabelError {
             index,
             field,
@@ -414,9 +443,11 @@ impl RelabelConfig {
         };
 
         if action.is_vmagent_only() {
-            check_vmagent_action(self, action).map_err(|(field, problem)| err(field, problem))?;
+            check_vmagent_action(self, action, names)
+                .map_err(|(field, problem)| err(field, problem))?;
         } else {
-            check_prometheus_action(self, action).map_err(|(field, problem)| err(field, problem))?;
+            check_prometheus_action(self, action, names)
+                .map_err(|(field, problem)| err(field, problem))?;
         }
         if action != Action::Graphite && (self.graphite_match.is_some() || self.labels.is_some()) {
             let field = if self.graphite_match.is_some() {
@@ -457,6 +488,7 @@ impl RelabelConfig {
             if_selector,
             graphite,
             dialect,
+            names,
         })
     }
 }
@@ -465,7 +497,11 @@ impl RelabelConfig {
 type FieldProblem = (&'static str, String);
 
 /// Prometheus' checks of a rule with one of its own actions.
-fn check_prometheus_action(rule: &RelabelConfig, action: Action) -> Result<(), FieldProblem> {
+fn check_prometheus_action(
+    rule: &RelabelConfig,
+    action: Action,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
     let separator = rule.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
     let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
     let target = rule.target_label.as_deref().unwrap_or("");
@@ -484,8 +520,8 @@ fn check_prometheus_action(rule: &RelabelConfig, action: Action) -> Result<(), F
     }
     let target_ok = match action {
         // Only `replace` may compute its target from the match.
-        Action::Replace if target.contains('$') => is_valid_name_template(target),
-        _ if action.needs_target() => is_valid_label_name(target),
+        Action::Replace if target.contains('$') => names.is_valid_template(target),
+        _ if action.needs_target() => names.is_valid(target),
         _ => true,
     };
     if !target_ok {
@@ -504,7 +540,7 @@ fn check_prometheus_action(rule: &RelabelConfig, action: Action) -> Result<(), F
             format!("cannot be set for the {action} action"),
         ));
     }
-    if action == Action::LabelMap && !is_valid_name_template(replacement) {
+    if action == Action::LabelMap && !names.is_valid_template(replacement) {
         return Err((
             "replacement",
             format!("{replacement:?} is invalid for the labelmap action"),
@@ -543,7 +579,11 @@ fn check_prometheus_action(rule: &RelabelConfig, action: Action) -> Result<(), F
 
 /// vmagent's checks of a rule with one of its own actions (`parseRelabelConfig`), plus
 /// the label-name check kubesd makes of every name a rule writes.
-fn check_vmagent_action(rule: &RelabelConfig, action: Action) -> Result<(), FieldProblem> {
+fn check_vmagent_action(
+    rule: &RelabelConfig,
+    action: Action,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
     let sources = rule.source_labels.as_deref().unwrap_or(&[]);
     let target = rule.target_label.as_deref().unwrap_or("");
     let fail = |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
@@ -582,7 +622,7 @@ fn check_vmagent_action(rule: &RelabelConfig, action: Action) -> Result<(), Fiel
             if sources.is_empty() {
                 return fail("source_labels", "at least one is required");
             }
-            if !is_valid_label_name(target) {
+            if !names.is_valid(target) {
                 return Err((
                     "target_label",
                     format!("{target:?} is invalid for the {action} action"),
@@ -598,7 +638,7 @@ fn check_vmagent_action(rule: &RelabelConfig, action: Action) -> Result<(), Fiel
             let Some(labels) = labels else {
                 return fail("labels", "at least one is required");
             };
-            if let Some(bad) = labels.keys().find(|k| !is_valid_label_name(k)) {
+            if let Some(bad) = labels.keys().find(|k| !names.is_valid(k)) {
                 return Err(("labels", format!("{bad:?} is not a valid label name")));
             }
             let extra = [

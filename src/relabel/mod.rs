@@ -21,7 +21,9 @@ mod target;
 mod template;
 
 pub use apply::relabel;
-pub use config::{Action, CompiledRule, RelabelConfig, RelabelError, compile_all, compile_all_in};
+pub use config::{
+    Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
+};
 pub use dialect::Dialect;
-pub use names::is_valid_label_name;
+pub use names::{NameValidation, is_valid_label_name};
 pub use target::{PARAM_PREFIX, ScrapeSettings, Target, process};
