@@ -377,8 +377,9 @@ impl Loader<'_> {
                             _ => self.problem(
                                 &at,
                                 &format!(
-                                    "unknown key {key:?}: a scrape config file holds only \
-                                     scrape_configs"
+                                    "unknown key {:?}: a scrape config file holds only \
+                                     scrape_configs",
+                                    key.as_str().unwrap_or("(not a string)")
                                 ),
                             ),
                         }

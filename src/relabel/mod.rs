@@ -20,7 +20,7 @@ mod selector;
 mod target;
 mod template;
 
-pub use apply::relabel;
+pub use apply::{hash_mod, hash_mod_xxhash, relabel};
 pub use config::{
     Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
 };
