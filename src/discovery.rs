@@ -177,8 +177,10 @@ impl Discovery {
                 .map_err(|e| ConfigError::Credentials(format!("oauth2: {e}")))?;
         }
         read_http_headers(&http.http_headers).map_err(ConfigError::Credentials)?;
-        proxy_for(http, &key.endpoint.base_url, &|name| std::env::var(name).ok())
-            .map_err(|e| ConfigError::Credentials(e.to_string()))?;
+        proxy_for(http, &key.endpoint.base_url, &|name| {
+            std::env::var(name).ok()
+        })
+        .map_err(|e| ConfigError::Credentials(e.to_string()))?;
         Credentials::from_config(&key.endpoint.http)
             .header()
             .map_err(|e| ConfigError::Credentials(e.to_string()))?;

@@ -80,8 +80,15 @@ async fn cluster(tls: bool, token: &str) -> RunningSimulator {
     })
     .await
     .expect("simulator starts");
-    generate(running.sim(), &ClusterSpec { nodes: 3, pods: 6, ..ClusterSpec::default() })
-        .expect("cluster");
+    generate(
+        running.sim(),
+        &ClusterSpec {
+            nodes: 3,
+            pods: 6,
+            ..ClusterSpec::default()
+        },
+    )
+    .expect("cluster");
     running
 }
 
@@ -95,23 +102,40 @@ async fn an_https_api_server_through_a_connect_proxy() {
     // Inline PEM: the simulator's certificate is its own CA.
     config.http.tls_config.ca = running.ca_pem().map(str::to_string);
     config.http.proxy_url = Some(format!("http://kube%20sd:pa%3Ass@{proxy}"));
-    config.http.proxy_connect_header.insert("X-Proxy-Token".into(), vec![Secret("abc".into())]);
+    config
+        .http
+        .proxy_connect_header
+        .insert("X-Proxy-Token".into(), vec![Secret("abc".into())]);
     config.validate().expect("valid");
     let discovery = Discovery::start(fast_options());
-    let sub = discovery.subscribe(&config, keep_all).await.expect("subscribes");
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
     sub.synced().await;
     converge(&sub, running.sim(), &config, "through the proxy").await;
 
-    let log = log.lock().expect("log");
-    let head = log.connects.first().expect("the proxy was asked");
+    let (connects, tunnelled) = {
+        let log = log.lock().expect("log");
+        (log.connects.clone(), log.tunnelled.clone())
+    };
+    let head = connects.first().expect("the proxy was asked");
     let port = running.addr().port();
-    assert!(head.starts_with(&format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n")), "{head}");
+    assert!(
+        head.starts_with(&format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n")),
+        "{head}"
+    );
     let basic = base64::engine::general_purpose::STANDARD.encode("kube sd:pa:ss");
-    assert!(head.contains(&format!("Proxy-Authorization: Basic {basic}\r\n")), "{head}");
+    assert!(
+        head.contains(&format!("Proxy-Authorization: Basic {basic}\r\n")),
+        "{head}"
+    );
     assert!(head.contains("X-Proxy-Token: abc\r\n"), "{head}");
     // TLS end to end: the proxy sees a handshake, not the request.
-    assert!(log.tunnelled.iter().all(|t| !t.contains("GET /api")), "{:?}", log.tunnelled);
-    drop(log);
+    assert!(
+        tunnelled.iter().all(|t| !t.contains("GET /api")),
+        "{tunnelled:?}"
+    );
     sub.stop().await;
     running.stop().await;
 }
@@ -137,13 +161,36 @@ async fn http_headers_reach_the_server_and_no_proxy_bypasses_the_proxy() {
     );
     config.validate().expect("valid");
     let discovery = Discovery::start(fast_options());
-    let sub = discovery.subscribe(&config, keep_all).await.expect("subscribes");
-    converge(&sub, running.sim(), &config, "plain HTTP through the tunnel").await;
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
+    converge(
+        &sub,
+        running.sim(),
+        &config,
+        "plain HTTP through the tunnel",
+    )
+    .await;
     {
         let log = log.lock().expect("log");
-        let request = log.tunnelled.iter().find(|t| t.starts_with("GET /api/v1/pods")).expect("a request");
-        for header in ["x-tenant: a\r\n", "x-tenant: b\r\n", "x-tenant: from-file\r\n", "authorization: Bearer T\r\n"] {
-            assert!(request.to_ascii_lowercase().contains(&header.to_ascii_lowercase()), "{header} in {request}");
+        let request = log
+            .tunnelled
+            .iter()
+            .find(|t| t.starts_with("GET /api/v1/pods"))
+            .expect("a request");
+        for header in [
+            "x-tenant: a\r\n",
+            "x-tenant: b\r\n",
+            "x-tenant: from-file\r\n",
+            "authorization: Bearer T\r\n",
+        ] {
+            assert!(
+                request
+                    .to_ascii_lowercase()
+                    .contains(&header.to_ascii_lowercase()),
+                "{header} in {request}"
+            );
         }
     }
     sub.stop().await;
@@ -153,16 +200,36 @@ async fn http_headers_reach_the_server_and_no_proxy_bypasses_the_proxy() {
     let mut direct = config.clone();
     direct.role = Role::Node;
     direct.http.no_proxy = Some("localhost,127.0.0.0/8".into());
-    let sub = discovery.subscribe(&direct, keep_all).await.expect("subscribes");
+    let sub = discovery
+        .subscribe(&direct, keep_all)
+        .await
+        .expect("subscribes");
     converge(&sub, running.sim(), &direct, "directly").await;
-    assert_eq!(log.lock().expect("log").connects.len(), asked, "the proxy was not asked");
+    assert_eq!(
+        log.lock().expect("log").connects.len(),
+        asked,
+        "the proxy was not asked"
+    );
     sub.stop().await;
 
     // A header file that cannot be read is a start error naming the header and file.
     let mut missing = config.clone();
-    missing.http.http_headers.get_mut("X-Tenant").expect("header").files = vec![dir.join("absent")];
-    let err = discovery.subscribe(&missing, keep_all).await.err().expect("refused").to_string();
-    assert!(err.contains("http_headers.X-Tenant.files: cannot read") && err.contains("absent"), "{err}");
+    missing
+        .http
+        .http_headers
+        .get_mut("X-Tenant")
+        .expect("header")
+        .files = vec![dir.join("absent")];
+    let err = discovery
+        .subscribe(&missing, keep_all)
+        .await
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("http_headers.X-Tenant.files: cannot read") && err.contains("absent"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     running.stop().await;
 }
@@ -175,7 +242,9 @@ struct TokenLog {
 
 /// A token endpoint issuing `T`, valid for `expires_in` seconds; a wrong client secret
 /// gets 401.
-async fn fake_token_endpoint(expires_in: u64) -> (String, Arc<Mutex<TokenLog>>, actix_web::dev::ServerHandle) {
+async fn fake_token_endpoint(
+    expires_in: u64,
+) -> (String, Arc<Mutex<TokenLog>>, actix_web::dev::ServerHandle) {
     let log = Arc::new(Mutex::new(TokenLog::default()));
     let data = web::Data::new(Arc::clone(&log));
     let server = HttpServer::new(move || {
@@ -231,19 +300,34 @@ async fn oauth2_client_credentials_and_renewal() {
     });
     config.validate().expect("valid");
     let discovery = Discovery::start(fast_options());
-    let sub = discovery.subscribe(&config, keep_all).await.expect("subscribes");
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
     converge(&sub, running.sim(), &config, "with an OAuth 2.0 token").await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while log.lock().expect("log").requests.len() < 2 {
-        assert!(std::time::Instant::now() < deadline, "the token was renewed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the token was renewed"
+        );
         actix_rt::time::sleep(Duration::from_millis(10)).await;
     }
     {
         let log = log.lock().expect("log");
         let (_, form) = &log.requests[0];
-        let form: Vec<(String, String)> = form_urlencoded::parse(form.as_bytes()).into_owned().collect();
-        for want in [("grant_type", "client_credentials"), ("scope", "a b"), ("audience", "k8s")] {
-            assert!(form.contains(&(want.0.into(), want.1.into())), "{want:?} in {form:?}");
+        let form: Vec<(String, String)> = form_urlencoded::parse(form.as_bytes())
+            .into_owned()
+            .collect();
+        for want in [
+            ("grant_type", "client_credentials"),
+            ("scope", "a b"),
+            ("audience", "k8s"),
+        ] {
+            assert!(
+                form.contains(&(want.0.into(), want.1.into())),
+                "{want:?} in {form:?}"
+            );
         }
     }
     sub.stop().await;
@@ -253,7 +337,12 @@ async fn oauth2_client_credentials_and_renewal() {
     if let Some(o) = wrong.http.oauth2.as_mut() {
         o.client_secret = Secret("wrong-secret".into());
     }
-    let err = discovery.subscribe(&wrong, keep_all).await.err().expect("refused").to_string();
+    let err = discovery
+        .subscribe(&wrong, keep_all)
+        .await
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(err.contains(&token_url) && err.contains("401"), "{err}");
     assert!(!err.contains("wrong-secret"), "{err}");
     handle.stop(true).await;

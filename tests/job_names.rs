@@ -60,8 +60,15 @@ fn config(url: &str) -> String {
 #[actix_rt::test]
 async fn output_files_stay_in_the_directory_whatever_the_job_names() {
     let running = serve(SimulatorConfig::default()).await.expect("simulator");
-    generate(running.sim(), &ClusterSpec { nodes: 2, pods: 4, ..ClusterSpec::default() })
-        .expect("cluster");
+    generate(
+        running.sim(),
+        &ClusterSpec {
+            nodes: 2,
+            pods: 4,
+            ..ClusterSpec::default()
+        },
+    )
+    .expect("cluster");
     let root = std::env::temp_dir().join(format!(
         "kubesd-job-names-{}-{:x}",
         std::process::id(),
@@ -87,7 +94,11 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
     jobs.stop_all().await;
     let printed: BTreeMap<String, serde_json::Value> =
         serde_json::from_str(&printed).expect("printed JSON");
-    assert_eq!(printed.len(), NAMES.len(), "every job printed under its own name");
+    assert_eq!(
+        printed.len(),
+        NAMES.len(),
+        "every job printed under its own name"
+    );
 
     let files = files_under(&root);
     let want: Vec<PathBuf> = {
@@ -98,7 +109,10 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
         w.sort();
         w
     };
-    assert_eq!(files, want, "one file per job, all directly in the output directory");
+    assert_eq!(
+        files, want,
+        "one file per job, all directly in the output directory"
+    );
     for name in NAMES {
         let file = out.join(job_file_name(name));
         assert_eq!(file.parent(), Some(out.as_path()));
@@ -114,8 +128,15 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
 #[actix_rt::test]
 async fn sd_answers_for_any_job_name_raw_or_escaped() {
     let running = serve(SimulatorConfig::default()).await.expect("simulator");
-    generate(running.sim(), &ClusterSpec { nodes: 2, pods: 4, ..ClusterSpec::default() })
-        .expect("cluster");
+    generate(
+        running.sim(),
+        &ClusterSpec {
+            nodes: 2,
+            pods: 4,
+            ..ClusterSpec::default()
+        },
+    )
+    .expect("cluster");
     let loaded = parse_config(&config(&running.url()), Path::new("k.yml")).expect("loads");
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(

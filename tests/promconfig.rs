@@ -414,7 +414,10 @@ scrape_configs:
     let dup = parse("scrape_configs: [{job_name: a, kubernetes_sd_configs: [{role: pod}]}, {job_name: a, kubernetes_sd_configs: [{role: pod, api_sever: x}]}]")
         .expect_err("invalid")
         .to_string();
-    assert!(dup.contains("2 problems:") && dup.contains("duplicate job name"), "{dup}");
+    assert!(
+        dup.contains("2 problems:") && dup.contains("duplicate job name"),
+        "{dup}"
+    );
 }
 
 #[test]
@@ -438,11 +441,18 @@ fn scrape_config_files_are_read_as_prometheus_reads_them() {
     .expect("write");
     let loaded = load_config(&dir.join("main.yml")).expect("loads");
     let names: Vec<&str> = loaded.jobs.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(names, ["main", "a", "b"], "main first, then the files in order");
+    assert_eq!(
+        names,
+        ["main", "a", "b"],
+        "main first, then the files in order"
+    );
     // Relative names are taken from the including file's own directory; `global`
     // applies to the files' jobs too.
     let b = &loaded.jobs[2];
-    assert_eq!(b.sd_configs[0].http.bearer_token_file, Some(dir.join("jobs/token")));
+    assert_eq!(
+        b.sd_configs[0].http.bearer_token_file,
+        Some(dir.join("jobs/token"))
+    );
     assert_eq!(&*b.scrape.scrape_interval, "20s");
     assert_eq!(&*loaded.jobs[1].scrape.scrape_interval, "1m");
 
@@ -452,9 +462,16 @@ fn scrape_config_files_are_read_as_prometheus_reads_them() {
         "global: {}\nscrape_configs:\n- {job_name: main, kubernetes_sd_configs: [{role: pod}]}\n",
     )
     .expect("write");
-    let err = load_config(&dir.join("main.yml")).expect_err("invalid").to_string();
+    let err = load_config(&dir.join("main.yml"))
+        .expect_err("invalid")
+        .to_string();
     assert!(err.contains("2 problems:"), "{err}");
-    assert!(err.contains("jobs/c.yml: unknown key \"global\": a scrape config file holds only scrape_configs"), "{err}");
+    assert!(
+        err.contains(
+            "jobs/c.yml: unknown key \"global\": a scrape config file holds only scrape_configs"
+        ),
+        "{err}"
+    );
     assert!(
         err.contains("jobs/c.yml: scrape_configs[0] (job \"main\"): job_name: duplicate job name, first used by scrape_configs[0]"),
         "{err}"
@@ -482,10 +499,27 @@ scrape_configs:
     let path = Path::new("/etc/kubesd/prometheus.yml");
     // Prometheus' reading: both kinds stay as written, each named in a warning.
     let plain = parse_config_with(yaml, path, &LoadOptions::default(), &env).expect("loads");
-    assert_eq!(plain.jobs[0].sd_configs[0].selectors[0].field, "spec.nodeName=$(NODE_NAME)");
-    assert_eq!(plain.jobs[0].relabel[0].replacement.as_deref(), Some("%{SHARD}"));
-    assert!(plain.warnings.iter().any(|w| w.contains("$(NODE_NAME)") && w.contains("--config.expand-reloader-vars")), "{:?}", plain.warnings);
-    assert!(plain.warnings.iter().any(|w| w.contains("%{SHARD}")), "{:?}", plain.warnings);
+    assert_eq!(
+        plain.jobs[0].sd_configs[0].selectors[0].field,
+        "spec.nodeName=$(NODE_NAME)"
+    );
+    assert_eq!(
+        plain.jobs[0].relabel[0].replacement.as_deref(),
+        Some("%{SHARD}")
+    );
+    assert!(
+        plain
+            .warnings
+            .iter()
+            .any(|w| w.contains("$(NODE_NAME)") && w.contains("--config.expand-reloader-vars")),
+        "{:?}",
+        plain.warnings
+    );
+    assert!(
+        plain.warnings.iter().any(|w| w.contains("%{SHARD}")),
+        "{:?}",
+        plain.warnings
+    );
 
     let options = LoadOptions {
         dialect: Dialect::VictoriaMetrics,
@@ -493,8 +527,14 @@ scrape_configs:
         ..LoadOptions::default()
     };
     let expanded = parse_config_with(yaml, path, &options, &env).expect("loads");
-    assert_eq!(expanded.jobs[0].sd_configs[0].selectors[0].field, "spec.nodeName=node-7");
-    assert_eq!(expanded.jobs[0].relabel[0].replacement.as_deref(), Some("3"));
+    assert_eq!(
+        expanded.jobs[0].sd_configs[0].selectors[0].field,
+        "spec.nodeName=node-7"
+    );
+    assert_eq!(
+        expanded.jobs[0].relabel[0].replacement.as_deref(),
+        Some("3")
+    );
     assert!(expanded.warnings.is_empty(), "{:?}", expanded.warnings);
 }
 
@@ -517,11 +557,17 @@ fn a_default_kubeconfig_serves_jobs_that_name_no_server_outside_a_cluster() {
     let sds = &outside.jobs[0].sd_configs;
     assert_eq!(sds[0].api_server.as_deref(), Some("https://10.9.9.9:6443"));
     assert_eq!(sds[0].http.bearer_token.expose(), "t");
-    assert_eq!(sds[1].api_server, None, "its own client settings: in-cluster as written");
+    assert_eq!(
+        sds[1].api_server, None,
+        "its own client settings: in-cluster as written"
+    );
     assert_eq!(sds[2].api_server.as_deref(), Some("https://other:6443"));
     let in_pod = |name: &str| (name == "KUBERNETES_SERVICE_HOST").then(|| "10.96.0.1".to_string());
     let inside = parse_config_with(yaml, &path, &options, &in_pod).expect("loads");
-    assert_eq!(inside.jobs[0].sd_configs[0].api_server, None, "in a pod: the pod's cluster");
+    assert_eq!(
+        inside.jobs[0].sd_configs[0].api_server, None,
+        "in a pod: the pod's cluster"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -561,8 +607,14 @@ scrape_configs:
     assert!(!job.sd_configs[0].http.enable_http2);
     assert_eq!(job.relabel[2].regex.as_deref(), Some("x|y"));
     let w = loaded.warnings.join("\n");
-    assert!(w.contains("relabel_configs[3].target_label \"ns-key\" is not a classic label name"), "{w}");
-    assert!(w.contains("relabel_configs[4]: action keep_metrics reads __name__"), "{w}");
+    assert!(
+        w.contains("relabel_configs[3].target_label \"ns-key\" is not a classic label name"),
+        "{w}"
+    );
+    assert!(
+        w.contains("relabel_configs[4]: action keep_metrics reads __name__"),
+        "{w}"
+    );
     assert!(w.contains("ignoring \"stream_parse\""), "{w}");
     assert!(loaded.jobs[1].sd_configs[0].http.oauth2.is_some());
 }

@@ -470,7 +470,10 @@ struct VmagentCase {
 /// relabelling documentation, in the victoriametrics dialect.
 #[test]
 fn vmagent_documented_examples() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/relabel_cases/vmagent-docs.yml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/relabel_cases/vmagent-docs.yml"
+    );
     let text = std::fs::read_to_string(path).expect("examples file");
     let cases: Vec<VmagentCase> = serde_norway::from_str(&text).expect("examples parse");
     assert!(cases.len() >= 20, "{} examples", cases.len());
@@ -479,8 +482,8 @@ fn vmagent_documented_examples() {
         names: NameValidation::Utf8,
     };
     for case in cases {
-        let compiled = compile_all_with(&case.rules, options)
-            .unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let compiled =
+            compile_all_with(&case.rules, options).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         let input = Labels::from_pairs(case.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         let got = relabel(&input, &compiled).map(|l| {
             l.iter()
@@ -514,7 +517,11 @@ fn dialects_differ_where_documented() {
     let vm = run(Dialect::VictoriaMetrics);
     assert_eq!(
         vm.get("h"),
-        Some(kubesd::relabel::hash_mod_xxhash("baz", 1000).to_string().as_str())
+        Some(
+            kubesd::relabel::hash_mod_xxhash("baz", 1000)
+                .to_string()
+                .as_str()
+        )
     );
     assert_eq!(vm.get("r"), Some("baz-x"));
 }
@@ -523,17 +530,47 @@ fn dialects_differ_where_documented() {
 #[test]
 fn invalid_vmagent_rules_name_the_field() {
     let cases = [
-        (r#"[{action: keep_if_equal, source_labels: [a]}]"#, "relabel_configs[0].source_labels"),
-        (r#"[{action: keep_if_equal, source_labels: [a, b], regex: x}]"#, "relabel_configs[0].regex"),
-        (r#"[{action: drop_if_contains, source_labels: [a]}]"#, "relabel_configs[0].target_label"),
-        (r#"[{action: replace_all, target_label: a}]"#, "relabel_configs[0].source_labels"),
+        (
+            r#"[{action: keep_if_equal, source_labels: [a]}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (
+            r#"[{action: keep_if_equal, source_labels: [a, b], regex: x}]"#,
+            "relabel_configs[0].regex",
+        ),
+        (
+            r#"[{action: drop_if_contains, source_labels: [a]}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: replace_all, target_label: a}]"#,
+            "relabel_configs[0].source_labels",
+        ),
         (r#"[{action: keep_metrics}]"#, "relabel_configs[0].regex"),
-        (r#"[{action: drop_metrics, regex: a, source_labels: [b]}]"#, "relabel_configs[0].source_labels"),
-        (r#"[{action: graphite, labels: {a: b}}]"#, "relabel_configs[0].match"),
-        (r#"[{action: graphite, match: "a.*"}]"#, "relabel_configs[0].labels"),
-        (r#"[{action: graphite, match: "a.*", labels: {a: b}, target_label: c}]"#, "relabel_configs[0].target_label"),
-        (r#"[{action: replace, target_label: a, match: "a.*"}]"#, "relabel_configs[0].match: applies only to action graphite"),
-        (r#"[{action: keep, if: '{a=~"("}'}]"#, "relabel_configs[0].if"),
+        (
+            r#"[{action: drop_metrics, regex: a, source_labels: [b]}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (
+            r#"[{action: graphite, labels: {a: b}}]"#,
+            "relabel_configs[0].match",
+        ),
+        (
+            r#"[{action: graphite, match: "a.*"}]"#,
+            "relabel_configs[0].labels",
+        ),
+        (
+            r#"[{action: graphite, match: "a.*", labels: {a: b}, target_label: c}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: replace, target_label: a, match: "a.*"}]"#,
+            "relabel_configs[0].match: applies only to action graphite",
+        ),
+        (
+            r#"[{action: keep, if: '{a=~"("}'}]"#,
+            "relabel_configs[0].if",
+        ),
         (r#"[{action: keep, if: 'a{'}]"#, "relabel_configs[0].if"),
     ];
     for (yaml, want) in cases {
@@ -560,7 +597,10 @@ fn scrape_settings_are_seeded_and_served_where_they_differ() {
 - {source_labels: [__scheme__], target_label: __tmp_scheme}
 "#,
     );
-    let input = labels(&[("__address__", "web:80"), ("__meta_kubernetes_service_name", "web")]);
+    let input = labels(&[
+        ("__address__", "web:80"),
+        ("__meta_kubernetes_service_name", "web"),
+    ]);
     let want = labels(&[
         ("__address__", "blackbox:9115"),
         ("__metrics_path__", "/probe"),

@@ -19,7 +19,9 @@ use kubesd::model::Role;
 use kubesd::promconfig::{Job, LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{Target, process};
 use kubesd::service::{JobSet, JobSetOptions, JobTargets, Shard};
-use kubesd::simulator::{ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve};
+use kubesd::simulator::{
+    ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve,
+};
 use kubesd::{Discovery, SdConfig};
 use serde_json::json;
 use serde_norway::Value;
@@ -107,7 +109,12 @@ fn every_third_party_config_loads_with_only_api_server_added() {
             Err(e) => failures.push(e),
         }
     }
-    assert!(failures.is_empty(), "{} failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(jobs > 200, "{jobs} jobs");
 }
 
@@ -160,7 +167,10 @@ async fn cluster() -> RunningSimulator {
     )
     .expect("kubernetes endpointslice");
     // The pods of vmagent's `if` examples.
-    for (name, ip) in [("test-payment-7cbd8d77b6-4l5xv", "10.250.0.1"), ("backend-api-0", "10.250.0.2")] {
+    for (name, ip) in [
+        ("test-payment-7cbd8d77b6-4l5xv", "10.250.0.1"),
+        ("backend-api-0", "10.250.0.2"),
+    ] {
         sim.create(
             Resource::Pods,
             json!({"metadata": {"name": name, "namespace": "default", "uid": name},
@@ -267,7 +277,10 @@ fn targets_with<'a>(
         .get(name)
         .unwrap_or_else(|| panic!("job {name:?} runs"))
         .iter()
-        .filter(|t| with.iter().all(|(k, v)| t.get(*k).map(String::as_str) == Some(*v)))
+        .filter(|t| {
+            with.iter()
+                .all(|(k, v)| t.get(*k).map(String::as_str) == Some(*v))
+        })
         .collect()
 }
 
@@ -295,20 +308,34 @@ async fn the_three_main_fixtures_give_their_targets() {
 
     // The API server, found through the default/kubernetes endpoints (and slices).
     let apiserver = [("__address__", "172.18.0.2:6443"), ("__scheme__", "https")];
-    assert_eq!(targets_with(prometheus, "kubernetes-apiservers", &apiserver).len(), 1);
-    assert_eq!(targets_with(community, "kubernetes-api-servers", &apiserver).len(), 1);
-    assert_eq!(targets_with(vmagent, "kubernetes-apiservers", &apiserver).len(), 1);
+    assert_eq!(
+        targets_with(prometheus, "kubernetes-apiservers", &apiserver).len(),
+        1
+    );
+    assert_eq!(
+        targets_with(community, "kubernetes-api-servers", &apiserver).len(),
+        1
+    );
+    assert_eq!(
+        targets_with(vmagent, "kubernetes-apiservers", &apiserver).len(),
+        1
+    );
 
     // One target per node; cAdvisor's path is served because it is not the default.
     let nodes = running.sim().list(Resource::Nodes, None).len();
     assert_eq!(prometheus["kubernetes-nodes"].len(), nodes);
     assert_eq!(
-        targets_with(vmagent, "kubernetes-nodes-cadvisor", &[("__metrics_path__", "/metrics/cadvisor")]).len(),
+        targets_with(
+            vmagent,
+            "kubernetes-nodes-cadvisor",
+            &[("__metrics_path__", "/metrics/cadvisor")]
+        )
+        .len(),
         nodes
     );
-    assert!(prometheus["kubernetes-nodes"]
-        .iter()
-        .all(|t| !t.contains_key("__metrics_path__") && t.keys().all(|k| !k.starts_with("__meta_"))));
+    assert!(prometheus["kubernetes-nodes"].iter().all(
+        |t| !t.contains_key("__metrics_path__") && t.keys().all(|k| !k.starts_with("__meta_"))
+    ));
 
     // Pods: only those annotated for scraping, at the annotated port.
     let scraped_pods = running
@@ -325,9 +352,11 @@ async fn the_three_main_fixtures_give_their_targets() {
     assert!(scraped_pods > 0, "the generator annotates some pods");
     // Prometheus' example keeps every pod (its keep rule is commented out), labelled.
     assert!(!prometheus["kubernetes-pods"].is_empty());
-    assert!(prometheus["kubernetes-pods"]
-        .iter()
-        .all(|t| t.contains_key("namespace") && t.contains_key("pod")));
+    assert!(
+        prometheus["kubernetes-pods"]
+            .iter()
+            .all(|t| t.contains_key("namespace") && t.contains_key("pod"))
+    );
     for (served, job) in [(community, "kubernetes-pods"), (vmagent, "kubernetes-pods")] {
         let targets = &served[job];
         assert!(!targets.is_empty(), "{job}");
@@ -341,7 +370,15 @@ async fn the_three_main_fixtures_give_their_targets() {
     assert_eq!(vmagent["kubernetes-pods"].len(), scraped_pods);
 
     // The blackbox jobs: seeded `params` reach the targets as `__param_module`.
-    let probes = targets_with(vmagent, "kubernetes-services", &[("__param_module", "http_2xx"), ("__address__", "blackbox"), ("__metrics_path__", "/probe")]);
+    let probes = targets_with(
+        vmagent,
+        "kubernetes-services",
+        &[
+            ("__param_module", "http_2xx"),
+            ("__address__", "blackbox"),
+            ("__metrics_path__", "/probe"),
+        ],
+    );
     assert_eq!(probes.len(), vmagent["kubernetes-services"].len());
     assert!(!probes.is_empty());
 
@@ -349,7 +386,10 @@ async fn the_three_main_fixtures_give_their_targets() {
     let test_pod = [("__address__", "10.250.0.1:8080")];
     let backend_pod = [("__address__", "10.250.0.2:8080")];
     assert!(targets_with(vm_docs, "prod_pods_only", &test_pod).is_empty());
-    assert_eq!(targets_with(vm_docs, "prod_pods_only", &backend_pod).len(), 1);
+    assert_eq!(
+        targets_with(vm_docs, "prod_pods_only", &backend_pod).len(),
+        1
+    );
     assert_eq!(vm_docs["backend_pods"].len(), 1);
     assert_eq!(targets_with(vm_docs, "backend_pods", &backend_pod).len(), 1);
     assert_eq!(vm_docs["k8s"].len(), vm_docs["prod_pods_only"].len() + 1);
@@ -371,7 +411,11 @@ async fn prometheus_operator_golden_files_give_their_targets() {
             configs.push(loaded);
         }
     }
-    assert!(configs.len() > 20, "{} golden files with jobs", configs.len());
+    assert!(
+        configs.len() > 20,
+        "{} golden files with jobs",
+        configs.len()
+    );
     // One job set per file (the operator's job names repeat across files), all running
     // at once: jobs with the same discovery share their watches. Some read the own
     // namespace, as the operator's do in a pod.
@@ -382,14 +426,21 @@ async fn prometheus_operator_golden_files_give_their_targets() {
     let jobs: usize = served.iter().map(BTreeMap::len).sum();
     let targets: usize = served.iter().flat_map(|s| s.values()).map(Vec::len).sum();
     assert!(jobs > 20, "{jobs} jobs ran");
-    assert!(targets > 0, "some operator job finds targets in the generated cluster");
+    assert!(
+        targets > 0,
+        "some operator job finds targets in the generated cluster"
+    );
     running.stop().await;
 }
 
 #[test]
 fn role_endpointslices_is_read_as_endpointslice() {
-    let loaded = load(&fixture("victoria-metrics-agent-chart.yml"), "https://k:6443", false)
-        .expect("loads");
+    let loaded = load(
+        &fixture("victoria-metrics-agent-chart.yml"),
+        "https://k:6443",
+        false,
+    )
+    .expect("loads");
     let job = loaded
         .jobs
         .iter()

@@ -248,9 +248,11 @@ fn check_tls(tls: &crate::config::TlsConfig, field: &'static str) -> Result<(), 
     let has_cert = set(&tls.cert) || tls.cert_file.is_some();
     let has_key = !tls.key.0.is_empty() || tls.key_file.is_some();
     if has_cert != has_key {
-        return invalid("a client certificate (cert or cert_file) and its key (key or \
+        return invalid(
+            "a client certificate (cert or cert_file) and its key (key or \
                         key_file) must be set together"
-            .into());
+                .into(),
+        );
     }
     if let Some(max) = tls.max_version
         && max < TlsVersion::Tls12

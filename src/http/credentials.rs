@@ -163,7 +163,9 @@ impl Credentials {
                 let s = secret.0.get(field)?;
                 Ok(Some(format!("{scheme} {}", s.expose())))
             }
-            Credentials::OAuth2(source) => source.header().map(Some).map_err(CredentialsError::OAuth2),
+            Credentials::OAuth2(source) => {
+                source.header().map(Some).map_err(CredentialsError::OAuth2)
+            }
             Credentials::Basic { username, password } => {
                 let p = password.0.get("basic_auth.password_file")?;
                 Ok(Some(format!(

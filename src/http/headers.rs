@@ -41,7 +41,10 @@ pub fn check_http_headers(headers: &BTreeMap<String, HttpHeader>) -> Result<(), 
         if RESERVED.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(format!("{name:?} is reserved: kubesd sets it itself"));
         }
-        if header.values.iter().any(|v| HeaderValue::try_from(v.as_str()).is_err())
+        if header
+            .values
+            .iter()
+            .any(|v| HeaderValue::try_from(v.as_str()).is_err())
             || header
                 .secrets
                 .iter()
@@ -66,7 +69,10 @@ pub fn read_http_headers(
         values.extend(header.secrets.iter().map(|s| s.expose().to_string()));
         for file in &header.files {
             let text = std::fs::read_to_string(file).map_err(|e| {
-                format!("http_headers.{name}.files: cannot read {}: {e}", file.display())
+                format!(
+                    "http_headers.{name}.files: cannot read {}: {e}",
+                    file.display()
+                )
             })?;
             values.push(text.trim().to_string());
         }

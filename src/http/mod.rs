@@ -16,7 +16,9 @@ pub use endpoint::{
 };
 pub use headers::{check_http_headers, read_http_headers};
 pub use oauth2::TokenSource;
-pub use proxy::{ProxyError, ProxyRoute, TunnelConnector, bypasses, check_proxy_url, open_tunnel, proxy_for};
+pub use proxy::{
+    ProxyError, ProxyRoute, TunnelConnector, bypasses, check_proxy_url, open_tunnel, proxy_for,
+};
 pub use tls::{TlsError, build_tls_config};
 
 use std::sync::Arc;

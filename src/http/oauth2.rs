@@ -110,9 +110,10 @@ impl TokenSource {
 
     /// Makes sure a token that is not yet due is at hand: asks for one if not.
     pub async fn ensure(&self) -> Result<(), String> {
-        let fresh = self.state().token.as_ref().is_some_and(|(_, expiry)| {
-            expiry.is_none_or(|e| Instant::now() + RENEW_BEFORE < e)
-        });
+        let fresh =
+            self.state().token.as_ref().is_some_and(|(_, expiry)| {
+                expiry.is_none_or(|e| Instant::now() + RENEW_BEFORE < e)
+            });
         if fresh { Ok(()) } else { self.fetch().await }
     }
 
@@ -142,7 +143,10 @@ impl TokenSource {
         let secret = match &c.client_secret_file {
             Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| {
-                    format!("oauth2.client_secret_file: cannot read {}: {e}", path.display())
+                    format!(
+                        "oauth2.client_secret_file: cannot read {}: {e}",
+                        path.display()
+                    )
                 })?
                 .trim()
                 .to_string(),
@@ -163,10 +167,7 @@ impl TokenSource {
             format!("{}:{}", encode(&c.client_id), encode(&secret)),
         );
         let tls = if url.starts_with("https://") {
-            Some(
-                super::build_tls_config(&c.tls_config, false)
-                    .map_err(|e| format!("oauth2.{e}"))?,
-            )
+            Some(super::build_tls_config(&c.tls_config, false).map_err(|e| format!("oauth2.{e}"))?)
         } else {
             None
         };

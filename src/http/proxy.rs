@@ -93,7 +93,11 @@ pub fn proxy_for(
     let host = target.host().unwrap_or("").trim_matches(['[', ']']);
     let port = target
         .port_u16()
-        .unwrap_or(if target.scheme_str() == Some("https") { 443 } else { 80 });
+        .unwrap_or(if target.scheme_str() == Some("https") {
+            443
+        } else {
+            80
+        });
     if let Some(list) = &no_proxy
         && bypasses(list, host, port)
     {
@@ -149,9 +153,13 @@ fn parse_proxy_url(url: &str) -> Result<ProxyRoute, String> {
     };
     let mut headers = Vec::new();
     if let Some(userinfo) = userinfo {
-        let decoded = percent_decode(userinfo).ok_or_else(|| format!("{url:?}: bad user or password"))?;
+        let decoded =
+            percent_decode(userinfo).ok_or_else(|| format!("{url:?}: bad user or password"))?;
         let credentials = base64::engine::general_purpose::STANDARD.encode(decoded);
-        headers.push(("Proxy-Authorization".to_string(), format!("Basic {credentials}")));
+        headers.push((
+            "Proxy-Authorization".to_string(),
+            format!("Basic {credentials}"),
+        ));
     }
     Ok(ProxyRoute { address, headers })
 }
@@ -217,11 +225,19 @@ pub fn bypasses(no_proxy: &str, host: &str, port: u16) -> bool {
 fn in_cidr(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
     match (ip, net) {
         (IpAddr::V4(ip), IpAddr::V4(net)) if bits <= 32 => {
-            let mask = if bits == 0 { 0 } else { u32::MAX << (32 - bits) };
+            let mask = if bits == 0 {
+                0
+            } else {
+                u32::MAX << (32 - bits)
+            };
             u32::from(ip) & mask == u32::from(net) & mask
         }
         (IpAddr::V6(ip), IpAddr::V6(net)) if bits <= 128 => {
-            let mask = if bits == 0 { 0 } else { u128::MAX << (128 - bits) };
+            let mask = if bits == 0 {
+                0
+            } else {
+                u128::MAX << (128 - bits)
+            };
             u128::from(ip) & mask == u128::from(net) & mask
         }
         _ => false,
@@ -254,16 +270,23 @@ pub async fn open_tunnel(route: &ProxyRoute, host: &str, port: u16) -> std::io::
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
         if head.len() >= MAX_RESPONSE_HEAD {
-            return Err(fail(format!("CONNECT {target}: response head over {MAX_RESPONSE_HEAD} bytes")));
+            return Err(fail(format!(
+                "CONNECT {target}: response head over {MAX_RESPONSE_HEAD} bytes"
+            )));
         }
         if stream.read(&mut byte).await? == 0 {
-            return Err(fail(format!("CONNECT {target}: connection closed before an answer")));
+            return Err(fail(format!(
+                "CONNECT {target}: connection closed before an answer"
+            )));
         }
         head.push(byte[0]);
     }
     let status_line = String::from_utf8_lossy(&head);
     let status_line = status_line.lines().next().unwrap_or("");
-    let code = status_line.split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok());
+    let code = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse::<u16>().ok());
     match code {
         Some(200..=299) => Ok(stream),
         _ => Err(fail(format!("CONNECT {target} refused: {status_line}"))),
@@ -334,10 +357,23 @@ mod tests {
     fn proxy_urls_and_credentials() {
         let r = parse_proxy_url("http://user:p%40ss@proxy.corp:3128").expect("parses");
         assert_eq!(r.address, "proxy.corp:3128");
-        assert_eq!(r.headers[0].1, format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("user:p@ss")));
+        assert_eq!(
+            r.headers[0].1,
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("user:p@ss")
+            )
+        );
         assert!(!format!("{r:?}").contains("Basic"));
-        assert_eq!(parse_proxy_url("http://proxy").expect("parses").address, "proxy:80");
-        assert!(parse_proxy_url("https://proxy:3128").unwrap_err().contains("plain HTTP"));
+        assert_eq!(
+            parse_proxy_url("http://proxy").expect("parses").address,
+            "proxy:80"
+        );
+        assert!(
+            parse_proxy_url("https://proxy:3128")
+                .unwrap_err()
+                .contains("plain HTTP")
+        );
         assert!(parse_proxy_url("socks5://proxy:1080").is_err());
 
         let env = |name: &str| match name {
@@ -349,9 +385,18 @@ mod tests {
             proxy_from_environment: true,
             ..HttpClientConfig::default()
         };
-        let r = proxy_for(&from_env, "https://k8s:6443", &env).expect("ok").expect("a proxy");
+        let r = proxy_for(&from_env, "https://k8s:6443", &env)
+            .expect("ok")
+            .expect("a proxy");
         assert_eq!(r.address, "envproxy:8080");
-        assert_eq!(proxy_for(&from_env, "https://k8s.local:6443", &env), Ok(None));
-        assert_eq!(proxy_for(&from_env, "http://k8s:8080", &env), Ok(None), "no HTTP_PROXY");
+        assert_eq!(
+            proxy_for(&from_env, "https://k8s.local:6443", &env),
+            Ok(None)
+        );
+        assert_eq!(
+            proxy_for(&from_env, "http://k8s:8080", &env),
+            Ok(None),
+            "no HTTP_PROXY"
+        );
     }
 }

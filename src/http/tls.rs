@@ -124,7 +124,10 @@ fn versions(tls: &TlsConfig) -> Vec<&'static rustls::SupportedProtocolVersion> {
 /// The rustls client config for `tls`. Verification is on unless
 /// `insecure_skip_verify`, which is logged as a warning. With `http2`, ALPN offers
 /// HTTP/2 before HTTP/1.1 (`enable_http2`, on by default as in Prometheus).
-pub fn build_tls_config(tls: &TlsConfig, http2: bool) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+pub fn build_tls_config(
+    tls: &TlsConfig,
+    http2: bool,
+) -> Result<Arc<rustls::ClientConfig>, TlsError> {
     let versions = versions(tls);
     if versions.is_empty() {
         return Err(TlsError::Rustls(format!(
@@ -177,7 +180,12 @@ pub fn build_tls_config(tls: &TlsConfig, http2: bool) -> Result<Arc<rustls::Clie
     let builder = builder
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let chain = certs(tls.cert.as_deref(), "cert", tls.cert_file.as_ref(), "cert_file")?;
+    let chain = certs(
+        tls.cert.as_deref(),
+        "cert",
+        tls.cert_file.as_ref(),
+        "cert_file",
+    )?;
     let key = if !tls.key.expose().is_empty() {
         Some(
             PrivateKeyDer::from_pem_slice(tls.key.expose().as_bytes()).map_err(|e| {
@@ -188,11 +196,13 @@ pub fn build_tls_config(tls: &TlsConfig, http2: bool) -> Result<Arc<rustls::Clie
             })?,
         )
     } else if let Some(path) = &tls.key_file {
-        Some(PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
-            field: "key_file",
-            path: path.clone(),
-            problem: e.to_string(),
-        })?)
+        Some(
+            PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
+                field: "key_file",
+                path: path.clone(),
+                problem: e.to_string(),
+            })?,
+        )
     } else {
         None
     };

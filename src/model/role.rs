@@ -122,7 +122,11 @@ impl FromStr for Role {
     type Err = UnknownRole;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         // vmagent's configs spell it `endpointslices`.
-        let s = if s == "endpointslices" { "endpointslice" } else { s };
+        let s = if s == "endpointslices" {
+            "endpointslice"
+        } else {
+            s
+        };
         Role::ALL
             .into_iter()
             .find(|r| r.as_str() == s && r.is_discovery_role())

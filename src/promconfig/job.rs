@@ -336,7 +336,12 @@ impl ScrapeKeys {
         settings.params = self
             .params
             .iter()
-            .map(|(n, v)| (ArcStr::from(format!("{PARAM_PREFIX}{n}")), ArcStr::from(v.as_str())))
+            .map(|(n, v)| {
+                (
+                    ArcStr::from(format!("{PARAM_PREFIX}{n}")),
+                    ArcStr::from(v.as_str()),
+                )
+            })
             .collect();
         settings.scrape_interval = ArcStr::from(format_duration(interval));
         settings.scrape_timeout = ArcStr::from(format_duration(timeout));

@@ -70,7 +70,9 @@ pub fn load_config_with(path: &Path, options: &LoadOptions) -> Result<LoadedConf
         path: path.to_path_buf(),
         source,
     })?;
-    parse_config_with(text.as_str(), path, options, &|name| std::env::var(name).ok())
+    parse_config_with(text.as_str(), path, options, &|name| {
+        std::env::var(name).ok()
+    })
 }
 
 /// Checks config `text` read from `path`, with default options: relative file names in
@@ -184,9 +186,12 @@ impl Loader<'_> {
             message,
         };
         let percent = self.options.dialect == Dialect::VictoriaMetrics;
-        let expanded = expand_placeholders(text, percent, self.options.expand_reloader_vars, self.env);
+        let expanded =
+            expand_placeholders(text, percent, self.options.expand_reloader_vars, self.env);
         for w in expanded.warnings {
-            self.loaded.warnings.push(format!("{}: {w}", path.display()));
+            self.loaded
+                .warnings
+                .push(format!("{}: {w}", path.display()));
         }
         let text = expanded.text;
         if let Some(at) = nesting::flow_depth_exceeds(&text, nesting::MAX_FLOW_DEPTH) {
@@ -196,8 +201,7 @@ impl Loader<'_> {
                 nesting::MAX_FLOW_DEPTH
             )));
         }
-        let mut root: Value =
-            serde_norway::from_str(&text).map_err(|e| syntax(e.to_string()))?;
+        let mut root: Value = serde_norway::from_str(&text).map_err(|e| syntax(e.to_string()))?;
         // `<<: *anchor` merge keys, which Prometheus' YAML decoder applies.
         root.apply_merge().map_err(|e| LoadError::Invalid {
             path: path.to_path_buf(),

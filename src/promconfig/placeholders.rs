@@ -133,7 +133,8 @@ mod tests {
 
     #[test]
     fn reloader_placeholders_only_when_asked() {
-        let text = "regex: $(SHARD);|.+;.+\nfield: spec.nodeName=$(NODE_NAME) $(POD_NAME) $(bad-name)";
+        let text =
+            "regex: $(SHARD);|.+;.+\nfield: spec.nodeName=$(NODE_NAME) $(POD_NAME) $(bad-name)";
         let off = expand_placeholders(text, false, false, &env);
         assert_eq!(off.text, text);
         assert_eq!(off.warnings.len(), 1);

@@ -463,10 +463,7 @@ impl RelabelConfig {
         let graphite = match (&self.graphite_match, &self.labels) {
             (Some(m), Some(labels)) => Some((
                 GraphiteMatch::new(m),
-                labels
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+                labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             )),
             _ => None,
         };
@@ -586,7 +583,8 @@ fn check_vmagent_action(
 ) -> Result<(), FieldProblem> {
     let sources = rule.source_labels.as_deref().unwrap_or(&[]);
     let target = rule.target_label.as_deref().unwrap_or("");
-    let fail = |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
+    let fail =
+        |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
     match action {
         Action::KeepIfEqual | Action::DropIfEqual => {
             if sources.len() < 2 {

@@ -123,14 +123,25 @@ mod tests {
     /// vmagent's own cases (`lib/promrelabel/graphite_test.go`).
     #[test]
     fn matches_as_vmagent() {
-        let m = |t: &str, s: &str| GraphiteMatch::new(t).captures(s);
+        fn m<'a>(template: &str, name: &'a str) -> Option<Vec<&'a str>> {
+            GraphiteMatch::new(template).captures(name)
+        }
         assert_eq!(m("", ""), Some(vec![""]));
-        assert_eq!(m("test.*.*.counter", "test.foo.bar.counter"), Some(vec!["test.foo.bar.counter", "foo", "bar"]));
+        assert_eq!(
+            m("test.*.*.counter", "test.foo.bar.counter"),
+            Some(vec!["test.foo.bar.counter", "foo", "bar"])
+        );
         assert_eq!(m("test.*.*.counter", "test.foo.bar.baz.counter"), None);
         assert_eq!(m("*", "foo"), Some(vec!["foo", "foo"]));
         assert_eq!(m("*", "foo.bar"), None);
-        assert_eq!(m("app*prod.requests", "app42prod.requests"), Some(vec!["app42prod.requests", "42"]));
+        assert_eq!(
+            m("app*prod.requests", "app42prod.requests"),
+            Some(vec!["app42prod.requests", "42"])
+        );
         assert_eq!(m("foo.*", "foo."), Some(vec!["foo.", ""]));
-        assert_eq!(expand_graphite("${2}_total:$1-$9-$x", &["a.b", "a", "b"]), "b_total:a--$x");
+        assert_eq!(
+            expand_graphite("${2}_total:$1-$9-$x", &["a.b", "a", "b"]),
+            "b_total:a--$x"
+        );
     }
 }

@@ -229,10 +229,16 @@ mod tests {
 
     #[test]
     fn selectors_as_vmagent_reads_them() {
-        let pod = [("__meta_kubernetes_pod_name", "test-payment-7cbd8d77b6-4l5xv")];
+        let pod = [(
+            "__meta_kubernetes_pod_name",
+            "test-payment-7cbd8d77b6-4l5xv",
+        )];
         assert!(matches(r#"{__meta_kubernetes_pod_name=~"test-.*"}"#, &pod));
         assert!(!matches(r#"{__meta_kubernetes_pod_name=~"test"}"#, &pod));
-        assert!(matches(r#"{__meta_kubernetes_pod_name!~"backend-.*"}"#, &pod));
+        assert!(matches(
+            r#"{__meta_kubernetes_pod_name!~"backend-.*"}"#,
+            &pod
+        ));
         assert!(matches(
             "up{job='a' or job=`b`}",
             &[("__name__", "up"), ("job", "b")]

@@ -100,12 +100,21 @@ pub fn process(labels: &Labels, scrape: &ScrapeSettings, rules: &[CompiledRule])
     // Shared strings: seeding costs reference counts, not allocations.
     let seeds = [
         (arcstr::literal!("job"), &scrape.job_name),
-        (arcstr::literal!("__scrape_interval__"), &scrape.scrape_interval),
-        (arcstr::literal!("__scrape_timeout__"), &scrape.scrape_timeout),
+        (
+            arcstr::literal!("__scrape_interval__"),
+            &scrape.scrape_interval,
+        ),
+        (
+            arcstr::literal!("__scrape_timeout__"),
+            &scrape.scrape_timeout,
+        ),
         (arcstr::literal!("__metrics_path__"), &scrape.metrics_path),
         (arcstr::literal!("__scheme__"), &scrape.scheme),
     ];
-    for (name, value) in seeds.into_iter().chain(scrape.params.iter().map(|(n, v)| (n.clone(), v))) {
+    for (name, value) in seeds
+        .into_iter()
+        .chain(scrape.params.iter().map(|(n, v)| (n.clone(), v)))
+    {
         if !set.contains(&name) {
             set.set_shared(name, value.clone());
         }

@@ -33,7 +33,7 @@ pub fn job_file_name(name: &str) -> String {
     }
     if encoded.is_empty() {
         // No job has an empty name (the loader refuses one), but the function is total.
-        encoded.push_str("%");
+        encoded.push('%');
     }
     if encoded.len() + EXTENSION.len() > MAX_FILE_NAME {
         use md5::{Digest, Md5};
@@ -83,7 +83,10 @@ mod tests {
     fn names_are_encoded_reversibly_and_stay_in_the_directory() {
         let cases = [
             ("pods", "pods.json"),
-            ("serviceMonitor/default/app/0", "serviceMonitor%2Fdefault%2Fapp%2F0.json"),
+            (
+                "serviceMonitor/default/app/0",
+                "serviceMonitor%2Fdefault%2Fapp%2F0.json",
+            ),
             ("../../escaped", "%2E.%2F%2E.%2Fescaped.json"),
             ("..", "%2E..json"),
             (".", "%2E.json"),

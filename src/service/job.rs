@@ -8,8 +8,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use crate::labels::Labels;
 use super::file_name::job_file;
+use crate::labels::Labels;
 use crate::relabel::{ScrapeSettings, Target, process};
 use crate::sd_output::{etag, sd_json, write_file_atomically};
 use crate::{Subscription, TargetsUpdated};
