@@ -599,7 +599,8 @@ scrape_configs:
     kubernetes_sd_configs:
       - role: pod
         api_server: "https://k:6443"
-        oauth2: {client_id: id, client_secret: s, token_url: "https://idp/token", scopes: [a], endpoint_params: {aud: k8s}}
+        oauth2: {client_id: id, client_secret_file: secret, token_url: "https://idp/token", scopes: [a], endpoint_params: {aud: k8s}}
+        http_headers: {X-Tenant: {files: [tenant]}}
 "#;
     let loaded = parse(yaml).expect("loads");
     let job = &loaded.jobs[0];
@@ -616,5 +617,9 @@ scrape_configs:
         "{w}"
     );
     assert!(w.contains("ignoring \"stream_parse\""), "{w}");
-    assert!(loaded.jobs[1].sd_configs[0].http.oauth2.is_some());
+    // Their files, like every file name, are taken from the config file's directory.
+    let http = &loaded.jobs[1].sd_configs[0].http;
+    let secret = http.oauth2.as_ref().and_then(|o| o.client_secret_file.as_deref());
+    assert_eq!(secret, Some(Path::new("/etc/kubesd/secret")));
+    assert_eq!(http.http_headers["X-Tenant"].files, [Path::new("/etc/kubesd/tenant")]);
 }

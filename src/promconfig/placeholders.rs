@@ -29,47 +29,65 @@ pub fn expand_placeholders(
     reloader: bool,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Expanded {
+    let percent_kind = Kind {
+        open: "%{",
+        close: "}",
+        valid: is_env_name_or_any,
+        expand: percent,
+        why_not: "vmagent's %{VAR} placeholders are expanded only with --config.dialect \
+                  victoriametrics",
+    };
+    let reloader_kind = Kind {
+        open: "$(",
+        close: ")",
+        valid: is_env_name,
+        expand: reloader,
+        why_not: "prometheus-operator's reloader expands these; pass \
+                  --config.expand-reloader-vars to have kubesd do it",
+    };
     let mut warnings = Vec::new();
-    let mut left = BTreeSet::new();
-    let text = replace(text, "%{", "}", is_env_name_or_any, |name| {
-        let value = if percent { env(name) } else { None };
-        if value.is_none() {
-            left.insert(format!("%{{{name}}}"));
-        }
-        value
-    });
-    if !left.is_empty() {
-        let why = if percent {
-            "their environment variables are not set"
-        } else {
-            "vmagent's %{VAR} placeholders are expanded only with --config.dialect victoriametrics"
-        };
-        warnings.push(format!(
-            "placeholders left unexpanded ({why}): {}",
-            left.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
-    }
-    let mut left = BTreeSet::new();
-    let text = replace(&text, "$(", ")", is_env_name, |name| {
-        let value = if reloader { env(name) } else { None };
-        if value.is_none() {
-            left.insert(format!("$({name})"));
-        }
-        value
-    });
-    if !left.is_empty() {
-        let why = if reloader {
-            "their environment variables are not set"
-        } else {
-            "prometheus-operator's reloader expands these; pass --config.expand-reloader-vars \
-             to have kubesd do it"
-        };
-        warnings.push(format!(
-            "placeholders left unexpanded ({why}): {}",
-            left.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
-    }
+    let (text, warning) = percent_kind.apply(text, env);
+    warnings.extend(warning);
+    let (text, warning) = reloader_kind.apply(&text, env);
+    warnings.extend(warning);
     Expanded { text, warnings }
+}
+
+/// One kind of placeholder: how it is written, and whether to expand it.
+struct Kind {
+    open: &'static str,
+    close: &'static str,
+    valid: fn(&str) -> bool,
+    expand: bool,
+    /// Why placeholders stay when `expand` is off.
+    why_not: &'static str,
+}
+
+impl Kind {
+    /// `text` with this kind's placeholders expanded (if on), and a warning naming those
+    /// left.
+    fn apply(&self, text: &str, env: &dyn Fn(&str) -> Option<String>) -> (String, Option<String>) {
+        let mut left = BTreeSet::new();
+        let text = replace(text, self.open, self.close, self.valid, |name| {
+            let value = if self.expand { env(name) } else { None };
+            if value.is_none() {
+                left.insert(format!("{}{name}{}", self.open, self.close));
+            }
+            value
+        });
+        let warning = (!left.is_empty()).then(|| {
+            let why = if self.expand {
+                "their environment variables are not set"
+            } else {
+                self.why_not
+            };
+            format!(
+                "placeholders left unexpanded ({why}): {}",
+                left.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        });
+        (text, warning)
+    }
 }
 
 /// The reloader's variable names: `[a-zA-Z_0-9]+`.
