@@ -619,7 +619,13 @@ scrape_configs:
     assert!(w.contains("ignoring \"stream_parse\""), "{w}");
     // Their files, like every file name, are taken from the config file's directory.
     let http = &loaded.jobs[1].sd_configs[0].http;
-    let secret = http.oauth2.as_ref().and_then(|o| o.client_secret_file.as_deref());
+    let secret = http
+        .oauth2
+        .as_ref()
+        .and_then(|o| o.client_secret_file.as_deref());
     assert_eq!(secret, Some(Path::new("/etc/kubesd/secret")));
-    assert_eq!(http.http_headers["X-Tenant"].files, [Path::new("/etc/kubesd/tenant")]);
+    assert_eq!(
+        http.http_headers["X-Tenant"].files,
+        [Path::new("/etc/kubesd/tenant")]
+    );
 }
