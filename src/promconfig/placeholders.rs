@@ -168,7 +168,7 @@ mod tests {
             "regex: 2;|.+;.+\nfield: spec.nodeName=node-7 $(POD_NAME) $(bad-name)"
         );
         assert!(
-            on.warnings[0].contains("not set: $(POD_NAME)"),
+            on.warnings[0].contains("are not set): $(POD_NAME)"),
             "{:?}",
             on.warnings
         );

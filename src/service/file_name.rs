@@ -87,7 +87,7 @@ mod tests {
                 "serviceMonitor/default/app/0",
                 "serviceMonitor%2Fdefault%2Fapp%2F0.json",
             ),
-            ("../../escaped", "%2E.%2F%2E.%2Fescaped.json"),
+            ("../../escaped", "%2E.%2F..%2Fescaped.json"),
             ("..", "%2E..json"),
             (".", "%2E.json"),
             ("a b%c", "a%20b%25c.json"),
