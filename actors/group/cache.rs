@@ -457,9 +457,15 @@ mod tests {
         ObjectKey::new(&"ns".into(), &name.into())
     }
 
-    const ATTACH: AttachMetadata = AttachMetadata {
-        node: false,
-        namespace: false,
+    const ATTACH: TargetOptions = TargetOptions {
+        attach: crate::targets::AttachMetadata {
+            node: false,
+            namespace: false,
+            deployment: false,
+            job: false,
+            cronjob: false,
+        },
+        semantics: crate::targets::Semantics::VictoriaMetrics,
     };
 
     #[test]
