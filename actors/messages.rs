@@ -54,9 +54,10 @@ pub enum WatcherOutput {
         /// The changes.
         deltas: Vec<Delta>,
     },
-    /// Part of a LIST still arriving: the group stores and labels these objects now, so
-    /// that labelling a big list overlaps its transfer and decoding (on another thread)
-    /// instead of following it. Nothing is removed until the list is complete.
+    /// Part of a LIST still arriving. For a URL's first LIST the group stores and
+    /// labels these objects now, so that labelling a big list overlaps its transfer
+    /// and decoding (on another thread) instead of following it; for a relist it holds
+    /// them until the list is complete, so a list that fails midway changes nothing.
     ListPart {
         /// The watcher.
         url: UrlId,
@@ -69,6 +70,13 @@ pub enum WatcherOutput {
         /// The first part of a new LIST attempt: the parts of any earlier, unfinished
         /// attempt no longer say which objects exist.
         first: bool,
+    },
+    /// The LIST attempt whose parts were sent since the last `first` part failed
+    /// (broken, truncated, not a list of the role): the group drops what it holds of
+    /// it, so that the cache stays at the last complete list.
+    ListAbandoned {
+        /// The watcher.
+        url: UrlId,
     },
     /// A complete LIST (every page): the URL's objects are exactly these plus those of
     /// the parts sent since the last `first` part. The group removes the ones that

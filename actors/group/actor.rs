@@ -20,7 +20,7 @@ use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::config::EngineOptions;
 use crate::config::watched_roles;
-use crate::metrics::{METRICS, inc};
+use crate::metrics::METRICS;
 use crate::model::{ObjectKey, Role};
 use crate::watch::ObjectEventType;
 
@@ -92,13 +92,24 @@ pub struct GroupWatcher {
     pending: Vec<(Role, SubscriberLink)>,
     registration_scheduled: bool,
     synced: HashSet<Role>,
-    /// For each URL whose LIST is arriving in parts: the objects listed so far, so that
-    /// the end of the list knows which cached objects vanished.
-    listing: HashMap<UrlId, HashSet<ObjectKey>>,
+    /// For each URL whose LIST is arriving in parts: what the parts so far brought.
+    listing: HashMap<UrlId, ListInProgress>,
     /// Shared with the watchers: false while a subscriber is behind (see
     /// [`UrlWatcherSetup::group_keeps_up`]).
     keeps_up: Arc<std::sync::atomic::AtomicBool>,
     span: tracing::Span,
+}
+
+/// The parts of a LIST that has not ended yet.
+enum ListInProgress {
+    /// The URL's first LIST: its parts are applied as they come (nothing was listed
+    /// before, and a subscriber counts as synced only at the end), and these are the
+    /// keys they listed, so that the end knows which cached objects vanished.
+    Applied(HashSet<ObjectKey>),
+    /// A relist: its parts are held, and applied only when the list is complete, so
+    /// a list that fails midway leaves the cache and every subscriber at the last
+    /// complete one.
+    Held(Vec<crate::model::Object>),
 }
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
@@ -230,15 +241,16 @@ impl GroupWatcher {
     /// An event the watcher of `url` handed on undecoded is bad: skipped here (the
     /// events after it are still applied: each carries its object's whole state), and
     /// the watcher is told, so that it relists as for a bad event it decoded itself.
-    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: String) {
+    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: crate::error::DecodeError) {
         let Some(slot) = self.urls.get(url.0 as usize) else {
             return;
         };
-        inc(&METRICS.role(slot.url.role).decode_errors);
-        warn!(parent: &self.span, url = %slot.url, "bad watch event: {why}");
-        slot.watcher
-            .deferred_failed
-            .do_send(DeferredEventFailed { attempt, why });
+        METRICS.role(slot.url.role).count_rejected(why.reason());
+        warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
+        slot.watcher.deferred_failed.do_send(DeferredEventFailed {
+            attempt,
+            why: why.to_string(),
+        });
     }
 
     fn apply_delete(
@@ -401,7 +413,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                             Ok((ObjectEventType::Deleted, object)) => {
                                 self.apply_delete(role, object.key(), subscribed, &mut changes)
                             }
-                            Err(e) => self.deferred_event_failed(url, attempt, e.to_string()),
+                            Err(e) => self.deferred_event_failed(url, attempt, e),
                         },
                     }
                 }
@@ -413,37 +425,72 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 undecoded,
                 first,
             } => {
-                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+                let Some(slot) = self.urls.get(url.0 as usize) else {
                     return;
                 };
+                let (role, relist) = (slot.url.role, slot.listed);
                 for item in undecoded {
                     match item.decode() {
                         Ok(object) => objects.push(object),
                         Err(e) => {
-                            inc(&METRICS.role(role).decode_errors);
-                            let url = &self.urls[url.0 as usize].url;
-                            warn!(parent: &self.span, %url, "skipping an object of the list: {e}");
+                            METRICS.role(role).count_rejected(e.reason());
+                            warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
                         }
                     }
                 }
                 if first {
-                    self.listing.insert(url, HashSet::new());
+                    self.listing.remove(&url);
                 }
-                let subscribed = self.has_subscribers(role);
-                let mut changes = Vec::new();
-                let listed = self.listing.entry(url).or_default();
-                listed.extend(objects.iter().map(|o| o.key()));
-                for object in objects {
-                    self.apply_upsert(url, object, subscribed, &mut changes);
+                let listing = self.listing.entry(url).or_insert_with(|| {
+                    if relist {
+                        ListInProgress::Held(Vec::new())
+                    } else {
+                        ListInProgress::Applied(HashSet::new())
+                    }
+                });
+                match listing {
+                    ListInProgress::Held(held) => held.append(&mut objects),
+                    ListInProgress::Applied(keys) => {
+                        keys.extend(objects.iter().map(|o| o.key()));
+                        let subscribed = self.has_subscribers(role);
+                        let mut changes = Vec::new();
+                        for object in objects {
+                            self.apply_upsert(url, object, subscribed, &mut changes);
+                        }
+                        self.push(role, changes, false);
+                    }
                 }
-                self.push(role, changes, false);
             }
-            WatcherOutput::Relisted { url, objects } => {
+            WatcherOutput::ListAbandoned { url } => {
+                let Some(slot) = self.urls.get(url.0 as usize) else {
+                    return;
+                };
+                let role = slot.url.role;
+                if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
+                    // A first LIST that failed midway: what its parts brought goes, so
+                    // that nothing of a body that was not a whole list stays.
+                    let subscribed = self.has_subscribers(role);
+                    let mut changes = Vec::new();
+                    for key in self.cache.keys_of_url(role, url) {
+                        self.apply_delete(role, key, subscribed, &mut changes);
+                    }
+                    self.push(role, changes, false);
+                }
+            }
+            WatcherOutput::Relisted { url, mut objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
                     return;
                 };
                 let subscribed = self.has_subscribers(role);
-                let listed = self.listing.remove(&url).unwrap_or_default();
+                let listed = match self.listing.remove(&url) {
+                    Some(ListInProgress::Applied(keys)) => keys,
+                    Some(ListInProgress::Held(mut held)) => {
+                        held.append(&mut objects);
+                        objects = held;
+                        HashSet::new()
+                    }
+                    None => HashSet::new(),
+                };
                 let mut vanished: HashSet<ObjectKey> = self
                     .cache
                     .keys_of_url(role, url)
