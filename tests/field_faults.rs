@@ -564,3 +564,174 @@ async fn every_request_names_kubesd_and_its_version_in_its_user_agent() {
         );
     }
 }
+
+// `kubesd run` as an operator runs it, against the fake server.
+
+/// A `kubesd run` child process, killed when dropped.
+struct Run {
+    child: std::process::Child,
+    /// `http://127.0.0.1:<port>`.
+    base: String,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Run {
+    /// Starts `kubesd run` with one `role: pod` job against `api` and waits until it
+    /// serves.
+    fn start(api: &str, name: &str) -> Run {
+        use std::io::{BufRead, BufReader};
+        let dir = std::env::temp_dir().join(format!("kubesd-field-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let config = dir.join("kubesd.yml");
+        std::fs::write(
+            &config,
+            format!("scrape_configs:\n  - job_name: pods\n    kubernetes_sd_configs:\n      - role: pod\n        api_server: {api}\n"),
+        )
+        .expect("config written");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubesd"))
+            .args(["run", "--config"])
+            .arg(&config)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubesd starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("kubesd: {line}");
+                let _ = tx.send(line);
+            }
+        });
+        let base = loop {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("kubesd says where it serves");
+            if let Some((_, rest)) = line.split_once("kubesd serving http://") {
+                let addr = rest.split('/').next().unwrap_or_default();
+                break format!("http://{addr}");
+            }
+        };
+        Run { child, base }
+    }
+
+    /// The highest resident memory the process has had, in bytes.
+    fn peak_rss(&self) -> u64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+
+    /// `/sd/pods`: its status and target addresses.
+    async fn sd(&self) -> (u16, Vec<String>) {
+        let client = awc::Client::default();
+        let Ok(mut resp) = client.get(format!("{}/sd/pods", self.base)).send().await else {
+            return (0, Vec::new());
+        };
+        let status = resp.status().as_u16();
+        let body = resp.body().await.unwrap_or_default();
+        let groups: Vec<Value> = serde_json::from_slice(&body).unwrap_or_default();
+        let mut addresses: Vec<String> = groups
+            .iter()
+            .flat_map(|g| g["targets"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect();
+        addresses.sort();
+        (status, addresses)
+    }
+}
+
+/// Before its first sync a job answers 503, so that Prometheus keeps the targets it
+/// had; after it, the last good targets through a LIST of two gigabytes (announced,
+/// then chunked with one 2 GB string), in well under 100 MB.
+#[actix_rt::test]
+async fn kubesd_run_answers_503_until_synced_then_serves_the_last_good_targets_in_bounded_memory()
+{
+    let world = Rc::new(RefCell::new(World::new()));
+    let api = FakeApi::start(|_: &Request| {
+        Reply::k8s_status(503, "ServiceUnavailable", "the server is starting")
+    })
+    .await;
+    let run = Run::start(&api.url, "run");
+    let (status, _) = run.sd().await;
+    assert_eq!(status, 503, "not synced yet");
+
+    // Healthy: watches that stay open until the server turns bad, as a real server
+    // that restarts ends them.
+    let w = Rc::clone(&world);
+    let healthy_phase = Rc::new(std::cell::Cell::new(true));
+    let phase = Rc::clone(&healthy_phase);
+    api.set(move |r: &Request| {
+        if !r.is_watch() {
+            return Reply::json(w.borrow().list());
+        }
+        let phase = Rc::clone(&phase);
+        Reply::Stream(Box::new(move |mut body: BodyWriter| {
+            Box::pin(async move {
+                while phase.get() {
+                    actix_rt::time::sleep(Duration::from_millis(50)).await;
+                }
+                let _ = body.end().await;
+            })
+        }))
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while run.sd().await != (200, OLD.map(String::from).to_vec()) {
+        assert!(Instant::now() < deadline, "no sync: {:?}", run.sd().await);
+        actix_rt::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Every request from now on: a 410 for watches, and a two-gigabyte LIST.
+    let written = Rc::new(std::cell::Cell::new(0u64));
+    let counter = Rc::clone(&written);
+    api.set(move |r: &Request| {
+        if r.is_watch() {
+            return Reply::k8s_status(410, "Expired", "too old resource version");
+        }
+        let counter = Rc::clone(&counter);
+        Reply::Stream(Box::new(move |mut body: BodyWriter| {
+            Box::pin(async move {
+                let head = r#"{"kind":"PodList","metadata":{"resourceVersion":"77"},"items":[{"metadata":{"name":"x","namespace":"shop","annotations":{"a":""#;
+                if body.chunk(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let piece = vec![b'y'; 256 << 10];
+                for _ in 0..(2u64 << 30) / piece.len() as u64 {
+                    if body.chunk(&piece).await.is_err() {
+                        return;
+                    }
+                    counter.set(counter.get() + piece.len() as u64);
+                }
+            })
+        }))
+    });
+    healthy_phase.set(false);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) && written.get() < (1 << 30) {
+        let (status, targets) = run.sd().await;
+        assert_eq!(
+            (status, targets),
+            (200, OLD.map(String::from).to_vec()),
+            "the last good targets"
+        );
+        actix_rt::time::sleep(Duration::from_millis(200)).await;
+    }
+    let peak = run.peak_rss();
+    eprintln!(
+        "kubesd run: {} MB of a 2 GB string streamed, peak RSS {} MB",
+        written.get() >> 20,
+        peak >> 20
+    );
+    assert!(peak < 100 << 20, "peak RSS {} MB", peak >> 20);
+}
