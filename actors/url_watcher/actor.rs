@@ -137,7 +137,7 @@ impl UrlWatcher {
                 ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
             }
             Action::FallBackToBeta => {
-                info!(parent: &self.span, "{}: the API version is not served (404); trying v1beta1", self.setup.url);
+                info!(parent: &self.span, "{}{}: the API version is not served (404); trying v1beta1", self.setup.endpoint.base_url, self.setup.url);
                 self.version = ApiGroupVersion::Beta;
             }
             Action::Deltas { deltas, counts } => {
@@ -172,7 +172,9 @@ impl UrlWatcher {
     /// the recovery once the watch is healthy again.
     fn report(&mut self, report: Report) {
         let m = self.metrics();
-        let url = &self.setup.url;
+        // The whole URL: the span that names it is not shown at every log level.
+        let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
+        let url = &url;
         let problem = match report {
             Report::Relisting(reason) => {
                 m.count_relist(reason);
@@ -232,7 +234,7 @@ impl UrlWatcher {
                 };
                 format!(
                     "{} for {}; cut, retrying in {}",
-                    what.replace("{url}", &url.to_string()),
+                    what.replace("{url}", url),
                     seconds(self.setup.options.watch_stall_timeout),
                     seconds(retry_in)
                 )
@@ -429,7 +431,7 @@ impl UrlWatcher {
                     for e in &errors {
                         act.metrics().count_rejected(e.reason());
                     }
-                    warn!(parent: &act.span, "LIST {}: skipped {} of its objects, the first: {first}", act.setup.url, errors.len());
+                    warn!(parent: &act.span, "LIST {}{}: skipped {} of its objects, the first: {first}", act.setup.endpoint.base_url, act.setup.url, errors.len());
                 }
                 act.feed(Input::ListPage(page), ctx);
             }
