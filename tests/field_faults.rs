@@ -273,7 +273,9 @@ async fn every_watch_answering_an_error_410_event_relists_at_a_bounded_rate() {
 #[actix_rt::test]
 async fn every_watch_answering_http_410_relists_at_a_bounded_rate() {
     let seen = scenario("HTTP 410", options(), |w| {
-        list_ok_and(Rc::clone(w), |_| Reply::k8s_status(410, "Expired", "too old"))
+        list_ok_and(Rc::clone(w), |_| {
+            Reply::k8s_status(410, "Expired", "too old")
+        })
     })
     .await;
     assert!(lists(&seen.during) >= 3, "it does relist");
@@ -281,9 +283,10 @@ async fn every_watch_answering_http_410_relists_at_a_bounded_rate() {
 
 #[actix_rt::test]
 async fn a_list_of_another_kind_changes_nothing() {
-    let nodes = json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "99"},
+    let nodes =
+        json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "99"},
         "items": [{"metadata": {"name": "node-a"}}, {"metadata": {"name": "node-b"}}]})
-    .to_string();
+        .to_string();
     scenario("NodeList", options(), move |_| {
         gone_and_list(move || Reply::json(nodes.clone()))
     })
@@ -624,8 +627,8 @@ impl Run {
 
     /// The highest resident memory the process has had, in bytes.
     fn peak_rss(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -656,8 +659,7 @@ impl Run {
 /// had; after it, the last good targets through a LIST of two gigabytes (announced,
 /// then chunked with one 2 GB string), in well under 100 MB.
 #[actix_rt::test]
-async fn kubesd_run_answers_503_until_synced_then_serves_the_last_good_targets_in_bounded_memory()
-{
+async fn kubesd_run_answers_503_until_synced_then_serves_the_last_good_targets_in_bounded_memory() {
     let world = Rc::new(RefCell::new(World::new()));
     let api = FakeApi::start(|_: &Request| {
         Reply::k8s_status(503, "ServiceUnavailable", "the server is starting")

@@ -156,10 +156,7 @@ impl FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("binds a port");
-        let url = format!(
-            "http://{}",
-            listener.local_addr().expect("has an address")
-        );
+        let url = format!("http://{}", listener.local_addr().expect("has an address"));
         let log = Arc::new(Mutex::new(Vec::new()));
         let handler: Rc<RefCell<Handler>> = Rc::new(RefCell::new(Rc::new(handler)));
         let (log2, handler2) = (Arc::clone(&log), Rc::clone(&handler));
