@@ -78,6 +78,14 @@ pub enum WatcherOutput {
         /// The watcher.
         url: UrlId,
     },
+    /// The URL's state changed (phase, last problem, last sync, relists): the group
+    /// keeps it for the subscriptions whose role needs the URL.
+    Status {
+        /// The watcher.
+        url: UrlId,
+        /// Its state now.
+        status: crate::actors::url_watcher::UrlStatus,
+    },
     /// A complete LIST (every page): the URL's objects are exactly these plus those of
     /// the parts sent since the last `first` part. The group removes the ones that
     /// vanished and pushes nothing for unchanged ones.
@@ -245,4 +253,46 @@ pub enum FlusherMembership {
 pub struct TargetsUpdated {
     /// The subscription whose targets changed.
     pub subscriber: SubscriberId,
+}
+
+/// Sent by a group to the recipients registered with [`WatchUrlStatus`] when the state
+/// of a URL their subscription's role needs changed: the state of every such URL.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct UrlStatusChanged {
+    /// The subscription.
+    pub subscriber: SubscriberId,
+    /// Every URL the subscription's role needs, as they are now.
+    pub urls: Vec<crate::actors::url_watcher::UrlStatus>,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: send [`UrlStatusChanged`] notices
+/// for `role`'s URLs to `recipient` (one at once, then one per change).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct WatchUrlStatus {
+    /// The subscription.
+    pub subscriber: SubscriberId,
+    /// Its role.
+    pub role: Role,
+    /// Where the notices go.
+    pub recipient: Recipient<UrlStatusChanged>,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: the state of every URL `role` needs.
+#[derive(Message, Debug)]
+#[rtype(result = "Vec<crate::actors::url_watcher::UrlStatus>")]
+pub struct GetUrlStatus {
+    /// The role.
+    pub role: Role,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: answered once every URL `role`
+/// needs has been listed, or with the first configuration problem of one of them (a
+/// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
+#[derive(Message, Debug)]
+#[rtype(result = "Result<(), crate::actors::url_watcher::UrlError>")]
+pub struct AwaitSyncOrFailure {
+    /// The role.
+    pub role: Role,
 }

@@ -737,3 +737,109 @@ async fn kubesd_run_answers_503_until_synced_then_serves_the_last_good_targets_i
     );
     assert!(peak < 100 << 20, "peak RSS {} MB", peak >> 20);
 }
+
+/// Records the status notices of one subscription.
+struct StatusLog(Rc<RefCell<Vec<kubesd::UrlStatusChanged>>>);
+
+impl actix::Actor for StatusLog {
+    type Context = actix::Context<Self>;
+}
+
+impl actix::Handler<kubesd::UrlStatusChanged> for StatusLog {
+    type Result = ();
+    fn handle(&mut self, msg: kubesd::UrlStatusChanged, _: &mut actix::Context<Self>) {
+        self.0.borrow_mut().push(msg);
+    }
+}
+
+#[actix_rt::test]
+async fn synced_within_returns_the_reason_when_the_server_forbids_the_list() {
+    let message = r#"pods is forbidden: User "system:serviceaccount:monitoring:kubesd" cannot list resource "pods" in API group "" at the cluster scope"#;
+    let api = FakeApi::start(move |_: &Request| Reply::k8s_status(403, "Forbidden", message)).await;
+    let discovery = Discovery::start(options());
+    let sub = discovery
+        .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
+        .await
+        .expect("subscribes");
+    let notices = Rc::new(RefCell::new(Vec::new()));
+    sub.on_status(actix::Actor::start(StatusLog(Rc::clone(&notices))).recipient());
+    let started = Instant::now();
+    let reason = sub
+        .synced_within(Duration::from_secs(10))
+        .await
+        .expect_err("a repeated 403 cannot sync");
+    // The second 403 in a row is the configuration problem: after one backoff.
+    assert!(started.elapsed() < CAP * 3, "{:?}", started.elapsed());
+    let kubesd::NotSynced::Failing(error) = &reason else {
+        panic!("{reason}");
+    };
+    assert_eq!(
+        error.problem,
+        kubesd::UrlProblem::Request(kubesd::metrics::RequestError::Forbidden)
+    );
+    assert!(error.configuration);
+    assert!(
+        error.message.contains("cannot list resource \"pods\""),
+        "{}",
+        error.message
+    );
+    assert!(
+        reason
+            .to_string()
+            .starts_with("LIST failed: 403 Forbidden: pods is forbidden"),
+        "{reason}"
+    );
+
+    let status = sub.status().await;
+    assert_eq!(status.len(), 1);
+    assert_eq!(status[0].url, format!("{}/api/v1/pods", api.url));
+    assert_eq!(status[0].phase, kubesd::UrlPhase::BackingOff);
+    assert_eq!(status[0].last_sync, None);
+    assert!(
+        notices
+            .borrow()
+            .iter()
+            .any(|n| n.urls.iter().any(|u| u.last_error.is_some()))
+    );
+
+    // Once the server allows it: synced at the next attempt (a configuration problem
+    // is retried at the cap), and the problem is gone from the status once the watch
+    // is healthy.
+    let world = Rc::new(RefCell::new(World::new()));
+    api.set(healthy(Rc::clone(&world)));
+    actix_rt::time::timeout(Duration::from_secs(5), sub.synced())
+        .await
+        .expect("syncs once allowed");
+    actix_rt::time::sleep(Duration::from_millis(300)).await;
+    let status = sub.status().await;
+    assert!(
+        status[0].last_sync.is_some() && status[0].last_error.is_none(),
+        "{status:?}"
+    );
+    assert!(status[0].relists >= 2);
+    let last = notices.borrow().last().cloned().expect("notices");
+    assert_eq!(last.urls, status);
+}
+
+#[actix_rt::test]
+async fn synced_within_times_out_with_each_urls_state() {
+    let api = FakeApi::start(|_: &Request| {
+        Reply::k8s_status(500, "InternalError", "etcdserver: leader changed")
+    })
+    .await;
+    let discovery = Discovery::start(options());
+    let sub = discovery
+        .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
+        .await
+        .expect("subscribes");
+    let reason = sub
+        .synced_within(Duration::from_millis(800))
+        .await
+        .expect_err("500s do not sync");
+    assert!(
+        reason
+            .to_string()
+            .contains("500 Internal Server Error: etcdserver: leader changed"),
+        "{reason}"
+    );
+}

@@ -22,13 +22,14 @@ use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use tracing::{debug, info, warn};
 
-use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State};
+use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
+use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOutput};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_client, user_agent};
-use crate::metrics::{METRICS, RoleMetrics};
+use crate::metrics::{METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
@@ -68,7 +69,11 @@ pub struct UrlWatcher {
     open_watch: Option<OpenWatch>,
     /// The problem last logged as a warning, so that a URL's state change is logged
     /// once and not at every retry; cleared when the watch is healthy again.
-    logged: Option<String>,
+    logged: Option<(Step, UrlProblem)>,
+    /// The URL's state, for the group and the agent.
+    status: UrlStatus,
+    /// The status last sent to the group.
+    status_sent: Option<UrlStatus>,
     /// A watch was opened since the last LIST: the next one is a restart.
     watched_since_list: bool,
     /// Sends to the group not yet handled, oldest first (boxed: the request futures are
@@ -92,6 +97,7 @@ impl UrlWatcher {
         );
         let credentials = Credentials::from_config(&setup.endpoint.http);
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
+        let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
         UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
@@ -103,6 +109,14 @@ impl UrlWatcher {
             open_watch: None,
             logged: None,
             watched_since_list: false,
+            status: UrlStatus {
+                url: full_url,
+                phase: UrlPhase::Listing,
+                last_error: None,
+                last_sync: None,
+                relists: 0,
+            },
+            status_sent: None,
             in_flight: VecDeque::new(),
             span,
         }
@@ -113,15 +127,18 @@ impl UrlWatcher {
         for action in actions {
             self.execute(action, ctx);
         }
+        self.send_status(ctx);
     }
 
     fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
         match action {
             Action::List { continue_token } => {
+                self.status.phase = UrlPhase::Listing;
                 self.watched_since_list = false;
                 self.list(continue_token, ctx);
             }
             Action::Watch { resource_version } => {
+                self.status.phase = UrlPhase::Watching;
                 if self.watched_since_list {
                     crate::metrics::inc(&self.metrics().watch_restarts);
                 }
@@ -133,6 +150,7 @@ impl UrlWatcher {
                 self.emit(WatcherOutput::ListAbandoned { url: self.setup.id }, ctx)
             }
             Action::Wait { delay } => {
+                self.status.phase = UrlPhase::BackingOff;
                 debug!(parent: &self.span, ?delay, "backing off");
                 ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
             }
@@ -152,13 +170,16 @@ impl UrlWatcher {
                     );
                 }
             }
-            Action::Relisted(objects) => self.emit(
-                WatcherOutput::Relisted {
-                    url: self.setup.id,
-                    objects,
-                },
-                ctx,
-            ),
+            Action::Relisted(objects) => {
+                self.status.last_sync = Some(std::time::SystemTime::now());
+                self.emit(
+                    WatcherOutput::Relisted {
+                        url: self.setup.id,
+                        objects,
+                    },
+                    ctx,
+                );
+            }
             Action::Report(report) => self.report(report),
         }
     }
@@ -175,9 +196,16 @@ impl UrlWatcher {
         // The whole URL: the span that names it is not shown at every log level.
         let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
         let url = &url;
-        let problem = match report {
+        let error = |step, problem, message: &str, configuration| UrlError {
+            step,
+            problem,
+            message: message.to_string(),
+            configuration,
+        };
+        let (error, text) = match report {
             Report::Relisting(reason) => {
                 m.count_relist(reason);
+                self.status.relists += 1;
                 debug!(parent: &self.span, %reason, "listing {url}");
                 return;
             }
@@ -191,9 +219,10 @@ impl UrlWatcher {
                     info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
                     return;
                 }
-                format!(
+                let text = format!(
                     "{step} {url}: 410 Gone again right after listing ({message}); listing again after the backoff"
-                )
+                );
+                (error(step, UrlProblem::Gone, &message, false), text)
             }
             Report::RequestFailed {
                 step,
@@ -203,7 +232,7 @@ impl UrlWatcher {
                 retry_in,
             } => {
                 m.count_request_error(reason);
-                if configuration {
+                let text = if configuration {
                     format!(
                         "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {}",
                         seconds(retry_in)
@@ -213,7 +242,9 @@ impl UrlWatcher {
                         "{step} {url} failed: {message}; retrying in {}",
                         seconds(retry_in)
                     )
-                }
+                };
+                let problem = UrlProblem::Request(reason);
+                (error(step, problem, &message, configuration), text)
             }
             Report::Rejected {
                 reason,
@@ -221,30 +252,43 @@ impl UrlWatcher {
                 retry_in,
             } => {
                 m.count_rejected(reason);
-                format!(
+                let text = format!(
                     "WATCH {url}: rejected an event ({message}); listing again in {}",
                     seconds(retry_in)
-                )
+                );
+                let problem = UrlProblem::Rejected(reason);
+                (error(Step::Watch, problem, &message, false), text)
             }
             Report::Stalled { reason, retry_in } => {
                 m.count_stall(reason);
-                let what = match reason {
-                    crate::metrics::StallReason::Watch => "WATCH {url}: a line stayed incomplete",
-                    crate::metrics::StallReason::List => "LIST {url}: no next item arrived",
+                let (step, what) = match reason {
+                    StallReason::Watch => (Step::Watch, "a line stayed incomplete"),
+                    StallReason::List => (Step::List, "no next item arrived"),
                 };
-                format!(
-                    "{} for {}; cut, retrying in {}",
-                    what.replace("{url}", url),
-                    seconds(self.setup.options.watch_stall_timeout),
+                let limit = seconds(self.setup.options.watch_stall_timeout);
+                let message = format!("{what} for {limit}");
+                let text = format!(
+                    "{step} {url}: {message}; cut, retrying in {}",
                     seconds(retry_in)
+                );
+                (
+                    error(step, UrlProblem::Stalled(reason), &message, false),
+                    text,
                 )
             }
-            Report::NoResourceVersion { retry_in } => format!(
-                "LIST {url}: the list has no resourceVersion to watch from; listing again in {}",
-                seconds(retry_in)
-            ),
+            Report::NoResourceVersion { retry_in } => {
+                let message = "the list has no resourceVersion to watch from";
+                let text = format!(
+                    "LIST {url}: {message}; listing again in {}",
+                    seconds(retry_in)
+                );
+                let problem = UrlProblem::NoResourceVersion;
+                (error(Step::List, problem, message, false), text)
+            }
             Report::Healthy => {
-                if let Some(was) = self.logged.take() {
+                if let Some(was) = self.status.last_error.take()
+                    && self.logged.take().is_some()
+                {
                     info!(parent: &self.span, "WATCH {url}: healthy again (last problem: {was})");
                 }
                 return;
@@ -254,18 +298,30 @@ impl UrlWatcher {
                 return;
             }
         };
-        // A run of like problems: the message without its changing delay.
-        let kind = problem
-            .split("; retrying")
-            .next()
-            .unwrap_or(&problem)
-            .to_string();
-        if self.logged.as_deref() == Some(kind.as_str()) {
-            debug!(parent: &self.span, "{problem}");
+        // A run of like problems is one change of state: logged once.
+        let kind = (error.step, error.problem.clone());
+        if self.logged.as_ref() == Some(&kind) {
+            debug!(parent: &self.span, "{text}");
         } else {
-            warn!(parent: &self.span, "{problem}");
+            warn!(parent: &self.span, "{text}");
             self.logged = Some(kind);
         }
+        self.status.last_error = Some(error);
+    }
+
+    /// Sends the URL's status to the group when it changed.
+    fn send_status(&mut self, ctx: &mut Context<Self>) {
+        if self.status_sent.as_ref() == Some(&self.status) {
+            return;
+        }
+        self.status_sent = Some(self.status.clone());
+        self.emit(
+            WatcherOutput::Status {
+                url: self.setup.id,
+                status: self.status.clone(),
+            },
+            ctx,
+        );
     }
 
     /// Sends output to the group; waits for the oldest when too many are unhandled.
