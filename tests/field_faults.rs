@@ -301,7 +301,7 @@ async fn a_list_item_nested_200000_deep_is_skipped_and_the_rest_kept() {
             let good = w.borrow().list();
             let deep = format!(
                 r#"{{"metadata":{{"name":"deep","namespace":"shop"}},"spec":{}}}"#,
-                format!("{}{}", "[".repeat(200_000), "]".repeat(200_000))
+                format_args!("{}{}", "[".repeat(200_000), "]".repeat(200_000))
             );
             let body = good.replacen(r#""items":["#, &format!(r#""items":[{deep},"#), 1);
             Reply::json(body)
@@ -342,7 +342,7 @@ async fn a_deeply_nested_event_is_rejected_and_relisted_at_a_bounded_rate() {
         list_ok_and(Rc::clone(w), |_| {
             let deep = format!(
                 r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"old-1","namespace":"shop","resourceVersion":"50"}},"spec":{}}}}}"#,
-                format!("{}{}", "[".repeat(200_000), "]".repeat(200_000))
+                format_args!("{}{}", "[".repeat(200_000), "]".repeat(200_000))
             );
             Reply::watch(vec![deep], Duration::from_secs(5))
         })

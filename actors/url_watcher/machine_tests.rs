@@ -238,7 +238,7 @@ fn a_rejected_event_never_moves_the_resource_version() {
         "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"999999\"}}}\n".to_string(),
         // Nested deeper than serde_json's limit.
         format!("{{\"type\":\"ADDED\",\"object\":{{\"metadata\":{{\"name\":\"x\",\"resourceVersion\":\"999999\",\"labels\":{}}}}}}}\n",
-            format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000))),
+            format_args!("{}1{}", "[".repeat(200_000), "]".repeat(200_000))),
     ] {
         let mut m = watching();
         m.on(Input::Chunks(&piece(event("ADDED", "b", 11).as_bytes())));
@@ -674,6 +674,9 @@ fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_lis
     assert!(matches!(m.state(), State::Watching { .. }));
 }
 
+/// How a fake server answers each request of the machine.
+type Answer = Box<dyn Fn(&Action) -> Input<'static>>;
+
 /// A server that misbehaves the same way for ten minutes of simulated time, answered
 /// the way each fault is: the requests of every minute after the first, counted from
 /// the machine's own waits (the answers come at once, the worst case).
@@ -711,7 +714,7 @@ fn under_any_lasting_fault_a_url_makes_at_most_twenty_requests_a_minute() {
         retry_after,
         message: String::new(),
     };
-    let faults: [(&str, Box<dyn Fn(&Action) -> Input<'static>>); 9] = [
+    let faults: [(&str, Answer); 9] = [
         (
             "every watch breaks at once",
             Box::new(move |a| match a {

@@ -681,7 +681,7 @@ mod tests {
         );
         let deep = format!(
             r#"{{"metadata":{{"name":"deep","namespace":"n","labels":{}}}}}"#,
-            format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000))
+            format_args!("{}1{}", "[".repeat(100_000), "]".repeat(100_000))
         );
         let small = r#"{"metadata":{"name":"ok","namespace":"n"}}"#;
         let body = format!(
