@@ -14,7 +14,7 @@ use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
 use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::{GetSd, GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
-use crate::{Discovery, EngineOptions};
+use crate::{Discovery, EngineOptions, Semantics};
 
 /// Options shared by `run` and `once`.
 #[derive(Debug, clap::Args)]
@@ -32,10 +32,14 @@ pub struct JobArgs {
     /// the job name is percent-encoded into one file name (`a/b` is `a%2Fb.json`).
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    pub semantics: Semantics,
     /// Whose meaning to follow where Prometheus and vmagent read a config differently:
-    /// `hashmod`'s hash, `{{label}}` in replacements, `%{VAR}` placeholders.
-    #[arg(long = "config.dialect", default_value = "prometheus")]
-    pub config_dialect: Dialect,
+    /// `hashmod`'s hash, `{{label}}` in replacements, `%{VAR}` placeholders
+    /// (prometheus or victoriametrics; default: as --semantics).
+    #[arg(long = "config.dialect")]
+    pub config_dialect: Option<Dialect>,
     /// Expand prometheus-operator's `$(VAR)` placeholders (`$(SHARD)`, `$(NODE_NAME)`)
     /// from the environment, as its config reloader does.
     #[arg(long = "config.expand-reloader-vars")]
@@ -49,8 +53,12 @@ pub struct JobArgs {
 impl JobArgs {
     /// How the config file is read.
     fn load_options(&self) -> LoadOptions {
+        let dialect = self.config_dialect.unwrap_or(match self.semantics {
+            Semantics::Prometheus => Dialect::Prometheus,
+            Semantics::VictoriaMetrics => Dialect::VictoriaMetrics,
+        });
         LoadOptions {
-            dialect: self.config_dialect,
+            dialect,
             expand_reloader_vars: self.expand_reloader_vars,
             default_kubeconfig: self
                 .kubeconfig
@@ -115,7 +123,10 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     let config = load(&args.jobs)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         Arc::clone(&published),
     );
@@ -177,7 +188,10 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
     let config = load(&args.jobs)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         published,
     );

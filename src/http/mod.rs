@@ -9,6 +9,7 @@ mod headers;
 mod oauth2;
 mod proxy;
 mod tls;
+mod user_agent;
 
 pub use credentials::{Credentials, CredentialsError};
 pub use endpoint::{
@@ -20,6 +21,7 @@ pub use proxy::{
     ProxyError, ProxyRoute, TunnelConnector, bypasses, check_proxy_url, open_tunnel, proxy_for,
 };
 pub use tls::{TlsError, build_tls_config};
+pub use user_agent::user_agent;
 
 use std::sync::Arc;
 use std::time::Duration;
