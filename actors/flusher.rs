@@ -95,7 +95,9 @@ pub enum PaceState {
     /// A flush is scheduled; further changes join it.
     Scheduled,
     /// Under load: the last flush recomputed more than `max_soon` objects, or took more
-    /// than a tenth of `delay`, or a scheduled flush found more than `max_soon` dirty.
+    /// than half of `delay` (so that flushing soon takes at most a third of the group's
+    /// thread; less would mistake a busy machine's pauses for load), or a scheduled
+    /// flush found more than `max_soon` dirty.
     /// Dirty objects wait for the tick; a tick that recomputes few returns to `Idle`.
     Loaded,
 }
@@ -143,7 +145,7 @@ impl FlushPace {
     /// A flush (scheduled, ticked, or at the end of a list) recomputed `recomputed`
     /// objects in `took`.
     pub fn flushed(&mut self, recomputed: usize, took: Duration) {
-        let heavy = recomputed > self.max_soon || took > self.delay / 10;
+        let heavy = recomputed > self.max_soon || took > self.delay / 2;
         self.state = if heavy {
             PaceState::Loaded
         } else if self.state == PaceState::Scheduled {
@@ -210,7 +212,7 @@ mod tests {
         let mut p = pace();
         assert_eq!(p.after_change(1), Some(DELAY));
         assert!(p.due(1));
-        p.flushed(1, DELAY / 5);
+        p.flushed(1, DELAY);
         p.settle();
         assert_eq!(p.state(), PaceState::Loaded);
     }

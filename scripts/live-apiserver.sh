@@ -240,7 +240,7 @@ export KUBESD_LIVE_APISERVER=$SERVER
 export KUBESD_LIVE_TOKEN=$(cat "$DIR/admin.token")
 export KUBESD_LIVE_CA_FILE=$DIR/pki/ca.crt
 export KUBESD_LIVE_AUDIT_LOG=$DIR/audit.log
-export KUBESD_LIVE_RESTART="$(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
+export KUBESD_LIVE_RESTART="KUBESD_LIVE_DIR=$DIR KUBESD_LIVE_PORT=$PORT KUBESD_LIVE_ETCD_PORT=$ETCD_PORT $(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
 EOF
 }
 

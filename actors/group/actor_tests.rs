@@ -863,7 +863,7 @@ async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up
 
 /// A group that flushes at most two dirty objects itself, `SOON` after the change, on
 /// paused time; with endpoints "e<x>" over pod "<x>" for each of `pods`, synced. (`SOON`
-/// is long so that a flush slowed by a busy machine stays under a tenth of it, which
+/// is long so that a flush slowed by a busy machine stays under half of it, which
 /// would count as load.)
 const SOON: std::time::Duration = std::time::Duration::from_secs(10);
 
