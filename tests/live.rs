@@ -285,8 +285,8 @@ async fn set_node_status(api: &mut Api, name: &str, i: usize) {
     .await;
 }
 
-/// A pod on node `node`, owned by `owner` (kind, name, uid) if any, made Running and
-/// Ready, with IP `ip`.
+/// A pod on node `node` with IP `ip`, owned by `owner` (API version, kind, name, uid)
+/// if any, made Running and Ready.
 async fn create_pod(
     api: &mut Api,
     run: &Run,
@@ -294,8 +294,7 @@ async fn create_pod(
     name: &str,
     labels: Value,
     owner: Option<(&str, &str, &str, &str)>,
-    node: usize,
-    ip: &str,
+    (node, ip): (usize, &str),
 ) {
     let mut metadata = json!({"name": name, "labels": labels,
         "annotations": {"prometheus.io/scrape": "true"}});
@@ -354,7 +353,7 @@ fn pod_template(labels: &Value, restart: &str) -> Value {
         "containers": [{"name": "app", "image": "registry.example/app:1.0"}]}})
 }
 
-/// Everything the suite starts with; returns the uid of the ReplicaSet and of the Job.
+/// Everything the suite starts with.
 async fn create_world(api: &mut Api, run: &Run) {
     for (ns, team) in [(&run.ns_a, "a"), (&run.ns_b, "b")] {
         api.create(
@@ -393,8 +392,7 @@ async fn create_world(api: &mut Api, run: &Run) {
             &name,
             web.clone(),
             Some(owner),
-            i,
-            &format!("10.252.0.{}", i + 10),
+            (i, &format!("10.252.0.{}", i + 10)),
         )
         .await;
     }
@@ -425,8 +423,7 @@ async fn create_world(api: &mut Api, run: &Run) {
             &name,
             job_labels.clone(),
             Some(owner),
-            i,
-            &format!("10.252.1.{}", i + 10),
+            (i, &format!("10.252.1.{}", i + 10)),
         )
         .await;
     }
@@ -437,8 +434,7 @@ async fn create_world(api: &mut Api, run: &Run) {
         "solo",
         json!({"app": "solo"}),
         None,
-        2,
-        "10.252.1.50",
+        (2, "10.252.1.50"),
     )
     .await;
 
@@ -963,8 +959,7 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
             &new,
             web,
             Some(owner),
-            round,
-            &format!("10.252.2.{}", round + 10),
+            (round, &format!("10.252.2.{}", round + 10)),
         )
         .await;
         if round > 0 {
