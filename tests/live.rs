@@ -1075,6 +1075,10 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
             count(&requests, "watch")
         );
         assert!(
+            agents.iter().all(|a| a.starts_with("kubesd/")),
+            "kubesd names itself in every request, as client-go's clients do: {agents:?}"
+        );
+        assert!(
             count(&requests, "list") > 0,
             "kubesd's LISTs are in the audit log"
         );
