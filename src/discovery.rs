@@ -133,6 +133,7 @@ impl Discovery {
             namespaces,
             selectors,
             attach: config.attach_metadata,
+            semantics: self.inner.options.semantics,
         };
         Ok((key, config.role))
     }

@@ -218,6 +218,7 @@ async fn expected(
     assert_eq!(status, 200);
     let page = decode_list(role, &body).expect("list decodes");
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::default(),
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };

@@ -13,7 +13,7 @@ use tracing::{error, info, warn};
 use crate::promconfig::{LoadedConfig, load_config};
 use crate::sd_output::write_file_atomically;
 use crate::service::{GetSd, GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
-use crate::{Discovery, EngineOptions};
+use crate::{Discovery, EngineOptions, Semantics};
 
 /// Options shared by `run` and `once`.
 #[derive(Debug, clap::Args)]
@@ -30,6 +30,9 @@ pub struct JobArgs {
     /// Also write each job's targets to DIR/JOB.json (Prometheus file SD), atomically.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    pub semantics: Semantics,
 }
 
 /// Arguments of `kubesd run`.
@@ -85,7 +88,10 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     let config = load(&args.jobs.config)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         Arc::clone(&published),
     );
@@ -147,7 +153,10 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
     let config = load(&args.jobs.config)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         published,
     );

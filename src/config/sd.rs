@@ -221,6 +221,16 @@ pub fn watched_roles(role: Role, attach: AttachMetadata) -> Vec<Role> {
     if attach.namespace && role != Role::Node {
         roles.push(Role::Namespace);
     }
+    // A pod's Deployment is read from its ReplicaSet, its CronJob from its Job; the
+    // Job's own name needs no look-up.
+    if matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice) {
+        if attach.deployment {
+            roles.push(Role::ReplicaSet);
+        }
+        if attach.cronjob {
+            roles.push(Role::Job);
+        }
+    }
     roles
 }
 

@@ -28,11 +28,18 @@ pub enum Role {
     Ingress,
     /// `namespaces`: never a discovery role; watched for `attach_metadata.namespace`.
     Namespace,
+    /// `replicasets` (apps/v1): never a discovery role; watched for
+    /// `attach_metadata.deployment` (a pod's ReplicaSet names its Deployment).
+    #[serde(rename = "replicaset")]
+    ReplicaSet,
+    /// `jobs` (batch/v1): never a discovery role; watched for `attach_metadata.job` and
+    /// `.cronjob` (a pod's Job names its CronJob).
+    Job,
 }
 
 impl Role {
     /// Every kind, in a fixed order.
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 9] = [
         Role::Node,
         Role::Pod,
         Role::Service,
@@ -40,9 +47,12 @@ impl Role {
         Role::EndpointSlice,
         Role::Ingress,
         Role::Namespace,
+        Role::ReplicaSet,
+        Role::Job,
     ];
 
-    /// The roles a scrape job may discover: every kind but `Namespace`.
+    /// The roles a scrape job may discover: every kind but `Namespace`, `ReplicaSet`
+    /// and `Job`.
     pub const DISCOVERY: [Role; 6] = [
         Role::Node,
         Role::Pod,
@@ -62,6 +72,8 @@ impl Role {
             Role::EndpointSlice => "endpointslice",
             Role::Ingress => "ingress",
             Role::Namespace => "namespace",
+            Role::ReplicaSet => "replicaset",
+            Role::Job => "job",
         }
     }
 
@@ -75,6 +87,8 @@ impl Role {
             Role::EndpointSlice => "EndpointSlice",
             Role::Ingress => "Ingress",
             Role::Namespace => "Namespace",
+            Role::ReplicaSet => "ReplicaSet",
+            Role::Job => "Job",
         }
     }
 
@@ -89,13 +103,16 @@ impl Role {
             "EndpointSlice" => Role::EndpointSlice,
             "Ingress" => Role::Ingress,
             "Namespace" => Role::Namespace,
+            "ReplicaSet" => Role::ReplicaSet,
+            "Job" => Role::Job,
             _ => return None,
         })
     }
 
-    /// True for the roles a scrape job may discover (all but `Namespace`).
+    /// True for the roles a scrape job may discover (all but `Namespace`, `ReplicaSet`
+    /// and `Job`, which are only watched for what they add to other roles' targets).
     pub fn is_discovery_role(self) -> bool {
-        self != Role::Namespace
+        !matches!(self, Role::Namespace | Role::ReplicaSet | Role::Job)
     }
 
     /// True for objects that live in a namespace.
