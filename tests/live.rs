@@ -369,11 +369,25 @@ async fn create_world(api: &mut Api, run: &Run) {
     }
     let a = &run.ns_a;
     let web = json!({"app": "web", "tier": "frontend"});
+    // No deployment, replicaset, job or cronjob controller runs: the objects stand as
+    // created, their owner references as the controllers would set them.
+    let deployment = api
+        .create(
+            &format!("/apis/apps/v1/namespaces/{a}/deployments"),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "labels": web},
+                "spec": {"replicas": 3, "selector": {"matchLabels": web},
+                    "template": pod_template(&web, "Always")}}),
+        )
+        .await;
+    let deployment_uid = deployment["metadata"]["uid"].clone();
     let rs = api
         .create(
             &format!("/apis/apps/v1/namespaces/{a}/replicasets"),
             json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                "metadata": {"name": "web-5d9c7b", "labels": web},
+                "metadata": {"name": "web-5d9c7b", "labels": web,
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                        "name": "web", "uid": deployment_uid, "controller": true}]},
                 "spec": {"replicas": 3, "selector": {"matchLabels": web},
                     "template": pod_template(&web, "Always")}}),
         )
@@ -398,11 +412,23 @@ async fn create_world(api: &mut Api, run: &Run) {
     }
     let b = &run.ns_b;
     let batch = json!({"app": "batch"});
+    let cronjob = api
+        .create(
+            &format!("/apis/batch/v1/namespaces/{b}/cronjobs"),
+            json!({"apiVersion": "batch/v1", "kind": "CronJob",
+                "metadata": {"name": "nightly", "labels": batch},
+                "spec": {"schedule": "0 3 * * *", "suspend": true, "jobTemplate": {"spec": {
+                    "template": pod_template(&batch, "Never")}}}}),
+        )
+        .await;
+    let cronjob_uid = cronjob["metadata"]["uid"].clone();
     let job = api
         .create(
             &format!("/apis/batch/v1/namespaces/{b}/jobs"),
             json!({"apiVersion": "batch/v1", "kind": "Job",
-                "metadata": {"name": "report", "labels": batch},
+                "metadata": {"name": "report", "labels": batch,
+                    "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob",
+                        "name": "nightly", "uid": cronjob_uid, "controller": true}]},
                 "spec": {"parallelism": 2, "completions": 2, "suspend": true,
                     "template": pod_template(&batch, "Never")}}),
         )
@@ -501,13 +527,16 @@ fn jobs(run: &Run) -> Vec<(&'static str, Role, String)> {
         (
             "pods",
             Role::Pod,
-            format!("{names}, attach_metadata: {{node: true, namespace: true}}"),
+            format!(
+                "{names}, attach_metadata: {{node: true, namespace: true, deployment: true, \
+                 job: true, cronjob: true}}"
+            ),
         ),
         ("services", Role::Service, names.clone()),
         (
             "endpoints",
             Role::Endpoints,
-            format!("{names}, attach_metadata: {{node: true}}"),
+            format!("{names}, attach_metadata: {{node: true, deployment: true}}"),
         ),
         (
             "endpointslices",
@@ -590,6 +619,16 @@ async fn list_all(api: &mut Api, run: &Run) -> Listed {
                 format!("/apis/networking.k8s.io/v1/namespaces/{ns}/ingresses"),
                 "Ingress",
             ),
+            (
+                Role::ReplicaSet,
+                format!("/apis/apps/v1/namespaces/{ns}/replicasets"),
+                "ReplicaSet",
+            ),
+            (
+                Role::Job,
+                format!("/apis/batch/v1/namespaces/{ns}/jobs"),
+                "Job",
+            ),
         ] {
             let items = api.list(&path, kind).await;
             add(role, items);
@@ -613,6 +652,8 @@ fn expected(listed: &Listed, run: &Run, yaml: &str, job: &str) -> Vec<LabelSet> 
         .expect("a known job");
     let ctx = TargetContext {
         attach: sd.attach_metadata,
+        // What `kubesd run` follows unless told otherwise.
+        semantics: kubesd::Semantics::Prometheus,
         cache: &listed.cache,
     };
     let namespaces: BTreeSet<&str> = sd.namespaces.names.iter().map(String::as_str).collect();
@@ -889,6 +930,20 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
         "live: {} ready in {ready:?}, all jobs matched {first:?} later",
         run.id
     );
+    // The owners' metadata is there, not only equal on both sides.
+    let pods = kubesd.served("pods").await.unwrap_or_default();
+    for (label, value) in [
+        ("meta_kubernetes_pod_controller_kind", "ReplicaSet"),
+        ("meta_kubernetes_pod_deployment_name", "web"),
+        ("meta_kubernetes_pod_job_name", "report"),
+        ("meta_kubernetes_pod_cronjob_name", "nightly"),
+    ] {
+        assert!(
+            pods.iter()
+                .any(|t| t.get(label).map(String::as_str) == Some(value)),
+            "no pod target with {label}={value}"
+        );
+    }
 
     // Churn, three rounds.
     let (a, b) = (run.ns_a.clone(), run.ns_b.clone());
