@@ -137,10 +137,9 @@ struct Api {
 
 impl Api {
     fn new(env: &LiveEnv) -> Api {
-        let tls = env
-            .server
-            .starts_with("https://")
-            .then(|| build_tls_config(&env.http.tls_config).expect("the suite's TLS settings"));
+        let tls = env.server.starts_with("https://").then(|| {
+            build_tls_config(&env.http.tls_config, false).expect("the suite's TLS settings")
+        });
         Api {
             server: env.server.clone(),
             client: build_client(tls, true, Duration::from_secs(30)),
@@ -668,7 +667,7 @@ fn expected(listed: &Listed, run: &Run, yaml: &str, job: &str) -> Vec<LabelSet> 
         .flatten()
         .filter(|o| wanted(o))
         .flat_map(|o| target_labels(o, &ctx))
-        .filter_map(|l| match process(&l, job, &config.rules) {
+        .filter_map(|l| match process(&l, &config.scrape, &config.rules) {
             Target::Keep(t) => Some(
                 t.iter()
                     .map(|l| (l.name.to_string(), l.value.to_string()))
