@@ -8,6 +8,154 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use crate::model::Role;
 
+/// Declares a metric label's values: an enum, its `ALL` values in order and their
+/// label text.
+macro_rules! reasons {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the order the metric's samples are rendered.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The label value.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+reasons! {
+    /// Why a URL watcher started a LIST (`kubesd_relists_total{reason}`).
+    RelistReason {
+        /// The watcher's first LIST.
+        Initial => "initial",
+        /// 410 Gone: the watch's resourceVersion or the list's continue token expired.
+        Gone => "gone",
+        /// A watch event was rejected: a change may have been missed.
+        BadEvent => "bad_event",
+        /// The previous LIST failed.
+        Retry => "retry",
+        /// The periodic safety-net relist (`EngineOptions::relist_interval`).
+        Resync => "resync",
+        /// The previous LIST had no resourceVersion to watch from.
+        NoResourceVersion => "no_resource_version",
+        /// 404 on the role's current API version: the older one is tried.
+        FallBack => "fall_back",
+    }
+}
+
+reasons! {
+    /// Why a LIST or WATCH request failed (`kubesd_request_errors_total{reason}`).
+    RequestError {
+        /// The connection failed, timed out, or broke mid-body.
+        Connection => "connection",
+        /// 400: the request itself is wrong (a selector the server refuses).
+        BadRequest => "bad_request",
+        /// 401: the credentials were refused.
+        Unauthorized => "unauthorized",
+        /// 403: the credentials may not list or watch this resource.
+        Forbidden => "forbidden",
+        /// 404 with no older API version to fall back to.
+        NotFound => "not_found",
+        /// 429: the server asks to slow down.
+        Throttled => "throttled",
+        /// 5xx.
+        ServerError => "server_error",
+        /// Any other status.
+        OtherStatus => "other_status",
+        /// A LIST body that is not a whole list of the role (wrong kind, truncated,
+        /// undecodable, over `max_list_body`).
+        BadBody => "bad_body",
+        /// A watch `ERROR` event other than 410.
+        ErrorEvent => "error_event",
+        /// A watch the server ended cleanly before it had been healthy for
+        /// `EngineOptions::healthy_after`.
+        ShortWatch => "short_watch",
+    }
+}
+
+reasons! {
+    /// Why an object (a list item or a watch event) was rejected
+    /// (`kubesd_rejected_objects_total{reason}`).
+    RejectReason {
+        /// Not JSON, or JSON of the wrong shape (no name, unknown event type, ...).
+        Undecodable => "undecodable",
+        /// An object of another kind than the role's.
+        WrongKind => "wrong_kind",
+        /// Larger than `EngineOptions::max_object_size`.
+        TooLarge => "too_large",
+        /// Nested deeper than `EngineOptions::max_json_depth`.
+        TooDeep => "too_deep",
+    }
+}
+
+reasons! {
+    /// What stalled (`kubesd_stalls_total{reason}`): a stream that stopped making
+    /// progress mid-object for longer than `EngineOptions::progress_deadline`.
+    StallReason {
+        /// A watch line stayed incomplete.
+        Watch => "watch",
+        /// A LIST body found no next item.
+        List => "list",
+    }
+}
+
+/// A counter split by one reason label, with its sum.
+pub struct ReasonCounter<const N: usize> {
+    counts: [AtomicU64; N],
+}
+
+impl<const N: usize> ReasonCounter<N> {
+    const fn new() -> Self {
+        ReasonCounter {
+            counts: [const { AtomicU64::new(0) }; N],
+        }
+    }
+
+    /// Adds one for the reason at `index` (its place in the reason's `ALL`).
+    fn inc(&self, index: usize) {
+        if let Some(c) = self.counts.get(index) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The count of the reason at `index`.
+    fn get(&self, index: usize) -> u64 {
+        self.counts
+            .get(index)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// The sum over every reason.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+}
+
+impl<const N: usize> Default for ReasonCounter<N> {
+    fn default() -> Self {
+        ReasonCounter::new()
+    }
+}
+
+fn index_of<T: PartialEq>(all: &[T], value: &T) -> usize {
+    all.iter().position(|v| v == value).unwrap_or(0)
+}
+
 /// Counters and gauges of one role.
 #[derive(Default)]
 pub struct RoleMetrics {
@@ -24,19 +172,63 @@ pub struct RoleMetrics {
     /// Object events a URL watcher handed to its group undecoded (counted in the
     /// `events_*` counters too), so that both threads decode.
     pub events_deferred: AtomicU64,
-    /// Complete LISTs (initial and re-).
+    /// LISTs started (initial and re-), every reason.
     pub relists: AtomicU64,
+    /// LISTs started, by reason.
+    pub relists_by: ReasonCounter<7>,
     /// `410 Gone` answers, as HTTP status or `ERROR` event.
     pub gone: AtomicU64,
     /// Watches reopened (clean end, error or stall).
     pub watch_restarts: AtomicU64,
-    /// Watches reopened because nothing arrived within the stall timeout.
+    /// Streams (watch or LIST) cut because they stopped making progress mid-object.
     pub watch_stalls: AtomicU64,
-    /// Events or list items that could not be decoded.
+    /// The same, by what stalled.
+    pub stalls_by: ReasonCounter<2>,
+    /// Events or list items rejected (undecodable, wrong kind, too large, too deep).
     pub decode_errors: AtomicU64,
+    /// The same, by reason.
+    pub rejected_by: ReasonCounter<4>,
     /// Failed requests (connection errors and non-2xx answers other than 410).
     pub request_errors: AtomicU64,
+    /// The same, by reason.
+    pub request_errors_by: ReasonCounter<11>,
 }
+
+impl RoleMetrics {
+    /// Counts a LIST started for `reason`.
+    pub fn count_relist(&self, reason: RelistReason) {
+        inc(&self.relists);
+        self.relists_by.inc(index_of(RelistReason::ALL, &reason));
+    }
+
+    /// Counts a failed request.
+    pub fn count_request_error(&self, reason: RequestError) {
+        inc(&self.request_errors);
+        self.request_errors_by
+            .inc(index_of(RequestError::ALL, &reason));
+    }
+
+    /// Counts a rejected object.
+    pub fn count_rejected(&self, reason: RejectReason) {
+        inc(&self.decode_errors);
+        self.rejected_by.inc(index_of(RejectReason::ALL, &reason));
+    }
+
+    /// Counts a stalled stream.
+    pub fn count_stall(&self, reason: StallReason) {
+        inc(&self.watch_stalls);
+        self.stalls_by.inc(index_of(StallReason::ALL, &reason));
+    }
+}
+
+/// One per-role metric split by a reason: name, help, the reason's label values, and
+/// how to read the count of the value at an index.
+type ReasonSample = (
+    &'static str,
+    &'static str,
+    Vec<&'static str>,
+    fn(&RoleMetrics, usize) -> u64,
+);
 
 /// One per-role metric: name, type, help, and how to read it.
 type RoleSample = (
@@ -48,7 +240,7 @@ type RoleSample = (
 
 /// All of kubesd's metrics.
 pub struct Metrics {
-    roles: [RoleMetrics; 7],
+    roles: [RoleMetrics; Role::ALL.len()],
     /// Running group watchers (gauge).
     pub groups: AtomicI64,
     /// Running subscribers (gauge).
@@ -80,15 +272,29 @@ impl Metrics {
                 bookmarks: AtomicU64::new(0),
                 events_deferred: AtomicU64::new(0),
                 relists: AtomicU64::new(0),
+                relists_by: ReasonCounter::new(),
                 gone: AtomicU64::new(0),
                 watch_restarts: AtomicU64::new(0),
                 watch_stalls: AtomicU64::new(0),
+                stalls_by: ReasonCounter::new(),
                 decode_errors: AtomicU64::new(0),
+                rejected_by: ReasonCounter::new(),
                 request_errors: AtomicU64::new(0),
+                request_errors_by: ReasonCounter::new(),
             }
         }
         Metrics {
-            roles: [role(), role(), role(), role(), role(), role(), role()],
+            roles: [
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+            ],
             groups: AtomicI64::new(0),
             subscribers: AtomicI64::new(0),
             flushes: AtomicU64::new(0),
@@ -108,18 +314,12 @@ impl Metrics {
     /// Renders every metric in Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
-        let per_role: [RoleSample; 12] = [
+        let per_role: [RoleSample; 8] = [
             (
                 "kubesd_objects",
                 "gauge",
                 "Objects in the group caches.",
                 |m| m.objects.load(Ordering::Relaxed),
-            ),
-            (
-                "kubesd_relists_total",
-                "counter",
-                "Complete LISTs, initial and after 410 Gone.",
-                |m| load(&m.relists),
             ),
             (
                 "kubesd_gone_total",
@@ -132,24 +332,6 @@ impl Metrics {
                 "counter",
                 "Watches reopened.",
                 |m| load(&m.watch_restarts),
-            ),
-            (
-                "kubesd_watch_stalls_total",
-                "counter",
-                "Watches reopened after sending nothing for the stall timeout.",
-                |m| load(&m.watch_stalls),
-            ),
-            (
-                "kubesd_decode_errors_total",
-                "counter",
-                "Events or list items that could not be decoded.",
-                |m| load(&m.decode_errors),
-            ),
-            (
-                "kubesd_request_errors_total",
-                "counter",
-                "Failed LIST or WATCH requests.",
-                |m| load(&m.request_errors),
             ),
             (
                 "kubesd_bookmarks_total",
@@ -186,6 +368,44 @@ impl Metrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             for role in Role::ALL {
                 let _ = writeln!(out, "{name}{{role=\"{role}\"}} {}", get(self.role(role)));
+            }
+        }
+        let by_reason: [ReasonSample; 4] = [
+            (
+                "kubesd_relists_total",
+                "LISTs started, initial and re-, by why.",
+                RelistReason::ALL.iter().map(|r| r.as_str()).collect(),
+                |m, i| m.relists_by.get(i),
+            ),
+            (
+                "kubesd_request_errors_total",
+                "Failed LIST or WATCH requests, by why.",
+                RequestError::ALL.iter().map(|r| r.as_str()).collect(),
+                |m, i| m.request_errors_by.get(i),
+            ),
+            (
+                "kubesd_rejected_objects_total",
+                "List items and watch events rejected, by why.",
+                RejectReason::ALL.iter().map(|r| r.as_str()).collect(),
+                |m, i| m.rejected_by.get(i),
+            ),
+            (
+                "kubesd_stalls_total",
+                "Watches and LISTs cut for making no progress mid-object.",
+                StallReason::ALL.iter().map(|r| r.as_str()).collect(),
+                |m, i| m.stalls_by.get(i),
+            ),
+        ];
+        for (name, help, reasons, get) in by_reason {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            for role in Role::ALL {
+                for (i, reason) in reasons.iter().enumerate() {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{role=\"{role}\",reason=\"{reason}\"}} {}",
+                        get(self.role(role), i)
+                    );
+                }
             }
         }
         let globals: [(&str, &str, &str, i64); 7] = [
@@ -257,10 +477,13 @@ mod tests {
 
     #[test]
     fn renders_every_role_in_text_format() {
-        inc(&METRICS.role(Role::Pod).relists);
+        METRICS.role(Role::Pod).count_relist(RelistReason::Gone);
         let text = METRICS.render();
         assert!(text.contains("# TYPE kubesd_relists_total counter"));
-        assert!(text.lines().any(|l| l.starts_with("kubesd_relists_total{role=\"pod\"} ") && !l.ends_with(" 0")));
+        assert!(text.lines().any(|l| {
+            l.starts_with("kubesd_relists_total{role=\"pod\",reason=\"gone\"} ")
+                && !l.ends_with(" 0")
+        }));
         assert!(text.contains("kubesd_objects{role=\"endpointslice\"}"));
         // Every sample line is `name{labels} value` or `name value`.
         for line in text.lines().filter(|l| !l.starts_with('#')) {

@@ -86,7 +86,7 @@ fn want(
         .filter_map(|target| {
             let labels =
                 kubesd::Labels::from_pairs(target.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-            match process(&labels, name, &job.rules) {
+            match process(&labels, &job.scrape, &job.rules) {
                 Target::Keep(t) => Some(support::to_map(&t).into_iter().collect()),
                 _ => None,
             }

@@ -172,10 +172,20 @@ fn key() -> GroupKey {
         namespaces: Vec::new(),
         selectors: Vec::new(),
         attach: AttachMetadata::default(),
+        semantics: crate::targets::Semantics::default(),
     }
 }
 
+/// A group whose dirty objects wait for a `FlushDirty` the test sends (no flush soon).
 fn start(subscriber_in_flight: usize) -> Harness {
+    start_with(crate::config::EngineOptions {
+        subscriber_in_flight,
+        flush_soon_max: 0,
+        ..Default::default()
+    })
+}
+
+fn start_with(options: crate::config::EngineOptions) -> Harness {
     let urls = Arc::new(Mutex::new(Vec::new()));
     let stops = Arc::new(AtomicUsize::new(0));
     let deferred_failed = Arc::new(Mutex::new(Vec::new()));
@@ -191,10 +201,6 @@ fn start(subscriber_in_flight: usize) -> Harness {
         })
     };
     let registry = Arc::new(Registry::default());
-    let options = crate::config::EngineOptions {
-        subscriber_in_flight,
-        ..Default::default()
-    };
     let setup = GroupSetup {
         id: 7,
         key: key(),
@@ -471,12 +477,12 @@ async fn pods_a_and_b_listed(h: &Harness) -> Sub {
 }
 
 #[actix_rt::test]
-async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end() {
+async fn a_first_list_in_parts_is_labelled_as_it_arrives_and_a_failed_one_leaves_nothing() {
     let h = start(64);
-    let sub = pods_a_and_b_listed(&h).await;
-
-    // A relist in parts: "a" changed, "c" is new, "b" is gone.
-    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    sub.take();
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "x")], true)).await;
     settle().await;
     let got = sub.take();
     assert_eq!(
@@ -485,22 +491,62 @@ async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end()
         "labelled before the end"
     );
     assert!(
-        got.iter().all(|g| matches!(g, Got::Changed(_, true))),
-        "parts keep the role synced: {got:?}"
+        got.iter().all(|g| matches!(g, Got::Changed(_, false))),
+        "not synced before the end: {got:?}"
     );
+    // The body turns out not to be a whole list: what it brought goes.
+    feed(&h, WatcherOutput::ListAbandoned { url: UrlId(0) }).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/a".to_string(), 0)]);
+
+    // The next attempt's parts alone say what exists.
+    feed(&h, part(0, vec![pod("b", "10.0.0.2", "x")], true)).await;
+    feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], false)).await;
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(
+        changed_keys(&got),
+        [("ns/b".to_string(), 2), ("ns/c".to_string(), 2)]
+    );
+    assert!(matches!(got.last(), Some(Got::Changed(_, true))), "{got:?}");
+}
+
+#[actix_rt::test]
+async fn a_relist_is_applied_whole_at_its_end_or_not_at_all() {
+    let h = start(64);
+    let sub = pods_a_and_b_listed(&h).await;
+
+    // A relist in parts: "a" changed, "c" is new, "b" is gone; nothing moves before
+    // the end.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
     feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], false)).await;
     settle().await;
-    assert_eq!(changed_keys(&sub.take()), [("ns/c".to_string(), 2)]);
+    assert_eq!(changed_keys(&sub.take()), [], "held until the end");
     feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    let mut got = changed_keys(&sub.take());
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("ns/a".to_string(), 2),
+            ("ns/b".to_string(), 0),
+            ("ns/c".to_string(), 2)
+        ],
+        "applied whole at the end"
+    );
+
+    // A relist that fails after a part changes nothing, and the next attempt's parts
+    // alone say what exists.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "z")], true)).await;
+    feed(&h, WatcherOutput::ListAbandoned { url: UrlId(0) }).await;
     settle().await;
     assert_eq!(
         changed_keys(&sub.take()),
-        [("ns/b".to_string(), 0)],
-        "only the end removes, and only what no part listed"
+        [],
+        "the failed relist is dropped"
     );
-
-    // An attempt that fails after a part, then a new attempt: the new attempt's parts
-    // alone say what exists ("a" was listed by the failed attempt only).
     feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
     feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], true)).await;
     feed(&h, relisted(0, vec![])).await;
@@ -864,4 +910,97 @@ async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up
     feed(&h, change_of_a(i + 2)).await;
     settle().await;
     assert!(flag.load(SeqCst), "one batch unhandled: keeping up");
+}
+
+/// A group that flushes at most two dirty objects itself, `SOON` after the change, on
+/// paused time; with endpoints "e<x>" over pod "<x>" for each of `pods`, synced. (`SOON`
+/// is long so that a flush slowed by a busy machine stays under half of it, which
+/// would count as load.)
+const SOON: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn synced_endpoints_flushing_soon(pods: &[&str]) -> (Harness, Sub) {
+    tokio::time::pause();
+    let h = start_with(crate::config::EngineOptions {
+        flush_soon_delay: SOON,
+        flush_soon_max: 2,
+        ..Default::default()
+    });
+    let sub = subscribe(&h, 1, Role::Endpoints, false).await;
+    settle().await;
+    let ip = |i: usize| format!("10.0.0.{}", i + 1);
+    let eps = pods.iter().enumerate();
+    let eps = eps
+        .map(|(i, p)| endpoints(&format!("e{p}"), p, &ip(i)))
+        .collect();
+    feed(&h, relisted(0, eps)).await;
+    let listed = pods.iter().enumerate().map(|(i, p)| pod(p, &ip(i), "x"));
+    feed(&h, relisted(1, listed.collect())).await;
+    feed(&h, relisted(2, vec![])).await;
+    settle().await;
+    sub.take();
+    (h, sub)
+}
+
+fn relabelled(pods: &[(&str, usize)]) -> WatcherOutput {
+    let changed = pods
+        .iter()
+        .map(|(p, i)| Delta::Upsert(pod(p, &format!("10.0.0.{}", i + 1), "changed")));
+    deltas(1, changed.collect())
+}
+
+#[actix_rt::test]
+async fn at_rest_a_dependent_change_is_flushed_after_the_short_delay_without_a_tick() {
+    let (h, sub) = synced_endpoints_flushing_soon(&["a", "b"]).await;
+    feed(&h, relabelled(&[("a", 0)])).await;
+    settle().await;
+    tokio::time::sleep(SOON - std::time::Duration::from_millis(10)).await;
+    settle().await;
+    assert!(
+        sub.take().is_empty(),
+        "within the delay: events of the same change may follow"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(changed_keys(&got), [("ns/ea".to_string(), 2)], "{got:?}");
+    assert_eq!(
+        h.group.send(FlushDirty).await.unwrap().recomputed,
+        0,
+        "the tick finds nothing left"
+    );
+}
+
+#[actix_rt::test]
+async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few() {
+    let (h, sub) = synced_endpoints_flushing_soon(&["a", "b", "c"]).await;
+    let second = SOON * 10;
+    // A burst: three dirty, more than the two flushed soon.
+    feed(&h, relabelled(&[("a", 0), ("b", 1), ("c", 2)])).await;
+    tokio::time::sleep(second).await;
+    settle().await;
+    assert!(sub.take().is_empty(), "a burst waits for the tick");
+    assert_eq!(h.group.send(FlushDirty).await.unwrap().recomputed, 3);
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()).len(), 3);
+    // That tick was heavy: the next change, however small, waits for the next tick.
+    feed(
+        &h,
+        deltas(1, vec![Delta::Upsert(pod("a", "10.0.0.1", "again"))]),
+    )
+    .await;
+    tokio::time::sleep(second).await;
+    settle().await;
+    assert!(sub.take().is_empty(), "still under load");
+    assert_eq!(h.group.send(FlushDirty).await.unwrap().recomputed, 1);
+    settle().await;
+    sub.take();
+    // A light tick: at rest again.
+    feed(
+        &h,
+        deltas(1, vec![Delta::Upsert(pod("b", "10.0.0.2", "later"))]),
+    )
+    .await;
+    tokio::time::sleep(SOON + std::time::Duration::from_millis(10)).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/eb".to_string(), 2)]);
 }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
-use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 
 use super::job::{GetSd, GetStatus, JobActor};
@@ -42,6 +42,21 @@ async fn sd(
     let Some(addr) = state.job(&job) else {
         return HttpResponse::NotFound().body(format!("no job {job:?}\n"));
     };
+    // Before its first sync a job's targets are partial or empty; served as `200`,
+    // Prometheus would drop every target of a kubesd restarted behind a flaky API
+    // server. A 503 makes it keep what it had. After the first sync the last good
+    // targets are served through any fault.
+    match addr.send(GetStatus).await {
+        Ok(status) if status.synced => {}
+        Ok(_) => {
+            return HttpResponse::ServiceUnavailable()
+                .insert_header((RETRY_AFTER, "5"))
+                .body(format!(
+                    "job {job:?} has not listed everything it discovers yet (see kubesd's log and kubesd_request_errors_total)\n"
+                ));
+        }
+        Err(_) => return HttpResponse::ServiceUnavailable().body("the job is restarting\n"),
+    }
     let Ok(body) = addr.send(GetSd).await else {
         return HttpResponse::ServiceUnavailable().body("the job is restarting\n");
     };
@@ -169,7 +184,9 @@ pub fn serve_http(
         App::new()
             .app_data(data.clone())
             .route("/sd", web::get().to(job_names))
-            .route("/sd/{job}", web::get().to(sd))
+            // `{job:.*}`: a job name may hold `/` (`serviceMonitor/default/app/0`), raw
+            // or escaped as `%2F`; both reach the same job.
+            .route("/sd/{job:.*}", web::get().to(sd))
             .route("/metrics", web::get().to(metrics))
             .route("/healthz", web::get().to(healthz))
             .route("/ready", web::get().to(ready))

@@ -9,12 +9,13 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
+use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
     GetList, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll, WaitSynced,
 };
 use crate::labels::Labels;
-use crate::relabel::{Target, process};
+use crate::relabel::{ScrapeSettings, Target, process};
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
 
@@ -40,14 +41,15 @@ pub struct JobActor {
 
 impl JobActor {
     /// A job serving `pipelines`' targets, known to them as `id`; with `output_dir`,
-    /// also written to `<output_dir>/<name>.json` as Prometheus file SD.
+    /// also written to `<output_dir>/<encoded name>.json` as Prometheus file SD (see
+    /// [`super::file_name`]).
     pub fn new(
         name: String,
         id: ReaderId,
         pipelines: Vec<Addr<Pipeline>>,
         output_dir: Option<PathBuf>,
     ) -> JobActor {
-        let file = output_dir.map(|d| d.join(format!("{}.json", file_safe(&name))));
+        let file = output_dir.map(|d| job_file(&d, &name));
         JobActor {
             name,
             id,
@@ -110,28 +112,15 @@ impl JobActor {
     }
 }
 
-/// Keeps a job name usable as a file name.
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The relabelling and sharding a job applies to each discovered target, as one
 /// function (for agents embedding kubesd with their own targets; the service itself
 /// runs it per object in its pipelines).
 pub fn job_constructor(
-    job: String,
+    scrape: Arc<ScrapeSettings>,
     rules: Arc<Vec<crate::relabel::CompiledRule>>,
     shard: super::Shard,
 ) -> impl Fn(&Labels) -> Option<Labels> + Send + Sync + 'static {
-    move |labels| match process(labels, &job, &rules) {
+    move |labels| match process(labels, &scrape, &rules) {
         Target::Keep(target) if shard.keeps(target.get("__address__").unwrap_or("")) => {
             Some(target)
         }

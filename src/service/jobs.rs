@@ -20,6 +20,7 @@ use super::pipeline::{Pipeline, Relabelling, StopPipeline};
 use super::shard::Shard;
 use crate::config::SdConfig;
 use crate::promconfig::{Job, LoadedConfig};
+use crate::relabel::ScrapeSettings;
 use crate::{Discovery, SubscribeError};
 
 /// How jobs run.
@@ -244,13 +245,16 @@ impl JobSet {
         let relabelling = Relabelling {
             rules: Arc::clone(rules),
             shard: self.options.shard,
-            // When shared, a placeholder each job writes its own name in place of: a
-            // string of its own (recognised by pointer), not empty (which would remove
-            // the label).
-            job: if shareable {
-                ArcStr::from(format!("{} and the jobs sharing its pipeline", job.name))
-            } else {
-                ArcStr::from(job.name.as_str())
+            scrape: ScrapeSettings {
+                // When shared, a placeholder each job writes its own name in place of:
+                // a string of its own (recognised by pointer), not empty (which would
+                // remove the label).
+                job_name: if shareable {
+                    ArcStr::from(format!("{} and the jobs sharing its pipeline", job.name))
+                } else {
+                    ArcStr::from(job.name.as_str())
+                },
+                ..job.scrape.clone()
             },
         };
         Ok(Pipeline::start_in_arbiter(&arbiter, move |_| {
@@ -308,14 +312,23 @@ impl JobSet {
     }
 }
 
-/// What identifies a job's behaviour: its discovery configs and its rules.
+/// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
+/// they are read in), and the scrape settings its targets are seeded with.
 fn fingerprint(job: &Job) -> String {
-    serde_json::to_string(&(&job.sd_configs, &job.relabel)).unwrap_or_default()
+    serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
+        .unwrap_or_default()
 }
 
-/// What identifies a pipeline: the discovery and the rules, and the job's name unless
-/// the rules never read it.
+/// What identifies a pipeline: the discovery, the rules and their dialect, and the
+/// scrape settings but for the job's name, which counts only when the rules read it.
 fn pipeline_key(sd: &SdConfig, job: &Job, shareable: bool) -> String {
-    let name = if shareable { None } else { Some(&job.name) };
-    serde_json::to_string(&(sd, &job.relabel, name)).unwrap_or_default()
+    let scrape = ScrapeSettings {
+        job_name: if shareable {
+            ArcStr::default()
+        } else {
+            job.scrape.job_name.clone()
+        },
+        ..job.scrape.clone()
+    };
+    serde_json::to_string(&(sd, &job.relabel, &job.dialect, &scrape)).unwrap_or_default()
 }

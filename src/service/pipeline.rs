@@ -23,22 +23,24 @@ use arcstr::ArcStr;
 use super::shard::Shard;
 use crate::labels::Labels;
 use crate::model::ObjectKey;
-use crate::relabel::{CompiledRule, Target, process_with_job};
+use crate::relabel::{CompiledRule, ScrapeSettings, Target, process};
 use crate::sd_output::{ObjectGroups, ObjectGroupsList};
 use crate::{Subscription, TargetChanges, TargetsUpdated};
 
 /// Identifies a job among a pipeline's readers.
 pub type ReaderId = u64;
 
-/// How a pipeline relabels: the rules, the shard, and the `job` value its targets get.
+/// How a pipeline relabels: the rules, the shard, and the scrape settings its targets
+/// are seeded with.
 pub struct Relabelling {
     /// The job's compiled `relabel_configs`.
     pub rules: Arc<Vec<CompiledRule>>,
     /// This replica's share of the targets.
     pub shard: Shard,
-    /// The `job` label's value: a job's name, or, when the pipeline is shared by jobs
-    /// whose rules never read `job`, a placeholder that each job's body replaces.
-    pub job: ArcStr,
+    /// The job's scrape settings. Its `job_name` is the job's name or, when the
+    /// pipeline is shared by jobs whose rules never read `job`, a placeholder string
+    /// that each job's body replaces (recognised by pointer).
+    pub scrape: ScrapeSettings,
 }
 
 impl Relabelling {
@@ -52,23 +54,26 @@ impl Relabelling {
     fn object_groups(&self, discovered: &[Labels], scratch: &mut Vec<Labels>) -> ObjectGroups {
         scratch.clear();
         for labels in discovered {
-            if let Target::Keep(target) = process_with_job(labels, &self.job, &self.rules)
+            if let Target::Keep(target) = process(labels, &self.scrape, &self.rules)
                 && self.shard.keeps(target.get("__address__").unwrap_or(""))
             {
                 scratch.push(target);
             }
         }
-        let groups = ObjectGroups::new(scratch, &self.job);
+        let groups = ObjectGroups::new(scratch, &self.scrape.job_name);
         scratch.clear();
         groups
     }
 
     /// Every target of `discovered` after relabelling, with `job_name` as `job`.
     fn targets_for(&self, job_name: &str, discovered: &[Labels]) -> Vec<Labels> {
-        let job = ArcStr::from(job_name);
+        let scrape = ScrapeSettings {
+            job_name: ArcStr::from(job_name),
+            ..self.scrape.clone()
+        };
         discovered
             .iter()
-            .filter_map(|labels| match process_with_job(labels, &job, &self.rules) {
+            .filter_map(|labels| match process(labels, &scrape, &self.rules) {
                 Target::Keep(t) if self.shard.keeps(t.get("__address__").unwrap_or("")) => Some(t),
                 _ => None,
             })

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod fake_api;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -112,6 +114,7 @@ pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
         }
     }
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::default(),
         attach: config.attach_metadata,
         cache: &cache,
     };
