@@ -25,8 +25,8 @@ pub struct JobActor {
     /// How its pipelines know it.
     id: ReaderId,
     pipelines: Vec<Addr<Pipeline>>,
-    /// Each pipeline's targets, as its last notice said.
-    targets: Vec<usize>,
+    /// Each pipeline's version and targets, as its latest word said.
+    targets: Vec<(u64, usize)>,
     /// The body, until a pipeline's groups change.
     body: Option<SdBody>,
     /// Bumped at every change, so that a body assembled across one is not kept.
@@ -53,7 +53,7 @@ impl JobActor {
         JobActor {
             name,
             id,
-            targets: vec![0; pipelines.len()],
+            targets: vec![(0, 0); pipelines.len()],
             pipelines,
             body: None,
             generation: 0,
@@ -141,7 +141,7 @@ impl Actor for JobActor {
             });
             ctx.spawn(join.into_actor(self).map(move |targets, act, _| {
                 if let (Ok(targets), Some(t)) = (targets, act.targets.get_mut(i)) {
-                    *t = targets;
+                    *t = (*t).max(targets);
                 }
             }));
         }
@@ -169,7 +169,7 @@ impl Handler<PipelineChanged> for JobActor {
 
     fn handle(&mut self, msg: PipelineChanged, _: &mut Context<Self>) {
         if let Some(t) = self.targets.get_mut(msg.index) {
-            *t = msg.targets;
+            *t = (*t).max(msg.targets);
         }
         self.changes += 1;
         self.applied += msg.applied as u64;
@@ -225,7 +225,7 @@ impl Handler<GetStatus> for JobActor {
             synced: self.synced,
             changes: self.changes,
             applied: self.applied,
-            targets: self.targets.iter().sum(),
+            targets: self.targets.iter().map(|(_, t)| t).sum(),
             latency: self.latency.clone(),
         })
     }

@@ -106,6 +106,9 @@ pub struct Pipeline {
     /// The ordered list, until the next change.
     list: Option<ObjectGroupsList>,
     targets: usize,
+    /// Bumped at every applied take, so that a reader can tell an older count from a
+    /// newer one (a `Join` reply and a notice may arrive in either order).
+    version: u64,
     readers: Vec<Join>,
     /// A take is under way; `notice_waiting`: a notice came meanwhile.
     taking: bool,
@@ -126,6 +129,7 @@ impl Pipeline {
             order: BTreeMap::new(),
             list: None,
             targets: 0,
+            version: 0,
             readers: Vec::new(),
             taking: false,
             notice_waiting: false,
@@ -221,6 +225,7 @@ impl Pipeline {
             self.work.objects_changed += changed as u64;
             self.list = None;
         }
+        self.version += 1;
         // Not `try_send`: a notice lost to a full mailbox would leave a job serving a
         // stale body. There is one per take, however many objects changed.
         for join in &self.readers {
@@ -229,7 +234,7 @@ impl Pipeline {
                 applied: taken,
                 changed,
                 oldest: changes.oldest,
-                targets: self.targets,
+                targets: (self.version, self.targets),
             });
         }
         self.readers.retain(|join| join.reader.connected());
@@ -287,14 +292,14 @@ pub struct PipelineChanged {
     pub changed: usize,
     /// When the group received the oldest event among them (`None` after a reset).
     pub oldest: Option<Instant>,
-    /// The pipeline's targets now.
-    pub targets: usize,
+    /// The pipeline's version and targets now.
+    pub targets: (u64, usize),
 }
 
 /// Sent by a job to a pipeline: tell it of changes from now on. Answered with the
-/// pipeline's targets now.
+/// pipeline's version and targets now.
 #[derive(Message)]
-#[rtype(result = "usize")]
+#[rtype(result = "(u64, usize)")]
 pub struct Join {
     /// The job.
     pub id: ReaderId,
@@ -305,11 +310,11 @@ pub struct Join {
 }
 
 impl Handler<Join> for Pipeline {
-    type Result = usize;
+    type Result = MessageResult<Join>;
 
-    fn handle(&mut self, join: Join, _: &mut Context<Self>) -> usize {
+    fn handle(&mut self, join: Join, _: &mut Context<Self>) -> Self::Result {
         self.readers.push(join);
-        self.targets
+        MessageResult((self.version, self.targets))
     }
 }
 
