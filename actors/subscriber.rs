@@ -446,8 +446,9 @@ mod tests {
         .expect("subscriber alive");
     }
 
-    #[actix_rt::test]
-    async fn catching_up_constructs_only_each_slots_latest_targets() {
+    /// A subscriber whose constructor keeps each target's address, and how many times
+    /// the constructor ran.
+    fn counting_subscriber() -> (Addr<Subscriber<String>>, Arc<AtomicUsize>) {
         let calls = Arc::new(AtomicUsize::new(0));
         let constructor: Constructor<String> = {
             let calls = Arc::clone(&calls);
@@ -456,7 +457,12 @@ mod tests {
                 l.get("__address__").map(str::to_string)
             })
         };
-        let sub = Subscriber::new(SubscriberId(1), constructor).start();
+        (Subscriber::new(SubscriberId(1), constructor).start(), calls)
+    }
+
+    #[actix_rt::test]
+    async fn catching_up_constructs_only_each_slots_latest_targets() {
+        let (sub, calls) = counting_subscriber();
         let batches: Vec<Arc<[TargetChange]>> = vec![
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))].into(),
             vec![change(0, "a", Some("a:2")), change(1, "b", None)].into(),
@@ -523,15 +529,7 @@ mod tests {
 
     #[actix_rt::test]
     async fn taking_changes_hands_out_each_changed_slot_once_and_everything_after_a_reset() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let constructor: Constructor<String> = {
-            let calls = Arc::clone(&calls);
-            Arc::new(move |l: &Labels| {
-                calls.fetch_add(1, SeqCst);
-                l.get("__address__").map(str::to_string)
-            })
-        };
-        let sub = Subscriber::new(SubscriberId(1), constructor).start();
+        let (sub, calls) = counting_subscriber();
         apply(
             &sub,
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
