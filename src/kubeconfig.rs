@@ -7,8 +7,9 @@
 //! 0600 named by a hash of its content, so loading the same kubeconfig again reuses it.
 //! The files stay until the process ends; they hold what the kubeconfig already holds.
 //!
-//! Not supported, and refused with an error naming the field: `exec` and
-//! `auth-provider` credential plugins, and `proxy-url`.
+//! A cluster's `proxy-url` is used as `proxy_url` (an `http://` proxy, through a CONNECT
+//! tunnel). Not supported, and refused with an error naming the field: `exec` and
+//! `auth-provider` credential plugins, which run programs kubesd does not run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -176,11 +177,10 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
             cluster.server
         )));
     }
-    if cluster.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-        return Err(fail(format!(
-            "{} is not supported by kubesd",
-            at_cluster("proxy-url")
-        )));
+    let proxy_url = cluster.proxy_url.clone().filter(|p| !p.is_empty());
+    if let Some(p) = &proxy_url {
+        crate::http::check_proxy_url(p)
+            .map_err(|e| fail(format!("{}: {e}", at_cluster("proxy-url"))))?;
     }
     if user.exec.is_some() {
         return Err(fail(format!(
@@ -230,7 +230,7 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
 
     let mut http = HttpClientConfig {
         tls_config: tls,
-        follow_redirects: true,
+        proxy_url,
         ..HttpClientConfig::default()
     };
     let token = user.token.clone().filter(|t| !t.is_empty());
@@ -467,6 +467,13 @@ users: [{name: u, user: {username: admin, password: pw}}]
         );
         assert!(t.http.tls_config.insecure_skip_verify);
 
+        let proxied = basic.replace(
+            "insecure-skip-tls-verify: true",
+            "insecure-skip-tls-verify: true, proxy-url: \"http://proxy:3128\"",
+        );
+        let t = parse_kubeconfig(&proxied, Path::new("/d/config")).expect("resolves");
+        assert_eq!(t.http.proxy_url.as_deref(), Some("http://proxy:3128"));
+
         let file = basic.replace("{username: admin, password: pw}", "{tokenFile: tok}");
         let t = parse_kubeconfig(&file, Path::new("/d/config")).expect("resolves");
         assert_eq!(
@@ -534,9 +541,9 @@ users: [{name: u, user: {token: t}}]
             (
                 ok.replace(
                     "server: \"https://k:6443\"",
-                    "server: \"https://k:6443\", proxy-url: \"http://p\"",
+                    "server: \"https://k:6443\", proxy-url: \"socks5://p\"",
                 ),
-                "proxy-url is not supported",
+                "proxy-url: \"socks5://p\" is not an http:// URL",
             ),
             ("[".to_string(), "not a valid kubeconfig"),
         ];

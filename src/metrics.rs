@@ -240,7 +240,7 @@ type RoleSample = (
 
 /// All of kubesd's metrics.
 pub struct Metrics {
-    roles: [RoleMetrics; 7],
+    roles: [RoleMetrics; Role::ALL.len()],
     /// Running group watchers (gauge).
     pub groups: AtomicI64,
     /// Running subscribers (gauge).
@@ -284,7 +284,17 @@ impl Metrics {
             }
         }
         Metrics {
-            roles: [role(), role(), role(), role(), role(), role(), role()],
+            roles: [
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+                role(),
+            ],
             groups: AtomicI64::new(0),
             subscribers: AtomicI64::new(0),
             flushes: AtomicU64::new(0),

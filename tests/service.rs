@@ -145,10 +145,13 @@ fn simulate(dir: &Path, tls: bool) -> Cluster {
 
 fn client(cluster: &Cluster) -> awc::Client {
     let tls = cluster.ca_file.as_ref().map(|ca| {
-        build_tls_config(&TlsConfig {
-            ca_file: Some(ca.clone()),
-            ..TlsConfig::default()
-        })
+        build_tls_config(
+            &TlsConfig {
+                ca_file: Some(ca.clone()),
+                ..TlsConfig::default()
+            },
+            false,
+        )
         .expect("tls config")
     });
     build_client(tls, true, Duration::from_secs(10))
@@ -218,6 +221,7 @@ async fn expected(
     assert_eq!(status, 200);
     let page = decode_list(role, &body).expect("list decodes");
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::default(),
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };
@@ -225,14 +229,16 @@ async fn expected(
         .items
         .iter()
         .flat_map(|o| target_labels(o, &ctx))
-        .filter_map(|l| match process(&l, job, &job_config.rules) {
-            Target::Keep(t) => Some(
-                t.iter()
-                    .map(|l| (l.name.to_string(), l.value.to_string()))
-                    .collect(),
-            ),
-            _ => None,
-        })
+        .filter_map(
+            |l| match process(&l, &job_config.scrape, &job_config.rules) {
+                Target::Keep(t) => Some(
+                    t.iter()
+                        .map(|l| (l.name.to_string(), l.value.to_string()))
+                        .collect(),
+                ),
+                _ => None,
+            },
+        )
         .collect();
     out.sort();
     out

@@ -150,6 +150,10 @@ impl GroupWatcher {
         self.setup.key.attach
     }
 
+    fn target_options(&self) -> crate::targets::TargetOptions {
+        self.setup.key.target_options()
+    }
+
     /// Starts the URL watchers that `role`'s targets need and are not running yet.
     fn ensure_watchers(&mut self, role: Role, ctx: &mut Context<Self>) {
         let key = &self.setup.key;
@@ -296,9 +300,12 @@ impl GroupWatcher {
         let (upserted, previous) = self.cache.upsert_with_previous(url, object);
         if upserted != Upserted::Unchanged
             && subscribed
-            && let Some(change) =
-                self.cache
-                    .compute_targets_after(role, &key, self.attach(), previous.as_ref())
+            && let Some(change) = self.cache.compute_targets_after(
+                role,
+                &key,
+                self.target_options(),
+                previous.as_ref(),
+            )
         {
             changes.push(change);
         }
@@ -368,7 +375,10 @@ impl GroupWatcher {
                 continue;
             }
             recomputed += 1;
-            if let Some(change) = self.cache.compute_targets(role, &key, self.attach()) {
+            if let Some(change) = self
+                .cache
+                .compute_targets(role, &key, self.target_options())
+            {
                 by_role.entry(role).or_default().push(change);
             }
         }
@@ -402,7 +412,8 @@ impl GroupWatcher {
             .map(|e| e.object.key())
             .collect();
         for key in missing {
-            self.cache.compute_targets(role, &key, self.attach());
+            self.cache
+                .compute_targets(role, &key, self.target_options());
         }
         self.cache
             .entries(role)

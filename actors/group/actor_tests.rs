@@ -153,6 +153,7 @@ fn key() -> GroupKey {
         namespaces: Vec::new(),
         selectors: Vec::new(),
         attach: AttachMetadata::default(),
+        semantics: crate::targets::Semantics::default(),
     }
 }
 

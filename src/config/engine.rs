@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::targets::Semantics;
+
 /// Options of a [`crate::Discovery`] engine.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
@@ -81,6 +83,9 @@ pub struct EngineOptions {
     /// (from the watch cache, so cheap) bounds how long such a loss can last; it
     /// pushes only what actually differs. `None` turns it off.
     pub relist_interval: Option<Duration>,
+    /// Whose target semantics every job's labels follow: Prometheus' (the default) or
+    /// VictoriaMetrics' (SEMANTICS.md lists the differences).
+    pub semantics: Semantics,
 }
 
 impl Default for EngineOptions {
@@ -103,6 +108,7 @@ impl Default for EngineOptions {
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
+            semantics: Semantics::default(),
         }
     }
 }

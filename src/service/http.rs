@@ -156,7 +156,9 @@ pub fn serve_http(
         App::new()
             .app_data(data.clone())
             .route("/sd", web::get().to(job_names))
-            .route("/sd/{job}", web::get().to(sd))
+            // `{job:.*}`: a job name may hold `/` (`serviceMonitor/default/app/0`), raw
+            // or escaped as `%2F`; both reach the same job.
+            .route("/sd/{job:.*}", web::get().to(sd))
             .route("/metrics", web::get().to(metrics))
             .route("/healthz", web::get().to(healthz))
             .route("/ready", web::get().to(ready))

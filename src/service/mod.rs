@@ -2,12 +2,14 @@
 //! their targets served over Prometheus HTTP SD (and written as file SD), metrics,
 //! health and readiness, reload on SIGHUP or a changed file, sharding.
 
+mod file_name;
 mod http;
 mod job;
 mod jobs;
 mod process_metrics;
 mod shard;
 
+pub use file_name::{job_file, job_file_name, job_name_of};
 pub use http::{ServiceState, serve_http};
 pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
