@@ -27,6 +27,10 @@ pub struct KubeconfigTarget {
     pub api_server: String,
     /// How to authenticate and verify the server.
     pub http: HttpClientConfig,
+    /// The current context's namespace (`default` when it names none): what
+    /// `namespaces.own_namespace` means with this kubeconfig
+    /// ([`crate::api::context_namespace`]).
+    pub namespace: String,
 }
 
 /// A kubeconfig kubesd cannot use, naming the file and what is missing or wrong.
@@ -67,6 +71,8 @@ struct Context {
     cluster: String,
     #[serde(default)]
     user: String,
+    #[serde(default)]
+    namespace: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -257,6 +263,7 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
         (None, None) => {}
     }
     Ok(KubeconfigTarget {
+        namespace: crate::api::context_namespace(&context.namespace),
         api_server: cluster.server.clone(),
         http,
     })
@@ -409,6 +416,7 @@ users:
 "#;
         let t = parse_kubeconfig(text, &path).expect("resolves");
         assert_eq!(t.api_server, "https://two:6443");
+        assert_eq!(t.namespace, "web", "the current context's");
         assert_eq!(t.http.bearer_token.expose(), "bob-token");
         let tls = &t.http.tls_config;
         assert_eq!(tls.ca_file, Some(dir.join("certs/ca.crt")));

@@ -13,7 +13,7 @@ use kubesd::Discovery;
 use kubesd::cli::run::collect_once;
 use kubesd::promconfig::parse_config;
 use kubesd::service::{
-    JobSet, JobSetOptions, ServiceState, Shard, job_file_name, job_name_of, serve_http,
+    GetStatus, JobSet, JobSetOptions, ServiceState, Shard, job_file_name, job_name_of, serve_http,
 };
 use kubesd::simulator::{ClusterSpec, SimulatorConfig, generate, serve};
 use support::fast_options;
@@ -148,6 +148,15 @@ async fn sd_answers_for_any_job_name_raw_or_escaped() {
         Arc::clone(&published),
     );
     jobs.apply(&loaded).await.expect("jobs start");
+    // `/sd` answers 503 until a job's first sync: wait for every job to have synced.
+    for (name, job) in jobs.jobs() {
+        let mut polls = 0;
+        while !job.send(GetStatus).await.expect("job runs").synced {
+            polls += 1;
+            assert!(polls < 2_000, "job {name} never synced");
+            actix_rt::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
     let (server, addr) = serve_http(
         "127.0.0.1:0".parse().expect("addr"),
         Arc::new(ServiceState { jobs: published }),

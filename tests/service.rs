@@ -470,3 +470,46 @@ fn config_mistakes_stop_kubesd_at_start_naming_the_problem() {
         );
     }
 }
+
+/// `namespaces.own_namespace` outside a pod, with a kubeconfig: the namespace of its
+/// current context, so `kubesd once` on a laptop discovers that namespace (it used to
+/// stop, unable to read the service account's namespace file).
+#[test]
+fn once_outside_a_pod_takes_own_namespace_from_the_kubeconfig_context() {
+    let dir = temp_dir("own-namespace");
+    let cluster = simulate(&dir, false);
+    std::fs::write(
+        dir.join("kubeconfig"),
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: laptop\n\
+             contexts: [{{name: laptop, context: {{cluster: sim, user: me, namespace: payments}}}}]\n\
+             clusters: [{{name: sim, cluster: {{server: \"{}\"}}}}]\n\
+             users: [{{name: me, user: {{token: \"{}\"}}}}]\n",
+            cluster.url, cluster.token
+        ),
+    )
+    .expect("write kubeconfig");
+    let config = dir.join("kubesd.yml");
+    std::fs::write(
+        &config,
+        "scrape_configs:\n  - job_name: mine\n    kubernetes_sd_configs:\n      \
+         - {role: pod, kubeconfig_file: kubeconfig, namespaces: {own_namespace: true}}\n    \
+         relabel_configs:\n      - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}\n",
+    )
+    .expect("write config");
+    let config_arg = config.to_string_lossy().into_owned();
+    let (status, output) = spawn(&["once", "--config", &config_arg, "--timeout", "30s"]).finish();
+    assert!(status.success(), "kubesd once failed:\n{output}");
+    let json_start = output.find('{').expect("JSON output");
+    let by_job: serde_json::Value =
+        serde_json::from_str(&output[json_start..]).expect("once prints JSON");
+    let groups = by_job["mine"].as_array().expect("the job's groups");
+    assert!(
+        !groups.is_empty(),
+        "the context's namespace has pods: {output}"
+    );
+    for group in groups {
+        assert_eq!(group["labels"]["namespace"], "payments", "{group}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

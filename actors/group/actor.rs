@@ -11,6 +11,7 @@ use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
+use crate::actors::flusher::FlushPace;
 use crate::actors::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
@@ -105,6 +106,8 @@ pub struct GroupWatcher {
     /// Set by each push: a subscriber has more batches unhandled than a watcher's
     /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
     subscriber_behind: bool,
+    /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
+    pace: FlushPace,
     span: tracing::Span,
 }
 
@@ -130,7 +133,9 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
+        let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
         GroupWatcher {
+            pace,
             setup,
             cache: GroupCache::default(),
             urls: Vec::new(),
@@ -280,7 +285,7 @@ impl GroupWatcher {
     }
 
     /// The reply to a watcher's output.
-    fn pace(&self) -> GroupPace {
+    fn watcher_reply(&self) -> GroupPace {
         GroupPace {
             keeps_up: !self.subscriber_behind,
         }
@@ -353,6 +358,34 @@ impl GroupWatcher {
             .copied()
             .filter(|r| self.synced.contains(r) || self.role_synced(*r))
             .collect()
+    }
+
+    /// Flushes dirty objects ([`GroupWatcher::flush`]) and counts it.
+    fn flush_counted(&mut self) -> FlushReport {
+        let start = Instant::now();
+        let recomputed = self.flush();
+        let took = start.elapsed();
+        METRICS
+            .flushes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS
+            .flush_recomputed
+            .fetch_add(recomputed as u64, std::sync::atomic::Ordering::Relaxed);
+        FlushReport { recomputed, took }
+    }
+
+    /// After a change: schedules a flush of its dirty objects soon, if the pace says so
+    /// (few dirty, not under load); otherwise they wait for the flusher's tick.
+    fn flush_soon_if_few(&mut self, ctx: &mut Context<Self>) {
+        if let Some(delay) = self.pace.after_change(self.cache.dirty_len()) {
+            ctx.run_later(delay, |act, _| {
+                if act.pace.due(act.cache.dirty_len()) {
+                    let report = act.flush_counted();
+                    act.pace.flushed(report.recomputed, report.took);
+                }
+                act.pace.settle();
+            });
+        }
     }
 
     /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
@@ -465,11 +498,11 @@ impl Actor for GroupWatcher {
 impl Handler<WatcherOutput> for GroupWatcher {
     type Result = Result<GroupPace, DeferredEventRejected>;
 
-    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) -> Self::Result {
         match output {
             WatcherOutput::Deltas { url, deltas } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return Ok(self.pace());
+                    return Ok(self.watcher_reply());
                 };
                 let subscribed = self.has_subscribers(role);
                 let mut rejected = None;
@@ -499,6 +532,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     }
                 }
                 self.push(role, changes, false);
+                self.flush_soon_if_few(ctx);
                 if let Some(rejected) = rejected {
                     return Err(rejected);
                 }
@@ -510,7 +544,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 first,
             } => {
                 let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return Ok(self.pace());
+                    return Ok(self.watcher_reply());
                 };
                 let (role, relist) = (slot.url.role, slot.listed);
                 for item in undecoded {
@@ -544,10 +578,11 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         self.push(role, changes, false);
                     }
                 }
+                self.flush_soon_if_few(ctx);
             }
             WatcherOutput::ListAbandoned { url } => {
                 let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return Ok(self.pace());
+                    return Ok(self.watcher_reply());
                 };
                 let role = slot.url.role;
                 if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
@@ -559,12 +594,13 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         self.apply_delete(role, key, subscribed, &mut changes);
                     }
                     self.push(role, changes, false);
+                    self.flush_soon_if_few(ctx);
                 }
             }
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
             WatcherOutput::Relisted { url, mut objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return Ok(self.pace());
+                    return Ok(self.watcher_reply());
                 };
                 let subscribed = self.has_subscribers(role);
                 let listed = match self.listing.remove(&url) {
@@ -594,8 +630,9 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     slot.listed = true;
                 }
                 // A dependency that was listed after its dependents fixes their targets
-                // now, not at the next tick: the first synced view is complete.
-                self.flush();
+                // now, not at the next tick: the first synced view is complete. (Not a
+                // sign of load for the pace: a relist is a one-off.)
+                self.flush_counted();
                 let newly_synced = self.update_synced();
                 self.answer_sync_waiters();
                 self.push(role, changes, newly_synced.contains(&role));
@@ -604,7 +641,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 }
             }
         }
-        Ok(self.pace())
+        Ok(self.watcher_reply())
     }
 }
 
@@ -738,7 +775,8 @@ impl Handler<FlushDirty> for GroupWatcher {
 
     fn handle(&mut self, _: FlushDirty, _: &mut Context<Self>) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush();
+        let mut report = self.flush_counted();
+        self.pace.flushed(report.recomputed, report.took);
         // Covers the rare race in which a lagging subscriber drained without telling us.
         for (role, slots) in &mut self.subscribers {
             let synced = self.synced.contains(role);
@@ -746,16 +784,8 @@ impl Handler<FlushDirty> for GroupWatcher {
                 slot.flush_backlog(synced);
             }
         }
-        METRICS
-            .flushes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        METRICS
-            .flush_recomputed
-            .fetch_add(recomputed as u64, std::sync::atomic::Ordering::Relaxed);
-        FlushReport {
-            recomputed,
-            took: start.elapsed(),
-        }
+        report.took = start.elapsed();
+        report
     }
 }
 

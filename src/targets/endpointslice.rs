@@ -103,6 +103,12 @@ fn add_owner_labels(
     ctx: &TargetContext<'_>,
 ) {
     if ctx.semantics.endpoints_namespace_from_object() {
+        // Also the namespace itself: an uncovered-port target has no endpoint labels,
+        // and its backing pod's part carries no namespace in this semantics.
+        b.add(
+            arcstr::literal!("__meta_kubernetes_namespace"),
+            ArcStr::clone(&eps.metadata.namespace),
+        );
         add_namespace_metadata(b, ctx, &eps.metadata.namespace);
     }
     if let Some(svc) = svc {
