@@ -15,14 +15,17 @@
 //! not by the number of events.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::actors::messages::{ObjectSlot, TargetChange};
 
 /// Batches held back for one subscriber, oldest first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Backlog {
     batches: Vec<Arc<[TargetChange]>>,
     changes: usize,
+    /// When the group received the events of the oldest batch held.
+    received: Instant,
 }
 
 impl Backlog {
@@ -33,6 +36,20 @@ impl Backlog {
     /// The floor keeps small roles from compacting at every batch.
     pub fn bound(objects: usize) -> usize {
         2 * objects.max(1024)
+    }
+
+    /// An empty backlog whose first batch's events the group received at `received`.
+    pub fn new(received: Instant) -> Backlog {
+        Backlog {
+            batches: Vec::new(),
+            changes: 0,
+            received,
+        }
+    }
+
+    /// When the group received the events of the oldest batch held.
+    pub fn received(&self) -> Instant {
+        self.received
     }
 
     /// Holds back `batch`.
@@ -71,7 +88,7 @@ pub struct SlotSet {
 
 impl SlotSet {
     /// Adds `slot`; false if it was already in.
-    fn insert(&mut self, ObjectSlot(slot): ObjectSlot) -> bool {
+    pub fn insert(&mut self, ObjectSlot(slot): ObjectSlot) -> bool {
         let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
         if word >= self.bits.len() {
             self.bits.resize(word + 1, 0);
@@ -81,7 +98,8 @@ impl SlotSet {
         new
     }
 
-    fn clear(&mut self) {
+    /// Empties the set, keeping its memory.
+    pub fn clear(&mut self) {
         self.bits.fill(0);
     }
 }
@@ -157,7 +175,7 @@ mod tests {
 
     #[test]
     fn compacting_keeps_each_slots_latest_change_and_counts_them() {
-        let mut backlog = Backlog::default();
+        let mut backlog = Backlog::new(Instant::now());
         for targets in 1..=5 {
             backlog.push(&vec![change(0, "a", targets), change(1, "b", targets)].into());
         }

@@ -1,7 +1,7 @@
 //! Every message the actors exchange, in one place: who sends it, who handles it, why.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
@@ -160,6 +160,10 @@ pub struct TargetChange {
 /// Sent by a group to each subscriber of a role when objects' targets changed: after
 /// watch events, a relist (only what differs), or a dirty flush. One batch is shared by
 /// all subscribers. `changes` may be empty when only `synced` is news.
+///
+/// The reply is the group's flow control: it holds each subscriber's unanswered
+/// replies, at most `subscriber_in_flight`, and holds batches back beyond that (see
+/// [`crate::actors::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsChanged {
@@ -167,6 +171,9 @@ pub struct TargetsChanged {
     pub changes: Arc<[TargetChange]>,
     /// True once every URL the role needs has been listed.
     pub synced: bool,
+    /// When the group received the events these changes come from (for the latency
+    /// from an event's arrival to its visibility downstream).
+    pub received: Instant,
 }
 
 /// Sent by a group to a subscriber when it registers (and when it must be resynced):
@@ -180,7 +187,8 @@ pub struct TargetsReplaced {
     pub synced: bool,
 }
 
-/// Sent by a group to a subscriber that fell behind, once its queue has emptied: the
+/// Sent by a group to a subscriber that fell behind, once it has answered every batch
+/// sent to it: the
 /// batches held back meanwhile, oldest first, each shared with other subscribers (see
 /// [`crate::actors::backlog`]). The subscriber applies only the latest change of each
 /// slot.
@@ -191,6 +199,8 @@ pub struct TargetsCaughtUp {
     pub batches: Vec<Arc<[TargetChange]>>,
     /// True once every URL the role needs has been listed.
     pub synced: bool,
+    /// When the group received the events of the oldest held-back batch.
+    pub received: Instant,
 }
 
 /// How a group reaches one subscriber, whatever the subscriber's target type.
@@ -204,11 +214,6 @@ pub struct SubscriberLink {
     pub replaced: Recipient<TargetsReplaced>,
     /// Where held-back batches go once it has caught up.
     pub caught_up: Recipient<TargetsCaughtUp>,
-    /// Batches sent and not yet handled; shared with the subscriber, which decrements it.
-    pub in_flight: Arc<std::sync::atomic::AtomicUsize>,
-    /// Set by the group while it holds batches back for this subscriber; the subscriber
-    /// sends [`SubscriberDrained`] when its queue empties while this is set.
-    pub lagging: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Sent by the Discovery facade to a group: register a subscriber of `role`. Pending
@@ -227,12 +232,6 @@ pub struct Subscribe {
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct Unsubscribe(pub SubscriberId);
-
-/// Sent by a subscriber to its group when it has handled every queued batch while the
-/// group was holding batches back for it: the group sends them ([`TargetsCaughtUp`]).
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct SubscriberDrained(pub SubscriberId);
 
 /// Sent by the [`crate::actors::DirtyFlusher`] to every group on each tick: recompute
 /// the targets of objects whose dependencies changed, and push what differs.

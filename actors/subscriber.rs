@@ -1,23 +1,25 @@
 //! The subscriber: one per scrape job. It turns label sets into the agent's own target
 //! values with the agent's constructor (where relabelling lives; `None` drops a target),
-//! keeps them by object, answers [`GetTargets`] with a shared snapshot, and tells the
-//! agent when its targets changed.
+//! keeps them by object, and hands them out two ways: [`GetTargets`], a shared snapshot
+//! of all of them, and [`TakeChanges`], only the objects that changed since the last
+//! call (for an agent that keeps its own per-object state, so that a change to k
+//! objects costs it O(k)). It tells the agent when its targets changed.
 //!
-//! Subscribers may run on other arbiters than their group, so the constructors of many
-//! jobs run on several cores.
+//! Its replies to the group's batches are the group's flow control: it does nothing
+//! for it but handle them. Subscribers may run on other arbiters than their group, so
+//! the constructors of many jobs run on several cores.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::time::Instant;
 
 use actix::prelude::*;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{
-    SubscriberDrained, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged,
-    TargetsReplaced, TargetsUpdated,
+    ObjectSlot, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
+    TargetsUpdated,
 };
 use crate::labels::Labels;
 use crate::metrics::METRICS;
@@ -46,22 +48,54 @@ pub struct Subscriber<T: TargetValue> {
     on_change: Option<Recipient<TargetsUpdated>>,
     /// A change notice was sent and the agent has not asked for targets since.
     notice_outstanding: bool,
-    in_flight: Arc<AtomicUsize>,
-    lagging: Arc<AtomicBool>,
-    group: Option<Recipient<SubscriberDrained>>,
+    /// Streams of updates ([`crate::Subscription::updates`]): each holds at most one
+    /// pending wake-up, so a slow reader sees the latest set, not every change.
+    update_streams: Vec<mpsc::Sender<()>>,
     /// Kept between catch-ups, so that reading a backlog does not allocate.
     seen: SlotSet,
+    /// What [`TakeChanges`] has not handed out yet.
+    changes: ChangeLog,
+}
+
+/// The slots changed since the last [`TakeChanges`], each once.
+#[derive(Default)]
+struct ChangeLog {
+    /// Off until the first [`TakeChanges`] (which hands out everything): a subscriber
+    /// read only through snapshots keeps no log.
+    on: bool,
+    /// Everything was replaced: the next take hands out every object.
+    reset: bool,
+    slots: Vec<ObjectSlot>,
+    logged: SlotSet,
+    /// When the group received the events of the oldest change not handed out.
+    oldest: Option<Instant>,
+}
+
+impl ChangeLog {
+    fn record(&mut self, slot: ObjectSlot) {
+        if self.on && !self.reset && self.logged.insert(slot) {
+            self.slots.push(slot);
+        }
+    }
+
+    fn received(&mut self, at: Instant) {
+        if self.on {
+            self.oldest = Some(self.oldest.map_or(at, |o| o.min(at)));
+        }
+    }
+
+    fn replaced(&mut self) {
+        if self.on {
+            self.reset = true;
+            self.slots.clear();
+            self.logged.clear();
+        }
+    }
 }
 
 impl<T: TargetValue> Subscriber<T> {
-    /// A subscriber with `constructor`; `in_flight` and `lagging` are shared with the
-    /// group's link to it.
-    pub fn new(
-        id: SubscriberId,
-        constructor: Constructor<T>,
-        in_flight: Arc<AtomicUsize>,
-        lagging: Arc<AtomicBool>,
-    ) -> Self {
+    /// A subscriber with `constructor`.
+    pub fn new(id: SubscriberId, constructor: Constructor<T>) -> Self {
         Subscriber {
             id,
             constructor,
@@ -71,10 +105,9 @@ impl<T: TargetValue> Subscriber<T> {
             sync_waiters: Vec::new(),
             on_change: None,
             notice_outstanding: false,
-            in_flight,
-            lagging,
-            group: None,
+            update_streams: Vec::new(),
             seen: SlotSet::default(),
+            changes: ChangeLog::default(),
         }
     }
 
@@ -89,6 +122,7 @@ impl<T: TargetValue> Subscriber<T> {
     /// Applies one object's change to its slot. A changed object's values are rebuilt
     /// in the vector it already has (the usual case: no allocation, no key copied).
     fn update(&mut self, change: &TargetChange) {
+        self.changes.record(change.slot);
         let slot = change.slot.0 as usize;
         if slot >= self.by_slot.len() {
             if change.targets.is_none() {
@@ -140,23 +174,23 @@ impl<T: TargetValue> Subscriber<T> {
                 subscriber: self.id,
             });
         }
-    }
-
-    /// One queued batch is handled: tell the group if it waits for our queue to empty.
-    fn batch_done(&mut self) {
-        if self.in_flight.fetch_sub(1, SeqCst) == 1
-            && self.lagging.load(SeqCst)
-            && let Some(group) = &self.group
-        {
-            group.do_send(SubscriberDrained(self.id));
-        }
+        // A full channel already holds a wake-up; a closed one lost its reader.
+        self.update_streams
+            .retain(|tx| !matches!(tx.try_send(()), Err(mpsc::error::TrySendError::Closed(()))));
     }
 }
+
+/// Room for any window of in-flight batches the group uses, plus the agent's requests.
+const MAILBOX_CAPACITY: usize = 1 << 16;
 
 impl<T: TargetValue> Actor for Subscriber<T> {
     type Context = Context<Self>;
 
-    fn started(&mut self, _: &mut Context<Self>) {
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // The group sends at most `subscriber_in_flight` batches before it waits for
+        // replies; the mailbox must never make it wait otherwise (a request to a full
+        // mailbox is parked, not queued).
+        ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         METRICS
             .subscribers
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -176,10 +210,12 @@ impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
         for change in msg.changes.iter() {
             self.update(change);
         }
+        if !msg.changes.is_empty() {
+            self.changes.received(msg.received);
+        }
         if !msg.changes.is_empty() || (msg.synced && !self.synced) {
             self.changed(msg.synced);
         }
-        self.batch_done();
     }
 }
 
@@ -193,10 +229,12 @@ impl<T: TargetValue> Handler<TargetsCaughtUp> for Subscriber<T> {
         for_latest_per_slot(&msg.batches, &mut seen, |change| self.update(change));
         self.seen = seen;
         let any = msg.batches.iter().any(|b| !b.is_empty());
+        if any {
+            self.changes.received(msg.received);
+        }
         if any || (msg.synced && !self.synced) {
             self.changed(msg.synced);
         }
-        self.batch_done();
     }
 }
 
@@ -205,11 +243,11 @@ impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
 
     fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
         self.by_slot.clear();
+        self.changes.replaced();
         for change in msg.targets.iter() {
             self.update(change);
         }
         self.changed(msg.synced);
-        self.batch_done();
     }
 }
 
@@ -244,15 +282,90 @@ impl<T: TargetValue> Handler<GetTargets<T>> for Subscriber<T> {
     }
 }
 
-/// Sent by the facade to a subscriber: where to send change notices, and which group to
-/// tell when it has drained.
+/// One object's targets now, as [`TakeChanges`] hands them out.
+#[derive(Clone, Debug)]
+pub struct SlotTargets<T> {
+    /// The object's slot ([`ObjectSlot`]): an object keeps it while it exists, and a
+    /// later one may get it after it is gone.
+    pub slot: ObjectSlot,
+    /// The object in the slot now and its values; `None` if no object with values is
+    /// there any more.
+    pub object: Option<(ObjectKey, Vec<T>)>,
+}
+
+/// What changed since the last [`TakeChanges`].
+#[derive(Clone, Debug)]
+pub struct TargetChanges<T> {
+    /// True: `objects` is every object, replacing whatever the agent held (the first
+    /// take, and after the group resent everything).
+    pub reset: bool,
+    /// The slots that changed, each once, with their state now.
+    pub objects: Vec<SlotTargets<T>>,
+    /// When the group received the events of the oldest of these changes (`None` for a
+    /// reset or when nothing changed).
+    pub oldest: Option<Instant>,
+}
+
+/// Sent by the agent (through [`crate::Subscription::take_changes`]) to its subscriber:
+/// the objects whose values changed since the last take (every object at the first).
+/// Costs O(changed objects); re-arms change notices as [`GetTargets`] does.
+#[derive(Message)]
+#[rtype(result = "TargetChanges<T>")]
+pub struct TakeChanges<T: 'static>(pub PhantomData<T>);
+
+impl<T: TargetValue> Handler<TakeChanges<T>> for Subscriber<T> {
+    type Result = MessageResult<TakeChanges<T>>;
+
+    fn handle(&mut self, _: TakeChanges<T>, _: &mut Context<Self>) -> Self::Result {
+        self.notice_outstanding = false;
+        let log = &mut self.changes;
+        let reset = !log.on || log.reset;
+        log.on = true;
+        log.reset = false;
+        let oldest = log.oldest.take();
+        let objects = if reset {
+            log.slots.clear();
+            log.logged.clear();
+            self.by_slot
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, object)| {
+                    Some(SlotTargets {
+                        slot: ObjectSlot(u32::try_from(slot).ok()?),
+                        object: Some(object.clone()?),
+                    })
+                })
+                .collect()
+        } else {
+            let objects = log
+                .slots
+                .iter()
+                .map(|&slot| SlotTargets {
+                    slot,
+                    object: self.by_slot.get(slot.0 as usize).cloned().flatten(),
+                })
+                .collect();
+            log.slots.clear();
+            log.logged.clear();
+            objects
+        };
+        MessageResult(TargetChanges {
+            reset,
+            objects,
+            oldest: if reset { None } else { oldest },
+        })
+    }
+}
+
+/// Sent by the facade to a subscriber: where to send change notices.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub enum Configure {
     /// Notices of changed targets go to this recipient.
     OnChange(Recipient<TargetsUpdated>),
-    /// The group that feeds this subscriber.
-    Group(Recipient<SubscriberDrained>),
+    /// A stream of updates reads this channel: wake it now (its first item is the
+    /// targets as they are) and after every change.
+    Updates(mpsc::Sender<()>),
 }
 
 impl<T: TargetValue> Handler<Configure> for Subscriber<T> {
@@ -264,7 +377,11 @@ impl<T: TargetValue> Handler<Configure> for Subscriber<T> {
                 self.notice_outstanding = false;
                 self.on_change = Some(r);
             }
-            Configure::Group(g) => self.group = Some(g),
+            Configure::Updates(tx) => {
+                if tx.try_send(()).is_ok() {
+                    self.update_streams.push(tx);
+                }
+            }
         }
     }
 }
@@ -305,8 +422,10 @@ impl<T: TargetValue> Handler<StopSubscriber> for Subscriber<T> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::Ordering::SeqCst;
+
     use super::*;
-    use crate::actors::messages::ObjectSlot;
     use crate::model::ObjectKey;
 
     fn change(slot: u32, name: &str, address: Option<&str>) -> TargetChange {
@@ -321,13 +440,15 @@ mod tests {
         sub.send(TargetsChanged {
             changes: changes.into(),
             synced: true,
+            received: Instant::now(),
         })
         .await
         .expect("subscriber alive");
     }
 
-    #[actix_rt::test]
-    async fn catching_up_constructs_only_each_slots_latest_targets() {
+    /// A subscriber whose constructor keeps each target's address, and how many times
+    /// the constructor ran.
+    fn counting_subscriber() -> (Addr<Subscriber<String>>, Arc<AtomicUsize>) {
         let calls = Arc::new(AtomicUsize::new(0));
         let constructor: Constructor<String> = {
             let calls = Arc::clone(&calls);
@@ -336,14 +457,12 @@ mod tests {
                 l.get("__address__").map(str::to_string)
             })
         };
-        let in_flight = Arc::new(AtomicUsize::new(1));
-        let sub = Subscriber::new(
-            SubscriberId(1),
-            constructor,
-            Arc::clone(&in_flight),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .start();
+        (Subscriber::new(SubscriberId(1), constructor).start(), calls)
+    }
+
+    #[actix_rt::test]
+    async fn catching_up_constructs_only_each_slots_latest_targets() {
+        let (sub, calls) = counting_subscriber();
         let batches: Vec<Arc<[TargetChange]>> = vec![
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))].into(),
             vec![change(0, "a", Some("a:2")), change(1, "b", None)].into(),
@@ -352,12 +471,12 @@ mod tests {
         sub.send(TargetsCaughtUp {
             batches,
             synced: true,
+            received: Instant::now(),
         })
         .await
         .expect("subscriber alive");
         assert_eq!(targets(&sub).await, ["a:3", "c:1"]);
         assert_eq!(calls.load(SeqCst), 2, "a:3 and c:1 only");
-        assert_eq!(in_flight.load(SeqCst), 0, "one message handled");
     }
 
     async fn targets(sub: &Addr<Subscriber<String>>) -> Vec<String> {
@@ -369,13 +488,7 @@ mod tests {
     async fn changes_apply_by_slot_in_any_order_and_slots_are_reused() {
         let constructor: Constructor<String> =
             Arc::new(|l: &Labels| l.get("__address__").map(str::to_string));
-        let sub = Subscriber::new(
-            SubscriberId(1),
-            constructor,
-            Arc::new(AtomicUsize::new(usize::MAX / 2)),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .start();
+        let sub = Subscriber::new(SubscriberId(1), constructor).start();
         apply(
             &sub,
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
@@ -401,5 +514,71 @@ mod tests {
         )
         .await;
         assert_eq!(targets(&sub).await, ["0:1", "a:3"]);
+    }
+
+    async fn take(sub: &Addr<Subscriber<String>>) -> (bool, Vec<(u32, Option<Vec<String>>)>) {
+        let c = sub.send(TakeChanges(PhantomData)).await.expect("alive");
+        let mut objects: Vec<_> = c
+            .objects
+            .into_iter()
+            .map(|o| (o.slot.0, o.object.map(|(_, values)| values)))
+            .collect();
+        objects.sort();
+        (c.reset, objects)
+    }
+
+    #[actix_rt::test]
+    async fn taking_changes_hands_out_each_changed_slot_once_and_everything_after_a_reset() {
+        let (sub, calls) = counting_subscriber();
+        apply(
+            &sub,
+            vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
+        )
+        .await;
+        // The first take is everything.
+        let all = (
+            true,
+            vec![
+                (0, Some(vec!["a:1".to_string()])),
+                (1, Some(vec!["b:1".to_string()])),
+            ],
+        );
+        assert_eq!(take(&sub).await, all);
+        // Then only what changed, each slot once, in its state now.
+        apply(&sub, vec![change(0, "a", Some("a:2"))]).await;
+        apply(
+            &sub,
+            vec![change(0, "a", Some("a:3")), change(1, "b", None)],
+        )
+        .await;
+        let c = sub.send(TakeChanges(PhantomData)).await.expect("alive");
+        assert!(c.oldest.is_some(), "the oldest change's arrival is kept");
+        let mut got: Vec<_> = c
+            .objects
+            .into_iter()
+            .map(|o| (o.slot.0, o.object.map(|(k, v)| (k.to_string(), v))))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                (0, Some(("ns/a".to_string(), vec!["a:3".to_string()]))),
+                (1, None)
+            ]
+        );
+        assert_eq!(take(&sub).await, (false, vec![]), "nothing since");
+        // The group resends everything: the next take is a reset.
+        sub.send(TargetsReplaced {
+            targets: vec![change(4, "c", Some("c:1"))].into(),
+            synced: true,
+        })
+        .await
+        .expect("alive");
+        assert_eq!(
+            take(&sub).await,
+            (true, vec![(4, Some(vec!["c:1".to_string()]))])
+        );
+        // No constructor call was spent on any take.
+        assert_eq!(calls.load(SeqCst), 5);
     }
 }

@@ -6,7 +6,6 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use actix::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -152,13 +151,7 @@ fn subscriber_apply(c: &mut Criterion) {
     let system = System::new();
     let addr = system.block_on(async {
         let ctor: Constructor<Labels> = Arc::new(|l: &Labels| Some(l.clone()));
-        Subscriber::new(
-            SubscriberId(1),
-            ctor,
-            Arc::new(AtomicUsize::new(usize::MAX / 2)),
-            Arc::new(AtomicBool::new(false)),
-        )
-        .start()
+        Subscriber::new(SubscriberId(1), ctor).start()
     });
     let mut group = c.benchmark_group("subscriber");
     group.throughput(Throughput::Elements(BATCH as u64));
@@ -169,6 +162,7 @@ fn subscriber_apply(c: &mut Criterion) {
             let msg = TargetsChanged {
                 changes: Arc::clone(&batches[turn % 2]),
                 synced: true,
+                received: std::time::Instant::now(),
             };
             system.block_on(addr.send(msg)).expect("subscriber alive");
             black_box(());

@@ -2,10 +2,14 @@
 //! subscribers) under synthetic event floods from a fake API server that serves
 //! pre-built bytes from a child process.
 //!
-//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps] ...`
+//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service] ...`
 //! (`--help` lists every option). Prints one table row per scenario, then
 //! `summary: flood_events_per_s=N ceiling_events_per_s=N sync_s=X peak_rss_mb=N`.
 //! See BENCHMARKS.md for what each column means.
+//!
+//! `service` is the path `kubesd run` users run: a Prometheus config of `--jobs` pod
+//! jobs with realistic relabelling, `JobSet` and the HTTP SD server, and a reader
+//! polling one job's `/sd` meanwhile.
 
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::collections::HashMap;
@@ -154,6 +158,13 @@ struct Args {
     /// Events of the deps scenario (0: `--events / 10`).
     #[arg(long, default_value_t = 0)]
     deps_events: usize,
+    /// Job counts of the service scenario.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 20])]
+    jobs: Vec<usize>,
+    /// How often the service scenario's reader asks for a job's `/sd`, ms (one request
+    /// at a time, the whole body read, no `If-None-Match`).
+    #[arg(long, default_value_t = 1000)]
+    sd_poll_ms: u64,
     /// Subscriber counts of the fanout scenario.
     #[arg(long, value_delimiter = ',', default_values_t = [20, 100])]
     subscribers: Vec<usize>,
@@ -899,6 +910,219 @@ async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
     rows
 }
 
+// ---------------------------------------------------------------------------------
+// The service path.
+
+/// A Prometheus config of `jobs` pod jobs against `api_server`, each relabelling as
+/// users commonly do: the pod's labels mapped, namespace and pod copied from the meta
+/// labels, and a drop rule that never matches.
+fn service_config(api_server: &str, jobs: usize) -> String {
+    let mut out = String::from("scrape_configs:\n");
+    for j in 0..jobs {
+        out.push_str(&format!(
+            r#"  - job_name: pods-{j}
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: {api_server}
+    relabel_configs:
+      - action: labelmap
+        regex: __meta_kubernetes_pod_label_(.+)
+      - source_labels: [__meta_kubernetes_namespace]
+        target_label: namespace
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+      - source_labels: [__meta_kubernetes_pod_phase]
+        regex: Unknown
+        action: drop
+"#
+        ));
+    }
+    out
+}
+
+/// One plain HTTP/1.1 GET on a new connection; the status and the body's length.
+fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
+    let mut s = TcpStream::connect(addr)?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut r = BufReader::new(s);
+    let mut status = String::new();
+    r.read_line(&mut status)?;
+    let code = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let mut len = 0;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+    }
+    Ok((code, len))
+}
+
+/// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
+/// pipeline has relabelled every pod once: `/ready` says the discovery listed, not that
+/// the relabelled targets are all in `/sd`), then
+/// the flood (until every job's target count shows the deletion that follows the last
+/// event), with a reader polling the first job's `/sd` throughout.
+async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
+    use kubesd::service::{GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+    use std::collections::BTreeMap;
+    use std::sync::RwLock;
+
+    server.gate(0);
+    let baseline = {
+        trim_heap();
+        rss_mb()
+    };
+    let text = service_config(&server.url, jobs);
+    let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
+        .expect("the bench's config loads");
+    let sync_meter = Meter::start();
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let mut set = JobSet::new(
+        Discovery::start(options(args)),
+        JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+        },
+        Arc::clone(&published),
+    );
+    set.apply(&config).await.expect("jobs start");
+    let (http, bound) = serve_http(
+        "127.0.0.1:0".parse().expect("address"),
+        Arc::new(ServiceState { jobs: published }),
+    )
+    .expect("listens");
+    let http_handle = http.handle();
+    actix_rt::spawn(http);
+    let addr = bound.to_string();
+    let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+    loop {
+        let a = addr.clone();
+        let ready = actix_rt::task::spawn_blocking(move || http_get(&a, "/ready"))
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .is_some_and(|(code, _)| code == 200);
+        if ready || Instant::now() > deadline {
+            break;
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let everything = (args.pods * set.pipelines()) as u64;
+    while set.pipeline_work().await.objects_relabelled < everything && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    let synced = sync_meter.finish();
+    let statuses = async |set: &JobSet| {
+        let mut out = Vec::new();
+        for (_, job) in set.jobs() {
+            out.push(job.send(GetStatus).await.expect("job alive"));
+        }
+        out
+    };
+    let targets0: Vec<usize> = statuses(&set).await.iter().map(|s| s.targets).collect();
+    let work0 = set.pipeline_work().await;
+    let mut rows = vec![Row {
+        scenario: "service-sync".into(),
+        subs: jobs,
+        events: args.pods,
+        m: synced,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        extra: format!(
+            "pods/s; {} targets per job; {} pipeline(s); rss before {baseline:.0} MB",
+            targets0.first().copied().unwrap_or(0),
+            set.pipelines(),
+        ),
+    }];
+
+    // The reader: one job's /sd, every `sd_poll_ms`, on a thread of its own.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (stop, addr, every) = (
+            Arc::clone(&stop),
+            addr.clone(),
+            Duration::from_millis(args.sd_poll_ms),
+        );
+        std::thread::spawn(move || {
+            let mut latencies = Vec::new();
+            let mut bytes = 0;
+            while !stop.load(Relaxed) {
+                let t = Instant::now();
+                if let Ok((200, len)) = http_get(&addr, "/sd/pods-0") {
+                    latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+                    bytes = len;
+                }
+                std::thread::sleep(every.saturating_sub(t.elapsed()));
+            }
+            (latencies, bytes)
+        })
+    };
+    let events = args.events;
+    let meter = Meter::start();
+    server.gate(events + 1);
+    let mut ok = false;
+    while Instant::now() < deadline {
+        let now = statuses(&set).await;
+        if now.iter().zip(&targets0).all(|(s, t0)| s.targets < *t0) {
+            ok = true;
+            break;
+        }
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    let m = meter.finish();
+    stop.store(true, Relaxed);
+    let (mut latencies, body_bytes) = reader.join().expect("reader");
+    latencies.sort_by(f64::total_cmp);
+    let pct = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 - 1.0) * q) as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    let work = set.pipeline_work().await;
+    let last = statuses(&set).await;
+    let visible = last.first().map(|s| s.latency.count()).unwrap_or(0);
+    rows.push(Row {
+        scenario: "service".into(),
+        subs: jobs,
+        events,
+        m,
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+        extra: format!(
+            "{}p50/p99 are /sd/pods-0 ({} requests, {:.1} MB body); pipelines relabelled {} objects, \
+             changed {}, built {} lists; job 0 applied {} object changes ({visible} observed)",
+            if ok { "" } else { "TIMED OUT; " },
+            latencies.len(),
+            body_bytes as f64 / 1e6,
+            work.objects_relabelled - work0.objects_relabelled,
+            work.objects_changed - work0.objects_changed,
+            work.lists_built - work0.lists_built,
+            last.first().map_or(0, |s| s.applied),
+        ),
+    });
+    set.stop_all().await;
+    http_handle.stop(true).await;
+    drop(set);
+    actix_rt::time::sleep(Duration::from_millis(500)).await;
+    trim_heap();
+    let note = format!("; rss after stop {:.0} MB", rss_mb());
+    if let Some(r) = rows.last_mut() {
+        r.extra.push_str(&note);
+    }
+    rows
+}
+
 /// serde_json alone, one core: the same watch byte stream (the same pod events) framed
 /// and decoded into the same structs, no engine.
 fn ceiling(args: &Args) -> f64 {
@@ -991,6 +1215,14 @@ fn main() {
             for r in deps_run(&args, &server).await {
                 r.print();
                 rows.push(r);
+            }
+        }
+        if run("service") {
+            for &n in &args.jobs {
+                for r in service_run(&args, &server, n).await {
+                    r.print();
+                    rows.push(r);
+                }
             }
         }
         rows

@@ -24,9 +24,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix::prelude::*;
+use futures_util::Stream;
 
 use crate::actors::DirtyFlusher;
 use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, watchers_on};
@@ -36,7 +37,8 @@ use crate::actors::messages::{
 };
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::actors::subscriber::{
-    Configure, Constructor, GetTargets, StopSubscriber, Subscriber, TargetValue, WaitSynced,
+    Configure, Constructor, GetTargets, StopSubscriber, Subscriber, TakeChanges, TargetChanges,
+    TargetValue, WaitSynced,
 };
 use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
@@ -196,27 +198,17 @@ impl Discovery {
             None
         };
         let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let lagging = Arc::new(AtomicBool::new(false));
         let ctor: Constructor<T> = Arc::new(constructor);
-        let subscriber = {
-            let (in_flight, lagging) = (Arc::clone(&in_flight), Arc::clone(&lagging));
-            Subscriber::start_in_arbiter(arbiter, move |_| {
-                Subscriber::new(id, ctor, in_flight, lagging)
-            })
-        };
+        let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
         // A group that is stopping (its last subscriber just left) refuses the message;
         // then a new group is started for the key.
         for _ in 0..3 {
             let entry = self.group_for(&key, tls.clone());
-            subscriber.do_send(Configure::Group(entry.addr.clone().recipient()));
             let link = SubscriberLink {
                 id,
                 changed: subscriber.clone().recipient(),
                 replaced: subscriber.clone().recipient(),
                 caught_up: subscriber.clone().recipient(),
-                in_flight: Arc::clone(&in_flight),
-                lagging: Arc::clone(&lagging),
             };
             match entry.addr.send(Subscribe { role, link }).await {
                 Ok(()) => {
@@ -307,10 +299,45 @@ impl<T: TargetValue> Subscription<T> {
         async move { request.await.unwrap_or_default() }
     }
 
+    /// The objects whose targets changed since the last call, each with its targets
+    /// now; the first call hands out every object (`reset`). For an agent that keeps
+    /// its own state per object: a change to k objects costs O(k), where `targets()`
+    /// hands out all of them. Re-arms `on_change` notices, as `targets()` does. Does
+    /// not borrow the subscription.
+    pub fn take_changes(&self) -> impl Future<Output = TargetChanges<T>> + 'static {
+        let request = self.subscriber.send(TakeChanges(PhantomData));
+        async move {
+            request.await.unwrap_or(TargetChanges {
+                reset: true,
+                objects: Vec::new(),
+                oldest: None,
+            })
+        }
+    }
+
     /// Sends a [`TargetsUpdated`] notice to `recipient` when the targets change. Notices
-    /// are coalesced: after one, the next comes only once `targets()` has been called.
+    /// are coalesced: after one, the next comes only once `targets()` or
+    /// `take_changes()` has been called.
     pub fn on_change(&self, recipient: Recipient<TargetsUpdated>) {
         self.subscriber.do_send(Configure::OnChange(recipient));
+    }
+
+    /// The job's targets as a stream, for an agent whose core is not an actor: the
+    /// targets now, then again after each change. Coalesced: a reader slower than the
+    /// changes gets the latest set, never a queue of old ones. The stream ends when the
+    /// subscription stops. Independent of `on_change`.
+    pub fn updates(&self) -> impl Stream<Item = Arc<Vec<T>>> + Unpin + 'static {
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        self.subscriber.do_send(Configure::Updates(tx));
+        let subscriber = self.subscriber.clone();
+        Box::pin(futures_util::stream::unfold(rx, move |mut rx| {
+            let subscriber = subscriber.clone();
+            async move {
+                rx.recv().await?;
+                let targets = subscriber.send(GetTargets(PhantomData)).await.ok()?;
+                Some((targets, rx))
+            }
+        }))
     }
 
     /// Waits until every URL the role needs has been listed once. Does not borrow the

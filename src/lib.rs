@@ -35,7 +35,8 @@ pub mod simulator;
 pub mod targets;
 pub mod watch;
 
-pub use actors::messages::{SubscriberId, TargetsUpdated, UrlStatusChanged};
+pub use actors::messages::{ObjectSlot, SubscriberId, TargetsUpdated, UrlStatusChanged};
+pub use actors::subscriber::{SlotTargets, TargetChanges};
 pub use actors::url_watcher::machine::Step;
 pub use actors::url_watcher::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 /// The shared string type of object fields and label names and values (a [`Label`]'s

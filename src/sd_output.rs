@@ -139,6 +139,274 @@ pub fn groups_json(groups: &[TargetGroup]) -> Vec<u8> {
     serde_json::to_vec(groups).unwrap_or_else(|_| b"[]".to_vec())
 }
 
+/// One object's target groups in HTTP SD JSON, serialized once and kept, so that a
+/// job's body is assembled from its objects' parts instead of rebuilt from every
+/// target, and a change to one object costs one object's serialization.
+///
+/// The groups are those of [`group_targets`] over the object's targets, written as
+/// [`groups_json`] writes them, without the enclosing brackets. The value of a `job`
+/// label that is the caller's placeholder string (recognised by pointer, see
+/// [`crate::relabel::process_with_job`]) is left out, as a *hole*: each job that
+/// shares these bytes writes its own name there when the body is assembled.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ObjectGroups {
+    /// The groups, comma-separated; empty when the object has no target.
+    bytes: Box<[u8]>,
+    /// Offsets in `bytes` where a job's name (as a JSON string) goes, ascending.
+    holes: Box<[u32]>,
+    /// Targets in the groups.
+    targets: u32,
+    /// FNV-1a of `bytes` and `holes`: what the body's ETag is computed from.
+    hash: u64,
+}
+
+impl ObjectGroups {
+    /// The groups of `targets` (one object's, after relabelling), with a hole wherever
+    /// a `job` label's value is `job_placeholder` itself.
+    pub fn new(targets: &[Labels], job_placeholder: &ArcStr) -> ObjectGroups {
+        let groups = group_targets(targets);
+        let mut bytes = Vec::new();
+        let mut holes = Vec::new();
+        let mut count = 0;
+        for (i, group) in groups.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b',');
+            }
+            count += group.targets.len();
+            bytes.extend_from_slice(b"{\"targets\":[");
+            for (j, target) in group.targets.iter().enumerate() {
+                if j > 0 {
+                    bytes.push(b',');
+                }
+                write_json_str(&mut bytes, target);
+            }
+            bytes.extend_from_slice(b"],\"labels\":{");
+            for (j, label) in group.labels.iter().enumerate() {
+                if j > 0 {
+                    bytes.push(b',');
+                }
+                write_json_str(&mut bytes, &label.name);
+                bytes.push(b':');
+                if &*label.name == JOB_LABEL && ArcStr::ptr_eq(&label.value, job_placeholder) {
+                    holes.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
+                } else {
+                    write_json_str(&mut bytes, &label.value);
+                }
+            }
+            bytes.extend_from_slice(b"}}");
+        }
+        let mut hash = Fnv::default();
+        hash.write(&bytes);
+        for h in &holes {
+            hash.write(&h.to_le_bytes());
+        }
+        ObjectGroups {
+            bytes: bytes.into(),
+            holes: holes.into(),
+            targets: u32::try_from(count).unwrap_or(u32::MAX),
+            hash: hash.0,
+        }
+    }
+
+    /// True when the object has no target.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Targets in the groups.
+    pub fn targets(&self) -> usize {
+        self.targets as usize
+    }
+
+    /// The bytes' length once `job_json` fills the holes.
+    fn len_with(&self, job_json: &[u8]) -> usize {
+        self.bytes.len() + self.holes.len() * job_json.len()
+    }
+
+    /// Appends the groups with `job_json` in the holes.
+    fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
+        let mut at = 0;
+        for &hole in self.holes.iter() {
+            let hole = hole as usize;
+            out.extend_from_slice(&self.bytes[at..hole]);
+            out.extend_from_slice(job_json);
+            at = hole;
+        }
+        out.extend_from_slice(&self.bytes[at..]);
+    }
+}
+
+/// The label whose placeholder value [`ObjectGroups`] leaves as a hole.
+const JOB_LABEL: &str = "job";
+
+/// `s` as a JSON string (quoted and escaped), appended to `out`.
+fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    // Writing a string into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// FNV-1a, 64 bits: fixed by its definition, so equal bodies get equal ETags on every
+/// replica and after restarts.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The objects of one discovery, in a fixed order (by namespace and name), as a job's
+/// body joins them. Shared: every job and request reading it holds the same list.
+pub type ObjectGroupsList = std::sync::Arc<[std::sync::Arc<ObjectGroups>]>;
+
+/// A job's HTTP SD body: its discoveries' object groups, joined on demand with the
+/// job's name in their holes. Cheap to clone and to keep: it holds the shared parts,
+/// not the bytes, which are written out as the body is sent ([`SdBody::chunks`]).
+#[derive(Clone, Debug)]
+pub struct SdBody {
+    /// The job's name as a JSON string.
+    job_json: std::sync::Arc<[u8]>,
+    /// One list per discovery of the job, in config order.
+    parts: Vec<ObjectGroupsList>,
+    /// The body's length in bytes.
+    len: usize,
+    /// Its quoted ETag.
+    pub etag: String,
+    /// How many targets it holds.
+    pub targets: usize,
+}
+
+impl SdBody {
+    /// The body of job `job_name` made of `parts`. Costs a pass over the objects (no
+    /// bytes are copied): the ETag is a hash of the job's name and each object's hash,
+    /// so equal target sets give equal tags.
+    pub fn new(job_name: &str, parts: Vec<ObjectGroupsList>) -> SdBody {
+        let mut job_json = Vec::new();
+        write_json_str(&mut job_json, job_name);
+        let mut hash = Fnv::default();
+        hash.write(&job_json);
+        // Brackets; then a comma between each two non-empty objects.
+        let mut len = 2;
+        let mut objects = 0usize;
+        let mut targets = 0;
+        for object in parts
+            .iter()
+            .flat_map(|p| p.iter())
+            .filter(|o| !o.is_empty())
+        {
+            hash.write(&object.hash.to_le_bytes());
+            len += object.len_with(&job_json);
+            objects += 1;
+            targets += object.targets();
+        }
+        len += objects.saturating_sub(1);
+        SdBody {
+            job_json: job_json.into(),
+            parts,
+            len,
+            etag: format!("\"{:016x}\"", hash.0),
+            targets,
+        }
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for the empty list (`[]`).
+    pub fn is_empty(&self) -> bool {
+        self.targets == 0
+    }
+
+    /// The whole body in one buffer (for files and tests; HTTP sends [`SdBody::chunks`]).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for chunk in self.chunks_of(usize::MAX) {
+            out.extend_from_slice(&chunk);
+        }
+        out
+    }
+
+    /// The body in pieces of about `BODY_CHUNK` bytes, written as they are taken: a
+    /// response streams them, and no request keeps a copy of the whole body.
+    pub fn chunks(&self) -> impl Iterator<Item = bytes::Bytes> + Send + 'static {
+        self.chunks_of(BODY_CHUNK)
+    }
+
+    fn chunks_of(&self, size: usize) -> BodyChunks {
+        BodyChunks {
+            body: self.clone(),
+            part: 0,
+            object: 0,
+            started: false,
+            wrote_object: false,
+            done: false,
+            size,
+        }
+    }
+}
+
+/// How much of a body one streamed piece holds.
+const BODY_CHUNK: usize = 256 * 1024;
+
+/// The iterator behind [`SdBody::chunks`].
+struct BodyChunks {
+    body: SdBody,
+    part: usize,
+    object: usize,
+    started: bool,
+    wrote_object: bool,
+    done: bool,
+    size: usize,
+}
+
+impl Iterator for BodyChunks {
+    type Item = bytes::Bytes;
+
+    fn next(&mut self) -> Option<bytes::Bytes> {
+        if self.done {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.size.min(self.body.len));
+        if !self.started {
+            self.started = true;
+            out.push(b'[');
+        }
+        while let Some(part) = self.body.parts.get(self.part) {
+            let Some(object) = part.get(self.object) else {
+                self.part += 1;
+                self.object = 0;
+                continue;
+            };
+            self.object += 1;
+            if object.is_empty() {
+                continue;
+            }
+            if self.wrote_object {
+                out.push(b',');
+            }
+            self.wrote_object = true;
+            object.write(&self.body.job_json, &mut out);
+            if out.len() >= self.size {
+                return Some(out.into());
+            }
+        }
+        out.push(b']');
+        self.done = true;
+        Some(out.into())
+    }
+}
+
 /// A strong HTTP `ETag` for `body`, quoted as HTTP requires: the FNV-1a 64-bit hash of
 /// the bytes in hex, e.g. `"cbf29ce484222325"`. FNV because it is fixed by its
 /// definition (std's hasher may change between Rust releases), so kubesd replicas and

@@ -8,7 +8,7 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::SubscriberSlot;
+use super::fanout::{Replies, Reply, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
 use crate::actors::flusher::FlushPace;
@@ -17,8 +17,7 @@ use crate::actors::messages::{
 };
 use crate::actors::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
-    StopWatcher, Subscribe, SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId,
-    WatcherOutput,
+    StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
@@ -103,9 +102,11 @@ pub struct GroupWatcher {
     status_watchers: Vec<(SubscriberId, Role, Recipient<UrlStatusChanged>)>,
     /// Subscriptions waiting for a role's sync or the first configuration problem.
     sync_waiters: Vec<(Role, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Set by each push: a subscriber has more batches unhandled than a watcher's
+    /// Set by each push: a subscriber has more batches unanswered than a watcher's
     /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
     subscriber_behind: bool,
+    /// The subscribers' replies it awaits: its flow control towards them.
+    replies: Replies,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
@@ -147,6 +148,7 @@ impl GroupWatcher {
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
             subscriber_behind: false,
+            replies: Replies::default(),
             span,
         }
     }
@@ -252,8 +254,9 @@ impl GroupWatcher {
         self.subscribers.get(&role).is_some_and(|s| !s.is_empty())
     }
 
-    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`).
-    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool) {
+    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`),
+    /// whose events the group received at `received`.
+    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool, received: Instant) {
         if changes.is_empty() && !force {
             return;
         }
@@ -265,8 +268,11 @@ impl GroupWatcher {
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         if let Some(slots) = self.subscribers.get_mut(&role) {
-            for slot in slots {
-                slot.push(&batch, synced, limit, bound);
+            for (index, slot) in slots.iter_mut().enumerate() {
+                if let Some(reply) = slot.push(&batch, synced, received, limit, bound) {
+                    let id = slot.link.id;
+                    self.replies.push(ReplyFrom { role, index, id }, reply);
+                }
             }
         }
         // The watchers' test of whether this group keeps up (its handling of their
@@ -288,6 +294,25 @@ impl GroupWatcher {
     fn watcher_reply(&self) -> GroupPace {
         GroupPace {
             keeps_up: !self.subscriber_behind,
+        }
+    }
+
+    /// A subscriber answered a message; it may be due the batches held back for it.
+    fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
+        let synced = self.synced.contains(&role);
+        let Some(slots) = self.subscribers.get_mut(&role) else {
+            return;
+        };
+        // Usually where it was; an unsubscribe in between may have moved it.
+        let index = match slots.get(index) {
+            Some(slot) if slot.link.id == id => index,
+            _ => match slots.iter().position(|s| s.link.id == id) {
+                Some(i) => i,
+                None => return,
+            },
+        };
+        if let Some(reply) = slots[index].replied(synced) {
+            self.replies.push(ReplyFrom { role, index, id }, reply);
         }
     }
 
@@ -391,6 +416,7 @@ impl GroupWatcher {
     /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
     /// were recomputed. Dirty objects of roles still syncing stay dirty.
     fn flush(&mut self) -> usize {
+        let received = Instant::now();
         let ready = self.ready_roles();
         let dirty = self.cache.take_dirty();
         let mut by_role: HashMap<Role, Vec<TargetChange>> = HashMap::new();
@@ -417,7 +443,7 @@ impl GroupWatcher {
         }
         self.cache.keep_dirty(waiting);
         for (role, changes) in by_role {
-            self.push(role, changes, false);
+            self.push(role, changes, false, received);
         }
         recomputed
     }
@@ -469,6 +495,7 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
+        ctx.add_stream(self.replies.stream());
         METRICS
             .groups
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -499,6 +526,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
     type Result = Result<GroupPace, DeferredEventRejected>;
 
     fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) -> Self::Result {
+        let received = Instant::now();
         match output {
             WatcherOutput::Deltas { url, deltas } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
@@ -531,7 +559,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         },
                     }
                 }
-                self.push(role, changes, false);
+                self.push(role, changes, false, received);
                 self.flush_soon_if_few(ctx);
                 if let Some(rejected) = rejected {
                     return Err(rejected);
@@ -575,7 +603,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         for object in objects {
                             self.apply_upsert(url, object, subscribed, &mut changes);
                         }
-                        self.push(role, changes, false);
+                        self.push(role, changes, false, received);
                     }
                 }
                 self.flush_soon_if_few(ctx);
@@ -593,7 +621,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     for key in self.cache.keys_of_url(role, url) {
                         self.apply_delete(role, key, subscribed, &mut changes);
                     }
-                    self.push(role, changes, false);
+                    self.push(role, changes, false, received);
                     self.flush_soon_if_few(ctx);
                 }
             }
@@ -635,9 +663,9 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 self.flush_counted();
                 let newly_synced = self.update_synced();
                 self.answer_sync_waiters();
-                self.push(role, changes, newly_synced.contains(&role));
+                self.push(role, changes, newly_synced.contains(&role), received);
                 for other in newly_synced.into_iter().filter(|r| *r != role) {
-                    self.push(other, Vec::new(), true);
+                    self.push(other, Vec::new(), true, received);
                 }
             }
         }
@@ -680,9 +708,13 @@ impl Handler<RegisterPending> for GroupWatcher {
             if synced {
                 self.synced.insert(role);
             }
+            let id = link.id;
             let mut slot = SubscriberSlot::new(link);
-            slot.replace(snapshot, synced);
-            self.subscribers.entry(role).or_default().push(slot);
+            let reply: Reply = slot.replace(snapshot, synced);
+            let slots = self.subscribers.entry(role).or_default();
+            slots.push(slot);
+            let index = slots.len() - 1;
+            self.replies.push(ReplyFrom { role, index, id }, reply);
         }
         debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
     }
@@ -757,16 +789,9 @@ impl Handler<Unsubscribe> for GroupWatcher {
     }
 }
 
-impl Handler<SubscriberDrained> for GroupWatcher {
-    type Result = ();
-
-    fn handle(&mut self, SubscriberDrained(id): SubscriberDrained, _: &mut Context<Self>) {
-        for (role, slots) in &mut self.subscribers {
-            let synced = self.synced.contains(role);
-            for slot in slots.iter_mut().filter(|s| s.link.id == id) {
-                slot.flush_backlog(synced);
-            }
-        }
+impl StreamHandler<ReplyFrom> for GroupWatcher {
+    fn handle(&mut self, from: ReplyFrom, _: &mut Context<Self>) {
+        self.replied(from);
     }
 }
 
@@ -777,13 +802,6 @@ impl Handler<FlushDirty> for GroupWatcher {
         let start = Instant::now();
         let mut report = self.flush_counted();
         self.pace.flushed(report.recomputed, report.took);
-        // Covers the rare race in which a lagging subscriber drained without telling us.
-        for (role, slots) in &mut self.subscribers {
-            let synced = self.synced.contains(role);
-            for slot in slots.iter_mut() {
-                slot.flush_backlog(synced);
-            }
-        }
         report.took = start.elapsed();
         report
     }

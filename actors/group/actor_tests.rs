@@ -2,8 +2,8 @@
 //! factory stands in for the watchers, the test feeds `WatcherOutput` as they would, and
 //! recording subscribers capture what the group pushes.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::SeqCst;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
@@ -12,8 +12,8 @@ use super::*;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberDrained, SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged,
-    TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
+    SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe,
+    UrlId, WatcherOutput,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::api::ResourceUrl;
@@ -34,12 +34,26 @@ enum Got {
     CaughtUp(Vec<(String, u32, usize)>, bool, usize),
 }
 
-/// A subscriber that records every message. With `stuck`, it never marks batches
-/// handled (a subscriber that does not keep up).
+/// A subscriber that records every message. While `held` says so, it does not answer
+/// them (a subscriber that does not keep up): the group awaits its replies.
 struct Recorder {
     got: Arc<Mutex<Vec<Got>>>,
-    in_flight: Arc<AtomicUsize>,
-    stuck: bool,
+    /// Messages received and not answered yet.
+    unanswered: Arc<AtomicUsize>,
+    held: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Recorder {
+    /// The reply: at once, or once the test lets the subscriber go.
+    fn reply(&self) -> ResponseFuture<()> {
+        let mut held = self.held.clone();
+        let unanswered = Arc::clone(&self.unanswered);
+        unanswered.fetch_add(1, SeqCst);
+        Box::pin(async move {
+            let _ = held.wait_for(|held| !*held).await;
+            unanswered.fetch_sub(1, SeqCst);
+        })
+    }
 }
 
 impl Actor for Recorder {
@@ -47,8 +61,8 @@ impl Actor for Recorder {
 }
 
 impl Handler<TargetsChanged> for Recorder {
-    type Result = ();
-    fn handle(&mut self, m: TargetsChanged, _: &mut Context<Self>) {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, m: TargetsChanged, _: &mut Context<Self>) -> Self::Result {
         let changes = m
             .changes
             .iter()
@@ -58,15 +72,13 @@ impl Handler<TargetsChanged> for Recorder {
             .lock()
             .unwrap()
             .push(Got::Changed(changes, m.synced));
-        if !self.stuck {
-            self.in_flight.fetch_sub(1, SeqCst);
-        }
+        self.reply()
     }
 }
 
 impl Handler<TargetsCaughtUp> for Recorder {
-    type Result = ();
-    fn handle(&mut self, m: TargetsCaughtUp, _: &mut Context<Self>) {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, m: TargetsCaughtUp, _: &mut Context<Self>) -> Self::Result {
         let mut latest = Vec::new();
         for_latest_per_slot(&m.batches, &mut SlotSet::default(), |c| {
             latest.push((
@@ -80,15 +92,13 @@ impl Handler<TargetsCaughtUp> for Recorder {
             .lock()
             .unwrap()
             .push(Got::CaughtUp(latest, m.synced, m.batches.len()));
-        if !self.stuck {
-            self.in_flight.fetch_sub(1, SeqCst);
-        }
+        self.reply()
     }
 }
 
 impl Handler<TargetsReplaced> for Recorder {
-    type Result = ();
-    fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) -> Self::Result {
         let mut keys: Vec<String> = m.targets.iter().map(|c| c.key.to_string()).collect();
         keys.sort();
         let mut values: Vec<String> = m
@@ -107,9 +117,7 @@ impl Handler<TargetsReplaced> for Recorder {
             .lock()
             .unwrap()
             .push(Got::Replaced(keys, m.synced, values));
-        if !self.stuck {
-            self.in_flight.fetch_sub(1, SeqCst);
-        }
+        self.reply()
     }
 }
 
@@ -203,7 +211,10 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
 
 struct Sub {
     got: Arc<Mutex<Vec<Got>>>,
-    in_flight: Arc<AtomicUsize>,
+    /// Messages it has not answered.
+    unanswered: Arc<AtomicUsize>,
+    /// True while it does not answer.
+    held: tokio::sync::watch::Sender<bool>,
     id: SubscriberId,
 }
 
@@ -215,11 +226,12 @@ impl Sub {
 
 async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
     let got = Arc::new(Mutex::new(Vec::new()));
-    let in_flight = Arc::new(AtomicUsize::new(0));
+    let unanswered = Arc::new(AtomicUsize::new(0));
+    let (held, held_rx) = tokio::sync::watch::channel(stuck);
     let rec = Recorder {
         got: Arc::clone(&got),
-        in_flight: Arc::clone(&in_flight),
-        stuck,
+        unanswered: Arc::clone(&unanswered),
+        held: held_rx,
     }
     .start();
     let link = SubscriberLink {
@@ -227,25 +239,22 @@ async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
         changed: rec.clone().recipient(),
         replaced: rec.clone().recipient(),
         caught_up: rec.recipient(),
-        in_flight: Arc::clone(&in_flight),
-        lagging: Arc::new(AtomicBool::new(false)),
     };
     h.group.send(Subscribe { role, link }).await.unwrap();
     Sub {
         got,
-        in_flight,
+        unanswered,
+        held,
         id: SubscriberId(id),
     }
 }
 
 /// Lets every queued message (and the ones they cause) be handled: all actors here
 /// share the test's thread, so yielding runs them; no wall-clock wait.
-/// The stuck subscriber `sub` handles its queue at last and says so, as a real one
-/// does when its queue empties while the group holds batches back; returns what it
-/// got then.
-async fn catch_up(h: &Harness, sub: &Sub) -> Vec<Got> {
-    sub.in_flight.store(0, SeqCst);
-    h.group.send(SubscriberDrained(sub.id)).await.unwrap();
+/// The stuck subscriber `sub` answers at last, as a real one does once it has handled
+/// its queue; returns what the group sent it then.
+async fn catch_up(sub: &Sub) -> Vec<Got> {
+    let _ = sub.held.send(false);
     settle().await;
     sub.take()
 }
@@ -732,16 +741,16 @@ async fn a_stuck_subscribers_batches_are_held_back_not_queued_and_others_are_not
         2,
         "the slow one got only what its window allows: {slow_got:?}"
     );
-    assert_eq!(slow.in_flight.load(SeqCst), 2);
+    assert_eq!(slow.unanswered.load(SeqCst), 2);
 
-    // It catches up: the queue drains and it says so; it gets the 50 batches held
-    // back in one message, read as the latest state of the one object.
-    let got = catch_up(&h, &slow).await;
+    // It catches up: once it has answered both, it gets the 50 batches held back in
+    // one message, read as the latest state of the one object.
+    let got = catch_up(&slow).await;
     assert!(
         matches!(&got[..], [Got::CaughtUp(c, true, 50)] if *c == [("ns/a".to_string(), 0, 2)]),
-        "{got:?}"
+        "one message, not 50: {got:?}"
     );
-    assert_eq!(slow.in_flight.load(SeqCst), 1, "one message, not 50");
+    assert_eq!(slow.unanswered.load(SeqCst), 0);
 }
 
 #[actix_rt::test]
@@ -760,7 +769,7 @@ async fn a_backlog_past_its_bound_is_compacted_to_the_latest_change_per_object()
     }
     settle().await;
     assert!(slow.take().is_empty(), "every change was held back");
-    let got = catch_up(&h, &slow).await;
+    let got = catch_up(&slow).await;
     assert!(
         matches!(&got[..], [Got::CaughtUp(c, true, 53)] if *c == [("ns/a".to_string(), 0, 2)]),
         "one compacted batch and the 52 after it: {got:?}"
@@ -803,7 +812,7 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
     .await;
     settle().await;
     assert!(slow.take().is_empty(), "all three were held back");
-    let got = catch_up(&h, &slow).await;
+    let got = catch_up(&slow).await;
     let [Got::CaughtUp(changes, ..)] = &got[..] else {
         panic!("one message with the held-back batches: {got:?}");
     };
@@ -878,7 +887,7 @@ async fn the_replies_tell_watchers_when_a_subscriber_falls_behind_and_when_it_ca
     // The stuck subscriber holds the snapshot and the relist's batch, then one batch
     // per event: as many unhandled as a watcher's window is not yet lag, one more is.
     let mut i = 0;
-    while slow.in_flight.load(SeqCst) < window {
+    while slow.unanswered.load(SeqCst) < window {
         i += 1;
         let pace = reply(&h, change_of_a(i)).await;
         settle().await;
@@ -895,12 +904,18 @@ async fn the_replies_tell_watchers_when_a_subscriber_falls_behind_and_when_it_ca
         Some(GroupPace { keeps_up: false }),
         "more than a window unhandled: behind"
     );
-    assert!(fast.in_flight.load(SeqCst) == 0);
+    assert!(fast.unanswered.load(SeqCst) == 0);
 
     // It catches up; the next push finds every subscriber keeping up.
-    slow.in_flight.store(0, SeqCst);
+    let _ = slow.held.send(false);
+    settle().await;
     feed(&h, change_of_a(i + 2)).await;
     settle().await;
+    assert_eq!(
+        reply(&h, change_of_a(i + 3)).await.ok(),
+        Some(GroupPace { keeps_up: true }),
+        "caught up: keeping up"
+    );
 }
 
 /// A group that flushes at most two dirty objects itself, `SOON` after the change, on

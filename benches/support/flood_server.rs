@@ -11,6 +11,8 @@
 //!   `bench/seq = k` and `bench/sent = ` the wall clock in ns when its chunk was written.
 //!   It streams only as far as the *gate* allows: `GET /bench/go?upto=K` lets every open
 //!   pods watch stream up to event `K` (0 holds them). Other watches stay open, idle.
+//!   Event `events + 1`, past the flood, `DELETED`s pod 0: a change every reader sees
+//!   in its target count, which marks that it has applied everything before it.
 //! - `GET /bench/stream`: every event at once, then the end of the stream: the
 //!   self-check of how fast the server alone can push.
 
@@ -48,6 +50,8 @@ struct Data {
     services_list: Vec<u8>,
     endpoints_list: Vec<u8>,
     events: Vec<EventLine>,
+    /// The event after the flood: pod 0 deleted.
+    end: Vec<u8>,
     /// The gate: pods watches may stream events `1..=upto`.
     gate: Mutex<usize>,
     opened: Condvar,
@@ -161,6 +165,7 @@ fn build(spec: ServerSpec) -> Data {
             }
         })
         .collect();
+    let end = format!("{{\"type\":\"DELETED\",\"object\":{}}}\n", pods[0]).into_bytes();
     let pods_list = list_body("PodList", pods.into_iter());
     Data {
         spec,
@@ -172,6 +177,7 @@ fn build(spec: ServerSpec) -> Data {
             (0..spec.services).map(|s| endpoints_json(s, &spec)),
         ),
         events,
+        end,
         gate: Mutex::new(0),
         opened: Condvar::new(),
     }
@@ -292,7 +298,8 @@ fn idle_watch(out: &mut TcpStream, reader: &mut BufReader<TcpStream>) -> std::io
 /// time just before it is written. Gated: waits at the gate; else all, then the end.
 fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Result<()> {
     out.write_all(WATCH_HEAD)?;
-    let total = data.spec.events;
+    let flood = data.spec.events;
+    let total = flood + usize::from(gated);
     let mut chunk: Vec<u8> = Vec::with_capacity(80 * 1024);
     let mut marks: Vec<usize> = Vec::with_capacity(64);
     let mut k = 1;
@@ -312,6 +319,11 @@ fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Resu
         chunk.clear();
         marks.clear();
         while k <= limit && chunk.len() < 64 * 1024 {
+            if k > flood {
+                chunk.extend_from_slice(&data.end);
+                k += 1;
+                continue;
+            }
             let ev = &data.events[(k - 1) % data.events.len()];
             let at = chunk.len();
             chunk.extend_from_slice(&ev.bytes);

@@ -243,10 +243,10 @@ pub async fn collect_once(
         if let Some(dir) = output_dir {
             // Never `format!("{name}.json")`: a job name is not a path.
             let path = crate::service::job_file(dir, name);
-            write_file_atomically(&path, &body.json)
+            write_file_atomically(&path, &body.to_vec())
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }
-        let text = String::from_utf8_lossy(&body.json).into_owned();
+        let text = String::from_utf8_lossy(&body.to_vec()).into_owned();
         let raw = serde_json::value::RawValue::from_string(text)
             .map_err(|e| format!("job {name}: {e}"))?;
         out.insert(name.clone(), raw);

@@ -357,6 +357,28 @@ impl CompiledRule {
     pub fn action(&self) -> Action {
         self.action
     }
+
+    /// True if what this rule does can depend on the *value* of label `name`: it reads
+    /// it as a source, compares with it (`keepequal`, `dropequal`), or copies it under
+    /// a new name (`labelmap`). Writing or deleting the label does not count. Rules
+    /// that never read `job` give the same targets for every job name but in their
+    /// `job` label, which lets jobs that differ only in name share their work.
+    /// Conservative: a rule with vmagent's `if`, a `graphite` rule or a `{{label}}`
+    /// template is taken to read every label.
+    pub fn reads_label(&self, name: &str) -> bool {
+        let matches_anywhere = |r: &Regex| r.is_match(name);
+        self.if_selector.is_some()
+            || self.graphite.is_some()
+            || self.replacement.contains("{{")
+            || self.source_labels.iter().any(|s| s.as_str() == name)
+            || (matches!(
+                self.action,
+                Action::KeepEqual | Action::DropEqual | Action::KeepIfEqual | Action::DropIfEqual
+            ) && self.target_label == name)
+            || (self.action == Action::LabelMap && self.regex.is_match(name))
+            || (self.action == Action::LabelMapAll
+                && self.unanchored.as_ref().is_none_or(matches_anywhere))
+    }
 }
 
 /// Compiles `rules` in order, in Prometheus' dialect with its legacy name checks (the

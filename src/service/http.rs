@@ -69,10 +69,15 @@ async fn sd(
             .insert_header((ETAG, body.etag))
             .finish();
     }
+    // Written out from the job's per-object parts as it is sent: no copy of the whole
+    // body is made or kept per request.
+    let len = body.len() as u64;
+    let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "application/json"))
         .insert_header((ETAG, body.etag))
-        .body(body.json.as_ref().clone())
+        .no_chunking(len)
+        .streaming(chunks)
 }
 
 async fn job_names(state: web::Data<ServiceState>) -> HttpResponse {
@@ -84,33 +89,56 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     let mut out = METRICS.render();
     process_metrics::render(&mut out);
     let jobs = state.all();
+    // Jobs' status only: never their targets' bodies.
+    let mut statuses = Vec::with_capacity(jobs.len());
+    for (name, addr) in &jobs {
+        if let Ok(status) = addr.send(GetStatus).await {
+            statuses.push((escape(name), status));
+        }
+    }
     let _ = writeln!(
         out,
         "# HELP kubesd_job_targets Targets a job serves.\n# TYPE kubesd_job_targets gauge"
     );
-    for (name, addr) in &jobs {
-        if let Ok(body) = addr.send(GetSd).await {
-            let _ = writeln!(
-                out,
-                "kubesd_job_targets{{job=\"{}\"}} {}",
-                escape(name),
-                body.targets
-            );
-        }
+    for (name, status) in &statuses {
+        let _ = writeln!(
+            out,
+            "kubesd_job_targets{{job=\"{name}\"}} {}",
+            status.targets
+        );
     }
     let _ = writeln!(
         out,
         "# HELP kubesd_job_synced 1 once every discovery of a job has listed.\n# TYPE kubesd_job_synced gauge"
     );
-    for (name, addr) in &jobs {
-        if let Ok(status) = addr.send(GetStatus).await {
-            let _ = writeln!(
-                out,
-                "kubesd_job_synced{{job=\"{}\"}} {}",
-                escape(name),
-                u8::from(status.synced)
-            );
-        }
+    for (name, status) in &statuses {
+        let _ = writeln!(
+            out,
+            "kubesd_job_synced{{job=\"{name}\"}} {}",
+            u8::from(status.synced)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP kubesd_job_changes_applied_total Object changes a job applied to its targets.\n# TYPE kubesd_job_changes_applied_total counter"
+    );
+    for (name, status) in &statuses {
+        let _ = writeln!(
+            out,
+            "kubesd_job_changes_applied_total{{job=\"{name}\"}} {}",
+            status.applied
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP kubesd_job_change_visible_seconds Time from a watch event's arrival to its change being visible in the job's /sd.\n# TYPE kubesd_job_change_visible_seconds histogram"
+    );
+    for (name, status) in &statuses {
+        status.latency.render(
+            "kubesd_job_change_visible_seconds",
+            &format!("job=\"{name}\""),
+            &mut out,
+        );
     }
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8"))

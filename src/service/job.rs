@@ -1,5 +1,6 @@
-//! One scrape job: its subscriptions (one per `kubernetes_sd_configs` entry), its
-//! relabelling, and its targets in HTTP SD form, rebuilt only after a change.
+//! One scrape job: its pipelines (one per `kubernetes_sd_configs` entry, perhaps shared
+//! with other jobs), and its targets in HTTP SD form, assembled from the pipelines'
+//! per-object parts only when asked and kept until they change.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,82 +10,88 @@ use actix::prelude::*;
 use tracing::{info, warn};
 
 use super::file_name::job_file;
+use super::latency::LatencyHistogram;
+use super::pipeline::{
+    GetList, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll, WaitSynced,
+};
 use crate::labels::Labels;
 use crate::relabel::{ScrapeSettings, Target, process};
-use crate::sd_output::{etag, sd_json, write_file_atomically};
-use crate::{Subscription, TargetsUpdated};
-
-/// A job's targets in Prometheus HTTP SD JSON, with its ETag.
-#[derive(Clone, Debug)]
-pub struct SdBody {
-    /// The JSON.
-    pub json: Arc<Vec<u8>>,
-    /// Its quoted ETag.
-    pub etag: String,
-    /// How many targets it holds.
-    pub targets: usize,
-}
+pub use crate::sd_output::SdBody;
+use crate::sd_output::write_file_atomically;
 
 /// A running job.
 pub struct JobActor {
     name: String,
-    subscriptions: Vec<Subscription<Labels>>,
+    /// How its pipelines know it.
+    id: ReaderId,
+    pipelines: Vec<Addr<Pipeline>>,
+    /// Each pipeline's version and targets, as its latest word said.
+    targets: Vec<(u64, usize)>,
+    /// The body, until a pipeline's groups change.
     body: Option<SdBody>,
+    /// Bumped at every change, so that a body assembled across one is not kept.
+    generation: u64,
     synced: bool,
     file: Option<PathBuf>,
     file_pending: bool,
     changes: u64,
+    applied: u64,
+    latency: LatencyHistogram,
 }
 
 impl JobActor {
-    /// A job serving `subscriptions`' targets; with `output_dir`, also written to
-    /// `<output_dir>/<encoded name>.json` as Prometheus file SD (see
+    /// A job serving `pipelines`' targets, known to them as `id`; with `output_dir`,
+    /// also written to `<output_dir>/<encoded name>.json` as Prometheus file SD (see
     /// [`super::file_name`]).
     pub fn new(
         name: String,
-        subscriptions: Vec<Subscription<Labels>>,
+        id: ReaderId,
+        pipelines: Vec<Addr<Pipeline>>,
         output_dir: Option<PathBuf>,
     ) -> JobActor {
         let file = output_dir.map(|d| job_file(&d, &name));
         JobActor {
             name,
-            subscriptions,
+            id,
+            targets: vec![(0, 0); pipelines.len()],
+            pipelines,
             body: None,
+            generation: 0,
             synced: false,
             file,
             file_pending: true,
             changes: 0,
+            applied: 0,
+            latency: LatencyHistogram::default(),
         }
     }
 
-    /// The current targets of every subscription, merged.
-    fn gather(&self) -> impl Future<Output = Vec<Labels>> + 'static {
-        let requests: Vec<_> = self.subscriptions.iter().map(|s| s.targets()).collect();
-        async move {
-            let mut all = Vec::new();
-            for r in requests {
-                all.extend(r.await.iter().cloned());
-            }
-            all
-        }
-    }
-
-    fn rebuild(&mut self) -> ResponseActFuture<Self, SdBody> {
+    /// The body: the cached one, or assembled from the pipelines' lists.
+    fn body(&mut self) -> ResponseActFuture<Self, SdBody> {
         if let Some(body) = &self.body {
             let body = body.clone();
             return Box::pin(async move { body }.into_actor(self));
         }
-        let gather = self.gather();
-        Box::pin(gather.into_actor(self).map(|targets, act, _| {
-            let json = sd_json(targets.iter());
-            let body = SdBody {
-                etag: etag(&json),
-                json: Arc::new(json),
-                targets: targets.len(),
-            };
-            act.body = Some(body.clone());
-            body
-        }))
+        let lists: Vec<_> = self.pipelines.iter().map(|p| p.send(GetList)).collect();
+        let generation = self.generation;
+        Box::pin(
+            async move {
+                let mut parts = Vec::with_capacity(lists.len());
+                for list in lists {
+                    // A pipeline that stopped (the job is stopping) has no targets.
+                    parts.push(list.await.unwrap_or_else(|_| Arc::new([])));
+                }
+                parts
+            }
+            .into_actor(self)
+            .map(move |parts, act, _| {
+                let body = SdBody::new(&act.name, parts);
+                if act.generation == generation {
+                    act.body = Some(body.clone());
+                }
+                body
+            }),
+        )
     }
 
     fn write_file(&mut self, ctx: &mut Context<Self>) {
@@ -95,9 +102,9 @@ impl JobActor {
             return;
         };
         self.file_pending = false;
-        let build = self.rebuild();
+        let build = self.body();
         ctx.spawn(build.map(move |body, act, _| {
-            if let Err(e) = write_file_atomically(&path, &body.json) {
+            if let Err(e) = write_file_atomically(&path, &body.to_vec()) {
                 warn!(job = %act.name, path = %path.display(), "cannot write the file SD output: {e}");
                 act.file_pending = true;
             }
@@ -105,8 +112,9 @@ impl JobActor {
     }
 }
 
-/// The relabelling and sharding a job applies to each discovered target: what its
-/// subscriptions' constructor does.
+/// The relabelling and sharding a job applies to each discovered target, as one
+/// function (for agents embedding kubesd with their own targets; the service itself
+/// runs it per object in its pipelines).
 pub fn job_constructor(
     scrape: Arc<ScrapeSettings>,
     rules: Arc<Vec<crate::relabel::CompiledRule>>,
@@ -124,15 +132,24 @@ impl Actor for JobActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        let me = ctx.address().recipient::<TargetsUpdated>();
-        for s in &self.subscriptions {
-            s.on_change(me.clone());
+        let me = ctx.address().recipient::<PipelineChanged>();
+        for (i, p) in self.pipelines.iter().enumerate() {
+            let join = p.send(Join {
+                id: self.id,
+                index: i,
+                reader: me.clone(),
+            });
+            ctx.spawn(join.into_actor(self).map(move |targets, act, _| {
+                if let (Ok(targets), Some(t)) = (targets, act.targets.get_mut(i)) {
+                    *t = (*t).max(targets);
+                }
+            }));
         }
-        let waits: Vec<_> = self.subscriptions.iter().map(|s| s.synced()).collect();
+        let waits: Vec<_> = self.pipelines.iter().map(|p| p.send(WaitSynced)).collect();
         ctx.spawn(
             async move {
                 for w in waits {
-                    w.await;
+                    let _ = w.await;
                 }
             }
             .into_actor(self)
@@ -147,24 +164,23 @@ impl Actor for JobActor {
     }
 }
 
-impl Handler<TargetsUpdated> for JobActor {
+impl Handler<PipelineChanged> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, _: TargetsUpdated, ctx: &mut Context<Self>) {
-        self.body = None;
-        self.file_pending = true;
+    fn handle(&mut self, msg: PipelineChanged, _: &mut Context<Self>) {
+        if let Some(t) = self.targets.get_mut(msg.index) {
+            *t = (*t).max(msg.targets);
+        }
         self.changes += 1;
-        // Asking for the targets re-arms the subscription's (coalesced) notices; the
-        // shared snapshots are dropped at once, nothing is copied.
-        let requests: Vec<_> = self.subscriptions.iter().map(|s| s.targets()).collect();
-        ctx.spawn(
-            async move {
-                for r in requests {
-                    r.await;
-                }
-            }
-            .into_actor(self),
-        );
+        self.applied += msg.applied as u64;
+        if let Some(oldest) = msg.oldest {
+            self.latency.observe(oldest.elapsed());
+        }
+        if msg.changed > 0 {
+            self.body = None;
+            self.generation += 1;
+            self.file_pending = true;
+        }
     }
 }
 
@@ -177,17 +193,24 @@ impl Handler<GetSd> for JobActor {
     type Result = ResponseActFuture<Self, SdBody>;
 
     fn handle(&mut self, _: GetSd, _: &mut Context<Self>) -> Self::Result {
-        self.rebuild()
+        self.body()
     }
 }
 
-/// A job's state, for readiness and the demo's summary.
+/// A job's state, for readiness, `/metrics` and the demo's summary. Never touches the
+/// targets' bodies.
 #[derive(Clone, Debug)]
 pub struct JobStatus {
     /// Every subscription has listed once.
     pub synced: bool,
     /// Change notices received.
     pub changes: u64,
+    /// Object changes applied (relabelled and made visible in `/sd`).
+    pub applied: u64,
+    /// Targets it serves.
+    pub targets: usize,
+    /// Time from an event's arrival to its change being visible in `/sd`.
+    pub latency: LatencyHistogram,
 }
 
 /// Sent to a job: its status.
@@ -201,11 +224,15 @@ impl Handler<GetStatus> for JobActor {
         MessageResult(JobStatus {
             synced: self.synced,
             changes: self.changes,
+            applied: self.applied,
+            targets: self.targets.iter().map(|(_, t)| t).sum(),
+            latency: self.latency.clone(),
         })
     }
 }
 
-/// Sent to a job: its targets (after relabelling), for the demo's summary.
+/// Sent to a job: its targets (after relabelling), for the demo's summary. Relabels
+/// every target: not for a hot path.
 #[derive(Message)]
 #[rtype(result = "Vec<Labels>")]
 pub struct JobTargets;
@@ -213,27 +240,37 @@ pub struct JobTargets;
 impl Handler<JobTargets> for JobActor {
     type Result = ResponseFuture<Vec<Labels>>;
     fn handle(&mut self, _: JobTargets, _: &mut Context<Self>) -> Self::Result {
-        Box::pin(self.gather())
+        let requests: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| {
+                p.send(RelabelAll {
+                    job: self.name.clone(),
+                })
+            })
+            .collect();
+        Box::pin(async move {
+            let mut all = Vec::new();
+            for r in requests {
+                all.extend(r.await.unwrap_or_default());
+            }
+            all
+        })
     }
 }
 
-/// Sent to a job that is being removed: stop its subscriptions, then itself.
+/// Sent to a job that is being removed: it leaves its pipelines (the job set stops
+/// those no job uses), then stops.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct StopJob;
 
 impl Handler<StopJob> for JobActor {
-    type Result = ResponseActFuture<Self, ()>;
-    fn handle(&mut self, _: StopJob, _: &mut Context<Self>) -> Self::Result {
-        let subs = std::mem::take(&mut self.subscriptions);
-        Box::pin(
-            async move {
-                for s in subs {
-                    s.stop().await;
-                }
-            }
-            .into_actor(self)
-            .map(|(), _, ctx| ctx.stop()),
-        )
+    type Result = ();
+    fn handle(&mut self, _: StopJob, ctx: &mut Context<Self>) {
+        for p in &self.pipelines {
+            p.do_send(Leave(self.id));
+        }
+        ctx.stop();
     }
 }

@@ -2,17 +2,25 @@
 //! and relabelling are unchanged keep running untouched; a changed job is started anew
 //! before the old one stops, so the groups both use (and their caches) stay up; removed
 //! jobs stop, and a group whose last job left stops with them.
+//!
+//! Jobs' discoveries run as [`Pipeline`]s, shared by jobs with the same discovery and
+//! rules when their rules never read `job` ([`Relabelling::shareable`]), and spread
+//! over one arbiter per core: relabelling is the service's per-event work.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use actix::prelude::*;
+use arcstr::ArcStr;
 use tracing::info;
 
-use super::job::{JobActor, StopJob, job_constructor};
+use super::job::{JobActor, StopJob};
+use super::pipeline::{Pipeline, Relabelling, StopPipeline};
 use super::shard::Shard;
+use crate::config::SdConfig;
 use crate::promconfig::{Job, LoadedConfig};
+use crate::relabel::ScrapeSettings;
 use crate::{Discovery, SubscribeError};
 
 /// How jobs run.
@@ -27,6 +35,14 @@ pub struct JobSetOptions {
 struct RunningJob {
     fingerprint: String,
     addr: Addr<JobActor>,
+    /// The keys of its pipelines.
+    pipelines: Vec<String>,
+}
+
+/// A pipeline and how many running jobs use it.
+struct SharedPipeline {
+    addr: Addr<Pipeline>,
+    users: usize,
 }
 
 /// The running jobs.
@@ -34,8 +50,21 @@ pub struct JobSet {
     discovery: Discovery,
     options: JobSetOptions,
     running: BTreeMap<String, RunningJob>,
+    pipelines: BTreeMap<String, SharedPipeline>,
+    /// Where pipelines run, in turn.
+    arbiters: Vec<Arbiter>,
+    next_arbiter: usize,
+    next_job_id: u64,
     /// Shared with the HTTP server.
     published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+}
+
+impl Drop for JobSet {
+    fn drop(&mut self) {
+        for a in &self.arbiters {
+            a.stop();
+        }
+    }
 }
 
 /// A job that could not start, named.
@@ -58,10 +87,15 @@ impl JobSet {
         options: JobSetOptions,
         published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
     ) -> JobSet {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         JobSet {
             discovery,
             options,
             running: BTreeMap::new(),
+            pipelines: BTreeMap::new(),
+            arbiters: (0..cores).map(|_| Arbiter::new()).collect(),
+            next_arbiter: 0,
+            next_job_id: 1,
             published,
         }
     }
@@ -80,10 +114,17 @@ impl JobSet {
                 continue;
             }
             match self.start(job).await {
-                Ok(addr) => started.push((job.name.clone(), RunningJob { fingerprint, addr })),
+                Ok((addr, pipelines)) => started.push((
+                    job.name.clone(),
+                    RunningJob {
+                        fingerprint,
+                        addr,
+                        pipelines,
+                    },
+                )),
                 Err(e) => {
                     for (_, new) in started {
-                        let _ = new.addr.send(StopJob).await;
+                        self.stop_job(new).await;
                     }
                     return Err(e);
                 }
@@ -95,7 +136,7 @@ impl JobSet {
         for (name, job) in started {
             info!(job = %name, "job started");
             if let Some(previous) = self.running.insert(name, job) {
-                old.push(previous.addr);
+                old.push(previous);
             }
         }
         let removed: Vec<String> = self
@@ -107,40 +148,118 @@ impl JobSet {
         for name in removed {
             if let Some(job) = self.running.remove(&name) {
                 info!(job = %name, "job removed");
-                old.push(job.addr);
+                old.push(job);
             }
         }
         self.publish();
         // Stopped only now, after their successors subscribed: a group both use never
         // sees its subscriber count reach zero, so its cache survives the reload.
-        for addr in old {
-            let _ = addr.send(StopJob).await;
+        for job in old {
+            self.stop_job(job).await;
         }
         Ok(())
     }
 
-    async fn start(&self, job: &Job) -> Result<Addr<JobActor>, JobStartError> {
+    /// Stops a job, then the pipelines no job uses any more.
+    async fn stop_job(&mut self, job: RunningJob) {
+        let _ = job.addr.send(StopJob).await;
+        for key in job.pipelines {
+            self.release_pipeline(&key).await;
+        }
+    }
+
+    async fn release_pipeline(&mut self, key: &str) {
+        let Some(shared) = self.pipelines.get_mut(key) else {
+            return;
+        };
+        shared.users -= 1;
+        if shared.users == 0
+            && let Some(shared) = self.pipelines.remove(key)
+        {
+            let _ = shared.addr.send(StopPipeline).await;
+        }
+    }
+
+    /// Starts a job, with its pipelines (new ones, or shared ones it joins); returns it
+    /// and its pipelines' keys.
+    async fn start(&mut self, job: &Job) -> Result<(Addr<JobActor>, Vec<String>), JobStartError> {
         let rules = Arc::new(job.rules.clone());
-        let scrape = Arc::new(job.scrape.clone());
-        let mut subscriptions = Vec::new();
+        let shareable = Relabelling::shareable(&rules);
+        let mut keys: Vec<String> = Vec::new();
+        let mut addrs = Vec::new();
         for (index, sd) in job.sd_configs.iter().enumerate() {
-            let ctor = job_constructor(Arc::clone(&scrape), Arc::clone(&rules), self.options.shard);
-            match self.discovery.subscribe(sd, ctor).await {
-                Ok(s) => subscriptions.push(s),
-                Err(source) => {
-                    for s in subscriptions {
-                        s.stop().await;
-                    }
-                    return Err(JobStartError {
-                        job: job.name.clone(),
-                        index,
-                        source,
-                    });
+            let key = pipeline_key(sd, job, shareable);
+            let addr = match self.pipelines.get_mut(&key) {
+                Some(shared) => {
+                    shared.users += 1;
+                    shared.addr.clone()
                 }
-            }
+                None => match self.start_pipeline(sd, job, &rules, shareable).await {
+                    Ok(addr) => {
+                        let users = 1;
+                        self.pipelines.insert(
+                            key.clone(),
+                            SharedPipeline {
+                                addr: addr.clone(),
+                                users,
+                            },
+                        );
+                        addr
+                    }
+                    Err(source) => {
+                        for key in keys {
+                            self.release_pipeline(&key).await;
+                        }
+                        return Err(JobStartError {
+                            job: job.name.clone(),
+                            index,
+                            source,
+                        });
+                    }
+                },
+            };
+            keys.push(key);
+            addrs.push(addr);
         }
         let (name, dir) = (job.name.clone(), self.options.output_dir.clone());
-        Ok(JobActor::new(name, subscriptions, dir).start())
+        let id = self.next_job_id;
+        self.next_job_id += 1;
+        Ok((JobActor::new(name, id, addrs, dir).start(), keys))
+    }
+
+    /// A new pipeline for `sd` with `job`'s rules, on the next arbiter in turn (its
+    /// subscriber on the same one, so that taking changes stays on one thread).
+    async fn start_pipeline(
+        &mut self,
+        sd: &SdConfig,
+        job: &Job,
+        rules: &Arc<Vec<crate::relabel::CompiledRule>>,
+        shareable: bool,
+    ) -> Result<Addr<Pipeline>, SubscribeError> {
+        let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
+        self.next_arbiter += 1;
+        let subscription = self
+            .discovery
+            .subscribe_on(&arbiter, sd, |labels: &crate::Labels| Some(labels.clone()))
+            .await?;
+        let relabelling = Relabelling {
+            rules: Arc::clone(rules),
+            shard: self.options.shard,
+            scrape: ScrapeSettings {
+                // When shared, a placeholder each job writes its own name in place of:
+                // a string of its own (recognised by pointer), not empty (which would
+                // remove the label).
+                job_name: if shareable {
+                    ArcStr::from(format!("{} and the jobs sharing its pipeline", job.name))
+                } else {
+                    ArcStr::from(job.name.as_str())
+                },
+                ..job.scrape.clone()
+            },
+        };
+        Ok(Pipeline::start_in_arbiter(&arbiter, move |_| {
+            Pipeline::new(subscription, relabelling)
+        }))
     }
 
     fn publish(&self) {
@@ -168,8 +287,28 @@ impl JobSet {
         let running = std::mem::take(&mut self.running);
         self.publish();
         for (_, job) in running {
-            let _ = job.addr.send(StopJob).await;
+            self.stop_job(job).await;
         }
+    }
+
+    /// How many pipelines run (jobs that share one count once).
+    pub fn pipelines(&self) -> usize {
+        self.pipelines.len()
+    }
+
+    /// What each pipeline has done so far, summed: work counted for tests and
+    /// benchmarks.
+    pub async fn pipeline_work(&self) -> super::PipelineWork {
+        let mut total = super::PipelineWork::default();
+        for shared in self.pipelines.values() {
+            if let Ok(w) = shared.addr.send(super::GetWork).await {
+                total.objects_relabelled += w.objects_relabelled;
+                total.objects_changed += w.objects_changed;
+                total.lists_built += w.lists_built;
+                total.takes += w.takes;
+            }
+        }
+        total
     }
 }
 
@@ -178,4 +317,18 @@ impl JobSet {
 fn fingerprint(job: &Job) -> String {
     serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
         .unwrap_or_default()
+}
+
+/// What identifies a pipeline: the discovery, the rules and their dialect, and the
+/// scrape settings but for the job's name, which counts only when the rules read it.
+fn pipeline_key(sd: &SdConfig, job: &Job, shareable: bool) -> String {
+    let scrape = ScrapeSettings {
+        job_name: if shareable {
+            ArcStr::default()
+        } else {
+            job.scrape.job_name.clone()
+        },
+        ..job.scrape.clone()
+    };
+    serde_json::to_string(&(sd, &job.relabel, &job.dialect, &scrape)).unwrap_or_default()
 }

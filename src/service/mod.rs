@@ -6,6 +6,8 @@ mod file_name;
 mod http;
 mod job;
 mod jobs;
+mod latency;
+mod pipeline;
 mod process_metrics;
 mod shard;
 
@@ -15,4 +17,6 @@ pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
 };
 pub use jobs::{JobSet, JobSetOptions};
+pub use latency::LatencyHistogram;
+pub use pipeline::{GetWork, Pipeline, PipelineWork};
 pub use shard::Shard;

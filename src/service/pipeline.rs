@@ -1,0 +1,425 @@
+//! A pipeline: one discovery (a `kubernetes_sd_configs` entry) with one job's
+//! relabelling and sharding, kept as each object's serialized target groups, ready to
+//! be joined into HTTP SD bodies.
+//!
+//! Work is proportional to what changed: on a change notice the pipeline takes only the
+//! objects that changed from its subscription ([`Subscription::take_changes`]),
+//! relabels their targets, and re-serializes their groups; an object whose groups come
+//! out the same bytes changes nothing downstream. Jobs whose discovery and rules are
+//! the same and whose rules never read `job` share one pipeline (the `job` label is a
+//! hole in the bytes that each job fills with its name, see [`ObjectGroups`]), so
+//! twenty such jobs relabel each change once.
+//!
+//! Its subscription keeps the discovered label sets (shared with the group's cache,
+//! nothing copied); the relabelled targets live only while an object is serialized.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix::prelude::*;
+use arcstr::ArcStr;
+
+use super::shard::Shard;
+use crate::labels::Labels;
+use crate::model::ObjectKey;
+use crate::relabel::{CompiledRule, ScrapeSettings, Target, process};
+use crate::sd_output::{ObjectGroups, ObjectGroupsList};
+use crate::{Subscription, TargetChanges, TargetsUpdated};
+
+/// Identifies a job among a pipeline's readers.
+pub type ReaderId = u64;
+
+/// How a pipeline relabels: the rules, the shard, and the scrape settings its targets
+/// are seeded with.
+pub struct Relabelling {
+    /// The job's compiled `relabel_configs`.
+    pub rules: Arc<Vec<CompiledRule>>,
+    /// This replica's share of the targets.
+    pub shard: Shard,
+    /// The job's scrape settings. Its `job_name` is the job's name or, when the
+    /// pipeline is shared by jobs whose rules never read `job`, a placeholder string
+    /// that each job's body replaces (recognised by pointer).
+    pub scrape: ScrapeSettings,
+}
+
+impl Relabelling {
+    /// True when `rules` give the same targets, but for the `job` label's value, for
+    /// every job name: then jobs that differ only in name may share a pipeline.
+    pub fn shareable(rules: &[CompiledRule]) -> bool {
+        !rules.iter().any(|r| r.reads_label("job"))
+    }
+
+    /// One object's targets after relabelling and sharding, as serialized groups.
+    fn object_groups(&self, discovered: &[Labels], scratch: &mut Vec<Labels>) -> ObjectGroups {
+        scratch.clear();
+        for labels in discovered {
+            if let Target::Keep(target) = process(labels, &self.scrape, &self.rules)
+                && self.shard.keeps(target.get("__address__").unwrap_or(""))
+            {
+                scratch.push(target);
+            }
+        }
+        let groups = ObjectGroups::new(scratch, &self.scrape.job_name);
+        scratch.clear();
+        groups
+    }
+
+    /// Every target of `discovered` after relabelling, with `job_name` as `job`.
+    fn targets_for(&self, job_name: &str, discovered: &[Labels]) -> Vec<Labels> {
+        let scrape = ScrapeSettings {
+            job_name: ArcStr::from(job_name),
+            ..self.scrape.clone()
+        };
+        discovered
+            .iter()
+            .filter_map(|labels| match process(labels, &scrape, &self.rules) {
+                Target::Keep(t) if self.shard.keeps(t.get("__address__").unwrap_or("")) => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// What a pipeline has done, for tests and benchmarks: work counted, not timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipelineWork {
+    /// Objects relabelled and serialized.
+    pub objects_relabelled: u64,
+    /// Objects whose groups came out different (or appeared, or left).
+    pub objects_changed: u64,
+    /// Times the ordered list of every object was rebuilt (at most once per request
+    /// after a change).
+    pub lists_built: u64,
+    /// Change sets taken from the subscription.
+    pub takes: u64,
+}
+
+/// The pipeline actor. See the module documentation.
+pub struct Pipeline {
+    subscription: Option<Subscription<Labels>>,
+    relabelling: Relabelling,
+    /// Each object's groups at its slot, with its key.
+    by_slot: Vec<Option<(ObjectKey, Arc<ObjectGroups>)>>,
+    /// The objects in body order: by key, to their slot.
+    order: BTreeMap<ObjectKey, u32>,
+    /// The ordered list, until the next change.
+    list: Option<ObjectGroupsList>,
+    targets: usize,
+    /// Bumped at every applied take, so that a reader can tell an older count from a
+    /// newer one (a `Join` reply and a notice may arrive in either order).
+    version: u64,
+    readers: Vec<Join>,
+    /// A take is under way; `notice_waiting`: a notice came meanwhile.
+    taking: bool,
+    notice_waiting: bool,
+    /// Reused for each object's relabelled targets.
+    scratch: Vec<Labels>,
+    work: PipelineWork,
+}
+
+impl Pipeline {
+    /// A pipeline over `subscription` (whose constructor keeps the discovered label
+    /// sets as they are).
+    pub fn new(subscription: Subscription<Labels>, relabelling: Relabelling) -> Pipeline {
+        Pipeline {
+            subscription: Some(subscription),
+            relabelling,
+            by_slot: Vec::new(),
+            order: BTreeMap::new(),
+            list: None,
+            targets: 0,
+            version: 0,
+            readers: Vec::new(),
+            taking: false,
+            notice_waiting: false,
+            scratch: Vec::new(),
+            work: PipelineWork::default(),
+        }
+    }
+
+    fn take(&mut self, ctx: &mut Context<Self>) {
+        let Some(subscription) = &self.subscription else {
+            return;
+        };
+        if self.taking {
+            self.notice_waiting = true;
+            return;
+        }
+        self.taking = true;
+        ctx.spawn(
+            subscription
+                .take_changes()
+                .into_actor(self)
+                .map(|changes, act, ctx| {
+                    act.taking = false;
+                    act.apply(changes);
+                    if std::mem::take(&mut act.notice_waiting) {
+                        act.take(ctx);
+                    }
+                }),
+        );
+    }
+
+    /// Applies what changed, and tells the readers.
+    fn apply(&mut self, changes: TargetChanges<Labels>) {
+        self.work.takes += 1;
+        let taken = changes.objects.len();
+        let mut changed = 0;
+        if changes.reset {
+            changed += self.by_slot.iter().flatten().count();
+            self.by_slot.clear();
+            self.order.clear();
+            self.targets = 0;
+        }
+        for object in changes.objects {
+            let slot = object.slot.0 as usize;
+            let new = object.object.and_then(|(key, discovered)| {
+                self.work.objects_relabelled += 1;
+                let groups = self
+                    .relabelling
+                    .object_groups(&discovered, &mut self.scratch);
+                (!groups.is_empty()).then_some((key, groups))
+            });
+            if slot >= self.by_slot.len() {
+                if new.is_none() {
+                    continue;
+                }
+                self.by_slot.resize_with(slot + 1, || None);
+            }
+            let entry = &mut self.by_slot[slot];
+            match (entry.take(), new) {
+                (None, None) => continue,
+                (Some((key, groups)), None) => {
+                    self.order.remove(&key);
+                    self.targets -= groups.targets();
+                }
+                (None, Some((key, groups))) => {
+                    self.order.insert(key.clone(), object.slot.0);
+                    self.targets += groups.targets();
+                    *entry = Some((key, Arc::new(groups)));
+                }
+                (Some((key, groups)), Some((new_key, new_groups))) => {
+                    if key.same_strings(&new_key) && *groups == new_groups {
+                        *entry = Some((key, groups));
+                        continue;
+                    }
+                    // A reused slot: another object took it.
+                    let key = if key == new_key {
+                        key
+                    } else {
+                        self.order.remove(&key);
+                        self.order.insert(new_key.clone(), object.slot.0);
+                        new_key
+                    };
+                    self.targets = self.targets - groups.targets() + new_groups.targets();
+                    *entry = Some((key, Arc::new(new_groups)));
+                }
+            }
+            changed += 1;
+        }
+        if taken == 0 && changed == 0 {
+            return;
+        }
+        if changed > 0 {
+            self.work.objects_changed += changed as u64;
+            self.list = None;
+        }
+        self.version += 1;
+        // Not `try_send`: a notice lost to a full mailbox would leave a job serving a
+        // stale body. There is one per take, however many objects changed.
+        for join in &self.readers {
+            join.reader.do_send(PipelineChanged {
+                index: join.index,
+                applied: taken,
+                changed,
+                oldest: changes.oldest,
+                targets: (self.version, self.targets),
+            });
+        }
+        self.readers.retain(|join| join.reader.connected());
+    }
+
+    fn list(&mut self) -> ObjectGroupsList {
+        if let Some(list) = &self.list {
+            return Arc::clone(list);
+        }
+        self.work.lists_built += 1;
+        let list: ObjectGroupsList = self
+            .order
+            .values()
+            .filter_map(|&slot| {
+                let (_, groups) = self.by_slot.get(slot as usize)?.as_ref()?;
+                Some(Arc::clone(groups))
+            })
+            .collect();
+        self.list = Some(Arc::clone(&list));
+        list
+    }
+}
+
+impl Actor for Pipeline {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(s) = &self.subscription {
+            s.on_change(ctx.address().recipient());
+        }
+        // The first take hands out everything there already is, and starts the log
+        // of changes.
+        self.take(ctx);
+    }
+}
+
+impl Handler<TargetsUpdated> for Pipeline {
+    type Result = ();
+
+    fn handle(&mut self, _: TargetsUpdated, ctx: &mut Context<Self>) {
+        self.take(ctx);
+    }
+}
+
+/// Sent by a pipeline to each of its readers (jobs) after it applied a set of changed
+/// objects: now visible in the bodies built from it.
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct PipelineChanged {
+    /// Which of the job's pipelines this is (as it joined).
+    pub index: usize,
+    /// Objects whose changes were applied (relabelled and serialized).
+    pub applied: usize,
+    /// Objects whose groups came out different: a body built before is stale.
+    pub changed: usize,
+    /// When the group received the oldest event among them (`None` after a reset).
+    pub oldest: Option<Instant>,
+    /// The pipeline's version and targets now.
+    pub targets: (u64, usize),
+}
+
+/// Sent by a job to a pipeline: tell it of changes from now on. Answered with the
+/// pipeline's version and targets now.
+#[derive(Message)]
+#[rtype(result = "(u64, usize)")]
+pub struct Join {
+    /// The job.
+    pub id: ReaderId,
+    /// Which of the job's pipelines this one is (carried in each notice).
+    pub index: usize,
+    /// Where notices go.
+    pub reader: Recipient<PipelineChanged>,
+}
+
+impl Handler<Join> for Pipeline {
+    type Result = MessageResult<Join>;
+
+    fn handle(&mut self, join: Join, _: &mut Context<Self>) -> Self::Result {
+        self.readers.push(join);
+        MessageResult((self.version, self.targets))
+    }
+}
+
+/// Sent by a job that stops to a pipeline: no more notices for `id`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Leave(pub ReaderId);
+
+impl Handler<Leave> for Pipeline {
+    type Result = ();
+
+    fn handle(&mut self, Leave(id): Leave, _: &mut Context<Self>) {
+        self.readers.retain(|join| join.id != id);
+    }
+}
+
+/// Sent by a job to a pipeline: its objects' groups in body order. Rebuilt only after
+/// a change; otherwise the same shared list.
+#[derive(Message)]
+#[rtype(result = "ObjectGroupsList")]
+pub struct GetList;
+
+impl Handler<GetList> for Pipeline {
+    type Result = MessageResult<GetList>;
+
+    fn handle(&mut self, _: GetList, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.list())
+    }
+}
+
+/// Sent by a job to a pipeline: answer once the discovery has listed everything once.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WaitSynced;
+
+impl Handler<WaitSynced> for Pipeline {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: WaitSynced, _: &mut Context<Self>) -> Self::Result {
+        match &self.subscription {
+            Some(s) => Box::pin(s.synced()),
+            None => Box::pin(async {}),
+        }
+    }
+}
+
+/// Sent to a pipeline (the demo's summary, tests): every target, relabelled with
+/// `job` as the job's name. Relabels them all: not for a hot path.
+#[derive(Message)]
+#[rtype(result = "Vec<Labels>")]
+pub struct RelabelAll {
+    /// The job's name.
+    pub job: String,
+}
+
+impl Handler<RelabelAll> for Pipeline {
+    type Result = ResponseActFuture<Self, Vec<Labels>>;
+
+    fn handle(&mut self, msg: RelabelAll, _: &mut Context<Self>) -> Self::Result {
+        let targets = self.subscription.as_ref().map(|s| s.targets());
+        Box::pin(
+            async move {
+                match targets {
+                    Some(t) => t.await,
+                    None => Arc::default(),
+                }
+            }
+            .into_actor(self)
+            .map(move |discovered, act, _| act.relabelling.targets_for(&msg.job, &discovered)),
+        )
+    }
+}
+
+/// Sent to a pipeline: what it has done so far.
+#[derive(Message)]
+#[rtype(result = "PipelineWork")]
+pub struct GetWork;
+
+impl Handler<GetWork> for Pipeline {
+    type Result = MessageResult<GetWork>;
+
+    fn handle(&mut self, _: GetWork, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.work)
+    }
+}
+
+/// Sent by the job set to a pipeline no job uses any more: stop its subscription (the
+/// last one of a group stops the group), then itself.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopPipeline;
+
+impl Handler<StopPipeline> for Pipeline {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _: StopPipeline, _: &mut Context<Self>) -> Self::Result {
+        let subscription = self.subscription.take();
+        Box::pin(
+            async move {
+                if let Some(s) = subscription {
+                    s.stop().await;
+                }
+            }
+            .into_actor(self)
+            .map(|(), _, ctx| ctx.stop()),
+        )
+    }
+}
