@@ -11,6 +11,7 @@
 #[path = "../actors/mod.rs"]
 pub mod actors;
 pub mod api;
+pub mod build_info;
 pub mod cli;
 pub mod config;
 mod discovery;

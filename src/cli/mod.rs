@@ -2,5 +2,6 @@
 
 pub mod demo;
 pub mod labels;
+pub mod logging;
 pub mod run;
 pub mod simulate;
