@@ -157,15 +157,11 @@ impl<T: TargetValue> Actor for Subscriber<T> {
     type Context = Context<Self>;
 
     fn started(&mut self, _: &mut Context<Self>) {
-        METRICS
-            .subscribers
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.subscribers.inc();
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        METRICS
-            .subscribers
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.subscribers.dec();
     }
 }
 

@@ -91,16 +91,12 @@ fn rss_kib() -> u64 {
 }
 
 fn total(f: fn(&RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| f(METRICS.role(*r))).sum()
+    Role::ALL.iter().map(|r| METRICS.role_total(*r, f)).sum()
 }
 
 /// Watch events the engine has decoded, over every role.
 fn engine_events() -> u64 {
-    total(|m| {
-        m.events_added.load(Ordering::Relaxed)
-            + m.events_modified.load(Ordering::Relaxed)
-            + m.events_deleted.load(Ordering::Relaxed)
-    })
+    total(|m| m.events_added.get() + m.events_modified.get() + m.events_deleted.get())
 }
 
 /// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
@@ -253,10 +249,10 @@ async fn soak(args: Args) -> bool {
                 sim.store().open_watches(),
                 Role::ALL
                     .iter()
-                    .map(|r| METRICS.role(*r).objects.load(Ordering::Relaxed))
+                    .map(|r| METRICS.role_total(*r, |m| m.objects.get()))
                     .sum::<i64>(),
                 // Interned strings made permanent: must level off as RSS does.
-                METRICS.permanent_string_bytes.load(Ordering::Relaxed) as f64 / 1024.0
+                METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
             );
             samples.push(Sample {
                 events: done,
@@ -339,12 +335,12 @@ async fn soak(args: Args) -> bool {
     );
     println!(
         "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
-        total(|m| m.relists.load(Ordering::Relaxed)),
-        total(|m| m.gone.load(Ordering::Relaxed)),
-        total(|m| m.watch_restarts.load(Ordering::Relaxed)),
-        total(|m| m.watch_stalls.load(Ordering::Relaxed)),
-        total(|m| m.decode_errors.load(Ordering::Relaxed)),
-        total(|m| m.request_errors.load(Ordering::Relaxed)),
+        total(|m| m.relists.get()),
+        total(|m| m.gone.get()),
+        total(|m| m.watch_restarts.get()),
+        total(|m| m.watch_stalls.get()),
+        total(|m| m.decode_errors.get()),
+        total(|m| m.request_errors.get()),
     );
 
     let levels_off = verdict(&samples, done);

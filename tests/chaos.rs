@@ -185,10 +185,10 @@ async fn focused_with(
 }
 
 /// A counter summed over every role: the watchers of one group share the faults.
-fn total(f: fn(&kubesd::metrics::RoleMetrics) -> &std::sync::atomic::AtomicU64) -> u64 {
+fn total(f: fn(&kubesd::metrics::RoleMetrics) -> &kubesd::metrics::Counter) -> u64 {
     Role::ALL
         .iter()
-        .map(|r| f(METRICS.role(*r)).load(Ordering::Relaxed))
+        .map(|r| METRICS.role_total(*r, |m| f(m).get()))
         .sum()
 }
 

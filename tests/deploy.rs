@@ -27,7 +27,11 @@ fn the_deployment_config_loads_with_the_jobs_prometheus_is_pointed_at() {
     let names: Vec<&str> = config.jobs.iter().map(|j| j.name.as_str()).collect();
     assert_eq!(
         names,
-        ["kubernetes-nodes", "kubernetes-service-endpoints", "kubernetes-pods"]
+        [
+            "kubernetes-nodes",
+            "kubernetes-service-endpoints",
+            "kubernetes-pods"
+        ]
     );
     let snippet = std::fs::read_to_string("deploy/prometheus/http-sd.yml").expect("snippet");
     for name in names {

@@ -38,11 +38,11 @@ async fn cluster(seed: u64) -> RunningSimulator {
 }
 
 fn gone_count() -> u64 {
-    METRICS.role(Role::Pod).gone.load(Ordering::Relaxed)
+    METRICS.role_total(Role::Pod, |m| m.gone.get())
 }
 
 fn relist_count() -> u64 {
-    METRICS.role(Role::Pod).relists.load(Ordering::Relaxed)
+    METRICS.role_total(Role::Pod, |m| m.relists.get())
 }
 
 fn churn(seed: u64) -> Churn {

@@ -20,7 +20,7 @@ use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::config::EngineOptions;
 use crate::config::watched_roles;
-use crate::metrics::{METRICS, inc};
+use crate::metrics::METRICS;
 use crate::model::{ObjectKey, Role};
 use crate::watch::ObjectEventType;
 
@@ -111,9 +111,10 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
+        let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
         GroupWatcher {
             setup,
-            cache: GroupCache::default(),
+            cache,
             urls: Vec::new(),
             subscribers: HashMap::new(),
             pending: Vec::new(),
@@ -176,9 +177,7 @@ impl GroupWatcher {
         if changes.is_empty() && !force {
             return;
         }
-        METRICS
-            .target_updates
-            .fetch_add(changes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.target_updates.add(changes.len() as u64);
         let synced = self.synced.contains(&role);
         let limit = self.setup.options.subscriber_in_flight;
         let bound = Backlog::bound(self.cache.len(role));
@@ -234,7 +233,7 @@ impl GroupWatcher {
         let Some(slot) = self.urls.get(url.0 as usize) else {
             return;
         };
-        inc(&METRICS.role(slot.url.role).decode_errors);
+        self.cache.metrics().role(slot.url.role).decode_errors.inc();
         warn!(parent: &self.span, url = %slot.url, "bad watch event: {why}");
         slot.watcher
             .deferred_failed
@@ -349,9 +348,7 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
-        METRICS
-            .groups
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.groups.inc();
         self.setup.flusher.do_send(FlusherMembership::Join(
             self.setup.id,
             ctx.address().recipient(),
@@ -368,9 +365,7 @@ impl Actor for GroupWatcher {
         self.setup
             .flusher
             .do_send(FlusherMembership::Leave(self.setup.id));
-        METRICS
-            .groups
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.groups.dec();
         info!(parent: &self.span, "group stopped");
     }
 }
@@ -420,7 +415,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     match item.decode() {
                         Ok(object) => objects.push(object),
                         Err(e) => {
-                            inc(&METRICS.role(role).decode_errors);
+                            self.cache.metrics().role(role).decode_errors.inc();
                             let url = &self.urls[url.0 as usize].url;
                             warn!(parent: &self.span, %url, "skipping an object of the list: {e}");
                         }
@@ -559,12 +554,8 @@ impl Handler<FlushDirty> for GroupWatcher {
                 slot.flush_backlog(synced);
             }
         }
-        METRICS
-            .flushes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        METRICS
-            .flush_recomputed
-            .fetch_add(recomputed as u64, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.flushes.inc();
+        METRICS.engine.flush_recomputed.add(recomputed as u64);
         FlushReport {
             recomputed,
             took: start.elapsed(),

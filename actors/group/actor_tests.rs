@@ -400,7 +400,7 @@ async fn undecoded_items_of_a_list_part_are_decoded_by_the_group() {
         index,
         json: json.into_bytes(),
     };
-    let errors = || METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    let errors = || METRICS.role_total(Role::Pod, |m| m.decode_errors.get());
     let errors_before = errors();
     feed(
         &h,
@@ -792,7 +792,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
         },
         attempt,
     };
-    let errors_before = METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    let errors_before = METRICS.role_total(Role::Pod, |m| m.decode_errors.get());
     feed(
         &h,
         deltas(
@@ -819,7 +819,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
     assert_eq!(failed[0].0, 3);
     assert!(failed[0].1.contains("pod JSON"), "{failed:?}");
     // Counted once (by the group; the watcher did not decode it).
-    assert!(METRICS.role(Role::Pod).decode_errors.load(SeqCst) > errors_before);
+    assert!(METRICS.role_total(Role::Pod, |m| m.decode_errors.get()) > errors_before);
 }
 
 #[actix_rt::test]

@@ -16,7 +16,7 @@ use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
     SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
 };
-use crate::metrics::{METRICS, inc};
+use crate::metrics::METRICS;
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
@@ -62,7 +62,7 @@ impl SubscriberSlot {
                 backlog.compact();
             }
         } else if self.link.in_flight.load(SeqCst) >= limit {
-            inc(&METRICS.subscriber_coalesced);
+            METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::default();
             backlog.push(batch);
             self.backlog = Some(backlog);

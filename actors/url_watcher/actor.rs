@@ -27,7 +27,7 @@ use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOu
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::http::{ApiEndpoint, Credentials, build_client};
-use crate::metrics::{METRICS, inc};
+use crate::metrics::{ApiServerMetrics, METRICS};
 use crate::model::Object;
 use crate::watch::{ListStream, Status, UndecodedItem};
 
@@ -58,6 +58,8 @@ pub struct UrlWatcher {
     setup: UrlWatcherSetup,
     version: ApiGroupVersion,
     machine: Machine,
+    /// The discovery metrics of this watcher's API server (the machine's too).
+    metrics: Arc<ApiServerMetrics>,
     client: Option<awc::Client>,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
@@ -76,8 +78,10 @@ impl UrlWatcher {
         let role = setup.url.role;
         let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
         let o = &setup.options;
+        let metrics = METRICS.api_server(&setup.endpoint.base_url);
         let machine = Machine::new(
             role,
+            Arc::clone(&metrics),
             can_fall_back,
             o.backoff_initial,
             o.backoff_max,
@@ -89,6 +93,7 @@ impl UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
             machine,
+            metrics,
             client: None,
             credentials,
             stream: None,
@@ -260,7 +265,7 @@ impl UrlWatcher {
         ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
             Ok((page, errors)) => {
                 for e in &errors {
-                    inc(&METRICS.role(act.setup.url.role).decode_errors);
+                    act.metrics.role(act.setup.url.role).decode_errors.inc();
                     warn!(parent: &act.span, "skipping an object of the list: {e}");
                 }
                 act.feed(Input::ListPage(page), ctx);

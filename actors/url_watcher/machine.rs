@@ -15,13 +15,14 @@
 //! ```
 
 use arcstr::ArcStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff;
 
 use crate::actors::messages::Delta;
-use crate::metrics::{METRICS, RoleMetrics, inc};
+use crate::metrics::{ApiServerMetrics, RoleMetrics};
 use crate::model::{Object, Role};
 use crate::watch::{
     LineBuffer, ListPage, ObjectEventType, UndecodedEvent, WatchEvent, decode_event,
@@ -144,6 +145,8 @@ pub enum Action {
 /// The protocol state of one URL watcher.
 pub struct Machine {
     role: Role,
+    /// The discovery metrics of this watcher's API server.
+    metrics: Arc<ApiServerMetrics>,
     state: State,
     resource_version: Option<ArcStr>,
     lines: LineBuffer,
@@ -164,6 +167,7 @@ impl Machine {
     /// A machine for `role`; `can_fall_back` when the role has a `v1beta1` to try on 404.
     pub fn new(
         role: Role,
+        metrics: Arc<ApiServerMetrics>,
         can_fall_back: bool,
         backoff_initial: Duration,
         backoff_max: Duration,
@@ -171,6 +175,7 @@ impl Machine {
     ) -> Machine {
         Machine {
             role,
+            metrics,
             state: State::Listing { items: Vec::new() },
             resource_version: None,
             lines: LineBuffer::new(max_event),
@@ -188,6 +193,11 @@ impl Machine {
             defer_every: 0,
             since_deferred: 0,
         }
+    }
+
+    /// The metrics of this watcher's role at its API server.
+    fn role_metrics(&self) -> &RoleMetrics {
+        self.metrics.role(self.role)
     }
 
     /// From now on hand every `n`-th object event to the group undecoded (0: decode
@@ -220,7 +230,7 @@ impl Machine {
             Input::ListFailed(failure) => self.on_list_failed(failure, &mut out),
             Input::WatchOpened => {}
             Input::WatchFailed(Failure::Gone) => {
-                inc(&METRICS.role(self.role).gone);
+                self.role_metrics().gone.inc();
                 self.relist(&mut out);
             }
             Input::WatchFailed(failure) => {
@@ -232,19 +242,19 @@ impl Machine {
                 // The server's timeout: a healthy end. Resume from where we are.
                 self.lines.clear();
                 self.backoff.reset();
-                inc(&METRICS.role(self.role).watch_restarts);
+                self.role_metrics().watch_restarts.inc();
                 self.watch(&mut out);
             }
             Input::StreamBroken(why) => {
                 self.lines.clear();
-                inc(&METRICS.role(self.role).watch_restarts);
+                self.role_metrics().watch_restarts.inc();
                 out.push(Action::Warn(format!("watch stream broke: {why}")));
                 self.back_off(Next::Rewatch, None, &mut out);
             }
             Input::Stalled => {
                 self.lines.clear();
-                inc(&METRICS.role(self.role).watch_stalls);
-                inc(&METRICS.role(self.role).watch_restarts);
+                self.role_metrics().watch_stalls.inc();
+                self.role_metrics().watch_restarts.inc();
                 out.push(Action::Warn(
                     "watch stalled: nothing received within the stall timeout".into(),
                 ));
@@ -332,7 +342,7 @@ impl Machine {
             return;
         }
         let items = std::mem::take(items);
-        inc(&METRICS.role(self.role).relists);
+        self.role_metrics().relists.inc();
         self.backoff.reset();
         self.resource_version = Some(page.resource_version).filter(|rv| !rv.is_empty());
         out.push(Action::Relisted(items));
@@ -343,7 +353,7 @@ impl Machine {
         match failure {
             // An expired continue token: the pages so far are from a compacted snapshot.
             Failure::Gone => {
-                inc(&METRICS.role(self.role).gone);
+                self.role_metrics().gone.inc();
                 out.push(Action::Warn(
                     "list continue token expired (410): listing again".into(),
                 ));
@@ -358,7 +368,7 @@ impl Machine {
                 self.relist(out);
             }
             failure => {
-                inc(&METRICS.role(self.role).request_errors);
+                self.role_metrics().request_errors.inc();
                 out.push(Action::Warn(format!("list failed: {failure:?}")));
                 let after = retry_after(&failure);
                 self.back_off(Next::Relist, after, out);
@@ -374,6 +384,7 @@ impl Machine {
         let role = self.role;
         let mut batch = WatchBatch {
             role,
+            metrics: self.metrics.role(role),
             defer_every: self.defer_every,
             attempt: self.attempt,
             since_deferred: self.since_deferred,
@@ -401,7 +412,7 @@ impl Machine {
             out.push(Action::Deltas(deltas));
         }
         if let Err(too_long) = pushed {
-            inc(&METRICS.role(role).decode_errors);
+            self.role_metrics().decode_errors.inc();
             problem.get_or_insert((Next::Relist, format!("bad watch stream: {too_long}")));
         }
         match problem {
@@ -425,8 +436,9 @@ impl Machine {
 
 /// What the lines of one watch batch produce, gathered line by line
 /// ([`Machine::on_chunks`]).
-struct WatchBatch {
+struct WatchBatch<'a> {
     role: Role,
+    metrics: &'a RoleMetrics,
     defer_every: usize,
     attempt: u64,
     /// Lines since the last one left undecoded for the group.
@@ -438,47 +450,47 @@ struct WatchBatch {
     problem: Option<(Next, String)>,
 }
 
-impl WatchBatch {
+impl WatchBatch<'_> {
     fn line(&mut self, line: &[u8]) {
         if self.problem.is_some() {
             return;
         }
-        let metrics = METRICS.role(self.role);
+        let metrics = self.metrics;
         if self.deferred(line, metrics) {
             return;
         }
         match decode_event(self.role, line) {
             Ok(WatchEvent::Added(o)) => {
-                inc(&metrics.events_added);
+                metrics.events_added.inc();
                 self.rv = Some(ArcStr::clone(o.resource_version()));
                 self.deltas.push(Delta::Upsert(o));
             }
             Ok(WatchEvent::Modified(o)) => {
-                inc(&metrics.events_modified);
+                metrics.events_modified.inc();
                 self.rv = Some(ArcStr::clone(o.resource_version()));
                 self.deltas.push(Delta::Upsert(o));
             }
             Ok(WatchEvent::Deleted(o)) => {
-                inc(&metrics.events_deleted);
+                metrics.events_deleted.inc();
                 self.rv = Some(ArcStr::clone(o.resource_version()));
                 self.deltas.push(Delta::Delete(o));
             }
             Ok(WatchEvent::Bookmark { resource_version }) => {
-                inc(&metrics.bookmarks);
+                metrics.bookmarks.inc();
                 if !resource_version.is_empty() {
                     self.rv = Some(resource_version);
                 }
             }
             Ok(WatchEvent::Error(status)) if status.is_gone() => {
-                inc(&metrics.gone);
+                metrics.gone.inc();
                 self.problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
             }
             Ok(WatchEvent::Error(status)) => {
-                inc(&metrics.request_errors);
+                metrics.request_errors.inc();
                 self.problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
             }
             Err(e) => {
-                inc(&metrics.decode_errors);
+                metrics.decode_errors.inc();
                 // An event we cannot read may be a change we would otherwise miss: list
                 // again (after a backoff, in case the server keeps sending it).
                 self.problem = Some((Next::Relist, format!("bad watch event: {e}")));
@@ -502,12 +514,13 @@ impl WatchBatch {
         // `rv` stays at the last event decoded here: a watch resumed from it replays
         // this one instead of skipping it.
         self.since_deferred = 0;
-        inc(&metrics.events_deferred);
-        inc(match kind {
+        metrics.events_deferred.inc();
+        match kind {
             ObjectEventType::Added => &metrics.events_added,
             ObjectEventType::Modified => &metrics.events_modified,
             ObjectEventType::Deleted => &metrics.events_deleted,
-        });
+        }
+        .inc();
         self.deltas.push(Delta::Undecoded {
             event: UndecodedEvent {
                 role: self.role,

@@ -10,6 +10,7 @@ use crate::watch::decode_list;
 fn machine(role: Role) -> Machine {
     Machine::new(
         role,
+        Default::default(),
         role == Role::EndpointSlice,
         Duration::from_secs(1),
         Duration::from_secs(30),

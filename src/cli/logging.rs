@@ -8,6 +8,8 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
+use super::logfmt::{LogfmtEvents, LogfmtFields};
+
 /// How log lines are written (`--log.format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -32,9 +34,9 @@ pub fn init(format: LogFormat) {
     match format {
         LogFormat::Logfmt => registry
             .with(
-                tracing_logfmt::builder()
-                    .with_span_path(false)
-                    .layer()
+                tracing_subscriber::fmt::layer()
+                    .event_format(LogfmtEvents)
+                    .fmt_fields(LogfmtFields)
                     .with_writer(std::io::stderr),
             )
             .init(),

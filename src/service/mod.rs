@@ -7,8 +7,11 @@ mod job;
 mod jobs;
 mod process_metrics;
 mod shard;
+pub mod web_config;
+pub mod web_guard;
+pub mod web_tls;
 
-pub use http::{ServiceState, serve_http};
+pub use http::{ReloadRequest, ServiceState, serve_http};
 pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
 };
