@@ -382,7 +382,8 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
     let client_auth = match t.client_auth_type.as_deref().unwrap_or("NoClientCert") {
         "" | "NoClientCert" => ClientAuth::NoClientCert,
         "RequestClientCert" => ClientAuth::RequestClientCert,
-        "RequireAnyClientCert" => ClientAuth::RequireAnyClientCert,
+        // "RequireClientCert": the toolkit's older name, still read.
+        "RequireAnyClientCert" | "RequireClientCert" => ClientAuth::RequireAnyClientCert,
         "VerifyClientCertIfGiven" => ClientAuth::VerifyClientCertIfGiven,
         "RequireAndVerifyClientCert" => ClientAuth::RequireAndVerifyClientCert,
         other => {
@@ -420,11 +421,11 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
         ClientAuth::VerifyClientCertIfGiven | ClientAuth::RequireAndVerifyClientCert
     );
     let client_roots = match ca_pem {
-        Some(_) if !verifying => {
+        Some(_) if client_auth == ClientAuth::NoClientCert => {
             return Err(key_err(
                 "client_ca_file",
                 "client CA's have been configured without a Client Auth Policy \
-                 (set client_auth_type to VerifyClientCertIfGiven or RequireAndVerifyClientCert)",
+                 (set client_auth_type, e.g. to RequireAndVerifyClientCert)",
             ));
         }
         Some((pem, key)) => {
@@ -436,12 +437,11 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
             }
             Some(Arc::new(roots))
         }
-        None if verifying => {
-            return Err(key_err(
-                "client_ca_file",
-                "client_auth_type verifies client certificates: give the CA (client_ca_file or client_ca)",
-            ));
-        }
+        // As Go, which verifies against the system's roots when no client CA is given:
+        // the public CAs (webpki-roots).
+        None if verifying => Some(Arc::new(RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        })),
         None => None,
     };
     if t.client_allowed_sans
