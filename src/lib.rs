@@ -6,12 +6,17 @@
 //!   selectors);
 //! - how they *move*: the actors in `actors/`.
 //!
-//! [`simulator`] is a Kubernetes API server in memory, for tests, benchmarks and the demo.
+//! Features: `service` (the HTTP SD service), `simulator` (a Kubernetes API server in
+//! memory, for tests, benchmarks and the demo) and `cli` (the `kubesd` binary; both of
+//! the others) are on by default. An agent that embeds the engine depends on `kubesd`
+//! with `default-features = false` and compiles none of actix-web, clap, rcgen or
+//! tracing-subscriber.
 
 #[path = "../actors/mod.rs"]
 pub mod actors;
 pub mod api;
 pub mod build_info;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 mod discovery;
@@ -24,7 +29,9 @@ pub mod model;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;
+#[cfg(feature = "service")]
 pub mod service;
+#[cfg(feature = "simulator")]
 pub mod simulator;
 pub mod targets;
 pub mod watch;
