@@ -250,6 +250,11 @@ pub struct Metrics {
     pub engine: EngineMetrics,
     /// The service's (`kubesd run`).
     pub service: ServiceMetrics,
+    /// What each scrape job discovers: (job, role, API server label), set by the service
+    /// when it applies a config. Joins the per-job metrics (`job` label) to the
+    /// discovery metrics (`api_server`, `role`), which count per watch, not per job:
+    /// jobs that share a group share its watches.
+    job_discoveries: Mutex<Vec<(String, Role, String)>>,
 }
 
 /// The process-wide metrics.
@@ -257,6 +262,7 @@ pub static METRICS: Metrics = Metrics {
     api_servers: Mutex::new(BTreeMap::new()),
     engine: EngineMetrics::new(),
     service: ServiceMetrics::new(),
+    job_discoveries: Mutex::new(Vec::new()),
 };
 
 impl Metrics {
@@ -266,6 +272,24 @@ impl Metrics {
         let label = api_server_label(base_url);
         let mut map = self.api_servers.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(map.entry(label).or_default())
+    }
+
+    /// Records what each job discovers, (job name, role, API server base URL), for
+    /// `kubesd_job_discovery_info`; replaces what was set before.
+    pub fn set_job_discoveries(
+        &self,
+        discoveries: impl IntoIterator<Item = (String, Role, String)>,
+    ) {
+        let mut list: Vec<(String, Role, String)> = discoveries
+            .into_iter()
+            .map(|(job, role, server)| (job, role, api_server_label(&server)))
+            .collect();
+        list.sort_by(|a, b| (&a.0, a.1.to_string(), &a.2).cmp(&(&b.0, b.1.to_string(), &b.2)));
+        list.dedup();
+        *self
+            .job_discoveries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = list;
     }
 
     /// The sum of one role metric over every API server, e.g.
@@ -315,6 +339,26 @@ impl Metrics {
                 out,
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
+        }
+        let discoveries = self
+            .job_discoveries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        if !discoveries.is_empty() {
+            let _ = writeln!(
+                out,
+                "# HELP kubesd_job_discovery_info The role and API server each scrape job discovers from (1 per pair).\n\
+                 # TYPE kubesd_job_discovery_info gauge"
+            );
+            for (job, role, server) in &discoveries {
+                let _ = writeln!(
+                    out,
+                    "kubesd_job_discovery_info{{job=\"{}\",role=\"{role}\",api_server=\"{}\"}} 1",
+                    escape_label_value(job),
+                    escape_label_value(server)
+                );
+            }
         }
         let _ = writeln!(
             out,
@@ -404,6 +448,40 @@ mod tests {
         assert!(!text.contains("hunter2"));
         assert!(text.contains("api_server=\"https://creds-test:6443/prefix\""));
         drop(server);
+    }
+
+    #[test]
+    fn job_discoveries_join_jobs_to_api_servers_without_credentials() {
+        METRICS.set_job_discoveries([
+            (
+                "pods".to_string(),
+                Role::Pod,
+                "https://u:secret@10.0.0.1:6443".to_string(),
+            ),
+            (
+                "pods".to_string(),
+                Role::Pod,
+                "https://u:secret@10.0.0.1:6443".to_string(),
+            ),
+            (
+                "nodes".to_string(),
+                Role::Node,
+                "https://10.0.0.1:6443".to_string(),
+            ),
+        ]);
+        let text = METRICS.render();
+        assert!(text.contains(
+            "kubesd_job_discovery_info{job=\"pods\",role=\"pod\",api_server=\"https://10.0.0.1:6443\"} 1\n"
+        ));
+        assert!(text.contains(
+            "kubesd_job_discovery_info{job=\"nodes\",role=\"node\",api_server=\"https://10.0.0.1:6443\"} 1\n"
+        ));
+        assert_eq!(
+            text.matches("kubesd_job_discovery_info{job=\"pods\"")
+                .count(),
+            1
+        );
+        assert!(!text.contains("secret"));
     }
 
     #[test]

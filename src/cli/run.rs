@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use actix_rt::signal::unix::{SignalKind, signal};
 use tracing::{error, info, warn};
 
+use crate::http::resolve_endpoint;
 use crate::metrics::METRICS;
 use crate::promconfig::{LoadedConfig, load_config};
 use crate::sd_output::write_file_atomically;
@@ -97,11 +98,22 @@ fn modified(path: &Path) -> Option<SystemTime> {
 /// `kubesd_config_last_reload_*`.
 async fn apply_config(jobs: &mut JobSet, path: &Path) -> Result<usize, String> {
     let outcome = match load(path) {
-        Ok(config) => jobs
-            .apply(&config)
-            .await
-            .map(|()| config.jobs.len())
-            .map_err(|e| e.to_string()),
+        Ok(config) => match jobs.apply(&config).await {
+            Ok(()) => {
+                METRICS.set_job_discoveries(config.jobs.iter().flat_map(|job| {
+                    job.sd_configs.iter().map(|sd| {
+                        // In-cluster configs name no server: the resolved one, as the
+                        // discovery metrics' `api_server` label has it.
+                        let server = resolve_endpoint(sd)
+                            .map(|e| e.base_url)
+                            .unwrap_or_else(|_| "in-cluster".to_string());
+                        (job.name.clone(), sd.role, server)
+                    })
+                }));
+                Ok(config.jobs.len())
+            }
+            Err(e) => Err(e.to_string()),
+        },
         Err(e) => Err(e),
     };
     let service = &METRICS.service;
