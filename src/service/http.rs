@@ -28,7 +28,7 @@ pub struct ServiceState {
     /// Jobs by name.
     pub jobs: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
     /// Where `POST /-/reload` asks the run loop to reload the config (run mode only;
-    /// without it the endpoint is absent).
+    /// without it the endpoint answers 404).
     pub reload: Option<mpsc::Sender<ReloadRequest>>,
 }
 
