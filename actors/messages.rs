@@ -54,9 +54,10 @@ pub enum WatcherOutput {
         /// The changes.
         deltas: Vec<Delta>,
     },
-    /// Part of a LIST still arriving: the group stores and labels these objects now, so
-    /// that labelling a big list overlaps its transfer and decoding (on another thread)
-    /// instead of following it. Nothing is removed until the list is complete.
+    /// Part of a LIST still arriving. For a URL's first LIST the group stores and
+    /// labels these objects now, so that labelling a big list overlaps its transfer
+    /// and decoding (on another thread) instead of following it; for a relist it holds
+    /// them until the list is complete, so a list that fails midway changes nothing.
     ListPart {
         /// The watcher.
         url: UrlId,
@@ -69,6 +70,21 @@ pub enum WatcherOutput {
         /// The first part of a new LIST attempt: the parts of any earlier, unfinished
         /// attempt no longer say which objects exist.
         first: bool,
+    },
+    /// The LIST attempt whose parts were sent since the last `first` part failed
+    /// (broken, truncated, not a list of the role): the group drops what it holds of
+    /// it, so that the cache stays at the last complete list.
+    ListAbandoned {
+        /// The watcher.
+        url: UrlId,
+    },
+    /// The URL's state changed (phase, last problem, last sync, relists): the group
+    /// keeps it for the subscriptions whose role needs the URL.
+    Status {
+        /// The watcher.
+        url: UrlId,
+        /// Its state now.
+        status: crate::actors::url_watcher::UrlStatus,
     },
     /// A complete LIST (every page): the URL's objects are exactly these plus those of
     /// the parts sent since the last `first` part. The group removes the ones that
@@ -237,4 +253,46 @@ pub enum FlusherMembership {
 pub struct TargetsUpdated {
     /// The subscription whose targets changed.
     pub subscriber: SubscriberId,
+}
+
+/// Sent by a group to the recipients registered with [`WatchUrlStatus`] when the state
+/// of a URL their subscription's role needs changed: the state of every such URL.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "()")]
+pub struct UrlStatusChanged {
+    /// The subscription.
+    pub subscriber: SubscriberId,
+    /// Every URL the subscription's role needs, as they are now.
+    pub urls: Vec<crate::actors::url_watcher::UrlStatus>,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: send [`UrlStatusChanged`] notices
+/// for `role`'s URLs to `recipient` (one at once, then one per change).
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub struct WatchUrlStatus {
+    /// The subscription.
+    pub subscriber: SubscriberId,
+    /// Its role.
+    pub role: Role,
+    /// Where the notices go.
+    pub recipient: Recipient<UrlStatusChanged>,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: the state of every URL `role` needs.
+#[derive(Message, Debug)]
+#[rtype(result = "Vec<crate::actors::url_watcher::UrlStatus>")]
+pub struct GetUrlStatus {
+    /// The role.
+    pub role: Role,
+}
+
+/// Sent by a [`crate::Subscription`] to its group: answered once every URL `role`
+/// needs has been listed, or with the first configuration problem of one of them (a
+/// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
+#[derive(Message, Debug)]
+#[rtype(result = "Result<(), crate::actors::url_watcher::UrlError>")]
+pub struct AwaitSyncOrFailure {
+    /// The role.
+    pub role: Role,
 }

@@ -20,7 +20,6 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kubesd::metrics::{METRICS, RoleMetrics};
@@ -249,8 +248,8 @@ async fn soak(args: Args) -> bool {
                 sim.store().open_watches(),
                 Role::ALL
                     .iter()
-                    .map(|r| METRICS.role_total(*r, |m| m.objects.get()))
-                    .sum::<i64>(),
+                    .map(|r| METRICS.role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
+                    .sum::<u64>(),
                 // Interned strings made permanent: must level off as RSS does.
                 METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
             );
@@ -335,12 +334,12 @@ async fn soak(args: Args) -> bool {
     );
     println!(
         "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
-        total(|m| m.relists.get()),
+        total(|m| m.relists.total()),
         total(|m| m.gone.get()),
         total(|m| m.watch_restarts.get()),
-        total(|m| m.watch_stalls.get()),
-        total(|m| m.decode_errors.get()),
-        total(|m| m.request_errors.get()),
+        total(|m| m.stalls.total()),
+        total(|m| m.rejected.total()),
+        total(|m| m.request_errors.total()),
     );
 
     let levels_off = verdict(&samples, done);

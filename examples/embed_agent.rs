@@ -1,7 +1,8 @@
 //! An actix agent embedding kubesd: two scrape jobs with the agent's own target type, a
 //! constructor that does the job of relabelling (keep pods annotated
 //! `prometheus.io/scrape: "true"`, build the scrape URL), and an actor that is told when
-//! a job's targets change.
+//! a job's targets change and when the state of the API URLs behind a job changes
+//! (listing, watching, backing off after a problem, with the server's message).
 //!
 //! Runs against the built-in simulator, so it needs nothing else:
 //! `cargo run --example embed_agent`. Point `api_server` at a real cluster (for example
@@ -12,7 +13,10 @@ use std::time::Duration;
 
 use actix::prelude::*;
 use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
-use kubesd::{Discovery, EngineOptions, Labels, Role, SdConfig, SubscriberId, TargetsUpdated};
+use kubesd::{
+    Discovery, EngineOptions, Labels, NotSynced, Role, SdConfig, SubscriberId, TargetsUpdated,
+    UrlStatusChanged,
+};
 
 /// What this agent scrapes: its own type, built from discovery's labels.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +72,24 @@ impl Handler<TargetsUpdated> for ChangeLog {
     }
 }
 
+/// The state of a job's API URLs: what an agent would put in its own status page, or
+/// act on (a configuration problem will not pass by waiting).
+impl Handler<UrlStatusChanged> for ChangeLog {
+    type Result = ();
+    fn handle(&mut self, msg: UrlStatusChanged, _: &mut Context<Self>) {
+        let job = self.names.get(&msg.subscriber).copied().unwrap_or("?");
+        for url in msg.urls {
+            match &url.last_error {
+                None => println!(
+                    "  [{job}] {}: {:?}, {} LIST(s)",
+                    url.url, url.phase, url.relists
+                ),
+                Some(e) => println!("  [{job}] {}: {:?} after: {e}", url.url, url.phase),
+            }
+        }
+    }
+}
+
 #[derive(Message)]
 #[rtype(result = "HashMap<&'static str, usize>")]
 struct Notices;
@@ -104,8 +126,18 @@ async fn main() -> std::io::Result<()> {
     .start();
     pods.on_change(log.clone().recipient());
     nodes.on_change(log.clone().recipient());
-    pods.synced().await;
-    nodes.synced().await;
+    pods.on_status(log.clone().recipient());
+    nodes.on_status(log.clone().recipient());
+    for job in [&pods, &nodes] {
+        // Bounded: a refused token or a missing RBAC rule is reported, not waited on.
+        match job.synced_within(Duration::from_secs(30)).await {
+            Ok(()) => {}
+            Err(NotSynced::Failing(problem)) => {
+                return Err(std::io::Error::other(format!("cannot discover: {problem}")));
+            }
+            Err(timed_out) => return Err(std::io::Error::other(timed_out.to_string())),
+        }
+    }
 
     for second in 1..=3 {
         actix_rt::time::sleep(Duration::from_secs(1)).await;

@@ -31,12 +31,14 @@ use actix::prelude::*;
 use crate::actors::DirtyFlusher;
 use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, watchers_on};
 use crate::actors::messages::{
-    Subscribe, SubscriberId, SubscriberLink, TargetsUpdated, Unsubscribe,
+    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsUpdated,
+    Unsubscribe, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 use crate::actors::subscriber::{
     Configure, Constructor, GetTargets, StopSubscriber, Subscriber, TargetValue, WaitSynced,
 };
+use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 use crate::config::{ConfigError, EngineOptions, SdConfig};
 use crate::http::{Credentials, TlsError, build_tls_config, resolve_endpoint};
@@ -232,6 +234,31 @@ impl Discovery {
     }
 }
 
+/// Why [`Subscription::synced_within`] did not see the job synced.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotSynced {
+    /// A URL has a problem that retrying will not cure (credentials, RBAC, a selector
+    /// or resource the server refuses).
+    #[error("{0}")]
+    Failing(UrlError),
+    /// The time was up; the state of every URL the job needs.
+    #[error("not synced in time: {}", describe(.0))]
+    TimedOut(Vec<UrlStatus>),
+}
+
+/// The URLs' last problems, in words.
+fn describe(urls: &[UrlStatus]) -> String {
+    let problems: Vec<String> = urls
+        .iter()
+        .filter_map(|u| Some(format!("{}: {}", u.url, u.last_error.as_ref()?)))
+        .collect();
+    if problems.is_empty() {
+        "no URL reported a problem".to_string()
+    } else {
+        problems.join("; ")
+    }
+}
+
 /// One scrape job's subscription.
 pub struct Subscription<T: TargetValue> {
     id: SubscriberId,
@@ -271,6 +298,61 @@ impl<T: TargetValue> Subscription<T> {
         let request = self.subscriber.send(WaitSynced);
         async move {
             let _ = request.await;
+        }
+    }
+
+    /// The state of every API URL this subscription's role needs: listing, watching or
+    /// backing off, the last problem (typed, with the API server's message), when it
+    /// last listed, and how many LISTs it made. Does not borrow the subscription.
+    pub fn status(&self) -> impl Future<Output = Vec<UrlStatus>> + 'static {
+        let request = self.group.send(GetUrlStatus { role: self.role });
+        async move { request.await.unwrap_or_default() }
+    }
+
+    /// Sends a [`UrlStatusChanged`] notice to `recipient` now and whenever the state of
+    /// a URL this subscription needs changes (a problem begins or ends, a LIST
+    /// completes, a backoff starts).
+    pub fn on_status(&self, recipient: Recipient<UrlStatusChanged>) {
+        self.group.do_send(WatchUrlStatus {
+            subscriber: self.id,
+            role: self.role,
+            recipient,
+        });
+    }
+
+    /// Waits, at most `within`, until every URL the role needs has been listed once.
+    /// Returns why not when it cannot succeed by waiting (a URL with a configuration
+    /// problem: a 400, a repeated 401 or 403, a 404 with no older API version), or
+    /// when the time is up, with every URL's state. Does not borrow the subscription.
+    pub fn synced_within(
+        &self,
+        within: std::time::Duration,
+    ) -> impl Future<Output = Result<(), NotSynced>> + 'static {
+        let waiting = self.group.send(AwaitSyncOrFailure { role: self.role });
+        let synced = self.synced();
+        let status = self.group.clone();
+        let role = self.role;
+        async move {
+            let outcome = actix_rt::time::timeout(within, async move {
+                match waiting.await {
+                    Ok(Ok(())) => {
+                        // The group has synced; the subscriber has its targets once
+                        // it has handled what the group sent before.
+                        synced.await;
+                        Ok(())
+                    }
+                    Ok(Err(problem)) => Err(problem),
+                    Err(_) => std::future::pending().await,
+                }
+            })
+            .await;
+            match outcome {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(problem)) => Err(NotSynced::Failing(problem)),
+                Err(_) => Err(NotSynced::TimedOut(
+                    status.send(GetUrlStatus { role }).await.unwrap_or_default(),
+                )),
+            }
         }
     }
 

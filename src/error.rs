@@ -3,6 +3,7 @@
 //! The watcher that received the bytes wraps these with its URL; here they name the
 //! role and the problem.
 
+use crate::metrics::RejectReason;
 use crate::model::Role;
 
 /// Bytes from the API server that could not be turned into objects or events.
@@ -61,9 +62,41 @@ pub enum DecodeError {
         #[source]
         source: Box<DecodeError>,
     },
+    /// One object (a list item or a watch event's line) larger than the engine's
+    /// per-object limit: it was skipped as it streamed in, never held whole.
+    #[error("{role} object larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The role being decoded.
+        role: Role,
+        /// The limit, in bytes (`EngineOptions::max_object_size`).
+        limit: usize,
+    },
+    /// One object nested deeper than the engine's limit: no Kubernetes object of a
+    /// discovery role comes near it, so it is refused before any parser recurses.
+    #[error("{role} object nested more than {limit} levels deep")]
+    TooDeep {
+        /// The role being decoded.
+        role: Role,
+        /// The limit (`EngineOptions::max_json_depth`).
+        limit: usize,
+    },
 }
 
 impl DecodeError {
+    /// Why the bytes were rejected, as the rejected-objects metric counts it.
+    pub fn reason(&self) -> RejectReason {
+        match self {
+            DecodeError::ListItem { source, .. } => source.reason(),
+            DecodeError::WrongKind { .. } => RejectReason::WrongKind,
+            DecodeError::TooLarge { .. } => RejectReason::TooLarge,
+            DecodeError::TooDeep { .. } => RejectReason::TooDeep,
+            DecodeError::Json { .. }
+            | DecodeError::MissingName { .. }
+            | DecodeError::UnknownEventType { .. }
+            | DecodeError::MissingEventField { .. } => RejectReason::Undecodable,
+        }
+    }
+
     /// The role whose bytes failed to decode.
     pub fn role(&self) -> Role {
         match self {
@@ -72,7 +105,9 @@ impl DecodeError {
             | DecodeError::WrongKind { role, .. }
             | DecodeError::UnknownEventType { role, .. }
             | DecodeError::MissingEventField { role, .. }
-            | DecodeError::ListItem { role, .. } => *role,
+            | DecodeError::ListItem { role, .. }
+            | DecodeError::TooLarge { role, .. }
+            | DecodeError::TooDeep { role, .. } => *role,
         }
     }
 }

@@ -36,13 +36,15 @@ pub mod simulator;
 pub mod targets;
 pub mod watch;
 
-pub use actors::messages::{SubscriberId, TargetsUpdated};
+pub use actors::messages::{SubscriberId, TargetsUpdated, UrlStatusChanged};
+pub use actors::url_watcher::machine::Step;
+pub use actors::url_watcher::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 /// The shared string type of object fields and label names and values (a [`Label`]'s
 /// fields), re-exported so that an agent can build or match labels without naming the
 /// `arcstr` crate itself.
 pub use arcstr::ArcStr;
 pub use config::{EngineOptions, SdConfig};
-pub use discovery::{Discovery, SubscribeError, Subscription};
+pub use discovery::{Discovery, NotSynced, SubscribeError, Subscription};
 pub use error::DecodeError;
 pub use labels::{Label, Labels};
 pub use model::{Object, Role};

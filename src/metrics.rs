@@ -5,6 +5,10 @@
 //! path is a single relaxed atomic add ([`Counter::inc`], [`Gauge::add`]), with no
 //! registry look-up and no lock.
 //!
+//! Counters split by a reason ([`ReasonCounter`]) carry a `reason` label whose values
+//! an enum declares ([`RelistReason`], [`RequestError`], [`RejectReason`],
+//! [`StallReason`]).
+//!
 //! The discovery metrics ([`RoleMetrics`]) are kept per API server and role: a URL
 //! watcher or a group takes its API server's [`ApiServerMetrics`] once, when it starts
 //! ([`Metrics::api_server`]), and they are rendered with `api_server` and `role`
@@ -19,14 +23,125 @@ use std::sync::{Arc, Mutex};
 use crate::build_info;
 use crate::model::Role;
 
+/// Declares a metric label's values: an enum, its `ALL` values in order and their
+/// label text.
+macro_rules! reasons {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal,)+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in the order the metric's samples are rendered.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The label value.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
+
+        impl Reason for $name {
+            const ALL: &'static [$name] = $name::ALL;
+
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+reasons! {
+    /// Why a URL watcher started a LIST (`kubesd_relists_total{reason}`).
+    RelistReason {
+        /// The watcher's first LIST.
+        Initial => "initial",
+        /// 410 Gone: the watch's resourceVersion or the list's continue token expired.
+        Gone => "gone",
+        /// A watch event was rejected: a change may have been missed.
+        BadEvent => "bad_event",
+        /// The previous LIST failed.
+        Retry => "retry",
+        /// The periodic safety-net relist (`EngineOptions::relist_interval`).
+        Resync => "resync",
+        /// The previous LIST had no resourceVersion to watch from.
+        NoResourceVersion => "no_resource_version",
+        /// 404 on the role's current API version: the older one is tried.
+        FallBack => "fall_back",
+    }
+}
+
+reasons! {
+    /// Why a LIST or WATCH request failed (`kubesd_request_errors_total{reason}`).
+    RequestError {
+        /// The connection failed, timed out, or broke mid-body.
+        Connection => "connection",
+        /// 400: the request itself is wrong (a selector the server refuses).
+        BadRequest => "bad_request",
+        /// 401: the credentials were refused.
+        Unauthorized => "unauthorized",
+        /// 403: the credentials may not list or watch this resource.
+        Forbidden => "forbidden",
+        /// 404 with no older API version to fall back to.
+        NotFound => "not_found",
+        /// 429: the server asks to slow down.
+        Throttled => "throttled",
+        /// 5xx.
+        ServerError => "server_error",
+        /// Any other status.
+        OtherStatus => "other_status",
+        /// A LIST body that is not a whole list of the role (wrong kind, truncated,
+        /// undecodable, over `max_list_body`).
+        BadBody => "bad_body",
+        /// A watch `ERROR` event other than 410.
+        ErrorEvent => "error_event",
+        /// A watch the server ended cleanly before it had been healthy for
+        /// `EngineOptions::healthy_after`.
+        ShortWatch => "short_watch",
+    }
+}
+
+reasons! {
+    /// Why an object (a list item or a watch event) was rejected
+    /// (`kubesd_rejected_objects_total{reason}`).
+    RejectReason {
+        /// Not JSON, or JSON of the wrong shape (no name, unknown event type, ...).
+        Undecodable => "undecodable",
+        /// An object of another kind than the role's.
+        WrongKind => "wrong_kind",
+        /// Larger than `EngineOptions::max_object_size`.
+        TooLarge => "too_large",
+        /// Nested deeper than `EngineOptions::max_json_depth`.
+        TooDeep => "too_deep",
+    }
+}
+
+reasons! {
+    /// What stalled (`kubesd_stalls_total{reason}`): a stream that stopped making
+    /// progress mid-object for longer than `EngineOptions::progress_deadline`.
+    StallReason {
+        /// A watch line stayed incomplete.
+        Watch => "watch",
+        /// A LIST body found no next item.
+        List => "list",
+    }
+}
+
 /// A counter: only goes up.
 #[derive(Default, Debug)]
 pub struct Counter(AtomicU64);
 
 impl Counter {
-    /// Prometheus' type name.
-    const TYPE: &'static str = "counter";
-
     /// A counter at zero.
     pub const fn new() -> Counter {
         Counter(AtomicU64::new(0))
@@ -57,9 +172,6 @@ impl Counter {
 pub struct Gauge(AtomicI64);
 
 impl Gauge {
-    /// Prometheus' type name.
-    const TYPE: &'static str = "gauge";
-
     /// A gauge at zero.
     pub const fn new() -> Gauge {
         Gauge(AtomicI64::new(0))
@@ -108,13 +220,110 @@ impl Gauge {
     }
 }
 
+/// How a metric shows its samples: its Prometheus type, and each value with the value
+/// of its `reason` label if it has one.
+pub trait Samples {
+    /// Prometheus' type name.
+    const TYPE: &'static str;
+
+    /// Calls `f` with each sample: `reason` label value (None: no such label), value.
+    fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64));
+}
+
+impl Samples for Counter {
+    const TYPE: &'static str = "counter";
+
+    fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64)) {
+        f(None, self.sample());
+    }
+}
+
+impl Samples for Gauge {
+    const TYPE: &'static str = "gauge";
+
+    fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64)) {
+        f(None, self.sample());
+    }
+}
+
+/// The values of a `reason` label: an enum declared with `reasons!`.
+pub trait Reason: Copy + PartialEq + 'static {
+    /// Every value, in the order the samples are rendered.
+    const ALL: &'static [Self];
+
+    /// The label value.
+    fn as_str(self) -> &'static str;
+}
+
+/// A counter split by a reason label (one count per value of `R`), with its sum.
+#[derive(Debug)]
+pub struct ReasonCounter<R> {
+    counts: [AtomicU64; MAX_REASONS],
+    reason: std::marker::PhantomData<R>,
+}
+
+/// The most values a reason label has (checked by a test).
+const MAX_REASONS: usize = 12;
+
+impl<R: Reason> ReasonCounter<R> {
+    /// Every count at zero.
+    pub const fn new() -> Self {
+        ReasonCounter {
+            counts: [const { AtomicU64::new(0) }; MAX_REASONS],
+            reason: std::marker::PhantomData,
+        }
+    }
+
+    /// Adds one for `reason`.
+    pub fn inc(&self, reason: R) {
+        if let Some(c) = self.counts.get(Self::index(reason)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The count of `reason`.
+    pub fn get(&self, reason: R) -> u64 {
+        self.counts
+            .get(Self::index(reason))
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// The sum over every reason.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+
+    fn index(reason: R) -> usize {
+        R::ALL.iter().position(|r| *r == reason).unwrap_or(0)
+    }
+}
+
+impl<R: Reason> Default for ReasonCounter<R> {
+    fn default() -> Self {
+        ReasonCounter::new()
+    }
+}
+
+impl<R: Reason> Samples for ReasonCounter<R> {
+    const TYPE: &'static str = "counter";
+
+    fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64)) {
+        for &reason in R::ALL {
+            f(
+                Some(reason.as_str()),
+                i64::try_from(self.get(reason)).unwrap_or(i64::MAX),
+            );
+        }
+    }
+}
+
 /// Defines a struct of metrics and, from the same list, how each is rendered: field,
 /// kind ([`Counter`] or [`Gauge`]), Prometheus name and help text, written once.
 macro_rules! metric_set {
     (
         $(#[$meta:meta])*
         pub struct $set:ident {
-            $( $(#[doc = $doc:literal])* $field:ident: $kind:ident = $name:literal, $help:literal; )*
+            $( $(#[doc = $doc:literal])* $field:ident: $kind:ty = $name:literal, $help:literal; )*
         }
     ) => {
         $(#[$meta])*
@@ -126,12 +335,13 @@ macro_rules! metric_set {
         impl $set {
             /// Every metric at zero.
             pub const fn new() -> $set {
-                $set { $( $field: $kind::new(), )* }
+                $set { $( $field: <$kind>::new(), )* }
             }
 
-            /// Each metric's name, type, help and current value, in definition order.
-            fn samples(&self) -> impl Iterator<Item = (&'static str, &'static str, &'static str, i64)> {
-                [ $( ($name, $kind::TYPE, $help, self.$field.sample()), )* ].into_iter()
+            /// Calls `f` with each metric's name, type and help, and one of its samples
+            /// (`reason` label value, value), in definition order.
+            fn each_sample(&self, f: &mut dyn FnMut(&'static str, &'static str, &'static str, Option<&'static str>, i64)) {
+                $( self.$field.each(&mut |reason, value| f($name, <$kind as Samples>::TYPE, $help, reason, value)); )*
             }
         }
 
@@ -145,27 +355,17 @@ macro_rules! metric_set {
 
 metric_set! {
     /// The discovery metrics of one role at one API server, bumped by its URL watchers
-    /// (events, lists, errors) and its groups (`objects`).
+    /// (events, lists, errors) and its groups (`objects`, objects they reject).
     pub struct RoleMetrics {
         /// Objects of the role in the group caches (gauge). Each group (jobs that
         /// differ in credentials, namespaces, selectors or attach_metadata) caches its
         /// own copy, so two groups watching one cluster's nodes count them twice.
         objects: Gauge = "kubesd_objects",
             "Objects in the group caches; each group caches its own, so objects that two groups watch count twice.";
-        /// Complete LISTs (initial and re-).
-        relists: Counter = "kubesd_relists_total", "Complete LISTs, initial and after 410 Gone.";
         /// `410 Gone` answers, as HTTP status or `ERROR` event.
         gone: Counter = "kubesd_gone_total", "410 Gone answers (HTTP status or ERROR event).";
         /// Watches reopened (clean end, error or stall).
         watch_restarts: Counter = "kubesd_watch_restarts_total", "Watches reopened.";
-        /// Watches reopened because nothing arrived within the stall timeout.
-        watch_stalls: Counter = "kubesd_watch_stalls_total",
-            "Watches reopened after sending nothing for the stall timeout.";
-        /// Events or list items that could not be decoded.
-        decode_errors: Counter = "kubesd_decode_errors_total",
-            "Events or list items that could not be decoded.";
-        /// Failed requests (connection errors and non-2xx answers other than 410).
-        request_errors: Counter = "kubesd_request_errors_total", "Failed LIST or WATCH requests.";
         /// `BOOKMARK` events received.
         bookmarks: Counter = "kubesd_bookmarks_total", "BOOKMARK events received.";
         /// `ADDED` events received.
@@ -178,6 +378,19 @@ metric_set! {
         /// `events_*` counters too), so that both threads decode.
         events_deferred: Counter = "kubesd_events_deferred_total",
             "Watch events handed to the group undecoded, for its thread to decode.";
+        /// LISTs started (initial and re-), by why.
+        relists: ReasonCounter<RelistReason> = "kubesd_relists_total",
+            "LISTs started, initial and re-, by why.";
+        /// Failed requests (connection errors and non-2xx answers other than 410), by why.
+        request_errors: ReasonCounter<RequestError> = "kubesd_request_errors_total",
+            "Failed LIST or WATCH requests, by why.";
+        /// List items and watch events rejected (undecodable, wrong kind, too large, too
+        /// deep), by why.
+        rejected: ReasonCounter<RejectReason> = "kubesd_rejected_objects_total",
+            "List items and watch events rejected, by why.";
+        /// Streams (watch or LIST) cut because they stopped making progress mid-object.
+        stalls: ReasonCounter<StallReason> = "kubesd_stalls_total",
+            "Watches and LISTs cut for making no progress mid-object.";
     }
 }
 
@@ -313,33 +526,48 @@ impl Metrics {
                 .map(|(k, v)| (k.clone(), Arc::clone(v)))
                 .collect()
         };
-        // Each (API server, role)'s values, read once; then one family at a time, in the
-        // order of the definitions.
-        let rows: Vec<(String, Role, Vec<i64>)> = servers
-            .iter()
-            .flat_map(|(server, metrics)| {
-                Role::ALL.map(|role| {
-                    let values = metrics.role(role).samples().map(|s| s.3).collect();
-                    (escape_label_value(server), role, values)
-                })
-            })
-            .collect();
-        for (i, (name, kind, help, _)) in RoleMetrics::new().samples().enumerate() {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            for (server, role, values) in &rows {
-                let _ = writeln!(
-                    out,
-                    "{name}{{api_server=\"{server}\",role=\"{role}\"}} {}",
-                    values[i]
-                );
+        // Each (API server, role)'s samples, read once; then one family at a time, in
+        // the order of the definitions.
+        let mut families: Vec<(&str, &str, &str)> = Vec::new();
+        RoleMetrics::new().each_sample(&mut |name, kind, help, _, _| {
+            if families.last().is_none_or(|f| f.0 != name) {
+                families.push((name, kind, help));
+            }
+        });
+        let mut rows: Vec<(&str, String, Role, Option<&str>, i64)> = Vec::new();
+        for (server, metrics) in &servers {
+            let server = escape_label_value(server);
+            for role in Role::ALL {
+                metrics
+                    .role(role)
+                    .each_sample(&mut |name, _, _, reason, value| {
+                        rows.push((name, server.clone(), role, reason, value));
+                    });
             }
         }
-        for (name, kind, help, value) in self.engine.samples().chain(self.service.samples()) {
+        for (name, kind, help) in families {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (_, server, role, reason, value) in rows.iter().filter(|r| r.0 == name) {
+                let _ = match reason {
+                    Some(reason) => writeln!(
+                        out,
+                        "{name}{{api_server=\"{server}\",role=\"{role}\",reason=\"{reason}\"}} {value}"
+                    ),
+                    None => writeln!(
+                        out,
+                        "{name}{{api_server=\"{server}\",role=\"{role}\"}} {value}"
+                    ),
+                };
+            }
+        }
+        let mut globals = |name: &str, kind: &str, help: &str, _: Option<&str>, value: i64| {
             let _ = writeln!(
                 out,
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
-        }
+        };
+        self.engine.each_sample(&mut globals);
+        self.service.each_sample(&mut globals);
         let discoveries = self
             .job_discoveries
             .lock()
@@ -408,13 +636,13 @@ mod tests {
     #[test]
     fn renders_every_role_of_a_used_api_server_in_text_format() {
         let server = METRICS.api_server("https://render-test:6443");
-        server.role(Role::Pod).relists.inc();
+        server.role(Role::Pod).relists.inc(RelistReason::Gone);
         server.role(Role::Node).objects.add(3);
         let text = METRICS.render();
         assert!(text.contains("# TYPE kubesd_relists_total counter"));
         assert!(text.contains("# TYPE kubesd_objects gauge"));
         assert!(text.contains(
-            "kubesd_relists_total{api_server=\"https://render-test:6443\",role=\"pod\"} 1\n"
+            "kubesd_relists_total{api_server=\"https://render-test:6443\",role=\"pod\",reason=\"gone\"} 1\n"
         ));
         assert!(
             text.contains(
@@ -433,6 +661,18 @@ mod tests {
             assert!(value.parse::<i64>().is_ok(), "{line}");
         }
         server.role(Role::Node).objects.add(-3);
+    }
+
+    #[test]
+    fn reason_labels_fit_their_counters() {
+        for len in [
+            RelistReason::ALL.len(),
+            RequestError::ALL.len(),
+            RejectReason::ALL.len(),
+            StallReason::ALL.len(),
+        ] {
+            assert!(len <= MAX_REASONS);
+        }
     }
 
     #[test]

@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use kubesd::api::RoleSelector;
@@ -42,7 +41,7 @@ fn gone_count() -> u64 {
 }
 
 fn relist_count() -> u64 {
-    METRICS.role_total(Role::Pod, |m| m.relists.get())
+    METRICS.role_total(Role::Pod, |m| m.relists.total())
 }
 
 fn churn(seed: u64) -> Churn {

@@ -12,17 +12,21 @@ use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
+    AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
+};
+use crate::actors::messages::{
     DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
     SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::actors::registry::Registry;
-use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
+use crate::actors::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::config::EngineOptions;
 use crate::config::watched_roles;
 use crate::metrics::METRICS;
 use crate::model::{ObjectKey, Role};
 use crate::watch::ObjectEventType;
+use tokio::sync::oneshot;
 
 /// Everything a group needs to start.
 pub struct GroupSetup {
@@ -81,6 +85,8 @@ struct UrlSlot {
     url: ResourceUrl,
     watcher: WatcherLink,
     listed: bool,
+    /// Its watcher's last reported state.
+    status: Option<UrlStatus>,
 }
 
 /// The group watcher. See the module documentation.
@@ -92,13 +98,28 @@ pub struct GroupWatcher {
     pending: Vec<(Role, SubscriberLink)>,
     registration_scheduled: bool,
     synced: HashSet<Role>,
-    /// For each URL whose LIST is arriving in parts: the objects listed so far, so that
-    /// the end of the list knows which cached objects vanished.
-    listing: HashMap<UrlId, HashSet<ObjectKey>>,
+    /// For each URL whose LIST is arriving in parts: what the parts so far brought.
+    listing: HashMap<UrlId, ListInProgress>,
+    /// Who hears of changes in the URLs' state: subscription, role, recipient.
+    status_watchers: Vec<(SubscriberId, Role, Recipient<UrlStatusChanged>)>,
+    /// Subscriptions waiting for a role's sync or the first configuration problem.
+    sync_waiters: Vec<(Role, oneshot::Sender<Result<(), UrlError>>)>,
     /// Shared with the watchers: false while a subscriber is behind (see
     /// [`UrlWatcherSetup::group_keeps_up`]).
     keeps_up: Arc<std::sync::atomic::AtomicBool>,
     span: tracing::Span,
+}
+
+/// The parts of a LIST that has not ended yet.
+enum ListInProgress {
+    /// The URL's first LIST: its parts are applied as they come (nothing was listed
+    /// before, and a subscriber counts as synced only at the end), and these are the
+    /// keys they listed, so that the end knows which cached objects vanished.
+    Applied(HashSet<ObjectKey>),
+    /// A relist: its parts are held, and applied only when the list is complete, so
+    /// a list that fails midway leaves the cache and every subscriber at the last
+    /// complete one.
+    Held(Vec<crate::model::Object>),
 }
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
@@ -121,6 +142,8 @@ impl GroupWatcher {
             registration_scheduled: false,
             synced: HashSet::new(),
             listing: HashMap::new(),
+            status_watchers: Vec::new(),
+            sync_waiters: Vec::new(),
             keeps_up: Arc::new(std::sync::atomic::AtomicBool::new(true)),
             span,
         }
@@ -155,8 +178,60 @@ impl GroupWatcher {
                     url,
                     watcher,
                     listed: false,
+                    status: None,
                 });
             }
+        }
+    }
+
+    /// The state of every URL `role` needs (those that reported one).
+    fn url_statuses(&self, role: Role) -> Vec<UrlStatus> {
+        let needed = watched_roles(role, self.attach());
+        self.urls
+            .iter()
+            .filter(|u| needed.contains(&u.url.role))
+            .filter_map(|u| u.status.clone())
+            .collect()
+    }
+
+    /// A URL's state changed: tells the subscriptions whose role needs it, and answers
+    /// those waiting for a sync that a configuration problem now rules out.
+    fn url_status_changed(&mut self, url: UrlId, status: UrlStatus) {
+        let Some(slot) = self.urls.get_mut(url.0 as usize) else {
+            return;
+        };
+        let url_role = slot.url.role;
+        let problem = status.last_error.clone().filter(|e| e.configuration);
+        slot.status = Some(status);
+        let attach = self.attach();
+        let needs = |role: Role| watched_roles(role, attach).contains(&url_role);
+        for (subscriber, role, recipient) in &self.status_watchers {
+            if needs(*role) {
+                recipient.do_send(UrlStatusChanged {
+                    subscriber: *subscriber,
+                    urls: self.url_statuses(*role),
+                });
+            }
+        }
+        if let Some(problem) = problem {
+            let (failed, waiting) = std::mem::take(&mut self.sync_waiters)
+                .into_iter()
+                .partition(|(role, _)| needs(*role) && !self.synced.contains(role));
+            self.sync_waiters = waiting;
+            for (_, waiter) in failed {
+                let _ = waiter.send(Err(problem.clone()));
+            }
+        }
+    }
+
+    /// Answers the sync waiters of roles that are synced now.
+    fn answer_sync_waiters(&mut self) {
+        let (done, waiting) = std::mem::take(&mut self.sync_waiters)
+            .into_iter()
+            .partition(|(role, _)| self.synced.contains(role));
+        self.sync_waiters = waiting;
+        for (_, waiter) in done {
+            let _ = waiter.send(Ok(()));
         }
     }
 
@@ -229,15 +304,20 @@ impl GroupWatcher {
     /// An event the watcher of `url` handed on undecoded is bad: skipped here (the
     /// events after it are still applied: each carries its object's whole state), and
     /// the watcher is told, so that it relists as for a bad event it decoded itself.
-    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: String) {
+    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: crate::error::DecodeError) {
         let Some(slot) = self.urls.get(url.0 as usize) else {
             return;
         };
-        self.cache.metrics().role(slot.url.role).decode_errors.inc();
-        warn!(parent: &self.span, url = %slot.url, "bad watch event: {why}");
-        slot.watcher
-            .deferred_failed
-            .do_send(DeferredEventFailed { attempt, why });
+        self.cache
+            .metrics()
+            .role(slot.url.role)
+            .rejected
+            .inc(why.reason());
+        warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
+        slot.watcher.deferred_failed.do_send(DeferredEventFailed {
+            attempt,
+            why: why.to_string(),
+        });
     }
 
     fn apply_delete(
@@ -396,7 +476,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                             Ok((ObjectEventType::Deleted, object)) => {
                                 self.apply_delete(role, object.key(), subscribed, &mut changes)
                             }
-                            Err(e) => self.deferred_event_failed(url, attempt, e.to_string()),
+                            Err(e) => self.deferred_event_failed(url, attempt, e),
                         },
                     }
                 }
@@ -408,37 +488,73 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 undecoded,
                 first,
             } => {
-                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+                let Some(slot) = self.urls.get(url.0 as usize) else {
                     return;
                 };
+                let (role, relist) = (slot.url.role, slot.listed);
                 for item in undecoded {
                     match item.decode() {
                         Ok(object) => objects.push(object),
                         Err(e) => {
-                            self.cache.metrics().role(role).decode_errors.inc();
-                            let url = &self.urls[url.0 as usize].url;
-                            warn!(parent: &self.span, %url, "skipping an object of the list: {e}");
+                            self.cache.metrics().role(role).rejected.inc(e.reason());
+                            warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
                         }
                     }
                 }
                 if first {
-                    self.listing.insert(url, HashSet::new());
+                    self.listing.remove(&url);
                 }
-                let subscribed = self.has_subscribers(role);
-                let mut changes = Vec::new();
-                let listed = self.listing.entry(url).or_default();
-                listed.extend(objects.iter().map(|o| o.key()));
-                for object in objects {
-                    self.apply_upsert(url, object, subscribed, &mut changes);
+                let listing = self.listing.entry(url).or_insert_with(|| {
+                    if relist {
+                        ListInProgress::Held(Vec::new())
+                    } else {
+                        ListInProgress::Applied(HashSet::new())
+                    }
+                });
+                match listing {
+                    ListInProgress::Held(held) => held.append(&mut objects),
+                    ListInProgress::Applied(keys) => {
+                        keys.extend(objects.iter().map(|o| o.key()));
+                        let subscribed = self.has_subscribers(role);
+                        let mut changes = Vec::new();
+                        for object in objects {
+                            self.apply_upsert(url, object, subscribed, &mut changes);
+                        }
+                        self.push(role, changes, false);
+                    }
                 }
-                self.push(role, changes, false);
             }
-            WatcherOutput::Relisted { url, objects } => {
+            WatcherOutput::ListAbandoned { url } => {
+                let Some(slot) = self.urls.get(url.0 as usize) else {
+                    return;
+                };
+                let role = slot.url.role;
+                if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
+                    // A first LIST that failed midway: what its parts brought goes, so
+                    // that nothing of a body that was not a whole list stays.
+                    let subscribed = self.has_subscribers(role);
+                    let mut changes = Vec::new();
+                    for key in self.cache.keys_of_url(role, url) {
+                        self.apply_delete(role, key, subscribed, &mut changes);
+                    }
+                    self.push(role, changes, false);
+                }
+            }
+            WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
+            WatcherOutput::Relisted { url, mut objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
                     return;
                 };
                 let subscribed = self.has_subscribers(role);
-                let listed = self.listing.remove(&url).unwrap_or_default();
+                let listed = match self.listing.remove(&url) {
+                    Some(ListInProgress::Applied(keys)) => keys,
+                    Some(ListInProgress::Held(mut held)) => {
+                        held.append(&mut objects);
+                        objects = held;
+                        HashSet::new()
+                    }
+                    None => HashSet::new(),
+                };
                 let mut vanished: HashSet<ObjectKey> = self
                     .cache
                     .keys_of_url(role, url)
@@ -460,6 +576,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 // now, not at the next tick: the first synced view is complete.
                 self.flush();
                 let newly_synced = self.update_synced();
+                self.answer_sync_waiters();
                 self.push(role, changes, newly_synced.contains(&role));
                 for other in newly_synced.into_iter().filter(|r| *r != role) {
                     self.push(other, Vec::new(), true);
@@ -512,6 +629,58 @@ impl Handler<RegisterPending> for GroupWatcher {
     }
 }
 
+impl Handler<WatchUrlStatus> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: WatchUrlStatus, _: &mut Context<Self>) {
+        msg.recipient.do_send(UrlStatusChanged {
+            subscriber: msg.subscriber,
+            urls: self.url_statuses(msg.role),
+        });
+        self.status_watchers
+            .push((msg.subscriber, msg.role, msg.recipient));
+    }
+}
+
+impl Handler<GetUrlStatus> for GroupWatcher {
+    type Result = MessageResult<GetUrlStatus>;
+
+    fn handle(&mut self, msg: GetUrlStatus, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.url_statuses(msg.role))
+    }
+}
+
+impl Handler<AwaitSyncOrFailure> for GroupWatcher {
+    type Result = ResponseFuture<Result<(), UrlError>>;
+
+    fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
+        let role = msg.role;
+        if self.synced.contains(&role) {
+            return Box::pin(async { Ok(()) });
+        }
+        let needed = watched_roles(role, self.attach());
+        let failing = self
+            .urls
+            .iter()
+            .filter(|u| needed.contains(&u.url.role))
+            .filter_map(|u| u.status.as_ref()?.last_error.clone())
+            .find(|e| e.configuration);
+        if let Some(problem) = failing {
+            return Box::pin(async move { Err(problem) });
+        }
+        let (tx, rx) = oneshot::channel();
+        self.sync_waiters.push((role, tx));
+        Box::pin(async move {
+            match rx.await {
+                Ok(answer) => answer,
+                // The group stopped first, so the role never syncs: the subscription's
+                // own deadline tells.
+                Err(_) => std::future::pending().await,
+            }
+        })
+    }
+}
+
 impl Handler<Unsubscribe> for GroupWatcher {
     type Result = ();
 
@@ -520,6 +689,7 @@ impl Handler<Unsubscribe> for GroupWatcher {
         for slots in self.subscribers.values_mut() {
             slots.retain(|s| s.link.id != id);
         }
+        self.status_watchers.retain(|(s, _, _)| *s != id);
         self.subscribers.retain(|_, slots| !slots.is_empty());
         if self.subscribers.is_empty() && self.pending.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.

@@ -400,7 +400,7 @@ async fn undecoded_items_of_a_list_part_are_decoded_by_the_group() {
         index,
         json: json.into_bytes(),
     };
-    let errors = || METRICS.role_total(Role::Pod, |m| m.decode_errors.get());
+    let errors = || METRICS.role_total(Role::Pod, |m| m.rejected.total());
     let errors_before = errors();
     feed(
         &h,
@@ -462,12 +462,12 @@ async fn pods_a_and_b_listed(h: &Harness) -> Sub {
 }
 
 #[actix_rt::test]
-async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end() {
+async fn a_first_list_in_parts_is_labelled_as_it_arrives_and_a_failed_one_leaves_nothing() {
     let h = start(64);
-    let sub = pods_a_and_b_listed(&h).await;
-
-    // A relist in parts: "a" changed, "c" is new, "b" is gone.
-    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
+    let sub = subscribe(&h, 1, Role::Pod, false).await;
+    settle().await;
+    sub.take();
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "x")], true)).await;
     settle().await;
     let got = sub.take();
     assert_eq!(
@@ -476,22 +476,62 @@ async fn a_list_in_parts_is_labelled_as_it_arrives_and_removes_only_at_its_end()
         "labelled before the end"
     );
     assert!(
-        got.iter().all(|g| matches!(g, Got::Changed(_, true))),
-        "parts keep the role synced: {got:?}"
+        got.iter().all(|g| matches!(g, Got::Changed(_, false))),
+        "not synced before the end: {got:?}"
     );
+    // The body turns out not to be a whole list: what it brought goes.
+    feed(&h, WatcherOutput::ListAbandoned { url: UrlId(0) }).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/a".to_string(), 0)]);
+
+    // The next attempt's parts alone say what exists.
+    feed(&h, part(0, vec![pod("b", "10.0.0.2", "x")], true)).await;
+    feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], false)).await;
+    feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(
+        changed_keys(&got),
+        [("ns/b".to_string(), 2), ("ns/c".to_string(), 2)]
+    );
+    assert!(matches!(got.last(), Some(Got::Changed(_, true))), "{got:?}");
+}
+
+#[actix_rt::test]
+async fn a_relist_is_applied_whole_at_its_end_or_not_at_all() {
+    let h = start(64);
+    let sub = pods_a_and_b_listed(&h).await;
+
+    // A relist in parts: "a" changed, "c" is new, "b" is gone; nothing moves before
+    // the end.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
     feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], false)).await;
     settle().await;
-    assert_eq!(changed_keys(&sub.take()), [("ns/c".to_string(), 2)]);
+    assert_eq!(changed_keys(&sub.take()), [], "held until the end");
     feed(&h, relisted(0, vec![])).await;
+    settle().await;
+    let mut got = changed_keys(&sub.take());
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("ns/a".to_string(), 2),
+            ("ns/b".to_string(), 0),
+            ("ns/c".to_string(), 2)
+        ],
+        "applied whole at the end"
+    );
+
+    // A relist that fails after a part changes nothing, and the next attempt's parts
+    // alone say what exists.
+    feed(&h, part(0, vec![pod("a", "10.0.0.1", "z")], true)).await;
+    feed(&h, WatcherOutput::ListAbandoned { url: UrlId(0) }).await;
     settle().await;
     assert_eq!(
         changed_keys(&sub.take()),
-        [("ns/b".to_string(), 0)],
-        "only the end removes, and only what no part listed"
+        [],
+        "the failed relist is dropped"
     );
-
-    // An attempt that fails after a part, then a new attempt: the new attempt's parts
-    // alone say what exists ("a" was listed by the failed attempt only).
     feed(&h, part(0, vec![pod("a", "10.0.0.1", "y")], true)).await;
     feed(&h, part(0, vec![pod("c", "10.0.0.3", "x")], true)).await;
     feed(&h, relisted(0, vec![])).await;
@@ -792,7 +832,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
         },
         attempt,
     };
-    let errors_before = METRICS.role_total(Role::Pod, |m| m.decode_errors.get());
+    let errors_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
     feed(
         &h,
         deltas(
@@ -819,7 +859,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
     assert_eq!(failed[0].0, 3);
     assert!(failed[0].1.contains("pod JSON"), "{failed:?}");
     // Counted once (by the group; the watcher did not decode it).
-    assert!(METRICS.role_total(Role::Pod, |m| m.decode_errors.get()) > errors_before);
+    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) > errors_before);
 }
 
 #[actix_rt::test]

@@ -17,19 +17,21 @@ use actix::prelude::*;
 use actix_rt::time::Instant;
 use awc::error::PayloadError;
 use awc::http::StatusCode;
-use awc::http::header::{ACCEPT, AUTHORIZATION, RETRY_AFTER};
+use awc::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER, USER_AGENT};
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
-use super::machine::{Action, Failure, Input, Machine};
+use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
+use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOutput};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
-use crate::http::{ApiEndpoint, Credentials, build_client};
-use crate::metrics::{ApiServerMetrics, METRICS};
+use crate::error::DecodeError;
+use crate::http::{ApiEndpoint, Credentials, build_client, user_agent};
+use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
-use crate::watch::{ListStream, Status, UndecodedItem};
+use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -58,14 +60,24 @@ pub struct UrlWatcher {
     setup: UrlWatcherSetup,
     version: ApiGroupVersion,
     machine: Machine,
-    /// The discovery metrics of this watcher's API server (the machine's too).
+    /// The discovery metrics of this watcher's API server.
     metrics: Arc<ApiServerMetrics>,
     client: Option<awc::Client>,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
     stream: Option<SpawnHandle>,
     stream_generation: u64,
-    last_activity: Instant,
+    /// The open watch's timings, from its `200`.
+    open_watch: Option<OpenWatch>,
+    /// The problem last logged as a warning, so that a URL's state change is logged
+    /// once and not at every retry; cleared when the watch is healthy again.
+    logged: Option<(Step, UrlProblem)>,
+    /// The URL's state, for the group and the agent.
+    status: UrlStatus,
+    /// The status last sent to the group.
+    status_sent: Option<UrlStatus>,
+    /// A watch was opened since the last LIST: the next one is a restart.
+    watched_since_list: bool,
     /// Sends to the group not yet handled, oldest first (boxed: the request futures are
     /// not `Unpin`).
     in_flight: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
@@ -81,7 +93,6 @@ impl UrlWatcher {
         let metrics = METRICS.api_server(&setup.endpoint.base_url);
         let machine = Machine::new(
             role,
-            Arc::clone(&metrics),
             can_fall_back,
             o.backoff_initial,
             o.backoff_max,
@@ -89,6 +100,7 @@ impl UrlWatcher {
         );
         let credentials = Credentials::from_config(&setup.endpoint.http);
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
+        let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
         UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
@@ -98,7 +110,17 @@ impl UrlWatcher {
             credentials,
             stream: None,
             stream_generation: 0,
-            last_activity: Instant::now(),
+            open_watch: None,
+            logged: None,
+            watched_since_list: false,
+            status: UrlStatus {
+                url: full_url,
+                phase: UrlPhase::Listing,
+                last_error: None,
+                last_sync: None,
+                relists: 0,
+            },
+            status_sent: None,
             in_flight: VecDeque::new(),
             span,
         }
@@ -109,34 +131,201 @@ impl UrlWatcher {
         for action in actions {
             self.execute(action, ctx);
         }
+        self.send_status(ctx);
     }
 
     fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
         match action {
-            Action::List { continue_token } => self.list(continue_token, ctx),
-            Action::Watch { resource_version } => self.watch(resource_version, ctx),
+            Action::List { continue_token } => {
+                self.status.phase = UrlPhase::Listing;
+                self.watched_since_list = false;
+                self.list(continue_token, ctx);
+            }
+            Action::Watch { resource_version } => {
+                self.status.phase = UrlPhase::Watching;
+                if self.watched_since_list {
+                    self.metrics().watch_restarts.inc();
+                }
+                self.watched_since_list = true;
+                self.watch(resource_version, ctx);
+            }
             Action::CloseStream => self.close_stream(ctx),
+            Action::AbandonList => {
+                self.emit(WatcherOutput::ListAbandoned { url: self.setup.id }, ctx)
+            }
             Action::Wait { delay } => {
+                self.status.phase = UrlPhase::BackingOff;
                 debug!(parent: &self.span, ?delay, "backing off");
                 ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
             }
-            Action::FallBackToBeta => self.version = ApiGroupVersion::Beta,
-            Action::Deltas(deltas) => self.emit(
-                WatcherOutput::Deltas {
-                    url: self.setup.id,
-                    deltas,
-                },
-                ctx,
-            ),
-            Action::Relisted(objects) => self.emit(
-                WatcherOutput::Relisted {
-                    url: self.setup.id,
-                    objects,
-                },
-                ctx,
-            ),
-            Action::Warn(message) => warn!(parent: &self.span, "{message}"),
+            Action::FallBackToBeta => {
+                info!(parent: &self.span, "{}{}: the API version is not served (404); trying v1beta1", self.setup.endpoint.base_url, self.setup.url);
+                self.version = ApiGroupVersion::Beta;
+            }
+            Action::Deltas { deltas, counts } => {
+                count_events(self.metrics(), counts);
+                if !deltas.is_empty() {
+                    self.emit(
+                        WatcherOutput::Deltas {
+                            url: self.setup.id,
+                            deltas,
+                        },
+                        ctx,
+                    );
+                }
+            }
+            Action::Relisted(objects) => {
+                self.status.last_sync = Some(std::time::SystemTime::now());
+                self.emit(
+                    WatcherOutput::Relisted {
+                        url: self.setup.id,
+                        objects,
+                    },
+                    ctx,
+                );
+            }
+            Action::Report(report) => self.report(report),
         }
+    }
+
+    fn metrics(&self) -> &RoleMetrics {
+        self.metrics.role(self.setup.url.role)
+    }
+
+    /// Counts what the machine reports, and logs each change of this URL's state once:
+    /// the first of a run of like problems as a warning, its repeats at debug, and
+    /// the recovery once the watch is healthy again.
+    fn report(&mut self, report: Report) {
+        let m = self.metrics();
+        // The whole URL: the span that names it is not shown at every log level.
+        let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
+        let url = &url;
+        let error = |step, problem, message: &str, configuration| UrlError {
+            step,
+            problem,
+            message: message.to_string(),
+            configuration,
+        };
+        let (error, text) = match report {
+            Report::Relisting(reason) => {
+                m.relists.inc(reason);
+                self.status.relists += 1;
+                debug!(parent: &self.span, %reason, "listing {url}");
+                return;
+            }
+            Report::Gone {
+                step,
+                message,
+                repeated,
+            } => {
+                m.gone.inc();
+                if !repeated {
+                    info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
+                    return;
+                }
+                let text = format!(
+                    "{step} {url}: 410 Gone again right after listing ({message}); listing again after the backoff"
+                );
+                (error(step, UrlProblem::Gone, &message, false), text)
+            }
+            Report::RequestFailed {
+                step,
+                reason,
+                message,
+                configuration,
+                retry_in,
+            } => {
+                m.request_errors.inc(reason);
+                let text = if configuration {
+                    format!(
+                        "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {}",
+                        seconds(retry_in)
+                    )
+                } else {
+                    format!(
+                        "{step} {url} failed: {message}; retrying in {}",
+                        seconds(retry_in)
+                    )
+                };
+                let problem = UrlProblem::Request(reason);
+                (error(step, problem, &message, configuration), text)
+            }
+            Report::Rejected {
+                reason,
+                message,
+                retry_in,
+            } => {
+                m.rejected.inc(reason);
+                let text = format!(
+                    "WATCH {url}: rejected an event ({message}); listing again in {}",
+                    seconds(retry_in)
+                );
+                let problem = UrlProblem::Rejected(reason);
+                (error(Step::Watch, problem, &message, false), text)
+            }
+            Report::Stalled { reason, retry_in } => {
+                m.stalls.inc(reason);
+                let (step, what) = match reason {
+                    StallReason::Watch => (Step::Watch, "a line stayed incomplete"),
+                    StallReason::List => (Step::List, "no next item arrived"),
+                };
+                let limit = seconds(self.setup.options.watch_stall_timeout);
+                let message = format!("{what} for {limit}");
+                let text = format!(
+                    "{step} {url}: {message}; cut, retrying in {}",
+                    seconds(retry_in)
+                );
+                (
+                    error(step, UrlProblem::Stalled(reason), &message, false),
+                    text,
+                )
+            }
+            Report::NoResourceVersion { retry_in } => {
+                let message = "the list has no resourceVersion to watch from";
+                let text = format!(
+                    "LIST {url}: {message}; listing again in {}",
+                    seconds(retry_in)
+                );
+                let problem = UrlProblem::NoResourceVersion;
+                (error(Step::List, problem, message, false), text)
+            }
+            Report::Healthy => {
+                if let Some(was) = self.status.last_error.take()
+                    && self.logged.take().is_some()
+                {
+                    info!(parent: &self.span, "WATCH {url}: healthy again (last problem: {was})");
+                }
+                return;
+            }
+            Report::Rewatching => {
+                debug!(parent: &self.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
+                return;
+            }
+        };
+        // A run of like problems is one change of state: logged once.
+        let kind = (error.step, error.problem.clone());
+        if self.logged.as_ref() == Some(&kind) {
+            debug!(parent: &self.span, "{text}");
+        } else {
+            warn!(parent: &self.span, "{text}");
+            self.logged = Some(kind);
+        }
+        self.status.last_error = Some(error);
+    }
+
+    /// Sends the URL's status to the group when it changed.
+    fn send_status(&mut self, ctx: &mut Context<Self>) {
+        if self.status_sent.as_ref() == Some(&self.status) {
+            return;
+        }
+        self.status_sent = Some(self.status.clone());
+        self.emit(
+            WatcherOutput::Status {
+                url: self.setup.id,
+                status: self.status.clone(),
+            },
+            ctx,
+        );
     }
 
     /// Sends output to the group; waits for the oldest when too many are unhandled.
@@ -170,6 +359,7 @@ impl UrlWatcher {
                 self.setup.endpoint.base_url, path_and_query
             ))
             .insert_header((ACCEPT, "application/json"))
+            .insert_header((USER_AGENT, user_agent()))
             .timeout(self.setup.options.request_timeout);
         if let Some(value) = self
             .credentials
@@ -207,6 +397,11 @@ impl UrlWatcher {
         };
         let role = self.setup.url.role;
         let (max_body, body_timeout) = (o.max_list_body, o.list_body_timeout);
+        let progress_deadline = o.watch_stall_timeout;
+        let limits = ListLimits {
+            max_object: o.max_event_size,
+            max_depth: o.max_json_depth,
+        };
         let first_page = continue_token_was_none;
         let parts = ListParts {
             group: self.setup.group.clone(),
@@ -227,6 +422,13 @@ impl UrlWatcher {
                 let body = resp.body().limit(64 * 1024).await.ok();
                 return Err(classify(status, retry_after_header(&resp), body.as_deref()));
             }
+            if let Some(length) = content_length(&resp)
+                && length > max_body
+            {
+                return Err(Failure::BadBody(format!(
+                    "the body is {length} bytes, over the limit of {max_body} (max_list_body)"
+                )));
+            }
             // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
             // never held whole, and decoding overlaps the transfer. Decoded objects go
             // to the group in parts as they come, so that its labelling overlaps our
@@ -235,9 +437,18 @@ impl UrlWatcher {
                 // Even an empty list starts a new attempt at the group.
                 parts.send(Vec::new(), Vec::new()).await?;
             }
-            let mut list = ListStream::new(role);
+            let mut list = ListStream::with_limits(role, limits);
             let mut received = 0usize;
-            while let Some(chunk) = resp.next().await {
+            // A body must find its next item within the deadline: one that sends part
+            // of an item and stops, or drips it, is cut.
+            let mut progress = (0usize, Instant::now());
+            loop {
+                let wait = progress_deadline.saturating_sub(progress.1.elapsed());
+                let chunk = match actix_rt::time::timeout(wait, resp.next()).await {
+                    Err(_) => return Err(Failure::Stalled),
+                    Ok(None) => break,
+                    Ok(Some(chunk)) => chunk,
+                };
                 // While the group keeps up (at most one part unhandled), it decodes some
                 // items too; when it falls behind, we decode everything ourselves.
                 list.defer_every(if parts.keeping_up() {
@@ -245,28 +456,42 @@ impl UrlWatcher {
                 } else {
                     0
                 });
-                let chunk = chunk.map_err(|e| Failure::Transport(e.to_string()))?;
+                let chunk =
+                    chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
                 received += chunk.len();
                 if received > max_body {
-                    return Err(Failure::Transport(format!(
-                        "list body exceeds {max_body} bytes"
+                    return Err(Failure::BadBody(format!(
+                        "the body exceeds the limit of {max_body} bytes (max_list_body)"
                     )));
                 }
-                list.push(&chunk)
-                    .map_err(|e| Failure::Transport(e.to_string()))?;
+                list.push(&chunk).map_err(bad_body)?;
+                if list.items_seen() != progress.0 {
+                    progress = (list.items_seen(), Instant::now());
+                }
                 if list.len() >= LIST_PART_OBJECTS {
                     parts.send(list.take_items(), list.take_undecoded()).await?;
                 }
             }
             parts.send(list.take_items(), list.take_undecoded()).await?;
             parts.drain().await?;
-            list.finish().map_err(|e| Failure::Transport(e.to_string()))
+            let seen = list.items_seen();
+            let (page, errors) = list.finish().map_err(bad_body)?;
+            if seen > 0 && errors.len() == seen {
+                // Not one item of the role: not a list of the role at all.
+                return Err(Failure::BadBody(format!(
+                    "every one of its {seen} items was rejected, the first: {}",
+                    errors[0]
+                )));
+            }
+            Ok((page, errors))
         };
         ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
             Ok((page, errors)) => {
-                for e in &errors {
-                    act.metrics.role(act.setup.url.role).decode_errors.inc();
-                    warn!(parent: &act.span, "skipping an object of the list: {e}");
+                if let Some(first) = errors.first() {
+                    for e in &errors {
+                        act.metrics().rejected.inc(e.reason());
+                    }
+                    warn!(parent: &act.span, "LIST {}{}: skipped {} of its objects, the first: {first}", act.setup.endpoint.base_url, act.setup.url, errors.len());
                 }
                 act.feed(Input::ListPage(page), ctx);
             }
@@ -285,6 +510,10 @@ impl UrlWatcher {
             resource_version: resource_version.to_string(),
             timeout_seconds,
         };
+        // An idle watch is healthy; if the server does not end it at its
+        // `timeoutSeconds`, it is reopened a little after.
+        let lasts = Duration::from_secs(u64::from(timeout_seconds))
+            + self.setup.options.watch_stall_timeout;
         let path = self.setup.url.watch_path(self.version, &query);
         debug!(parent: &self.span, %path, "watch");
         let req = match self.request(&path) {
@@ -301,8 +530,13 @@ impl UrlWatcher {
             match result {
                 Ok(resp) if resp.status() == StatusCode::OK => {
                     debug!(parent: &act.span, "watch open");
-                    act.last_activity = Instant::now();
-                    act.feed(Input::WatchOpened, ctx);
+                    let now = Instant::now();
+                    act.open_watch = Some(OpenWatch {
+                        opened: now,
+                        expires: now + lasts,
+                        healthy: false,
+                        partial: None,
+                    });
                     let stream = resp
                         .ready_chunks(READY_PIECES_PER_BATCH)
                         .map(move |items| StreamItem { generation, items });
@@ -331,16 +565,92 @@ impl UrlWatcher {
         if let Some(handle) = self.stream.take() {
             ctx.cancel_future(handle);
         }
+        self.open_watch = None;
         // Anything still arriving from the old stream is ignored.
         self.stream_generation += 1;
     }
 
-    fn check_stall(&mut self, ctx: &mut Context<Self>) {
-        let stalled = self.stream.is_some()
-            && self.last_activity.elapsed() > self.setup.options.watch_stall_timeout;
-        if stalled && matches!(self.machine.state(), super::machine::State::Watching) {
-            self.feed(Input::Stalled, ctx);
+    /// The open watch's deadlines, checked on a tick: healthy once it has been open
+    /// `healthy_after` at a line boundary; stalled when the same line stays incomplete
+    /// past `watch_stall_timeout`; expired (quietly reopened) at its own deadline.
+    fn check_watch(&mut self, ctx: &mut Context<Self>) {
+        if !matches!(self.machine.state(), State::Watching { .. }) {
+            return;
         }
+        let partial = self.machine.partial_line();
+        let o = &self.setup.options;
+        let Some(open) = self.open_watch.as_mut() else {
+            return;
+        };
+        let now = Instant::now();
+        let input = match (partial, open.partial) {
+            (Some(line), Some((same, since))) if line == same => {
+                (now.duration_since(since) > o.watch_stall_timeout).then_some(Input::Stalled)
+            }
+            (Some(line), _) => {
+                open.partial = Some((line, now));
+                None
+            }
+            (None, _) => {
+                open.partial = None;
+                None
+            }
+        };
+        let input = input.or_else(|| {
+            if now >= open.expires {
+                Some(Input::WatchExpired)
+            } else if !open.healthy
+                && open.partial.is_none()
+                && now.duration_since(open.opened) >= o.healthy_after
+            {
+                open.healthy = true;
+                Some(Input::Healthy)
+            } else {
+                None
+            }
+        });
+        if let Some(input) = input {
+            self.feed(input, ctx);
+        }
+    }
+}
+
+/// The timings of an open watch.
+struct OpenWatch {
+    /// When its `200` arrived.
+    opened: Instant,
+    /// When it is reopened if the server has not ended it.
+    expires: Instant,
+    /// [`Input::Healthy`] was fed for it.
+    healthy: bool,
+    /// The incomplete line seen pending (by the count of lines before it), and since
+    /// when.
+    partial: Option<(u64, Instant)>,
+}
+
+/// Adds a watch batch's events to the role's counters.
+fn count_events(m: &RoleMetrics, counts: EventCounts) {
+    for (counter, n) in [
+        (&m.events_added, counts.added),
+        (&m.events_modified, counts.modified),
+        (&m.events_deleted, counts.deleted),
+        (&m.bookmarks, counts.bookmarks),
+        (&m.events_deferred, counts.deferred),
+    ] {
+        if n > 0 {
+            counter.add(n);
+        }
+    }
+}
+
+/// "30 s", "1.5 s", "250 ms".
+fn seconds(d: Duration) -> String {
+    if d >= Duration::from_secs(10) {
+        format!("{} s", d.as_secs())
+    } else if d >= Duration::from_secs(1) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{} ms", d.as_millis())
     }
 }
 
@@ -371,8 +681,8 @@ impl Actor for UrlWatcher {
             self.setup.endpoint.http.follow_redirects,
             o.request_timeout,
         ));
-        let tick = (o.watch_stall_timeout / 4).max(Duration::from_millis(10));
-        ctx.run_interval(tick, |act, ctx| act.check_stall(ctx));
+        let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
+        ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
         if let Some(every) = o.relist_interval {
             // Started at a random offset so that the watchers of a big config do not
             // all relist at once.
@@ -395,7 +705,6 @@ impl StreamHandler<StreamItem> for UrlWatcher {
         if item.generation != self.stream_generation {
             return;
         }
-        self.last_activity = Instant::now();
         let generation = item.generation;
         let mut chunks = Vec::with_capacity(item.items.len());
         let mut broken = None;
@@ -450,7 +759,6 @@ impl Handler<DeferredEventFailed> for UrlWatcher {
         self.feed(
             Input::DeferredEventFailed {
                 attempt: msg.attempt,
-                why: msg.why,
             },
             ctx,
         );
@@ -575,17 +883,47 @@ fn retry_after_header<S>(resp: &awc::ClientResponse<S>) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
-/// Turns a non-2xx answer into a [`Failure`], reading a `Status` body when there is one.
+fn content_length<S>(resp: &awc::ClientResponse<S>) -> Option<usize> {
+    resp.headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// A LIST body that could not be read as a list of the role.
+fn bad_body(e: DecodeError) -> Failure {
+    Failure::BadBody(e.to_string())
+}
+
+/// Turns a non-2xx answer into a [`Failure`], with the server's `Status` message (or
+/// the start of a plain-text body) in words.
 fn classify(status: StatusCode, retry_after: Option<Duration>, body: Option<&[u8]>) -> Failure {
     let parsed = body.and_then(Status::from_body);
+    let message = match (&parsed, body) {
+        (Some(s), _) if !s.message.is_empty() => s.message.clone(),
+        (Some(s), _) => s.reason.clone(),
+        (None, Some(body)) => plain_text(body),
+        (None, None) => String::new(),
+    };
     if status == StatusCode::GONE || parsed.as_ref().is_some_and(|s| s.code == 410) {
-        return Failure::Gone;
-    }
-    if status == StatusCode::NOT_FOUND {
-        return Failure::NotFound;
+        return Failure::Gone { message };
     }
     Failure::Status {
         code: status.as_u16(),
         retry_after,
+        message,
     }
+}
+
+/// The start of a body as one line of printable text (a proxy's HTML error page, or
+/// whatever else a server sent instead of a `Status`).
+fn plain_text(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(200)]);
+    let mut out: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    out.truncate(out.trim_end().len());
+    out
 }

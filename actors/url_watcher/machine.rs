@@ -1,48 +1,60 @@
 //! The URL watcher's protocol logic as a pure state machine: it is fed what the network
-//! did (a LIST page, a watch chunk, a status, an end of stream) and answers with what to
-//! do next (request a page, open a watch, wait, hand deltas to the group). No I/O and no
-//! clock here, so every transition is unit-tested with byte chunks.
+//! did (a LIST page, a watch chunk, a failure, an end of stream, a deadline) and answers
+//! with what to do next (request a page, open a watch, wait, hand deltas to the group)
+//! and what to report (a problem, a relist, a recovery). No I/O, no clock and no
+//! metrics here, so every transition is unit-tested with byte chunks; the actor counts
+//! and logs the [`Report`]s.
 //!
 //! ```text
-//!            ┌──────────── 410 / bad event / ERROR event ───────────┐
-//!            ▼                                                       │
-//!   ┌──── Listing ──── last page ───▶ Watching ── clean end ──┐     │
-//!   │        │  ▲                      │  ▲  ▲                 │     │
-//!   │  error │  │ 410 on continue      │  │  └─────────────────┘     │
-//!   │        ▼  │                      │  │ (rewatch from the last  │
-//!   │   BackingOff{Relist}    error ──▶ BackingOff{Rewatch}  resourceVersion)
-//!   └────────────────────────────────────────────────────────────────┘
+//!                       ┌──── 410 (first since healthy) ─────────────────────┐
+//!                       ▼                                                    │
+//!   Start ──▶ Listing{reason} ── last page ──▶ Watching{rv, healthy} ────────┤
+//!               │    ▲                            │  ▲   clean end after     │
+//!        failed │    │ elapsed                    │  └── healthy, or expiry ─┘
+//!               ▼    │                            │
+//!          BackingOff{then: Relist(reason) | Rewatch(rv)} ◀── any other problem
 //! ```
+//!
+//! One backoff paces every retry, relists included, and starts over only once a watch
+//! has been healthy ([`Input::Healthy`]); so a server that fails in any lasting way
+//! sees at most about two requests per backoff interval.
 
 use arcstr::ArcStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use backoff::ExponentialBackoff;
-use backoff::backoff::Backoff;
+use backoff::backoff::Backoff as _;
 
 use crate::actors::messages::Delta;
-use crate::metrics::{ApiServerMetrics, RoleMetrics};
+use crate::error::DecodeError;
+use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
 use crate::watch::{
-    LineBuffer, ListPage, ObjectEventType, UndecodedEvent, WatchEvent, decode_event,
+    LineBuffer, ListPage, ObjectEventType, Status, UndecodedEvent, WatchEvent, decode_event,
     object_event_type,
 };
 
-/// Where the watcher is in the list/watch protocol.
+/// Where the watcher is in the list/watch protocol; each state holds what it needs.
 #[derive(Debug)]
 pub enum State {
-    /// Fetching LIST pages. `items` holds the objects of the pages received so far that
-    /// the actor did not already hand to the group as `ListPart`s (it streams them, so
-    /// the group labels while the list is still arriving); either way the group removes
-    /// vanished objects only when the list is complete.
+    /// Fetching LIST pages. `items` holds the objects of the pages so far that the
+    /// actor did not already hand to the group as parts; either way the group applies
+    /// a relist only when it is complete.
     Listing {
+        /// Why this LIST was started.
+        reason: RelistReason,
         /// The objects of the pages so far.
         items: Vec<Object>,
     },
-    /// A WATCH is open, or being opened, from the watcher's resourceVersion.
-    Watching,
-    /// Waiting out a delay after an error, then doing `then`.
+    /// A WATCH is open, or being opened, from `resource_version`, which advances with
+    /// every event accepted.
+    Watching {
+        /// Where a resumed watch starts: the last accepted event's resourceVersion.
+        resource_version: ArcStr,
+        /// The watch has been open for `healthy_after` at a line boundary.
+        healthy: bool,
+    },
+    /// Waiting out a delay after a problem, then doing `then`.
     BackingOff {
         /// What to do when the delay is over.
         then: Next,
@@ -50,30 +62,39 @@ pub enum State {
 }
 
 /// What a backoff leads to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Next {
-    /// LIST from scratch: the resourceVersion is gone or was never had.
-    Relist,
-    /// WATCH again from the last resourceVersion: nothing was lost.
-    Rewatch,
+    /// LIST from scratch: the resourceVersion is gone, was never had, or a change may
+    /// have been missed.
+    Relist(RelistReason),
+    /// WATCH again from this resourceVersion: nothing was lost.
+    Rewatch(ArcStr),
 }
 
-/// Why a request failed.
+/// Why a request failed, as the actor saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
     /// 410 Gone: the resourceVersion (or continue token) is older than the server keeps.
-    Gone,
-    /// 404: this API version is not served (old clusters lack discovery.k8s.io/v1).
-    NotFound,
-    /// Any other HTTP status; `retry_after` from a `Retry-After` header (429, 503).
+    Gone {
+        /// The server's message.
+        message: String,
+    },
+    /// Any other non-2xx answer.
     Status {
         /// The HTTP status.
         code: u16,
-        /// The server's requested delay.
+        /// The server's requested delay (`Retry-After`).
         retry_after: Option<Duration>,
+        /// The server's `Status` message, or the start of its body, in words.
+        message: String,
     },
-    /// The connection failed or the body could not be read or decoded.
+    /// The connection failed or timed out, or the body broke off.
     Transport(String),
+    /// A LIST body that made no progress for the progress deadline.
+    Stalled,
+    /// A LIST body that is not a whole list of the role: another kind, truncated,
+    /// undecodable, or over the size ceiling.
+    BadBody(String),
 }
 
 /// What happened, fed to [`Machine::on`].
@@ -81,23 +102,26 @@ pub enum Failure {
 pub enum Input<'a> {
     /// The watcher starts.
     Start,
-    /// A LIST page arrived and decoded.
+    /// A LIST page arrived whole and decoded.
     ListPage(ListPage),
     /// A LIST request failed.
     ListFailed(Failure),
-    /// The WATCH request was answered with 200: events will follow.
-    WatchOpened,
     /// The WATCH request failed before any event.
     WatchFailed(Failure),
     /// Pieces of the watch stream that arrived together, in order: their events go to
     /// the group as one batch.
     Chunks(&'a [bytes::Bytes]),
-    /// The server ended the stream cleanly (its `timeoutSeconds`).
+    /// The server ended the stream cleanly.
     StreamEnded,
     /// The stream broke (connection reset, truncated chunk).
     StreamBroken(String),
-    /// Nothing arrived for the stall timeout: the connection is presumed dead.
+    /// The watch has been open for `healthy_after` and is at a line boundary.
+    Healthy,
+    /// A watch line stayed incomplete past the progress deadline.
     Stalled,
+    /// The watch reached its own deadline (its `timeoutSeconds` and a margin) without
+    /// the server ending it; nothing is wrong, it is reopened from where it is.
+    WatchExpired,
     /// The backoff delay is over.
     BackoffElapsed,
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
@@ -107,8 +131,6 @@ pub enum Input<'a> {
     DeferredEventFailed {
         /// The attempt the event carried.
         attempt: u64,
-        /// What was wrong with it.
-        why: String,
     },
 }
 
@@ -127,6 +149,8 @@ pub enum Action {
     },
     /// Close the open watch stream (the machine gave up on it).
     CloseStream,
+    /// Tell the group to drop what it holds of the LIST attempt that failed.
+    AbandonList,
     /// Wait `delay`, then feed [`Input::BackoffElapsed`].
     Wait {
         /// How long.
@@ -135,27 +159,160 @@ pub enum Action {
     /// Use the role's older API version from now on (after a 404).
     FallBackToBeta,
     /// Hand these deltas to the group.
-    Deltas(Vec<Delta>),
+    Deltas {
+        /// The changes, in order.
+        deltas: Vec<Delta>,
+        /// What they were, for the event metrics.
+        counts: EventCounts,
+    },
     /// Hand this complete list to the group.
     Relisted(Vec<Object>),
-    /// Log this problem once, with the watcher's span.
-    Warn(String),
+    /// Count and log this.
+    Report(Report),
+}
+
+/// Something the actor counts in metrics and logs (the machine does neither).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Report {
+    /// A LIST starts.
+    Relisting(RelistReason),
+    /// A 410 Gone was met (as status or `ERROR` event).
+    Gone {
+        /// The step it answered.
+        step: Step,
+        /// The server's message.
+        message: String,
+        /// The relist waits for the backoff: the 410 repeated right after a relist.
+        repeated: bool,
+    },
+    /// A request failed, or a stream ended or broke too early.
+    RequestFailed {
+        /// The step that failed.
+        step: Step,
+        /// Its class, for the metric.
+        reason: RequestError,
+        /// What happened, in words (the server's message when it sent one).
+        message: String,
+        /// The failure will not go away by retrying (a 400, a repeated 401 or 403, a
+        /// 404 with no fallback): retried at the longest backoff.
+        configuration: bool,
+        /// The wait before the next attempt.
+        retry_in: Duration,
+    },
+    /// An object of the watch stream was rejected; the URL is relisted after the
+    /// backoff.
+    Rejected {
+        /// Why.
+        reason: RejectReason,
+        /// What was wrong, in words.
+        message: String,
+        /// The wait before the relist.
+        retry_in: Duration,
+    },
+    /// A stream stalled mid-object and was cut.
+    Stalled {
+        /// A watch or a LIST.
+        reason: StallReason,
+        /// The wait before the retry.
+        retry_in: Duration,
+    },
+    /// A LIST without a resourceVersion: accepted, but no watch can start from it, so
+    /// it is listed again after the backoff.
+    NoResourceVersion {
+        /// The wait before the relist.
+        retry_in: Duration,
+    },
+    /// The watch is healthy: whatever was wrong before is over.
+    Healthy,
+    /// The watch ended as planned (the server's timeout, or its own deadline) and is
+    /// reopened from the same resourceVersion.
+    Rewatching,
+}
+
+/// The events of one watch batch, by type, for the metrics the actor keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts {
+    /// `ADDED` events (decoded here or not).
+    pub added: u64,
+    /// `MODIFIED` events.
+    pub modified: u64,
+    /// `DELETED` events.
+    pub deleted: u64,
+    /// `BOOKMARK` events.
+    pub bookmarks: u64,
+    /// Object events handed to the group undecoded.
+    pub deferred: u64,
+}
+
+/// The step of the protocol a problem happened in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A LIST request or its body.
+    List,
+    /// A WATCH request or its stream.
+    Watch,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::List => "LIST",
+            Step::Watch => "WATCH",
+        })
+    }
+}
+
+/// The retry delays of one URL: exponential with jitter, never over the cap.
+struct RetryDelays {
+    backoff: ExponentialBackoff,
+    max: Duration,
+}
+
+impl RetryDelays {
+    fn new(initial: Duration, max: Duration) -> RetryDelays {
+        RetryDelays {
+            backoff: ExponentialBackoff {
+                initial_interval: initial,
+                current_interval: initial,
+                max_interval: max,
+                multiplier: 2.0,
+                randomization_factor: 0.5,
+                max_elapsed_time: None,
+                ..ExponentialBackoff::default()
+            },
+            max,
+        }
+    }
+
+    /// The next delay: the jittered interval (half to one and a half of it) capped at
+    /// the maximum, so the cap is a real bound.
+    fn next(&mut self) -> Duration {
+        self.backoff
+            .next_backoff()
+            .unwrap_or(self.max)
+            .min(self.max)
+    }
+
+    fn reset(&mut self) {
+        self.backoff.reset();
+    }
 }
 
 /// The protocol state of one URL watcher.
 pub struct Machine {
     role: Role,
-    /// The discovery metrics of this watcher's API server.
-    metrics: Arc<ApiServerMetrics>,
     state: State,
-    resource_version: Option<ArcStr>,
     lines: LineBuffer,
-    backoff: ExponentialBackoff,
+    delays: RetryDelays,
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
     /// LIST attempts started so far; deferred events carry it (see
     /// [`Input::DeferredEventFailed`]).
     attempt: u64,
+    /// A 410 was met since the last healthy watch: another one waits for the backoff.
+    gone_since_healthy: bool,
+    /// 401 and 403 answers in a row since the last healthy watch.
+    denied_in_a_row: u32,
     /// Every this-many-th object event is handed on undecoded (0: none); the actor sets
     /// it from how well the group keeps up.
     defer_every: usize,
@@ -165,9 +322,9 @@ pub struct Machine {
 
 impl Machine {
     /// A machine for `role`; `can_fall_back` when the role has a `v1beta1` to try on 404.
+    /// `max_event` bounds a watch line.
     pub fn new(
         role: Role,
-        metrics: Arc<ApiServerMetrics>,
         can_fall_back: bool,
         backoff_initial: Duration,
         backoff_max: Duration,
@@ -175,29 +332,19 @@ impl Machine {
     ) -> Machine {
         Machine {
             role,
-            metrics,
-            state: State::Listing { items: Vec::new() },
-            resource_version: None,
-            lines: LineBuffer::new(max_event),
-            backoff: ExponentialBackoff {
-                initial_interval: backoff_initial,
-                current_interval: backoff_initial,
-                max_interval: backoff_max,
-                multiplier: 2.0,
-                randomization_factor: 0.5,
-                max_elapsed_time: None,
-                ..ExponentialBackoff::default()
+            state: State::Listing {
+                reason: RelistReason::Initial,
+                items: Vec::new(),
             },
+            lines: LineBuffer::new(max_event),
+            delays: RetryDelays::new(backoff_initial, backoff_max),
             can_fall_back,
             attempt: 0,
+            gone_since_healthy: false,
+            denied_in_a_row: 0,
             defer_every: 0,
             since_deferred: 0,
         }
-    }
-
-    /// The metrics of this watcher's role at its API server.
-    fn role_metrics(&self) -> &RoleMetrics {
-        self.metrics.role(self.role)
     }
 
     /// From now on hand every `n`-th object event to the group undecoded (0: decode
@@ -218,120 +365,234 @@ impl Machine {
 
     /// The resourceVersion a watch would resume from.
     pub fn resource_version(&self) -> Option<&ArcStr> {
-        self.resource_version.as_ref()
+        match &self.state {
+            State::Watching {
+                resource_version, ..
+            }
+            | State::BackingOff {
+                then: Next::Rewatch(resource_version),
+            } => Some(resource_version),
+            _ => None,
+        }
+    }
+
+    /// While watching: the number of lines completed so far, if an incomplete one is
+    /// pending (the actor times how long the same one stays incomplete).
+    pub fn partial_line(&self) -> Option<u64> {
+        (!self.lines.pending().is_empty()).then(|| self.lines.completed())
     }
 
     /// Advances the machine by one input.
     pub fn on(&mut self, input: Input<'_>) -> Vec<Action> {
         let mut out = Vec::new();
         match input {
-            Input::Start => self.relist(&mut out),
+            Input::Start => self.relist(RelistReason::Initial, &mut out),
             Input::ListPage(page) => self.on_list_page(page, &mut out),
             Input::ListFailed(failure) => self.on_list_failed(failure, &mut out),
-            Input::WatchOpened => {}
-            Input::WatchFailed(Failure::Gone) => {
-                self.role_metrics().gone.inc();
-                self.relist(&mut out);
-            }
-            Input::WatchFailed(failure) => {
-                out.push(Action::Warn(format!("watch request failed: {failure:?}")));
-                self.back_off(Next::Rewatch, retry_after(&failure), &mut out);
-            }
+            Input::WatchFailed(failure) => self.on_watch_failed(failure, &mut out),
             Input::Chunks(chunks) => self.on_chunks(chunks, &mut out),
-            Input::StreamEnded => {
-                // The server's timeout: a healthy end. Resume from where we are.
-                self.lines.clear();
-                self.backoff.reset();
-                self.role_metrics().watch_restarts.inc();
-                self.watch(&mut out);
-            }
+            Input::StreamEnded => self.on_stream_ended(&mut out),
             Input::StreamBroken(why) => {
-                self.lines.clear();
-                self.role_metrics().watch_restarts.inc();
-                out.push(Action::Warn(format!("watch stream broke: {why}")));
-                self.back_off(Next::Rewatch, None, &mut out);
+                if let Some(rv) = self.watching_from() {
+                    self.fail(
+                        Step::Watch,
+                        RequestError::Connection,
+                        format!("the watch stream broke: {why}"),
+                        Next::Rewatch(rv),
+                        &mut out,
+                    );
+                }
+            }
+            Input::Healthy => {
+                if let State::Watching { healthy, .. } = &mut self.state
+                    && !*healthy
+                {
+                    *healthy = true;
+                    self.delays.reset();
+                    self.gone_since_healthy = false;
+                    self.denied_in_a_row = 0;
+                    out.push(Action::Report(Report::Healthy));
+                }
             }
             Input::Stalled => {
-                self.lines.clear();
-                self.role_metrics().watch_stalls.inc();
-                self.role_metrics().watch_restarts.inc();
-                out.push(Action::Warn(
-                    "watch stalled: nothing received within the stall timeout".into(),
-                ));
-                out.push(Action::CloseStream);
-                self.watch(&mut out);
-            }
-            Input::Resync => match self.state {
-                State::Watching => {
+                if let Some(rv) = self.watching_from() {
                     out.push(Action::CloseStream);
-                    self.relist(&mut out);
+                    let report = |retry_in| {
+                        Some(Report::Stalled {
+                            reason: StallReason::Watch,
+                            retry_in,
+                        })
+                    };
+                    self.back_off(Next::Rewatch(rv), None, report, &mut out);
+                }
+            }
+            Input::WatchExpired => {
+                if let Some(rv) = self.watching_from() {
+                    out.push(Action::CloseStream);
+                    out.push(Action::Report(Report::Rewatching));
+                    self.watch(rv, &mut out);
+                }
+            }
+            Input::Resync => match &mut self.state {
+                State::Watching { .. } => {
+                    out.push(Action::CloseStream);
+                    self.relist(RelistReason::Resync, &mut out);
                 }
                 // A relist is already on its way, or will be made instead of a rewatch.
-                State::BackingOff { ref mut then } => *then = Next::Relist,
+                State::BackingOff { then } => {
+                    if let Next::Rewatch(_) = then {
+                        *then = Next::Relist(RelistReason::Resync);
+                    }
+                }
                 State::Listing { .. } => {}
             },
-            Input::DeferredEventFailed { attempt, why } => {
+            Input::DeferredEventFailed { attempt } => {
                 if attempt != self.attempt {
                     // A LIST begun since then has already read the object again.
                     return out;
                 }
-                match self.state {
-                    State::Watching => {
-                        out.push(Action::Warn(format!(
-                            "bad watch event (decoded by the group): {why}"
-                        )));
+                match &mut self.state {
+                    State::Watching { .. } => {
                         out.push(Action::CloseStream);
                         self.lines.clear();
-                        self.back_off(Next::Relist, None, &mut out);
+                        // The group has counted and logged the event itself.
+                        let then = Next::Relist(RelistReason::BadEvent);
+                        self.back_off(then, None, |_| None, &mut out);
                     }
                     // The stream is already given up: list instead of watching again.
-                    State::BackingOff { ref mut then } => *then = Next::Relist,
+                    State::BackingOff { then } => *then = Next::Relist(RelistReason::BadEvent),
                     State::Listing { .. } => {}
                 }
             }
-            Input::BackoffElapsed => match self.state {
-                State::BackingOff { then: Next::Relist } => self.relist(&mut out),
-                State::BackingOff {
-                    then: Next::Rewatch,
-                } => self.watch(&mut out),
-                // A stale timer: the machine moved on since it was set.
-                _ => {}
-            },
+            Input::BackoffElapsed => {
+                if let State::BackingOff { then } = &self.state {
+                    match then.clone() {
+                        Next::Relist(reason) => self.relist(reason, &mut out),
+                        Next::Rewatch(rv) => self.watch(rv, &mut out),
+                    }
+                }
+            }
         }
         out
     }
 
-    fn relist(&mut self, out: &mut Vec<Action>) {
+    /// The resourceVersion of the open watch, if one is open.
+    fn watching_from(&self) -> Option<ArcStr> {
+        match &self.state {
+            State::Watching {
+                resource_version, ..
+            } => Some(resource_version.clone()),
+            _ => None,
+        }
+    }
+
+    fn relist(&mut self, reason: RelistReason, out: &mut Vec<Action>) {
         self.attempt += 1;
         self.lines.clear();
-        self.state = State::Listing { items: Vec::new() };
+        self.state = State::Listing {
+            reason,
+            items: Vec::new(),
+        };
+        out.push(Action::Report(Report::Relisting(reason)));
         out.push(Action::List {
             continue_token: None,
         });
     }
 
-    fn watch(&mut self, out: &mut Vec<Action>) {
-        match self.resource_version.clone() {
-            Some(resource_version) => {
-                self.state = State::Watching;
-                out.push(Action::Watch { resource_version });
-            }
-            None => self.relist(out),
-        }
+    fn watch(&mut self, resource_version: ArcStr, out: &mut Vec<Action>) {
+        self.lines.clear();
+        self.state = State::Watching {
+            resource_version: resource_version.clone(),
+            healthy: false,
+        };
+        out.push(Action::Watch { resource_version });
     }
 
-    fn back_off(&mut self, then: Next, at_least: Option<Duration>, out: &mut Vec<Action>) {
-        let delay = self
-            .backoff
-            .next_backoff()
-            .unwrap_or(self.backoff.max_interval);
-        let delay = at_least.map_or(delay, |min| delay.max(min));
+    /// Reports `report` (given the delay) and waits before `then`: the next backoff
+    /// delay, at least the server's `Retry-After` up to the cap.
+    fn back_off(
+        &mut self,
+        then: Next,
+        retry_after: Option<Duration>,
+        report: impl FnOnce(Duration) -> Option<Report>,
+        out: &mut Vec<Action>,
+    ) {
+        let delay = self.delays.next();
+        let delay = retry_after.map_or(delay, |asked| delay.max(asked.min(self.delays.max)));
+        self.lines.clear();
         self.state = State::BackingOff { then };
+        if let Some(report) = report(delay) {
+            out.push(Action::Report(report));
+        }
         out.push(Action::Wait { delay });
     }
 
+    /// Reports a failed request and backs off; a configuration problem waits the
+    /// longest delay.
+    fn fail(
+        &mut self,
+        step: Step,
+        reason: RequestError,
+        message: String,
+        then: Next,
+        out: &mut Vec<Action>,
+    ) {
+        self.fail_after(step, reason, message, then, None, out);
+    }
+
+    fn fail_after(
+        &mut self,
+        step: Step,
+        reason: RequestError,
+        message: String,
+        then: Next,
+        retry_after: Option<Duration>,
+        out: &mut Vec<Action>,
+    ) {
+        if matches!(reason, RequestError::Unauthorized | RequestError::Forbidden) {
+            self.denied_in_a_row += 1;
+        }
+        let configuration = match reason {
+            RequestError::BadRequest | RequestError::NotFound => true,
+            RequestError::Unauthorized | RequestError::Forbidden => self.denied_in_a_row >= 2,
+            _ => false,
+        };
+        let retry_after = if configuration {
+            Some(self.delays.max)
+        } else {
+            retry_after
+        };
+        let report = |retry_in| {
+            Some(Report::RequestFailed {
+                step,
+                reason,
+                message,
+                configuration,
+                retry_in,
+            })
+        };
+        self.back_off(then, retry_after, report, out);
+    }
+
+    /// A 410 from `step`: relist at once the first time since the watch was last
+    /// healthy; a 410 that repeats right after a relist waits for the backoff.
+    fn gone(&mut self, step: Step, message: String, out: &mut Vec<Action>) {
+        let repeated = self.gone_since_healthy;
+        self.gone_since_healthy = true;
+        out.push(Action::Report(Report::Gone {
+            step,
+            message,
+            repeated,
+        }));
+        if repeated {
+            self.back_off(Next::Relist(RelistReason::Gone), None, |_| None, out);
+        } else {
+            self.relist(RelistReason::Gone, out);
+        }
+    }
+
     fn on_list_page(&mut self, page: ListPage, out: &mut Vec<Action>) {
-        let State::Listing { items } = &mut self.state else {
+        let State::Listing { items, .. } = &mut self.state else {
             return;
         };
         items.extend(page.items);
@@ -342,54 +603,135 @@ impl Machine {
             return;
         }
         let items = std::mem::take(items);
-        self.role_metrics().relists.inc();
-        self.backoff.reset();
-        self.resource_version = Some(page.resource_version).filter(|rv| !rv.is_empty());
         out.push(Action::Relisted(items));
-        self.watch(out);
+        if page.resource_version.is_empty() {
+            // Nothing to watch from: list again, paced, rather than at once forever.
+            let then = Next::Relist(RelistReason::NoResourceVersion);
+            let report = |retry_in| Some(Report::NoResourceVersion { retry_in });
+            self.back_off(then, None, report, out);
+            return;
+        }
+        self.watch(page.resource_version, out);
     }
 
     fn on_list_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        if !matches!(self.state, State::Listing { .. }) {
+            return;
+        }
+        out.push(Action::AbandonList);
+        let then = Next::Relist(RelistReason::Retry);
         match failure {
             // An expired continue token: the pages so far are from a compacted snapshot.
-            Failure::Gone => {
-                self.role_metrics().gone.inc();
-                out.push(Action::Warn(
-                    "list continue token expired (410): listing again".into(),
-                ));
-                self.relist(out);
-            }
-            Failure::NotFound if self.can_fall_back => {
+            Failure::Gone { message } => self.gone(Step::List, message, out),
+            Failure::Status { code: 404, .. } if self.can_fall_back => {
                 self.can_fall_back = false;
-                out.push(Action::Warn(
-                    "API version not served (404): falling back to v1beta1".into(),
-                ));
                 out.push(Action::FallBackToBeta);
-                self.relist(out);
+                self.relist(RelistReason::FallBack, out);
             }
-            failure => {
-                self.role_metrics().request_errors.inc();
-                out.push(Action::Warn(format!("list failed: {failure:?}")));
-                let after = retry_after(&failure);
-                self.back_off(Next::Relist, after, out);
+            Failure::Status {
+                code,
+                retry_after,
+                message,
+            } => self.fail_after(
+                Step::List,
+                status_reason(code),
+                status_words(code, &message),
+                then,
+                retry_after,
+                out,
+            ),
+            Failure::Transport(why) => {
+                self.fail(Step::List, RequestError::Connection, why, then, out)
             }
+            Failure::BadBody(why) => self.fail(Step::List, RequestError::BadBody, why, then, out),
+            Failure::Stalled => {
+                let report = |retry_in| {
+                    Some(Report::Stalled {
+                        reason: StallReason::List,
+                        retry_in,
+                    })
+                };
+                self.back_off(then, None, report, out);
+            }
+        }
+    }
+
+    fn on_watch_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        let Some(rv) = self.watching_from() else {
+            return;
+        };
+        let then = Next::Rewatch(rv);
+        match failure {
+            Failure::Gone { message } => self.gone(Step::Watch, message, out),
+            Failure::Status {
+                code,
+                retry_after,
+                message,
+            } => self.fail_after(
+                Step::Watch,
+                status_reason(code),
+                status_words(code, &message),
+                then,
+                retry_after,
+                out,
+            ),
+            Failure::Transport(why) | Failure::BadBody(why) => {
+                self.fail(Step::Watch, RequestError::Connection, why, then, out)
+            }
+            Failure::Stalled => {
+                self.fail(
+                    Step::Watch,
+                    RequestError::Connection,
+                    "no answer".into(),
+                    then,
+                    out,
+                );
+            }
+        }
+    }
+
+    fn on_stream_ended(&mut self, out: &mut Vec<Action>) {
+        let State::Watching {
+            resource_version,
+            healthy,
+        } = &self.state
+        else {
+            return;
+        };
+        let rv = resource_version.clone();
+        if *healthy {
+            // The server's timeout: a healthy end. Resume from where we are.
+            out.push(Action::Report(Report::Rewatching));
+            self.watch(rv, out);
+        } else {
+            // A watch the server ends soon after opening it, again and again, must
+            // not become a loop of requests.
+            self.fail(
+                Step::Watch,
+                RequestError::ShortWatch,
+                "the server ended the watch soon after opening it".into(),
+                Next::Rewatch(rv),
+                out,
+            );
         }
     }
 
     /// The events of `chunks` (consecutive pieces of the stream) as one batch.
     fn on_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
-        if !matches!(self.state, State::Watching) {
+        let State::Watching {
+            resource_version, ..
+        } = &mut self.state
+        else {
             return;
-        }
-        let role = self.role;
+        };
         let mut batch = WatchBatch {
-            role,
-            metrics: self.metrics.role(role),
+            role: self.role,
             defer_every: self.defer_every,
             attempt: self.attempt,
             since_deferred: self.since_deferred,
-            rv: self.resource_version.clone(),
+            rv: resource_version.clone(),
             deltas: Vec::new(),
+            counts: EventCounts::default(),
             problem: None,
         };
         let mut pushed = Ok(());
@@ -403,104 +745,161 @@ impl Machine {
             since_deferred,
             rv,
             deltas,
+            counts,
             mut problem,
             ..
         } = batch;
-        self.resource_version = rv.filter(|v| !v.is_empty());
+        // Only events accepted before any problem moved `rv`.
+        *resource_version = rv.clone();
         self.since_deferred = since_deferred;
-        if !deltas.is_empty() {
-            out.push(Action::Deltas(deltas));
+        if !deltas.is_empty() || counts.bookmarks > 0 {
+            out.push(Action::Deltas { deltas, counts });
         }
         if let Err(too_long) = pushed {
-            self.role_metrics().decode_errors.inc();
-            problem.get_or_insert((Next::Relist, format!("bad watch stream: {too_long}")));
+            problem.get_or_insert(StreamProblem::Rejected(DecodeError::TooLarge {
+                role: self.role,
+                limit: too_long.limit,
+            }));
         }
+        let Some(problem) = problem else {
+            return;
+        };
+        out.push(Action::CloseStream);
+        self.lines.clear();
         match problem {
-            None => {}
-            Some((Next::Relist, why)) if why.starts_with("watch ERROR") => {
-                // 410 as an ERROR event: the usual way a long-disconnected watch learns it
-                // fell behind. Relist at once; this is not a failure.
-                out.push(Action::Warn(format!("{why}: listing again")));
-                out.push(Action::CloseStream);
-                self.relist(out);
-            }
-            Some((next, why)) => {
-                out.push(Action::Warn(why));
-                out.push(Action::CloseStream);
-                self.lines.clear();
-                self.back_off(next, None, out);
+            StreamProblem::Gone(status) => self.gone(Step::Watch, status.message, out),
+            StreamProblem::Error(status) => self.fail(
+                Step::Watch,
+                RequestError::ErrorEvent,
+                format!(
+                    "the server ended the watch with an error: {}",
+                    status_text(&status)
+                ),
+                Next::Rewatch(rv),
+                out,
+            ),
+            StreamProblem::Rejected(e) => {
+                // An event we cannot read may be a change we would otherwise miss: list
+                // again, after the backoff in case the server keeps sending it.
+                let report = |retry_in| {
+                    Some(Report::Rejected {
+                        reason: e.reason(),
+                        message: e.to_string(),
+                        retry_in,
+                    })
+                };
+                self.back_off(Next::Relist(RelistReason::BadEvent), None, report, out);
             }
         }
     }
 }
 
+/// The metric class of an HTTP status other than 410.
+fn status_reason(code: u16) -> RequestError {
+    match code {
+        400 => RequestError::BadRequest,
+        401 => RequestError::Unauthorized,
+        403 => RequestError::Forbidden,
+        404 => RequestError::NotFound,
+        429 => RequestError::Throttled,
+        500..=599 => RequestError::ServerError,
+        _ => RequestError::OtherStatus,
+    }
+}
+
+/// "403 Forbidden: <the server's message>".
+fn status_words(code: u16, message: &str) -> String {
+    let name = awc::http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    match (name.is_empty(), message.is_empty()) {
+        (_, false) => format!("{code} {name}: {message}"),
+        (false, true) => format!("{code} {name}"),
+        (true, true) => format!("status {code}"),
+    }
+}
+
+/// A `Status` in words: its message, or its code and reason.
+fn status_text(status: &Status) -> String {
+    if status.message.is_empty() {
+        format!("{} {}", status.code, status.reason)
+    } else {
+        format!("{} {}", status.code, status.message)
+    }
+}
+
+/// What ended a watch batch early.
+enum StreamProblem {
+    /// An `ERROR` event with 410.
+    Gone(Status),
+    /// Another `ERROR` event.
+    Error(Status),
+    /// An event that could not be accepted.
+    Rejected(DecodeError),
+}
+
 /// What the lines of one watch batch produce, gathered line by line
 /// ([`Machine::on_chunks`]).
-struct WatchBatch<'a> {
+struct WatchBatch {
     role: Role,
-    metrics: &'a RoleMetrics,
     defer_every: usize,
     attempt: u64,
     /// Lines since the last one left undecoded for the group.
     since_deferred: usize,
-    /// The resourceVersion to resume from: the last event decoded here.
-    rv: Option<ArcStr>,
+    /// The resourceVersion to resume from: the last event accepted here.
+    rv: ArcStr,
     deltas: Vec<Delta>,
+    counts: EventCounts,
     /// The first problem ends the stream; later lines are not decoded.
-    problem: Option<(Next, String)>,
+    problem: Option<StreamProblem>,
 }
 
-impl WatchBatch<'_> {
+impl WatchBatch {
     fn line(&mut self, line: &[u8]) {
         if self.problem.is_some() {
             return;
         }
-        let metrics = self.metrics;
-        if self.deferred(line, metrics) {
+        if self.deferred(line) {
             return;
         }
         match decode_event(self.role, line) {
             Ok(WatchEvent::Added(o)) => {
-                metrics.events_added.inc();
-                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.counts.added += 1;
+                self.advance(o.resource_version());
                 self.deltas.push(Delta::Upsert(o));
             }
             Ok(WatchEvent::Modified(o)) => {
-                metrics.events_modified.inc();
-                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.counts.modified += 1;
+                self.advance(o.resource_version());
                 self.deltas.push(Delta::Upsert(o));
             }
             Ok(WatchEvent::Deleted(o)) => {
-                metrics.events_deleted.inc();
-                self.rv = Some(ArcStr::clone(o.resource_version()));
+                self.counts.deleted += 1;
+                self.advance(o.resource_version());
                 self.deltas.push(Delta::Delete(o));
             }
             Ok(WatchEvent::Bookmark { resource_version }) => {
-                metrics.bookmarks.inc();
-                if !resource_version.is_empty() {
-                    self.rv = Some(resource_version);
-                }
+                self.counts.bookmarks += 1;
+                self.advance(&resource_version);
             }
             Ok(WatchEvent::Error(status)) if status.is_gone() => {
-                metrics.gone.inc();
-                self.problem = Some((Next::Relist, format!("watch ERROR event: {status}")));
+                self.problem = Some(StreamProblem::Gone(status));
             }
-            Ok(WatchEvent::Error(status)) => {
-                metrics.request_errors.inc();
-                self.problem = Some((Next::Rewatch, format!("watch ERROR event: {status}")));
-            }
-            Err(e) => {
-                metrics.decode_errors.inc();
-                // An event we cannot read may be a change we would otherwise miss: list
-                // again (after a backoff, in case the server keeps sending it).
-                self.problem = Some((Next::Relist, format!("bad watch event: {e}")));
-            }
+            Ok(WatchEvent::Error(status)) => self.problem = Some(StreamProblem::Error(status)),
+            Err(e) => self.problem = Some(StreamProblem::Rejected(e)),
+        }
+    }
+
+    fn advance(&mut self, rv: &ArcStr) {
+        if !rv.is_empty() {
+            self.rv = ArcStr::clone(rv);
         }
     }
 
     /// Leaves `line` undecoded for the group if deferring is on and it is an object
     /// event whose turn it is; true if it did.
-    fn deferred(&mut self, line: &[u8], metrics: &RoleMetrics) -> bool {
+    fn deferred(&mut self, line: &[u8]) -> bool {
         if self.defer_every == 0 {
             return false;
         }
@@ -511,16 +910,15 @@ impl WatchBatch<'_> {
         let Some(kind) = object_event_type(line) else {
             return false;
         };
+        self.counts.deferred += 1;
+        match kind {
+            ObjectEventType::Added => self.counts.added += 1,
+            ObjectEventType::Modified => self.counts.modified += 1,
+            ObjectEventType::Deleted => self.counts.deleted += 1,
+        }
         // `rv` stays at the last event decoded here: a watch resumed from it replays
         // this one instead of skipping it.
         self.since_deferred = 0;
-        metrics.events_deferred.inc();
-        match kind {
-            ObjectEventType::Added => &metrics.events_added,
-            ObjectEventType::Modified => &metrics.events_modified,
-            ObjectEventType::Deleted => &metrics.events_deleted,
-        }
-        .inc();
         self.deltas.push(Delta::Undecoded {
             event: UndecodedEvent {
                 role: self.role,
@@ -529,12 +927,5 @@ impl WatchBatch<'_> {
             attempt: self.attempt,
         });
         true
-    }
-}
-
-fn retry_after(failure: &Failure) -> Option<Duration> {
-    match failure {
-        Failure::Status { retry_after, .. } => *retry_after,
-        _ => None,
     }
 }

@@ -2,18 +2,20 @@
 
 use std::time::Duration;
 
-use super::machine::{Action, Failure, Input, Machine, Next, State};
+use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
 use crate::actors::messages::Delta;
+use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
 use crate::watch::decode_list;
+
+const CAP: Duration = Duration::from_secs(30);
 
 fn machine(role: Role) -> Machine {
     Machine::new(
         role,
-        Default::default(),
         role == Role::EndpointSlice,
         Duration::from_secs(1),
-        Duration::from_secs(30),
+        CAP,
         1 << 20,
     )
 }
@@ -29,6 +31,10 @@ fn event(kind: &str, name: &str, rv: u64) -> String {
         "{{\"type\":\"{kind}\",\"object\":{}}}\n",
         pod_json(name, rv)
     )
+}
+
+fn gone_event() -> &'static str {
+    "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version: 10 (20)\"}}\n"
 }
 
 fn list_body(rv: u64, names: &[&str], cont: Option<&str>) -> Vec<u8> {
@@ -47,24 +53,54 @@ fn page(rv: u64, names: &[&str], cont: Option<&str>) -> Input<'static> {
     Input::ListPage(decode_list(Role::Pod, &list_body(rv, names, cont)).expect("list decodes"))
 }
 
+/// The actions without the reports.
+fn acts(actions: Vec<Action>) -> Vec<Action> {
+    actions
+        .into_iter()
+        .filter(|a| !matches!(a, Action::Report(_)))
+        .collect()
+}
+
+/// The reports among the actions.
+fn reports(actions: &[Action]) -> Vec<&Report> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Report(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+fn list_from_scratch() -> Action {
+    Action::List {
+        continue_token: None,
+    }
+}
+
+fn watch_from(rv: &str) -> Action {
+    Action::Watch {
+        resource_version: rv.into(),
+    }
+}
+
+fn wait_of(actions: &[Action]) -> Option<Duration> {
+    actions.iter().find_map(|a| match a {
+        Action::Wait { delay } => Some(*delay),
+        _ => None,
+    })
+}
+
 /// Starts a machine and completes a one-page list at resourceVersion 10.
 fn watching() -> Machine {
     let mut m = machine(Role::Pod);
-    assert_eq!(
-        m.on(Input::Start),
-        [Action::List {
-            continue_token: None
-        }]
-    );
+    let start = m.on(Input::Start);
+    assert_eq!(reports(&start), [&Report::Relisting(RelistReason::Initial)]);
+    assert_eq!(acts(start), [list_from_scratch()]);
     let actions = m.on(page(10, &["a"], None));
     assert!(matches!(&actions[0], Action::Relisted(objs) if objs.len() == 1));
-    assert_eq!(
-        actions[1],
-        Action::Watch {
-            resource_version: "10".into()
-        }
-    );
-    assert!(matches!(m.state(), State::Watching));
+    assert_eq!(actions[1], watch_from("10"));
+    assert!(matches!(m.state(), State::Watching { healthy: false, .. }));
     m
 }
 
@@ -72,7 +108,7 @@ fn deltas(actions: &[Action]) -> Vec<(String, u8)> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Deltas(d) => Some(d),
+            Action::Deltas { deltas, .. } => Some(deltas),
             _ => None,
         })
         .flatten()
@@ -89,10 +125,6 @@ fn piece(bytes: &[u8]) -> [bytes::Bytes; 1] {
     [bytes::Bytes::copy_from_slice(bytes)]
 }
 
-fn is_wait(a: &Action) -> bool {
-    matches!(a, Action::Wait { .. })
-}
-
 #[test]
 fn pages_are_collected_before_the_group_sees_the_list() {
     let mut m = machine(Role::Pod);
@@ -105,12 +137,26 @@ fn pages_are_collected_before_the_group_sees_the_list() {
     );
     let actions = m.on(page(7, &["c"], None));
     assert!(matches!(&actions[0], Action::Relisted(objs) if objs.len() == 3));
-    assert_eq!(
-        actions[1],
-        Action::Watch {
-            resource_version: "7".into()
+    assert_eq!(actions[1], watch_from("7"));
+}
+
+#[test]
+fn a_list_without_a_resource_version_is_kept_and_listed_again_after_the_backoff() {
+    let mut m = machine(Role::Pod);
+    m.on(Input::Start);
+    let mut body = page(0, &["a"], None);
+    if let Input::ListPage(p) = &mut body {
+        p.resource_version = "".into();
+    }
+    let actions = m.on(body);
+    assert!(matches!(&actions[0], Action::Relisted(objs) if objs.len() == 1));
+    assert!(wait_of(&actions).is_some(), "{actions:?}");
+    assert!(matches!(
+        m.state(),
+        State::BackingOff {
+            then: Next::Relist(RelistReason::NoResourceVersion)
         }
-    );
+    ));
 }
 
 #[test]
@@ -120,30 +166,11 @@ fn an_event_split_across_chunks_is_decoded_once_whole() {
     let (first, second) = text.as_bytes().split_at(text.len() / 2 + 7);
     let a1 = m.on(Input::Chunks(&piece(first)));
     assert_eq!(deltas(&a1), [("ns/b".to_string(), b'+')]);
+    assert!(m.partial_line().is_some());
     let a2 = m.on(Input::Chunks(&piece(second)));
     assert_eq!(deltas(&a2), [("ns/a".to_string(), b'+')]);
+    assert_eq!(m.partial_line(), None);
     assert_eq!(m.resource_version().map(|v| &**v), Some("12"));
-}
-
-#[test]
-fn all_events_of_one_chunk_make_one_batch() {
-    let mut m = watching();
-    let text = format!(
-        "{}{}{}",
-        event("ADDED", "x", 11),
-        event("DELETED", "a", 12),
-        event("ADDED", "y", 13)
-    );
-    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
-    assert_eq!(actions.len(), 1);
-    assert_eq!(
-        deltas(&actions),
-        [
-            ("ns/x".to_string(), b'+'),
-            ("ns/a".to_string(), b'-'),
-            ("ns/y".to_string(), b'+')
-        ]
-    );
 }
 
 #[test]
@@ -152,7 +179,7 @@ fn pieces_that_arrive_together_make_one_batch_and_a_bad_one_ends_it() {
     let text = format!(
         "{}{}{}",
         event("ADDED", "x", 11),
-        event("MODIFIED", "a", 12),
+        event("DELETED", "a", 12),
         event("ADDED", "y", 13)
     );
     // Three pieces, the second event split across the first two.
@@ -164,18 +191,20 @@ fn pieces_that_arrive_together_make_one_batch_and_a_bad_one_ends_it() {
         .collect();
     let actions = m.on(Input::Chunks(&pieces));
     assert_eq!(actions.len(), 1, "{actions:?}");
+    assert!(matches!(&actions[0], Action::Deltas { counts, .. }
+        if counts.added == 2 && counts.deleted == 1));
     assert_eq!(
         deltas(&actions),
         [
             ("ns/x".to_string(), b'+'),
-            ("ns/a".to_string(), b'+'),
+            ("ns/a".to_string(), b'-'),
             ("ns/y".to_string(), b'+')
         ]
     );
     assert_eq!(m.resource_version().map(|v| &**v), Some("13"));
 
     // A bad line ends the stream: the events before it still go to the group, the
-    // pieces after it are not read, and the watch resumes from the last good event.
+    // pieces after it are not read, and the resourceVersion is the last accepted one.
     let pieces: Vec<bytes::Bytes> = [
         event("ADDED", "p", 14),
         "not json\n".to_string(),
@@ -188,80 +217,167 @@ fn pieces_that_arrive_together_make_one_batch_and_a_bad_one_ends_it() {
     assert_eq!(deltas(&actions), [("ns/p".to_string(), b'+')]);
     assert!(actions.contains(&Action::CloseStream), "{actions:?}");
     assert!(matches!(
-        m.state(),
-        State::BackingOff { then: Next::Relist }
+        reports(&actions)[..],
+        [Report::Rejected {
+            reason: RejectReason::Undecodable,
+            ..
+        }]
     ));
-    assert_eq!(m.resource_version().map(|v| &**v), Some("14"));
+    assert!(matches!(
+        m.state(),
+        State::BackingOff {
+            then: Next::Relist(RelistReason::BadEvent)
+        }
+    ));
 }
 
 #[test]
-fn bookmarks_advance_the_resource_version_and_a_clean_end_rewatches_from_it() {
+fn a_rejected_event_never_moves_the_resource_version() {
+    for bad in [
+        // Another kind, with a resourceVersion far ahead.
+        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"999999\"}}}\n".to_string(),
+        // Nested deeper than serde_json's limit.
+        format!("{{\"type\":\"ADDED\",\"object\":{{\"metadata\":{{\"name\":\"x\",\"resourceVersion\":\"999999\",\"labels\":{}}}}}}}\n",
+            format_args!("{}1{}", "[".repeat(200_000), "]".repeat(200_000))),
+    ] {
+        let mut m = watching();
+        m.on(Input::Chunks(&piece(event("ADDED", "b", 11).as_bytes())));
+        let actions = m.on(Input::Chunks(&piece(bad.as_bytes())));
+        assert!(deltas(&actions).is_empty());
+        assert!(matches!(m.state(), State::BackingOff { then: Next::Relist(RelistReason::BadEvent) }));
+        assert_eq!(m.resource_version(), None, "a relist, not a watch from 999999");
+        // The relist then watches from the list's own resourceVersion.
+        m.on(Input::BackoffElapsed);
+        let actions = m.on(page(12, &["a"], None));
+        assert!(actions.contains(&watch_from("12")));
+    }
+}
+
+#[test]
+fn an_event_over_the_size_limit_is_refused_before_it_is_whole() {
+    let mut m = Machine::new(Role::Pod, false, Duration::from_secs(1), CAP, 100);
+    m.on(Input::Start);
+    m.on(page(10, &["a"], None));
+    let actions = m.on(Input::Chunks(&piece(&[b'x'; 101])));
+    assert!(matches!(
+        reports(&actions)[..],
+        [Report::Rejected {
+            reason: RejectReason::TooLarge,
+            ..
+        }]
+    ));
+    assert!(actions.contains(&Action::CloseStream));
+}
+
+#[test]
+fn bookmarks_advance_the_resource_version_and_a_healthy_watchs_end_rewatches_from_it() {
     let mut m = watching();
     let bookmark = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"99\"}}}\n";
-    assert!(m.on(Input::Chunks(&piece(bookmark.as_bytes()))).is_empty());
-    assert_eq!(
-        m.on(Input::StreamEnded),
-        [Action::Watch {
-            resource_version: "99".into()
-        }]
+    let actions = m.on(Input::Chunks(&piece(bookmark.as_bytes())));
+    assert!(
+        matches!(&actions[..], [Action::Deltas { deltas, counts }] if deltas.is_empty() && counts.bookmarks == 1)
     );
+    assert_eq!(reports(&m.on(Input::Healthy)), [&Report::Healthy]);
+    assert!(m.on(Input::Healthy).is_empty(), "healthy is reported once");
+    let actions = m.on(Input::StreamEnded);
+    assert_eq!(reports(&actions), [&Report::Rewatching]);
+    assert_eq!(acts(actions), [watch_from("99")]);
+}
+
+#[test]
+fn a_watch_the_server_ends_before_it_was_healthy_is_retried_after_the_backoff() {
+    let mut m = watching();
+    let actions = m.on(Input::StreamEnded);
+    assert!(matches!(
+        reports(&actions)[..],
+        [Report::RequestFailed {
+            reason: RequestError::ShortWatch,
+            ..
+        }]
+    ));
+    assert!(wait_of(&actions).is_some());
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [watch_from("10")]);
+}
+
+#[test]
+fn an_idle_watch_that_reaches_its_deadline_is_reopened_quietly_from_the_same_version() {
+    let mut m = watching();
+    m.on(Input::Healthy);
+    let actions = m.on(Input::WatchExpired);
+    assert_eq!(reports(&actions), [&Report::Rewatching]);
+    assert_eq!(
+        acts(actions),
+        [Action::CloseStream, watch_from("10")],
+        "no wait, no relist"
+    );
+}
+
+#[test]
+fn a_stalled_line_is_cut_and_the_watch_resumed_after_the_backoff() {
+    let mut m = watching();
+    m.on(Input::Chunks(&piece(event("ADDED", "b", 11).as_bytes())));
+    m.on(Input::Chunks(&piece(b"{\"type\":\"ADD")));
+    assert!(m.partial_line().is_some());
+    let actions = m.on(Input::Stalled);
+    assert!(matches!(
+        reports(&actions)[..],
+        [Report::Stalled {
+            reason: StallReason::Watch,
+            ..
+        }]
+    ));
+    assert!(actions.contains(&Action::CloseStream));
+    assert_eq!(m.partial_line(), None, "the partial line is dropped");
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [watch_from("11")]);
 }
 
 #[test]
 fn a_broken_stream_rewatches_after_a_backoff_without_relisting() {
     let mut m = watching();
     m.on(Input::Chunks(&piece(event("ADDED", "b", 11).as_bytes())));
-    // Half an event, then the connection drops: the half is discarded.
-    m.on(Input::Chunks(&piece(
-        &event("ADDED", "c", 12).as_bytes()[..20],
-    )));
+    m.on(Input::Chunks(&piece(b"{\"type\":\"ADD")));
     let actions = m.on(Input::StreamBroken("connection reset".into()));
-    assert!(actions.iter().any(is_wait), "{actions:?}");
-    assert!(matches!(
-        m.state(),
-        State::BackingOff {
-            then: Next::Rewatch
-        }
-    ));
-    assert_eq!(
-        m.on(Input::BackoffElapsed),
-        [Action::Watch {
-            resource_version: "11".into()
-        }]
-    );
-    // The discarded half does not resurface in the next stream.
-    let actions = m.on(Input::Chunks(&piece(event("ADDED", "d", 13).as_bytes())));
-    assert_eq!(deltas(&actions), [("ns/d".to_string(), b'+')]);
+    assert!(wait_of(&actions).is_some());
+    assert!(matches!(m.state(), State::BackingOff { then: Next::Rewatch(rv) } if &**rv == "11"));
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [watch_from("11")]);
 }
 
 #[test]
-fn gone_as_status_or_as_error_event_relists_at_once() {
-    let mut m = watching();
-    assert_eq!(
-        m.on(Input::WatchFailed(Failure::Gone)),
-        [Action::List {
-            continue_token: None
-        }]
-    );
-
-    let mut m = watching();
-    let error = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n";
-    let actions = m.on(Input::Chunks(&piece(
-        format!("{}{error}", event("ADDED", "b", 11)).as_bytes(),
-    )));
-    assert_eq!(
-        deltas(&actions),
-        [("ns/b".to_string(), b'+')],
-        "events before the error still count"
-    );
-    assert!(actions.contains(&Action::CloseStream));
-    assert_eq!(
-        actions.last(),
-        Some(&Action::List {
-            continue_token: None
-        })
-    );
-    assert!(matches!(m.state(), State::Listing { .. }));
+fn the_first_410_relists_at_once_and_one_that_repeats_right_after_waits() {
+    for gone in [
+        |m: &mut Machine| {
+            m.on(Input::WatchFailed(Failure::Gone {
+                message: "too old".into(),
+            }))
+        },
+        |m: &mut Machine| m.on(Input::Chunks(&piece(gone_event().as_bytes()))),
+    ] {
+        let mut m = watching();
+        let actions = gone(&mut m);
+        assert!(matches!(
+            reports(&actions)[0],
+            Report::Gone {
+                repeated: false,
+                ..
+            }
+        ));
+        assert!(wait_of(&actions).is_none(), "{actions:?}");
+        assert!(actions.contains(&list_from_scratch()));
+        m.on(page(20, &["a"], None));
+        // Again, right after the relist: the backoff.
+        let actions = gone(&mut m);
+        assert!(matches!(
+            reports(&actions)[0],
+            Report::Gone { repeated: true, .. }
+        ));
+        assert!(wait_of(&actions).is_some(), "{actions:?}");
+        assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
+        // After a healthy watch, a 410 relists at once again.
+        m.on(page(30, &["a"], None));
+        m.on(Input::Healthy);
+        let actions = gone(&mut m);
+        assert!(wait_of(&actions).is_none(), "{actions:?}");
+    }
 }
 
 #[test]
@@ -269,114 +385,160 @@ fn an_expired_continue_token_restarts_the_list() {
     let mut m = machine(Role::Pod);
     m.on(Input::Start);
     m.on(page(5, &["a"], Some("tok")));
-    let actions = m.on(Input::ListFailed(Failure::Gone));
-    assert_eq!(
-        actions.last(),
-        Some(&Action::List {
-            continue_token: None
-        })
-    );
-    // The first page's objects are not kept: the new list starts from nothing.
-    let actions = m.on(page(8, &["b"], None));
+    let actions = m.on(Input::ListFailed(Failure::Gone {
+        message: "continue token expired".into(),
+    }));
+    assert_eq!(actions[0], Action::AbandonList);
+    assert_eq!(acts(actions)[1..], [list_from_scratch()]);
+    let actions = m.on(page(6, &["b"], None));
     assert!(matches!(&actions[0], Action::Relisted(objs) if objs.len() == 1));
 }
 
 #[test]
-fn a_bad_event_relists_after_a_backoff() {
-    for bad in [
-        "{\"type\":\"WEIRD\",\"object\":{}}\n",
-        "{\"type\":\"ADDED\",\"object\":{\"metadata\":\n",
-        "not json\n",
-    ] {
-        let mut m = watching();
-        let actions = m.on(Input::Chunks(&piece(bad.as_bytes())));
-        assert!(actions.contains(&Action::CloseStream), "{bad}: {actions:?}");
-        assert!(actions.iter().any(is_wait), "{bad}: {actions:?}");
-        assert!(
-            matches!(m.state(), State::BackingOff { then: Next::Relist }),
-            "{bad}"
-        );
-        assert_eq!(
-            m.on(Input::BackoffElapsed),
-            [Action::List {
-                continue_token: None
-            }]
-        );
-    }
-}
-
-#[test]
-fn errors_back_off_exponentially_and_honour_retry_after() {
+fn errors_back_off_exponentially_up_to_the_cap_and_only_a_healthy_watch_resets_it() {
     let mut m = machine(Role::Pod);
     m.on(Input::Start);
-    let mut delays = Vec::new();
-    for _ in 0..8 {
+    let fail = |m: &mut Machine| {
         let actions = m.on(Input::ListFailed(Failure::Status {
             code: 500,
             retry_after: None,
+            message: String::new(),
         }));
-        for a in &actions {
-            if let Action::Wait { delay } = a {
-                delays.push(*delay);
-            }
-        }
+        let delay = wait_of(&actions).expect("waits");
+        m.on(Input::BackoffElapsed);
+        delay
+    };
+    let delays: Vec<Duration> = (0..10).map(|_| fail(&mut m)).collect();
+    assert!(delays[0] <= Duration::from_millis(1500), "{delays:?}");
+    assert!(delays[4] >= Duration::from_secs(8), "{delays:?}");
+    assert!(delays.iter().all(|d| *d <= CAP), "{delays:?}");
+    // A LIST that succeeds does not reset it: a watch that fails at once still waits
+    // long.
+    m.on(page(10, &["a"], None));
+    let actions = m.on(Input::WatchFailed(Failure::Transport("refused".into())));
+    assert!(wait_of(&actions).expect("waits") >= CAP / 2, "{actions:?}");
+    m.on(Input::BackoffElapsed);
+    // A healthy watch does.
+    m.on(Input::Healthy);
+    let actions = m.on(Input::StreamBroken("reset".into()));
+    assert!(wait_of(&actions).expect("waits") <= Duration::from_millis(1500));
+}
+
+#[test]
+fn retry_after_is_honoured_up_to_the_cap() {
+    let mut m = watching();
+    for (asked, at_least, at_most) in [
+        (5, Duration::from_secs(5), Duration::from_secs(5)),
+        (86_400, CAP, CAP),
+    ] {
+        let actions = m.on(Input::WatchFailed(Failure::Status {
+            code: 429,
+            retry_after: Some(Duration::from_secs(asked)),
+            message: "too many requests".into(),
+        }));
+        let delay = wait_of(&actions).expect("waits");
+        assert!(
+            delay >= at_least && delay <= at_most.max(delay.min(CAP)),
+            "{asked}: {delay:?}"
+        );
+        assert!(delay <= CAP, "{asked}: {delay:?}");
         m.on(Input::BackoffElapsed);
     }
-    assert_eq!(delays.len(), 8);
-    assert!(delays[0] <= Duration::from_millis(1500), "{delays:?}");
-    assert!(delays[5] > Duration::from_secs(4), "grows: {delays:?}");
-    assert!(
-        delays.iter().all(|d| *d <= Duration::from_secs(45)),
-        "capped: {delays:?}"
-    );
-    let actions = m.on(Input::ListFailed(Failure::Status {
-        code: 429,
-        retry_after: Some(Duration::from_secs(40)),
-    }));
-    assert!(
-        actions
-            .iter()
-            .any(|a| matches!(a, Action::Wait { delay } if *delay >= Duration::from_secs(40)))
-    );
-    // A successful list resets the backoff.
-    m.on(Input::BackoffElapsed);
-    m.on(page(3, &[], None));
-    let actions = m.on(Input::WatchFailed(Failure::Transport("refused".into())));
-    assert!(
-        actions
-            .iter()
-            .any(|a| matches!(a, Action::Wait { delay } if *delay <= Duration::from_millis(1500)))
-    );
 }
 
 #[test]
-fn not_found_falls_back_to_beta_once() {
+fn a_400_or_a_repeated_403_is_a_configuration_problem_retried_at_the_cap() {
+    let status = |code| {
+        Input::WatchFailed(Failure::Status {
+            code,
+            retry_after: None,
+            message: "pods is forbidden: User \"system:anonymous\" cannot watch resource \"pods\""
+                .into(),
+        })
+    };
+    let mut m = watching();
+    let actions = m.on(status(400));
+    assert!(matches!(
+        reports(&actions)[0],
+        Report::RequestFailed {
+            configuration: true,
+            reason: RequestError::BadRequest,
+            ..
+        }
+    ));
+    assert_eq!(wait_of(&actions), Some(CAP));
+
+    let mut m = watching();
+    let first = m.on(status(403));
+    assert!(matches!(
+        reports(&first)[0],
+        Report::RequestFailed { configuration: false, message, .. }
+            if message.starts_with("403 Forbidden: pods is forbidden")
+    ));
+    assert!(wait_of(&first).expect("waits") < CAP);
+    m.on(Input::BackoffElapsed);
+    let second = m.on(status(403));
+    assert!(matches!(
+        reports(&second)[0],
+        Report::RequestFailed {
+            configuration: true,
+            reason: RequestError::Forbidden,
+            ..
+        }
+    ));
+    assert_eq!(wait_of(&second), Some(CAP));
+}
+
+#[test]
+fn not_found_falls_back_to_beta_once_then_is_a_configuration_problem() {
+    let not_found = || {
+        Input::ListFailed(Failure::Status {
+            code: 404,
+            retry_after: None,
+            message: String::new(),
+        })
+    };
     let mut m = machine(Role::EndpointSlice);
     m.on(Input::Start);
-    let actions = m.on(Input::ListFailed(Failure::NotFound));
-    assert!(actions.contains(&Action::FallBackToBeta));
+    let actions = acts(m.on(not_found()));
     assert_eq!(
-        actions.last(),
-        Some(&Action::List {
-            continue_token: None
-        })
+        actions,
+        [
+            Action::AbandonList,
+            Action::FallBackToBeta,
+            list_from_scratch()
+        ]
     );
-    let actions = m.on(Input::ListFailed(Failure::NotFound));
-    assert!(!actions.contains(&Action::FallBackToBeta));
-    assert!(actions.iter().any(is_wait));
+    let actions = m.on(not_found());
+    assert!(matches!(
+        reports(&actions)[0],
+        Report::RequestFailed {
+            configuration: true,
+            ..
+        }
+    ));
+    assert_eq!(wait_of(&actions), Some(CAP));
 }
 
 #[test]
-fn a_stall_closes_and_reopens_the_watch() {
-    let mut m = watching();
-    let actions = m.on(Input::Stalled);
-    assert!(actions.contains(&Action::CloseStream));
-    assert_eq!(
-        actions.last(),
-        Some(&Action::Watch {
-            resource_version: "10".into()
-        })
-    );
+fn a_broken_or_stalled_list_is_abandoned_and_retried_after_the_backoff() {
+    for failure in [
+        Failure::BadBody("a NodeList, not a PodList".into()),
+        Failure::Transport("truncated".into()),
+        Failure::Stalled,
+    ] {
+        let mut m = watching();
+        m.on(Input::Resync);
+        let actions = m.on(Input::ListFailed(failure));
+        assert_eq!(actions[0], Action::AbandonList);
+        assert!(wait_of(&actions).is_some());
+        assert!(matches!(
+            m.state(),
+            State::BackingOff {
+                then: Next::Relist(RelistReason::Retry)
+            }
+        ));
+    }
 }
 
 #[test]
@@ -384,10 +546,13 @@ fn chunks_outside_a_watch_and_stale_timers_are_ignored() {
     let mut m = machine(Role::Pod);
     m.on(Input::Start);
     assert!(
-        m.on(Input::Chunks(&piece(event("ADDED", "z", 3).as_bytes())))
+        m.on(Input::Chunks(&piece(event("ADDED", "a", 1).as_bytes())))
             .is_empty()
     );
     assert!(m.on(Input::BackoffElapsed).is_empty());
+    assert!(m.on(Input::Stalled).is_empty());
+    assert!(m.on(Input::WatchExpired).is_empty());
+    assert!(matches!(m.state(), State::Listing { .. }));
 }
 
 #[test]
@@ -395,24 +560,14 @@ fn a_resync_relists_from_a_watch_and_replaces_a_pending_rewatch() {
     let mut m = watching();
     let actions = m.on(Input::Resync);
     assert_eq!(
-        actions,
-        [
-            Action::CloseStream,
-            Action::List {
-                continue_token: None
-            }
-        ]
+        reports(&actions),
+        [&Report::Relisting(RelistReason::Resync)]
     );
-
-    let mut m = watching();
+    assert_eq!(acts(actions), [Action::CloseStream, list_from_scratch()]);
+    m.on(page(11, &["a"], None));
     m.on(Input::StreamBroken("reset".into()));
     assert!(m.on(Input::Resync).is_empty());
-    assert_eq!(
-        m.on(Input::BackoffElapsed),
-        [Action::List {
-            continue_token: None
-        }]
-    );
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
 }
 
 #[test]
@@ -440,10 +595,12 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
         ("ns/z".into(), b'+'),
     ];
     assert_eq!(got, expected);
+    assert!(matches!(&actions[0], Action::Deltas { counts, .. }
+        if counts.deferred == 2 && counts.added == 3 && counts.modified == 1 && counts.deleted == 1 && counts.bookmarks == 1));
     let attempts: Vec<u64> = actions
         .iter()
         .filter_map(|a| match a {
-            Action::Deltas(d) => Some(d),
+            Action::Deltas { deltas, .. } => Some(deltas),
             _ => None,
         })
         .flatten()
@@ -459,16 +616,11 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
     // so a reconnect resumes from the event before it, which replays it.
     let actions = m.on(Input::Chunks(&piece(event("ADDED", "v", 17).as_bytes())));
     assert_eq!(deltas(&actions)[0].1, b'?');
-    assert_eq!(
-        m.on(Input::StreamEnded),
-        [Action::Watch {
-            resource_version: "16".into()
-        }]
-    );
+    m.on(Input::Healthy);
+    assert_eq!(acts(m.on(Input::StreamEnded)), [watch_from("16")]);
 
     // Not deferring (the group fell behind): everything is decoded here again.
     m.set_defer_every(0);
-    m.on(Input::WatchOpened);
     let actions = m.on(Input::Chunks(&piece(
         format!("{}{}", event("ADDED", "t", 19), event("ADDED", "s", 20)).as_bytes(),
     )));
@@ -482,22 +634,16 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
 fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_list_came_since() {
     let mut m = watching();
     let attempt = m.attempt();
-    let actions = m.on(Input::DeferredEventFailed {
-        attempt,
-        why: "cannot decode pod JSON".into(),
-    });
+    let actions = m.on(Input::DeferredEventFailed { attempt });
     assert!(actions.contains(&Action::CloseStream), "{actions:?}");
-    assert!(actions.iter().any(is_wait), "{actions:?}");
+    assert!(wait_of(&actions).is_some(), "{actions:?}");
     assert!(matches!(
         m.state(),
-        State::BackingOff { then: Next::Relist }
+        State::BackingOff {
+            then: Next::Relist(RelistReason::BadEvent)
+        }
     ));
-    assert_eq!(
-        m.on(Input::BackoffElapsed),
-        [Action::List {
-            continue_token: None
-        }]
-    );
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
 
     // Already backing off to rewatch: it lists instead.
     let mut m = watching();
@@ -505,20 +651,16 @@ fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_lis
     assert!(matches!(
         m.state(),
         State::BackingOff {
-            then: Next::Rewatch
+            then: Next::Rewatch(_)
         }
     ));
     let attempt = m.attempt();
-    assert!(
-        m.on(Input::DeferredEventFailed {
-            attempt,
-            why: "bad".into()
-        })
-        .is_empty()
-    );
+    assert!(m.on(Input::DeferredEventFailed { attempt }).is_empty());
     assert!(matches!(
         m.state(),
-        State::BackingOff { then: Next::Relist }
+        State::BackingOff {
+            then: Next::Relist(_)
+        }
     ));
 
     // A report about an attempt before the current list is moot: that list read the
@@ -527,13 +669,145 @@ fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_lis
     let old = m.attempt();
     m.on(Input::Resync);
     m.on(page(20, &["a"], None));
-    assert!(matches!(m.state(), State::Watching));
-    assert!(
-        m.on(Input::DeferredEventFailed {
-            attempt: old,
-            why: "bad".into()
-        })
-        .is_empty()
-    );
-    assert!(matches!(m.state(), State::Watching));
+    assert!(matches!(m.state(), State::Watching { .. }));
+    assert!(m.on(Input::DeferredEventFailed { attempt: old }).is_empty());
+    assert!(matches!(m.state(), State::Watching { .. }));
+}
+
+/// How a fake server answers each request of the machine.
+type Answer = Box<dyn Fn(&Action) -> Input<'static>>;
+
+/// A server that misbehaves the same way for ten minutes of simulated time, answered
+/// the way each fault is: the requests of every minute after the first, counted from
+/// the machine's own waits (the answers come at once, the worst case).
+fn requests_per_minute(answer: impl Fn(&Action) -> Input<'static>) -> Vec<usize> {
+    let mut m = machine(Role::Pod);
+    let mut now = Duration::ZERO;
+    let mut per_minute = vec![0usize; 10];
+    let mut pending = m.on(Input::Start);
+    while now < Duration::from_secs(600) {
+        let mut next = Vec::new();
+        for action in &pending {
+            match action {
+                Action::List { .. } | Action::Watch { .. } => {
+                    per_minute[(now.as_secs() / 60) as usize] += 1;
+                    next.extend(m.on(answer(action)));
+                }
+                Action::Wait { delay } => {
+                    now += *delay;
+                    next.extend(m.on(Input::BackoffElapsed));
+                }
+                _ => {}
+            }
+        }
+        assert!(!next.is_empty(), "the machine stopped retrying");
+        pending = next;
+    }
+    per_minute
+}
+
+#[test]
+fn under_any_lasting_fault_a_url_makes_at_most_twenty_requests_a_minute() {
+    let list_ok = || page(10, &["a"], None);
+    let status = |code, retry_after| Failure::Status {
+        code,
+        retry_after,
+        message: String::new(),
+    };
+    let faults: [(&str, Answer); 9] = [
+        (
+            "every watch breaks at once",
+            Box::new(move |a| match a {
+                Action::List { .. } => list_ok(),
+                _ => Input::StreamBroken("connection reset".into()),
+            }),
+        ),
+        (
+            "every watch answers HTTP 410",
+            Box::new(move |a| match a {
+                Action::List { .. } => list_ok(),
+                _ => Input::WatchFailed(Failure::Gone {
+                    message: "too old".into(),
+                }),
+            }),
+        ),
+        (
+            "every LIST is the wrong kind",
+            Box::new(|_| Input::ListFailed(Failure::BadBody("NodeList".into()))),
+        ),
+        (
+            "every watch ends at once",
+            Box::new(move |a| match a {
+                Action::List { .. } => list_ok(),
+                _ => Input::StreamEnded,
+            }),
+        ),
+        (
+            "every watch is cut by a stall",
+            Box::new(move |a| match a {
+                Action::List { .. } => list_ok(),
+                _ => Input::Stalled,
+            }),
+        ),
+        (
+            "500 to everything",
+            Box::new(move |_| Input::ListFailed(status(500, None))),
+        ),
+        (
+            "429 with a short Retry-After",
+            Box::new(move |_| Input::ListFailed(status(429, Some(Duration::from_secs(1))))),
+        ),
+        (
+            "403 to every watch",
+            Box::new(move |a| match a {
+                Action::List { .. } => list_ok(),
+                _ => Input::WatchFailed(status(403, None)),
+            }),
+        ),
+        (
+            "every LIST stalls",
+            Box::new(|_| Input::ListFailed(Failure::Stalled)),
+        ),
+    ];
+    for (name, answer) in faults {
+        let per_minute = requests_per_minute(answer);
+        assert!(
+            per_minute.iter().all(|n| *n <= 20),
+            "{name}: {per_minute:?} requests a minute"
+        );
+    }
+}
+
+/// The ERROR-event case of the test above needs the event in the stream: checked on
+/// its own, since the answer borrows the event's bytes.
+#[test]
+fn every_watch_answering_an_error_410_event_makes_at_most_twenty_requests_a_minute() {
+    let mut m = machine(Role::Pod);
+    let mut now = Duration::ZERO;
+    let mut per_minute = vec![0usize; 10];
+    let mut pending = m.on(Input::Start);
+    let gone = piece(gone_event().as_bytes());
+    while now < Duration::from_secs(600) {
+        let mut next = Vec::new();
+        for action in &pending {
+            match action {
+                Action::List { .. } => {
+                    per_minute[(now.as_secs() / 60) as usize] += 1;
+                    next.extend(m.on(page(10, &["a"], None)));
+                }
+                Action::Watch { .. } => {
+                    per_minute[(now.as_secs() / 60) as usize] += 1;
+                    next.extend(m.on(Input::Chunks(&gone)));
+                }
+                Action::Wait { delay } => {
+                    now += *delay;
+                    next.extend(m.on(Input::BackoffElapsed));
+                }
+                _ => {}
+            }
+        }
+        pending = next;
+    }
+    assert!(per_minute.iter().all(|n| *n <= 20), "{per_minute:?}");
+    assert!(per_minute[0] >= 4, "it does retry: {per_minute:?}");
 }

@@ -6,5 +6,7 @@ pub mod actor;
 pub mod machine;
 #[cfg(test)]
 mod machine_tests;
+pub mod status;
 
 pub use actor::{UrlWatcher, UrlWatcherSetup};
+pub use status::{UrlError, UrlPhase, UrlProblem, UrlStatus};

@@ -249,9 +249,9 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         last_events = events;
         let summary = format!(
             "watch events: {rate}/s (total {events})   relists: {}   410s: {}   decode errors: {}",
-            sum(|r| r.relists.get()),
+            sum(|r| r.relists.total()),
             sum(|r| r.gone.get()),
-            sum(|r| r.decode_errors.get()),
+            sum(|r| r.rejected.total()),
         );
         let mut out = std::io::stdout().lock();
         if tty {

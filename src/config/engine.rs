@@ -14,19 +14,41 @@ pub struct EngineOptions {
     pub list_from_watch_cache: bool,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
-    /// The largest LIST response body accepted, in bytes.
+    /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
+    /// refused before the body is read). Default 1 GiB: a watch-cache LIST of 100,000
+    /// pods is about 500 MB.
     pub max_list_body: usize,
-    /// The largest single watch event accepted, in bytes.
+    /// The largest single object accepted, in bytes: a watch event's line, or one item
+    /// of a LIST. Enforced as the bytes arrive, so a larger one is never held whole: a
+    /// list item over it is skipped, a watch line over it ends the stream. Default
+    /// 4 MiB (etcd refuses objects over about 1.5 MiB).
     pub max_event_size: usize,
+    /// The deepest nesting of JSON arrays and objects accepted in one list item (watch
+    /// lines are held to serde_json's limit of 128). Default 64; a pod nests about 10.
+    pub max_json_depth: usize,
     /// `timeoutSeconds` of watches is drawn from this range, so that many watchers do
     /// not reconnect in step.
     pub watch_timeout: (Duration, Duration),
-    /// A watch that sends nothing (no event, no bookmark) for this long is treated as
-    /// stalled and reopened.
+    /// How long a watch line or a LIST item may stay incomplete: a stream that sends
+    /// part of an object and then nothing more, or drips it byte by byte, is cut after
+    /// this long and resumed from the last resourceVersion (a watch) or retried (a
+    /// LIST). An idle watch that has received nothing at all is not stalled: it is
+    /// closed quietly and reopened from the same resourceVersion once it has been open
+    /// for its `timeoutSeconds` (`watch_timeout`) plus this long, in case the server
+    /// does not end it. Default 30 s.
     pub watch_stall_timeout: Duration,
+    /// A watch counts as healthy once it has been open this long, at a line boundary,
+    /// with nothing rejected: then the retry backoff starts over from
+    /// `backoff_initial`, a 410 relists at once again, and a clean end of the stream
+    /// rewatches at once. A watch the server ends sooner is retried after the backoff.
+    /// Default 10 s.
+    pub healthy_after: Duration,
     /// The first retry delay after an error; it doubles, with jitter, up to `backoff_max`.
+    /// Every retry of a URL (LIST, WATCH, relist after a repeated 410 or a rejected
+    /// event) waits on this one backoff. Default 1 s.
     pub backoff_initial: Duration,
-    /// The longest retry delay.
+    /// The longest retry delay, and the longest `Retry-After` honoured. Default 30 s: a
+    /// URL under a lasting fault makes about 4 to 8 requests a minute.
     pub backoff_max: Duration,
     /// How many delta batches a URL watcher may have queued at its group before it stops
     /// reading its stream (back-pressure instead of an unbounded mailbox).
@@ -49,7 +71,8 @@ pub struct EngineOptions {
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
-    /// How long reading a whole LIST body may take.
+    /// How long reading a whole LIST body may take (each item must also arrive within
+    /// `watch_stall_timeout` of the previous one).
     pub list_body_timeout: Duration,
     /// A safety net: every URL is relisted this often even when its watch is healthy.
     /// Watches cannot notice every server-side loss: after an etcd restore, or an API
@@ -66,10 +89,12 @@ impl Default for EngineOptions {
             flush_interval: Duration::from_secs(5),
             list_from_watch_cache: true,
             list_page_size: 500,
-            max_list_body: 2 << 30,
-            max_event_size: 64 << 20,
+            max_list_body: 1 << 30,
+            max_event_size: 4 << 20,
+            max_json_depth: 64,
             watch_timeout: (Duration::from_secs(300), Duration::from_secs(600)),
-            watch_stall_timeout: Duration::from_secs(180),
+            watch_stall_timeout: Duration::from_secs(30),
+            healthy_after: Duration::from_secs(10),
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(30),
             watcher_in_flight: 4,

@@ -5,12 +5,14 @@
 mod credentials;
 mod endpoint;
 mod tls;
+mod user_agent;
 
 pub use credentials::{Credentials, CredentialsError};
 pub use endpoint::{
     ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint, resolve_endpoint_with,
 };
 pub use tls::{TlsError, build_tls_config};
+pub use user_agent::user_agent;
 
 use std::sync::Arc;
 use std::time::Duration;

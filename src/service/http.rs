@@ -12,7 +12,9 @@ use std::sync::{Arc, RwLock};
 use actix::Addr;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::http::header::{AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH, WWW_AUTHENTICATE};
+use actix_web::http::header::{
+    AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
@@ -61,6 +63,21 @@ async fn sd(
     let Some(addr) = state.job(&job) else {
         return HttpResponse::NotFound().body(format!("there is no job named \"{job}\"\n"));
     };
+    // Before its first sync a job's targets are partial or empty; served as `200`,
+    // Prometheus would drop every target of a kubesd restarted behind a flaky API
+    // server. A 503 makes it keep what it had. After the first sync the last good
+    // targets are served through any fault.
+    match addr.send(GetStatus).await {
+        Ok(status) if status.synced => {}
+        Ok(_) => {
+            return HttpResponse::ServiceUnavailable()
+                .insert_header((RETRY_AFTER, "5"))
+                .body(format!(
+                    "job {job:?} has not listed everything it discovers yet (see kubesd's log and kubesd_request_errors_total)\n"
+                ));
+        }
+        Err(_) => return HttpResponse::ServiceUnavailable().body("the job is restarting\n"),
+    }
     let Ok(body) = addr.send(GetSd).await else {
         return HttpResponse::ServiceUnavailable().body("the job is restarting\n");
     };

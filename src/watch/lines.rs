@@ -9,6 +9,8 @@
 pub struct LineBuffer {
     partial: Vec<u8>,
     max_line: usize,
+    /// Lines completed so far (blank ones included).
+    completed: u64,
 }
 
 /// A line longer than the buffer's limit: the stream is not a watch stream, or an
@@ -26,6 +28,7 @@ impl LineBuffer {
         LineBuffer {
             partial: Vec::new(),
             max_line,
+            completed: 0,
         }
     }
 
@@ -39,6 +42,7 @@ impl LineBuffer {
         while let Some(pos) = memchr::memchr(b'\n', rest) {
             let (line, tail) = rest.split_at(pos);
             rest = &tail[1..];
+            self.completed += 1;
             // The limit holds for every line, wherever the network cut the stream.
             if self.partial.len() + line.len() > self.max_line {
                 self.partial.clear();
@@ -71,6 +75,12 @@ impl LineBuffer {
     /// stream was cut inside an event.
     pub fn pending(&self) -> &[u8] {
         &self.partial
+    }
+
+    /// How many lines have been completed (blank ones too): with [`Self::pending`], how
+    /// a caller tells a line that stays incomplete from a stream that makes progress.
+    pub fn completed(&self) -> u64 {
+        self.completed
     }
 
     /// Forgets any unfinished line (a new stream starts).

@@ -7,6 +7,13 @@
 //! its bytes: memory holds the decoded objects and one item's bytes, and decoding
 //! overlaps the transfer. Items are decoded leniently, as [`super::decode_list_lenient`]
 //! does: a bad item is skipped and reported, a broken envelope is an error.
+//!
+//! Nothing a server sends can make it hold more than one object's worth of bytes
+//! ([`ListLimits`]): an item larger than `max_object` or nested deeper than `max_depth`
+//! is skipped as it streams past (its bytes dropped, its brackets and strings still
+//! followed so that the next item is found) and reported; the envelope's own strings
+//! are kept only while short, and its `metadata` only up to `max_object`. A `kind`
+//! other than the role's list kind (a `NodeList` from the pods URL) rejects the body.
 
 use arcstr::ArcStr;
 use serde::de::Error as _;
@@ -43,6 +50,29 @@ fn decode_list_item(role: Role, index: usize, json: &[u8]) -> Result<Object, Dec
     })
 }
 
+/// The limits a [`ListStream`] holds a body to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListLimits {
+    /// The most bytes one item (or the list's `metadata`) may have.
+    pub max_object: usize,
+    /// The deepest nesting of arrays and objects allowed inside one item.
+    pub max_depth: usize,
+}
+
+impl Default for ListLimits {
+    /// The engine's defaults (see [`crate::EngineOptions`]).
+    fn default() -> Self {
+        ListLimits {
+            max_object: 4 << 20,
+            max_depth: 64,
+        }
+    }
+}
+
+/// The longest envelope string (a key, or a value such as `kind`) that is kept: the
+/// keys and values the envelope is read for are short.
+const MAX_ENVELOPE_STRING: usize = 256;
+
 /// Where in the envelope the scanner is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Capture {
@@ -54,12 +84,27 @@ enum Capture {
     Items,
     /// Inside one item.
     Item,
+    /// Inside an item being skipped (too large or too deep): scanned, not kept.
+    Skipped(SkipReason),
+}
+
+/// Why an item is being skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SkipReason {
+    TooLarge,
+    TooDeep,
 }
 
 /// An incremental decoder of one LIST body of one role.
 #[derive(Debug)]
 pub struct ListStream {
     role: Role,
+    limits: ListLimits,
+    /// The envelope string being scanned is longer than [`MAX_ENVELOPE_STRING`]: its
+    /// bytes are not kept, and it matches no key or kind.
+    string_dropped: bool,
+    /// The envelope's `kind`, once seen.
+    kind: Option<Vec<u8>>,
     /// Bytes not yet consumed; `pending[..scanned]` has been scanned.
     pending: Vec<u8>,
     scanned: usize,
@@ -93,10 +138,18 @@ fn malformed(role: Role, why: &str) -> DecodeError {
 }
 
 impl ListStream {
-    /// A decoder for a LIST of `role`.
+    /// A decoder for a LIST of `role`, with the default [`ListLimits`].
     pub fn new(role: Role) -> ListStream {
+        ListStream::with_limits(role, ListLimits::default())
+    }
+
+    /// A decoder for a LIST of `role` held to `limits`.
+    pub fn with_limits(role: Role, limits: ListLimits) -> ListStream {
         ListStream {
             role,
+            limits,
+            string_dropped: false,
+            kind: None,
             pending: Vec::new(),
             scanned: 0,
             start: 0,
@@ -136,12 +189,12 @@ impl ListStream {
         let mut i = self.scanned;
         let n = self.pending.len();
         while i < n {
-            if self.capture == Capture::Item && !self.in_string {
+            if matches!(self.capture, Capture::Item | Capture::Skipped(_)) && !self.in_string {
                 // Inside an item (almost all of a LIST's bytes) only strings and nesting
                 // matter: a tight loop without the envelope's bookkeeping.
                 match self.skip_in_item(i) {
                     Some(end) => {
-                        self.decode_item(end);
+                        self.end_item(end);
                         self.capture = Capture::Items;
                         i = end + 1;
                         continue;
@@ -157,9 +210,8 @@ impl ListStream {
                     self.escaped = true;
                 } else if b == b'"' {
                     self.in_string = false;
-                    if self.depth == 1 && self.expect_key {
-                        self.key.clear();
-                        self.key.extend_from_slice(&self.pending[self.key_start..i]);
+                    if self.depth == 1 {
+                        self.envelope_string_end(i)?;
                     }
                 } else {
                     // Skip plain string bytes quickly.
@@ -173,6 +225,7 @@ impl ListStream {
             match b {
                 b'"' => {
                     self.in_string = true;
+                    self.string_dropped = false;
                     self.key_start = i + 1;
                 }
                 b'{' | b'[' => {
@@ -202,10 +255,6 @@ impl ListStream {
                     }
                     self.depth -= 1;
                     match (self.depth, self.capture) {
-                        (2, Capture::Item) => {
-                            self.decode_item(i);
-                            self.capture = Capture::Items;
-                        }
                         (1, Capture::Metadata) => {
                             self.metadata = Some(self.pending[self.start..=i].to_vec());
                             self.capture = Capture::None;
@@ -225,10 +274,28 @@ impl ListStream {
             }
             i += 1;
         }
+        // An item past the size limit is skipped from here on: its bytes so far are
+        // dropped below and the rest is only scanned.
+        if self.capture == Capture::Item && n - self.start > self.limits.max_object {
+            self.capture = Capture::Skipped(SkipReason::TooLarge);
+        }
+        if self.capture == Capture::Metadata && n - self.start > self.limits.max_object {
+            return Err(malformed(
+                self.role,
+                "metadata larger than the object size limit",
+            ));
+        }
+        if self.in_string
+            && self.depth == 1
+            && !self.string_dropped
+            && n - self.key_start.min(n) > MAX_ENVELOPE_STRING
+        {
+            self.string_dropped = true;
+        }
         // Drop what no capture needs any more.
         let keep_from = match self.capture {
             Capture::Item | Capture::Metadata => self.start,
-            _ if self.in_string && self.depth == 1 => self.key_start.min(n),
+            _ if self.in_string && self.depth == 1 && !self.string_dropped => self.key_start.min(n),
             _ => n,
         };
         self.pending.drain(..keep_from);
@@ -238,13 +305,43 @@ impl ListStream {
         Ok(())
     }
 
+    /// A string of the envelope (depth 1) closed at `quote`: a key is remembered, and
+    /// the value of `kind` checked against the role's list kind.
+    fn envelope_string_end(&mut self, quote: usize) -> Result<(), DecodeError> {
+        let text: &[u8] = if self.string_dropped {
+            b""
+        } else {
+            &self.pending[self.key_start.min(quote)..quote]
+        };
+        if self.expect_key {
+            self.key.clear();
+            self.key.extend_from_slice(text);
+            return Ok(());
+        }
+        if self.key == b"kind" {
+            let want = self.role.kind();
+            let matches = text.strip_suffix(b"List") == Some(want.as_bytes());
+            if !matches && !text.is_empty() || self.string_dropped {
+                return Err(DecodeError::WrongKind {
+                    role: self.role,
+                    kind: String::from_utf8_lossy(text).into_owned(),
+                });
+            }
+            self.kind = Some(text.to_vec());
+        }
+        Ok(())
+    }
+
     /// Scans an item's bytes from `i` (not inside a string) for the bracket that closes
     /// the item; returns its offset. At the end of the pending bytes, keeps the nesting
     /// and string state for the next chunk and returns `None`. Equivalent to the general
-    /// loop for `Capture::Item`, which it replaces for speed.
+    /// loop for `Capture::Item`, which it replaces for speed. An item nested deeper than
+    /// the limit is from then on skipped.
     fn skip_in_item(&mut self, mut i: usize) -> Option<usize> {
         let p = &self.pending;
         let n = p.len();
+        // Items start at depth 2.
+        let too_deep = self.limits.max_depth.saturating_add(2);
         while i < n {
             match p[i] {
                 b'"' => match string_end(p, i + 1) {
@@ -255,7 +352,12 @@ impl ListStream {
                         return None;
                     }
                 },
-                b'{' | b'[' => self.depth += 1,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    if self.depth > too_deep && self.capture == Capture::Item {
+                        self.capture = Capture::Skipped(SkipReason::TooDeep);
+                    }
+                }
                 b'}' | b']' => {
                     // An item is entered at depth 2 and nested deeper, so this never
                     // underflows; depth 2 again is the item's end.
@@ -269,6 +371,39 @@ impl ListStream {
             i += 1;
         }
         None
+    }
+
+    /// The item that started at `self.start` ends at `end`: decoded, kept undecoded,
+    /// or, if it was being skipped, reported.
+    fn end_item(&mut self, end: usize) {
+        let skipped = match self.capture {
+            Capture::Skipped(SkipReason::TooLarge) => Some(DecodeError::TooLarge {
+                role: self.role,
+                limit: self.limits.max_object,
+            }),
+            Capture::Skipped(SkipReason::TooDeep) => Some(DecodeError::TooDeep {
+                role: self.role,
+                limit: self.limits.max_depth,
+            }),
+            _ => None,
+        };
+        match skipped {
+            Some(source) => {
+                self.errors.push(DecodeError::ListItem {
+                    role: self.role,
+                    index: self.index,
+                    source: Box::new(source),
+                });
+                self.index += 1;
+            }
+            None => self.decode_item(end),
+        }
+    }
+
+    /// How many items have been found so far (decoded, left undecoded or skipped): how
+    /// a caller sees that a body makes progress.
+    pub fn items_seen(&self) -> usize {
+        self.index
     }
 
     fn decode_item(&mut self, end: usize) {
@@ -515,6 +650,89 @@ mod tests {
         assert_eq!(&*page.resource_version, "5");
         let (page, _) = in_chunks(Role::Node, br#"{"items":null,"metadata":{}}"#, 4).unwrap();
         assert!(page.items.is_empty());
+    }
+
+    /// Feeds `body` in chunks of `size` with small limits; returns the page, the
+    /// rejected items' reasons, and the most bytes held at once.
+    fn limited(
+        body: &[u8],
+        size: usize,
+    ) -> (Result<(ListPage, Vec<DecodeError>), DecodeError>, usize) {
+        let limits = ListLimits {
+            max_object: 200,
+            max_depth: 8,
+        };
+        let mut s = ListStream::with_limits(Role::Pod, limits);
+        let mut held = 0;
+        for c in body.chunks(size) {
+            if let Err(e) = s.push(c) {
+                return (Err(e), held);
+            }
+            held = held.max(s.pending.len());
+        }
+        (s.finish(), held)
+    }
+
+    #[test]
+    fn an_item_too_large_or_too_deep_is_skipped_as_it_streams_and_the_rest_kept() {
+        let big = format!(
+            r#"{{"metadata":{{"name":"big","namespace":"n","annotations":{{"a":"{}"}}}}}}"#,
+            "x".repeat(100_000)
+        );
+        let deep = format!(
+            r#"{{"metadata":{{"name":"deep","namespace":"n","labels":{}}}}}"#,
+            format_args!("{}1{}", "[".repeat(100_000), "]".repeat(100_000))
+        );
+        let small = r#"{"metadata":{"name":"ok","namespace":"n"}}"#;
+        let body = format!(
+            r#"{{"kind":"PodList","metadata":{{"resourceVersion":"3"}},"items":[{big},{small},{deep},{small}]}}"#
+        );
+        for size in [7, 1000, 65536] {
+            let (result, held) = limited(body.as_bytes(), size);
+            let (page, errors) = result.expect("the envelope is fine");
+            assert_eq!(page.items.len(), 2, "chunk size {size}");
+            let reasons: Vec<_> = errors.iter().map(|e| e.reason()).collect();
+            assert_eq!(
+                reasons,
+                [
+                    crate::metrics::RejectReason::TooLarge,
+                    crate::metrics::RejectReason::TooDeep
+                ],
+                "chunk size {size}"
+            );
+            assert!(errors[0].to_string().contains("item 0"), "{}", errors[0]);
+            assert!(held <= 200 + size, "held {held} bytes at chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn a_list_of_another_kind_is_refused_and_long_envelope_strings_are_not_kept() {
+        let nodes = br#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"n1"}}]}"#;
+        let (result, _) = limited(nodes, 5);
+        let err = result.expect_err("a NodeList is not a list of pods");
+        assert!(err.to_string().contains("NodeList"), "{err}");
+        assert_eq!(err.reason(), crate::metrics::RejectReason::WrongKind);
+        // The kind after the items is found at the end.
+        let late = br#"{"items":[{"metadata":{"name":"n1"}}],"kind":"NodeList"}"#;
+        assert!(limited(late, 5).0.is_err());
+        // A 1 MB key or value is scanned, not kept.
+        let long = format!(
+            r#"{{"kind":"PodList","{}":"{}","metadata":{{"resourceVersion":"4"}},"items":[]}}"#,
+            "k".repeat(1 << 20),
+            "v".repeat(1 << 20)
+        );
+        let (result, held) = limited(long.as_bytes(), 4096);
+        assert_eq!(&*result.expect("valid").0.resource_version, "4");
+        assert!(held < 2 * 4096, "held {held}");
+        // A kind too long to keep is not the role's.
+        let long_kind = format!(r#"{{"kind":"{}","items":[]}}"#, "P".repeat(1 << 20));
+        assert!(limited(long_kind.as_bytes(), 4096).0.is_err());
+        // metadata over the object limit: the list cannot be trusted.
+        let fat_meta = format!(
+            r#"{{"metadata":{{"resourceVersion":"4","x":"{}"}},"items":[]}}"#,
+            "m".repeat(1000)
+        );
+        assert!(limited(fat_meta.as_bytes(), 64).0.is_err());
     }
 
     #[test]

@@ -11,6 +11,6 @@ mod undecoded_event;
 pub use event::{WatchEvent, decode_bookmark, decode_event};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
-pub use list_stream::{ListStream, UndecodedItem};
+pub use list_stream::{ListLimits, ListStream, UndecodedItem};
 pub use status::Status;
 pub use undecoded_event::{ObjectEventType, UndecodedEvent, object_event_type};

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod fake_api;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
