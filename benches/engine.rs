@@ -41,9 +41,13 @@ fn pod_versions() -> [Vec<Object>; 2] {
 
 fn group_apply(c: &mut Criterion) {
     let versions = pod_versions();
-    let attach = AttachMetadata {
-        node: true,
-        namespace: false,
+    let attach = kubesd::TargetOptions {
+        attach: AttachMetadata {
+            node: true,
+            namespace: false,
+            ..AttachMetadata::default()
+        },
+        semantics: kubesd::Semantics::VictoriaMetrics,
     };
     let mut cache = GroupCache::default();
     for o in &versions[0] {
@@ -102,6 +106,7 @@ fn group_apply(c: &mut Criterion) {
 fn sd_serialisation(c: &mut Criterion) {
     const TARGETS: usize = 100_000;
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };
@@ -126,6 +131,7 @@ fn sd_serialisation(c: &mut Criterion) {
 fn subscriber_apply(c: &mut Criterion) {
     let versions = pod_versions();
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };

@@ -653,6 +653,7 @@ fn config(args: &Args, server: &Server, role: Role) -> SdConfig {
     c.attach_metadata = AttachMetadata {
         node: true,
         namespace: false,
+        ..AttachMetadata::default()
     };
     if let Some(t) = &args.token {
         c.http.bearer_token = Secret(t.clone());

@@ -24,6 +24,7 @@ fn pod_labels(c: &mut Criterion) {
     let json = realistic_pod::realistic_pod_json(12345);
     let pod = Object::decode(Role::Pod, json.as_bytes()).expect("pod decodes");
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };

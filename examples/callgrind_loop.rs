@@ -47,9 +47,11 @@ fn labels(n: usize, attach_node: bool) {
     let node = Object::decode(Role::Node, NODE_JSON.as_bytes()).expect("the node decodes");
     let nodes = ObjectCache::from_objects([&node]);
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata {
             node: attach_node,
             namespace: false,
+            ..AttachMetadata::default()
         },
         cache: if attach_node { &nodes } else { &EmptyCache },
     };

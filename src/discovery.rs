@@ -41,7 +41,10 @@ use crate::actors::subscriber::{
 use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 use crate::config::{ConfigError, EngineOptions, SdConfig};
-use crate::http::{Credentials, TlsError, build_tls_config, resolve_endpoint};
+use crate::http::{
+    Credentials, TlsError, TokenSource, build_tls_config, proxy_for, read_http_headers,
+    resolve_endpoint,
+};
 use crate::labels::Labels;
 use crate::model::Role;
 
@@ -133,6 +136,7 @@ impl Discovery {
             namespaces,
             selectors,
             attach: config.attach_metadata,
+            semantics: self.inner.options.semantics,
         };
         Ok((key, config.role))
     }
@@ -165,12 +169,29 @@ impl Discovery {
     {
         let (key, role) = self.group_key(config)?;
         // Secret files are re-read at every request; a missing one is a config mistake
-        // to report now, not a retry loop to discover in the logs.
+        // to report now, not a retry loop to discover in the logs. So are a token
+        // endpoint that refuses, a header file that cannot be read and a proxy that
+        // cannot be used.
+        let http = &key.endpoint.http;
+        if let Some(o) = &http.oauth2 {
+            TokenSource::for_config(o)
+                .ensure()
+                .await
+                .map_err(|e| ConfigError::Credentials(format!("oauth2: {e}")))?;
+        }
+        read_http_headers(&http.http_headers).map_err(ConfigError::Credentials)?;
+        proxy_for(http, &key.endpoint.base_url, &|name| {
+            std::env::var(name).ok()
+        })
+        .map_err(|e| ConfigError::Credentials(e.to_string()))?;
         Credentials::from_config(&key.endpoint.http)
             .header()
             .map_err(|e| ConfigError::Credentials(e.to_string()))?;
         let tls = if key.endpoint.base_url.starts_with("https://") {
-            Some(build_tls_config(&key.endpoint.http.tls_config)?)
+            Some(build_tls_config(
+                &key.endpoint.http.tls_config,
+                key.endpoint.http.enable_http2,
+            )?)
         } else {
             None
         };

@@ -7,8 +7,9 @@
 //! 0600 named by a hash of its content, so loading the same kubeconfig again reuses it.
 //! The files stay until the process ends; they hold what the kubeconfig already holds.
 //!
-//! Not supported, and refused with an error naming the field: `exec` and
-//! `auth-provider` credential plugins, and `proxy-url`.
+//! A cluster's `proxy-url` is used as `proxy_url` (an `http://` proxy, through a CONNECT
+//! tunnel). Not supported, and refused with an error naming the field: `exec` and
+//! `auth-provider` credential plugins, which run programs kubesd does not run.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,10 @@ pub struct KubeconfigTarget {
     pub api_server: String,
     /// How to authenticate and verify the server.
     pub http: HttpClientConfig,
+    /// The current context's namespace (`default` when it names none): what
+    /// `namespaces.own_namespace` means with this kubeconfig
+    /// ([`crate::api::context_namespace`]).
+    pub namespace: String,
 }
 
 /// A kubeconfig kubesd cannot use, naming the file and what is missing or wrong.
@@ -66,6 +71,8 @@ struct Context {
     cluster: String,
     #[serde(default)]
     user: String,
+    #[serde(default)]
+    namespace: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -176,11 +183,10 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
             cluster.server
         )));
     }
-    if cluster.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-        return Err(fail(format!(
-            "{} is not supported by kubesd",
-            at_cluster("proxy-url")
-        )));
+    let proxy_url = cluster.proxy_url.clone().filter(|p| !p.is_empty());
+    if let Some(p) = &proxy_url {
+        crate::http::check_proxy_url(p)
+            .map_err(|e| fail(format!("{}: {e}", at_cluster("proxy-url"))))?;
     }
     if user.exec.is_some() {
         return Err(fail(format!(
@@ -230,7 +236,7 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
 
     let mut http = HttpClientConfig {
         tls_config: tls,
-        follow_redirects: true,
+        proxy_url,
         ..HttpClientConfig::default()
     };
     let token = user.token.clone().filter(|t| !t.is_empty());
@@ -257,6 +263,7 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
         (None, None) => {}
     }
     Ok(KubeconfigTarget {
+        namespace: crate::api::context_namespace(&context.namespace),
         api_server: cluster.server.clone(),
         http,
     })
@@ -409,6 +416,7 @@ users:
 "#;
         let t = parse_kubeconfig(text, &path).expect("resolves");
         assert_eq!(t.api_server, "https://two:6443");
+        assert_eq!(t.namespace, "web", "the current context's");
         assert_eq!(t.http.bearer_token.expose(), "bob-token");
         let tls = &t.http.tls_config;
         assert_eq!(tls.ca_file, Some(dir.join("certs/ca.crt")));
@@ -466,6 +474,13 @@ users: [{name: u, user: {username: admin, password: pw}}]
             ("admin", "pw")
         );
         assert!(t.http.tls_config.insecure_skip_verify);
+
+        let proxied = basic.replace(
+            "insecure-skip-tls-verify: true",
+            "insecure-skip-tls-verify: true, proxy-url: \"http://proxy:3128\"",
+        );
+        let t = parse_kubeconfig(&proxied, Path::new("/d/config")).expect("resolves");
+        assert_eq!(t.http.proxy_url.as_deref(), Some("http://proxy:3128"));
 
         let file = basic.replace("{username: admin, password: pw}", "{tokenFile: tok}");
         let t = parse_kubeconfig(&file, Path::new("/d/config")).expect("resolves");
@@ -534,9 +549,9 @@ users: [{name: u, user: {token: t}}]
             (
                 ok.replace(
                     "server: \"https://k:6443\"",
-                    "server: \"https://k:6443\", proxy-url: \"http://p\"",
+                    "server: \"https://k:6443\", proxy-url: \"socks5://p\"",
                 ),
-                "proxy-url is not supported",
+                "proxy-url: \"socks5://p\" is not an http:// URL",
             ),
             ("[".to_string(), "not a valid kubeconfig"),
         ];

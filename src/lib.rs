@@ -48,4 +48,6 @@ pub use discovery::{Discovery, NotSynced, SubscribeError, Subscription};
 pub use error::DecodeError;
 pub use labels::{Label, Labels};
 pub use model::{Object, Role};
-pub use targets::{AttachMetadata, CacheView, TargetContext, target_labels};
+pub use targets::{
+    AttachMetadata, CacheView, Semantics, TargetContext, TargetOptions, target_labels,
+};

@@ -89,7 +89,11 @@ fn check_targets(
     cache: &ObjectCache,
     attach: AttachMetadata,
 ) -> Result<(), TestCaseError> {
-    let ctx = TargetContext { attach, cache };
+    let ctx = TargetContext {
+        attach,
+        semantics: kubesd::Semantics::VictoriaMetrics,
+        cache,
+    };
     let targets = target_labels(object, &ctx);
     for labels in &targets {
         check_labels(labels)?;
@@ -133,6 +137,7 @@ fn check_event(role: Role, line: &[u8]) -> Result<(), TestCaseError> {
                 AttachMetadata {
                     node: true,
                     namespace: true,
+                    ..AttachMetadata::default()
                 },
             )?;
         }
@@ -182,6 +187,7 @@ fn check_list(role: Role, body: &[u8]) -> Result<(), TestCaseError> {
                     AttachMetadata {
                         node: true,
                         namespace: true,
+                        ..AttachMetadata::default()
                     },
                 )?;
             }
@@ -680,7 +686,7 @@ proptest! {
             Ok(o) => {
                 prop_assert_eq!(o.role(), role);
                 let cache = ObjectCache::from_objects([&o]);
-                check_targets(&o, &cache, AttachMetadata { node: true, namespace: true })?;
+                check_targets(&o, &cache, AttachMetadata { node: true, namespace: true, ..AttachMetadata::default() })?;
             }
             Err(e) => names_role(&e, role)?,
         }
@@ -1016,7 +1022,7 @@ proptest! {
         }
         let cache = ObjectCache::from_objects(&objects);
         for o in &objects {
-            check_targets(o, &cache, AttachMetadata { node, namespace: ns })?;
+            check_targets(o, &cache, AttachMetadata { node, namespace: ns, ..AttachMetadata::default() })?;
         }
     }
 }
@@ -1246,7 +1252,7 @@ fn check_config(text: &str) -> Result<(), TestCaseError> {
                         let _ = selectors_for_role(role, &sd.selectors);
                     }
                 }
-                let _ = relabel::process(&sample, &job.name, &job.rules);
+                let _ = relabel::process(&sample, &job.scrape, &job.rules);
             }
         }
         Err(e) => {
@@ -1316,6 +1322,7 @@ fn seed_corpus_decodes() {
             AttachMetadata {
                 node: true,
                 namespace: true,
+                ..AttachMetadata::default()
             },
         )
         .expect("labels");

@@ -67,9 +67,13 @@ fn assert_linear(what: &str, ratio: f64) {
 
 fn all_metadata(cache: &ObjectCache) -> TargetContext<'_> {
     TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata {
             node: true,
             namespace: true,
+            deployment: true,
+            job: true,
+            cronjob: true,
         },
         cache,
     }

@@ -3,7 +3,10 @@
 //! the checks its `relabel.Config.Validate` makes.
 
 use kubesd::Labels;
-use kubesd::relabel::{RelabelConfig, Target, compile_all, process, relabel};
+use kubesd::relabel::{
+    Dialect, NameValidation, RelabelConfig, RuleOptions, ScrapeSettings, Target, compile_all,
+    compile_all_with, process, relabel,
+};
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
     Labels::from_pairs(pairs.iter().copied())
@@ -416,7 +419,8 @@ fn invalid_rules_name_the_field() {
 }
 
 #[test]
-fn process_adds_job_and_strips_meta_labels() {
+fn process_adds_job_and_strips_meta_and_tmp_labels() {
+    let pods = ScrapeSettings::new("pods");
     let input = labels(&[
         ("__address__", "10.0.0.1:8080"),
         ("__meta_kubernetes_namespace", "default"),
@@ -429,11 +433,11 @@ fn process_adds_job_and_strips_meta_labels() {
 - {target_label: __scheme__, replacement: https}
 "#,
     );
-    let got = process(&input, "pods", &rules);
+    let got = process(&input, &pods, &rules);
+    // `__tmp_*` never leaves; `__scheme__` does, as it differs from the default.
     let want = labels(&[
         ("__address__", "10.0.0.1:8080"),
         ("__scheme__", "https"),
-        ("__tmp_job", "pods"),
         ("job", "pods"),
         ("namespace", "default"),
     ]);
@@ -442,13 +446,193 @@ fn process_adds_job_and_strips_meta_labels() {
     // A job label the target already has is kept.
     let with_job = labels(&[("__address__", "a:1"), ("job", "mine")]);
     assert_eq!(
-        process(&with_job, "pods", &[]),
+        process(&with_job, &pods, &[]),
         Target::Keep(labels(&[("__address__", "a:1"), ("job", "mine")]))
     );
 
     let drop_all = self::rules(r#"[{source_labels: [job], regex: pods, action: drop}]"#);
-    assert_eq!(process(&input, "pods", &drop_all), Target::Dropped);
+    assert_eq!(process(&input, &pods, &drop_all), Target::Dropped);
 
     let no_address = self::rules(r#"[{regex: __address__, action: labeldrop}]"#);
-    assert_eq!(process(&input, "pods", &no_address), Target::NoAddress);
+    assert_eq!(process(&input, &pods, &no_address), Target::NoAddress);
+}
+
+/// One example of `tests/relabel_cases/vmagent-docs.yml`.
+#[derive(serde::Deserialize)]
+struct VmagentCase {
+    name: String,
+    rules: Vec<RelabelConfig>,
+    labels: std::collections::BTreeMap<String, String>,
+    expect: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// vmagent's own actions, `if` and `regex` lists, against the examples of vmagent's
+/// relabelling documentation, in the victoriametrics dialect.
+#[test]
+fn vmagent_documented_examples() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/relabel_cases/vmagent-docs.yml"
+    );
+    let text = std::fs::read_to_string(path).expect("examples file");
+    let cases: Vec<VmagentCase> = serde_norway::from_str(&text).expect("examples parse");
+    assert!(cases.len() >= 20, "{} examples", cases.len());
+    let options = RuleOptions {
+        dialect: Dialect::VictoriaMetrics,
+        names: NameValidation::Utf8,
+    };
+    for case in cases {
+        let compiled =
+            compile_all_with(&case.rules, options).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let input = Labels::from_pairs(case.labels.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        let got = relabel(&input, &compiled).map(|l| {
+            l.iter()
+                .map(|l| (l.name.to_string(), l.value.to_string()))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        });
+        assert_eq!(got, case.expect, "{}", case.name);
+    }
+}
+
+/// Where the dialects read the same rule differently, each gets its own meaning.
+#[test]
+fn dialects_differ_where_documented() {
+    let yaml = r#"
+- {source_labels: [a], target_label: h, modulus: 1000, action: hashmod}
+- {target_label: r, replacement: "{{a}}-x"}
+"#;
+    let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
+    let input = labels(&[("a", "baz")]);
+    let run = |dialect| {
+        let options = RuleOptions {
+            dialect,
+            names: NameValidation::Utf8,
+        };
+        relabel(&input, &compile_all_with(&configs, options).expect("valid")).expect("kept")
+    };
+    let prom = run(Dialect::Prometheus);
+    // Prometheus' own expected value (MD5), and `{{a}}` left as text.
+    assert_eq!(prom.get("h"), Some("976"));
+    assert_eq!(prom.get("r"), Some("{{a}}-x"));
+    let vm = run(Dialect::VictoriaMetrics);
+    assert_eq!(
+        vm.get("h"),
+        Some(
+            kubesd::relabel::hash_mod_xxhash("baz", 1000)
+                .to_string()
+                .as_str()
+        )
+    );
+    assert_eq!(vm.get("r"), Some("baz-x"));
+}
+
+/// vmagent's checks of its own actions, naming the field.
+#[test]
+fn invalid_vmagent_rules_name_the_field() {
+    let cases = [
+        (
+            r#"[{action: keep_if_equal, source_labels: [a]}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (
+            r#"[{action: keep_if_equal, source_labels: [a, b], regex: x}]"#,
+            "relabel_configs[0].regex",
+        ),
+        (
+            r#"[{action: drop_if_contains, source_labels: [a]}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: replace_all, target_label: a}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (r#"[{action: keep_metrics}]"#, "relabel_configs[0].regex"),
+        (
+            r#"[{action: drop_metrics, regex: a, source_labels: [b]}]"#,
+            "relabel_configs[0].source_labels",
+        ),
+        (
+            r#"[{action: graphite, labels: {a: b}}]"#,
+            "relabel_configs[0].match",
+        ),
+        (
+            r#"[{action: graphite, match: "a.*"}]"#,
+            "relabel_configs[0].labels",
+        ),
+        (
+            r#"[{action: graphite, match: "a.*", labels: {a: b}, target_label: c}]"#,
+            "relabel_configs[0].target_label",
+        ),
+        (
+            r#"[{action: replace, target_label: a, match: "a.*"}]"#,
+            "relabel_configs[0].match: applies only to action graphite",
+        ),
+        (
+            r#"[{action: keep, if: '{a=~"("}'}]"#,
+            "relabel_configs[0].if",
+        ),
+        (r#"[{action: keep, if: 'a{'}]"#, "relabel_configs[0].if"),
+    ];
+    for (yaml, want) in cases {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect(yaml);
+        let err = compile_all(&configs).expect_err(yaml).to_string();
+        assert!(err.contains(want), "{yaml}: {err}");
+    }
+}
+
+/// The job's scrape settings are seeded before the rules (Prometheus' `PopulateLabels`),
+/// so rules read them; afterwards only what a scraper needs is served.
+#[test]
+fn scrape_settings_are_seeded_and_served_where_they_differ() {
+    let mut scrape = ScrapeSettings::new("blackbox");
+    scrape.metrics_path = "/probe".into();
+    scrape.params = vec![("__param_module".into(), "http_2xx".into())];
+    scrape.scrape_interval = "30s".into();
+    let rules = rules(
+        r#"
+- {source_labels: [__metrics_path__], target_label: metrics_path}
+- {source_labels: [__scrape_interval__], target_label: interval}
+- {source_labels: [__address__], target_label: __param_target}
+- {target_label: __address__, replacement: "blackbox:9115"}
+- {source_labels: [__scheme__], target_label: __tmp_scheme}
+"#,
+    );
+    let input = labels(&[
+        ("__address__", "web:80"),
+        ("__meta_kubernetes_service_name", "web"),
+    ]);
+    let want = labels(&[
+        ("__address__", "blackbox:9115"),
+        ("__metrics_path__", "/probe"),
+        ("__param_module", "http_2xx"),
+        ("__param_target", "web:80"),
+        ("interval", "30s"),
+        ("job", "blackbox"),
+        ("metrics_path", "/probe"),
+    ]);
+    assert_eq!(process(&input, &scrape, &rules), Target::Keep(want));
+
+    // A rule that changes the interval or the scheme is served; the defaults are not.
+    let changed = self::rules(
+        r#"
+- {target_label: __scrape_interval__, replacement: 5m}
+- {target_label: __scheme__, replacement: https}
+"#,
+    );
+    let plain = ScrapeSettings::new("p");
+    let got = process(&labels(&[("__address__", "a:1")]), &plain, &changed);
+    let want = labels(&[
+        ("__address__", "a:1"),
+        ("__scheme__", "https"),
+        ("__scrape_interval__", "5m"),
+        ("job", "p"),
+    ]);
+    assert_eq!(got, Target::Keep(want));
+    // A target's own `__metrics_path__` wins over the job's.
+    let own = labels(&[("__address__", "a:1"), ("__metrics_path__", "/custom")]);
+    let got = process(&own, &scrape, &[]);
+    let Target::Keep(got) = got else {
+        panic!("kept")
+    };
+    assert_eq!(got.get("__metrics_path__"), Some("/custom"));
 }

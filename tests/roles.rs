@@ -8,6 +8,7 @@ use kubesd::{DecodeError, Labels};
 fn targets(role: Role, json: &str) -> Vec<Labels> {
     let object = Object::decode(role, json.as_bytes()).expect("object decodes");
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };
@@ -271,9 +272,11 @@ fn a_changed_pod_gets_the_same_labels_whether_or_not_parts_are_reused() {
     .expect("node decodes");
     let cache = ObjectCache::from_objects([&node]);
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::VictoriaMetrics,
         attach: AttachMetadata {
             node: true,
             namespace: false,
+            ..AttachMetadata::default()
         },
         cache: &cache,
     };

@@ -145,10 +145,13 @@ fn simulate(dir: &Path, tls: bool) -> Cluster {
 
 fn client(cluster: &Cluster) -> awc::Client {
     let tls = cluster.ca_file.as_ref().map(|ca| {
-        build_tls_config(&TlsConfig {
-            ca_file: Some(ca.clone()),
-            ..TlsConfig::default()
-        })
+        build_tls_config(
+            &TlsConfig {
+                ca_file: Some(ca.clone()),
+                ..TlsConfig::default()
+            },
+            false,
+        )
         .expect("tls config")
     });
     build_client(tls, true, Duration::from_secs(10))
@@ -218,6 +221,7 @@ async fn expected(
     assert_eq!(status, 200);
     let page = decode_list(role, &body).expect("list decodes");
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::default(),
         attach: AttachMetadata::default(),
         cache: &EmptyCache,
     };
@@ -225,14 +229,16 @@ async fn expected(
         .items
         .iter()
         .flat_map(|o| target_labels(o, &ctx))
-        .filter_map(|l| match process(&l, job, &job_config.rules) {
-            Target::Keep(t) => Some(
-                t.iter()
-                    .map(|l| (l.name.to_string(), l.value.to_string()))
-                    .collect(),
-            ),
-            _ => None,
-        })
+        .filter_map(
+            |l| match process(&l, &job_config.scrape, &job_config.rules) {
+                Target::Keep(t) => Some(
+                    t.iter()
+                        .map(|l| (l.name.to_string(), l.value.to_string()))
+                        .collect(),
+                ),
+                _ => None,
+            },
+        )
         .collect();
     out.sort();
     out
@@ -463,4 +469,47 @@ fn config_mistakes_stop_kubesd_at_start_naming_the_problem() {
             "{name}: the message does not name the job:\n{output}"
         );
     }
+}
+
+/// `namespaces.own_namespace` outside a pod, with a kubeconfig: the namespace of its
+/// current context, so `kubesd once` on a laptop discovers that namespace (it used to
+/// stop, unable to read the service account's namespace file).
+#[test]
+fn once_outside_a_pod_takes_own_namespace_from_the_kubeconfig_context() {
+    let dir = temp_dir("own-namespace");
+    let cluster = simulate(&dir, false);
+    std::fs::write(
+        dir.join("kubeconfig"),
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: laptop\n\
+             contexts: [{{name: laptop, context: {{cluster: sim, user: me, namespace: payments}}}}]\n\
+             clusters: [{{name: sim, cluster: {{server: \"{}\"}}}}]\n\
+             users: [{{name: me, user: {{token: \"{}\"}}}}]\n",
+            cluster.url, cluster.token
+        ),
+    )
+    .expect("write kubeconfig");
+    let config = dir.join("kubesd.yml");
+    std::fs::write(
+        &config,
+        "scrape_configs:\n  - job_name: mine\n    kubernetes_sd_configs:\n      \
+         - {role: pod, kubeconfig_file: kubeconfig, namespaces: {own_namespace: true}}\n    \
+         relabel_configs:\n      - {source_labels: [__meta_kubernetes_namespace], target_label: namespace}\n",
+    )
+    .expect("write config");
+    let config_arg = config.to_string_lossy().into_owned();
+    let (status, output) = spawn(&["once", "--config", &config_arg, "--timeout", "30s"]).finish();
+    assert!(status.success(), "kubesd once failed:\n{output}");
+    let json_start = output.find('{').expect("JSON output");
+    let by_job: serde_json::Value =
+        serde_json::from_str(&output[json_start..]).expect("once prints JSON");
+    let groups = by_job["mine"].as_array().expect("the job's groups");
+    assert!(
+        !groups.is_empty(),
+        "the context's namespace has pods: {output}"
+    );
+    for group in groups {
+        assert_eq!(group["labels"]["namespace"], "payments", "{group}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@ use super::cache::{GroupCache, Upserted};
 use super::fanout::SubscriberSlot;
 use super::key::GroupKey;
 use crate::actors::backlog::Backlog;
+use crate::actors::flusher::FlushPace;
 use crate::actors::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
@@ -107,6 +108,8 @@ pub struct GroupWatcher {
     /// Shared with the watchers: false while a subscriber is behind (see
     /// [`UrlWatcherSetup::group_keeps_up`]).
     keeps_up: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
+    pace: FlushPace,
     span: tracing::Span,
 }
 
@@ -133,7 +136,9 @@ impl GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
         let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
+        let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
         GroupWatcher {
+            pace,
             setup,
             cache,
             urls: Vec::new(),
@@ -151,6 +156,10 @@ impl GroupWatcher {
 
     fn attach(&self) -> crate::targets::AttachMetadata {
         self.setup.key.attach
+    }
+
+    fn target_options(&self) -> crate::targets::TargetOptions {
+        self.setup.key.target_options()
     }
 
     /// Starts the URL watchers that `role`'s targets need and are not running yet.
@@ -293,9 +302,12 @@ impl GroupWatcher {
         let (upserted, previous) = self.cache.upsert_with_previous(url, object);
         if upserted != Upserted::Unchanged
             && subscribed
-            && let Some(change) =
-                self.cache
-                    .compute_targets_after(role, &key, self.attach(), previous.as_ref())
+            && let Some(change) = self.cache.compute_targets_after(
+                role,
+                &key,
+                self.target_options(),
+                previous.as_ref(),
+            )
         {
             changes.push(change);
         }
@@ -351,6 +363,30 @@ impl GroupWatcher {
             .collect()
     }
 
+    /// Flushes dirty objects ([`GroupWatcher::flush`]) and counts it.
+    fn flush_counted(&mut self) -> FlushReport {
+        let start = Instant::now();
+        let recomputed = self.flush();
+        let took = start.elapsed();
+        METRICS.engine.flushes.inc();
+        METRICS.engine.flush_recomputed.add(recomputed as u64);
+        FlushReport { recomputed, took }
+    }
+
+    /// After a change: schedules a flush of its dirty objects soon, if the pace says so
+    /// (few dirty, not under load); otherwise they wait for the flusher's tick.
+    fn flush_soon_if_few(&mut self, ctx: &mut Context<Self>) {
+        if let Some(delay) = self.pace.after_change(self.cache.dirty_len()) {
+            ctx.run_later(delay, |act, _| {
+                if act.pace.due(act.cache.dirty_len()) {
+                    let report = act.flush_counted();
+                    act.pace.flushed(report.recomputed, report.took);
+                }
+                act.pace.settle();
+            });
+        }
+    }
+
     /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
     /// were recomputed. Dirty objects of roles still syncing stay dirty.
     fn flush(&mut self) -> usize {
@@ -371,7 +407,10 @@ impl GroupWatcher {
                 continue;
             }
             recomputed += 1;
-            if let Some(change) = self.cache.compute_targets(role, &key, self.attach()) {
+            if let Some(change) = self
+                .cache
+                .compute_targets(role, &key, self.target_options())
+            {
                 by_role.entry(role).or_default().push(change);
             }
         }
@@ -405,7 +444,8 @@ impl GroupWatcher {
             .map(|e| e.object.key())
             .collect();
         for key in missing {
-            self.cache.compute_targets(role, &key, self.attach());
+            self.cache
+                .compute_targets(role, &key, self.target_options());
         }
         self.cache
             .entries(role)
@@ -453,7 +493,7 @@ impl Actor for GroupWatcher {
 impl Handler<WatcherOutput> for GroupWatcher {
     type Result = ();
 
-    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
         match output {
             WatcherOutput::Deltas { url, deltas } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
@@ -481,6 +521,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     }
                 }
                 self.push(role, changes, false);
+                self.flush_soon_if_few(ctx);
             }
             WatcherOutput::ListPart {
                 url,
@@ -523,6 +564,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         self.push(role, changes, false);
                     }
                 }
+                self.flush_soon_if_few(ctx);
             }
             WatcherOutput::ListAbandoned { url } => {
                 let Some(slot) = self.urls.get(url.0 as usize) else {
@@ -538,6 +580,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                         self.apply_delete(role, key, subscribed, &mut changes);
                     }
                     self.push(role, changes, false);
+                    self.flush_soon_if_few(ctx);
                 }
             }
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
@@ -573,8 +616,9 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     slot.listed = true;
                 }
                 // A dependency that was listed after its dependents fixes their targets
-                // now, not at the next tick: the first synced view is complete.
-                self.flush();
+                // now, not at the next tick: the first synced view is complete. (Not a
+                // sign of load for the pace: a relist is a one-off.)
+                self.flush_counted();
                 let newly_synced = self.update_synced();
                 self.answer_sync_waiters();
                 self.push(role, changes, newly_synced.contains(&role));
@@ -716,7 +760,8 @@ impl Handler<FlushDirty> for GroupWatcher {
 
     fn handle(&mut self, _: FlushDirty, _: &mut Context<Self>) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush();
+        let mut report = self.flush_counted();
+        self.pace.flushed(report.recomputed, report.took);
         // Covers the rare race in which a lagging subscriber drained without telling us.
         for (role, slots) in &mut self.subscribers {
             let synced = self.synced.contains(role);
@@ -724,12 +769,8 @@ impl Handler<FlushDirty> for GroupWatcher {
                 slot.flush_backlog(synced);
             }
         }
-        METRICS.engine.flushes.inc();
-        METRICS.engine.flush_recomputed.add(recomputed as u64);
-        FlushReport {
-            recomputed,
-            took: start.elapsed(),
-        }
+        report.took = start.elapsed();
+        report
     }
 }
 

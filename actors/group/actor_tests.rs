@@ -164,10 +164,20 @@ fn key() -> GroupKey {
         namespaces: Vec::new(),
         selectors: Vec::new(),
         attach: AttachMetadata::default(),
+        semantics: crate::targets::Semantics::default(),
     }
 }
 
+/// A group whose dirty objects wait for a `FlushDirty` the test sends (no flush soon).
 fn start(subscriber_in_flight: usize) -> Harness {
+    start_with(crate::config::EngineOptions {
+        subscriber_in_flight,
+        flush_soon_max: 0,
+        ..Default::default()
+    })
+}
+
+fn start_with(options: crate::config::EngineOptions) -> Harness {
     let urls = Arc::new(Mutex::new(Vec::new()));
     let stops = Arc::new(AtomicUsize::new(0));
     let deferred_failed = Arc::new(Mutex::new(Vec::new()));
@@ -183,10 +193,6 @@ fn start(subscriber_in_flight: usize) -> Harness {
         })
     };
     let registry = Arc::new(Registry::default());
-    let options = crate::config::EngineOptions {
-        subscriber_in_flight,
-        ..Default::default()
-    };
     let setup = GroupSetup {
         id: 7,
         key: key(),
@@ -894,4 +900,97 @@ async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up
     feed(&h, change_of_a(i + 2)).await;
     settle().await;
     assert!(flag.load(SeqCst), "one batch unhandled: keeping up");
+}
+
+/// A group that flushes at most two dirty objects itself, `SOON` after the change, on
+/// paused time; with endpoints "e<x>" over pod "<x>" for each of `pods`, synced. (`SOON`
+/// is long so that a flush slowed by a busy machine stays under half of it, which
+/// would count as load.)
+const SOON: std::time::Duration = std::time::Duration::from_secs(10);
+
+async fn synced_endpoints_flushing_soon(pods: &[&str]) -> (Harness, Sub) {
+    tokio::time::pause();
+    let h = start_with(crate::config::EngineOptions {
+        flush_soon_delay: SOON,
+        flush_soon_max: 2,
+        ..Default::default()
+    });
+    let sub = subscribe(&h, 1, Role::Endpoints, false).await;
+    settle().await;
+    let ip = |i: usize| format!("10.0.0.{}", i + 1);
+    let eps = pods.iter().enumerate();
+    let eps = eps
+        .map(|(i, p)| endpoints(&format!("e{p}"), p, &ip(i)))
+        .collect();
+    feed(&h, relisted(0, eps)).await;
+    let listed = pods.iter().enumerate().map(|(i, p)| pod(p, &ip(i), "x"));
+    feed(&h, relisted(1, listed.collect())).await;
+    feed(&h, relisted(2, vec![])).await;
+    settle().await;
+    sub.take();
+    (h, sub)
+}
+
+fn relabelled(pods: &[(&str, usize)]) -> WatcherOutput {
+    let changed = pods
+        .iter()
+        .map(|(p, i)| Delta::Upsert(pod(p, &format!("10.0.0.{}", i + 1), "changed")));
+    deltas(1, changed.collect())
+}
+
+#[actix_rt::test]
+async fn at_rest_a_dependent_change_is_flushed_after_the_short_delay_without_a_tick() {
+    let (h, sub) = synced_endpoints_flushing_soon(&["a", "b"]).await;
+    feed(&h, relabelled(&[("a", 0)])).await;
+    settle().await;
+    tokio::time::sleep(SOON - std::time::Duration::from_millis(10)).await;
+    settle().await;
+    assert!(
+        sub.take().is_empty(),
+        "within the delay: events of the same change may follow"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    settle().await;
+    let got = sub.take();
+    assert_eq!(changed_keys(&got), [("ns/ea".to_string(), 2)], "{got:?}");
+    assert_eq!(
+        h.group.send(FlushDirty).await.unwrap().recomputed,
+        0,
+        "the tick finds nothing left"
+    );
+}
+
+#[actix_rt::test]
+async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few() {
+    let (h, sub) = synced_endpoints_flushing_soon(&["a", "b", "c"]).await;
+    let second = SOON * 10;
+    // A burst: three dirty, more than the two flushed soon.
+    feed(&h, relabelled(&[("a", 0), ("b", 1), ("c", 2)])).await;
+    tokio::time::sleep(second).await;
+    settle().await;
+    assert!(sub.take().is_empty(), "a burst waits for the tick");
+    assert_eq!(h.group.send(FlushDirty).await.unwrap().recomputed, 3);
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()).len(), 3);
+    // That tick was heavy: the next change, however small, waits for the next tick.
+    feed(
+        &h,
+        deltas(1, vec![Delta::Upsert(pod("a", "10.0.0.1", "again"))]),
+    )
+    .await;
+    tokio::time::sleep(second).await;
+    settle().await;
+    assert!(sub.take().is_empty(), "still under load");
+    assert_eq!(h.group.send(FlushDirty).await.unwrap().recomputed, 1);
+    settle().await;
+    sub.take();
+    // A light tick: at rest again.
+    feed(
+        &h,
+        deltas(1, vec![Delta::Upsert(pod("b", "10.0.0.2", "later"))]),
+    )
+    .await;
+    tokio::time::sleep(SOON + std::time::Duration::from_millis(10)).await;
+    settle().await;
+    assert_eq!(changed_keys(&sub.take()), [("ns/eb".to_string(), 2)]);
 }

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use crate::actors::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
-use crate::model::{Namespace, Node, Object, ObjectKey, Pod, Role, Service};
-use crate::targets::{AttachMetadata, CacheView, TargetContext, target_labels_after};
+use crate::model::{Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service};
+use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};
 
 /// An object of some role, as the dependency index names it.
 pub type DepKey = (Role, ObjectKey);
@@ -246,9 +246,9 @@ impl GroupCache {
         &mut self,
         role: Role,
         key: &ObjectKey,
-        attach: AttachMetadata,
+        options: TargetOptions,
     ) -> Option<TargetChange> {
-        self.compute_targets_after(role, key, attach, None)
+        self.compute_targets_after(role, key, options, None)
     }
 
     /// [`GroupCache::compute_targets`] for an object that just replaced `previous`: the
@@ -258,7 +258,7 @@ impl GroupCache {
         &mut self,
         role: Role,
         key: &ObjectKey,
-        attach: AttachMetadata,
+        options: TargetOptions,
         previous: Option<&Replaced>,
     ) -> Option<TargetChange> {
         let entry = self.get(role, &key.namespace, &key.name)?;
@@ -272,10 +272,7 @@ impl GroupCache {
             cache: self,
             seen: RefCell::new(Vec::new()),
         };
-        let ctx = TargetContext {
-            attach,
-            cache: &view,
-        };
+        let ctx = TargetContext::new(options, &view);
         let targets: ObjectTargets = target_labels_after(&object, &ctx, reusable).into();
         let deps = view.seen.into_inner();
         let me = (role, key.clone());
@@ -413,6 +410,18 @@ impl CacheView for RecordingView<'_> {
             _ => None,
         }
     }
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet> {
+        match self.lookup(Role::ReplicaSet, namespace, name)? {
+            Object::ReplicaSet(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
+        match self.lookup(Role::Job, namespace, name)? {
+            Object::Job(j) => Some(j),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -454,9 +463,15 @@ mod tests {
         ObjectKey::new(&"ns".into(), &name.into())
     }
 
-    const ATTACH: AttachMetadata = AttachMetadata {
-        node: false,
-        namespace: false,
+    const ATTACH: TargetOptions = TargetOptions {
+        attach: crate::targets::AttachMetadata {
+            node: false,
+            namespace: false,
+            deployment: false,
+            job: false,
+            cronjob: false,
+        },
+        semantics: crate::targets::Semantics::VictoriaMetrics,
     };
 
     #[test]

@@ -1,10 +1,10 @@
 //! What makes two scrape jobs share a group: the same API server and credentials, the
-//! same namespaces and selectors, the same attach_metadata. The role is not part of it:
+//! same namespaces and selectors, the same attach_metadata and semantics. The role is not part of it:
 //! a pod job and an endpoints job of one cluster share one pod cache.
 
 use crate::api::RoleSelector;
 use crate::http::ApiEndpoint;
-use crate::targets::AttachMetadata;
+use crate::targets::{AttachMetadata, Semantics, TargetOptions};
 
 /// The identity of a group.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -17,4 +17,16 @@ pub struct GroupKey {
     pub selectors: Vec<RoleSelector>,
     /// Related metadata attached to targets.
     pub attach: AttachMetadata,
+    /// Whose target semantics the group's labels follow (the engine's).
+    pub semantics: Semantics,
+}
+
+impl GroupKey {
+    /// How the group's targets are labelled.
+    pub fn target_options(&self) -> TargetOptions {
+        TargetOptions {
+            attach: self.attach,
+            semantics: self.semantics,
+        }
+    }
 }

@@ -28,7 +28,7 @@ use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOu
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
-use crate::http::{ApiEndpoint, Credentials, build_client, user_agent};
+use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
@@ -676,11 +676,19 @@ impl Actor for UrlWatcher {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         let o = &self.setup.options;
-        self.client = Some(build_client(
+        // Checked when the job subscribed (`Discovery::subscribe`), so this fails only if
+        // a header file vanished since; requests then fail and are retried.
+        self.client = match build_endpoint_client(
+            &self.setup.endpoint,
             self.setup.tls.clone(),
-            self.setup.endpoint.http.follow_redirects,
             o.request_timeout,
-        ));
+        ) {
+            Ok(client) => Some(client),
+            Err(e) => {
+                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
+                None
+            }
+        };
         let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
         if let Some(every) = o.relist_interval {

@@ -6,7 +6,9 @@ mod paths;
 mod query;
 mod selectors;
 
-pub use namespaces::{OwnNamespaceError, SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
+pub use namespaces::{
+    OwnNamespaceError, SERVICE_ACCOUNT_NAMESPACE_FILE, context_namespace, read_own_namespace,
+};
 pub use paths::{ApiGroupVersion, ResourceUrl, resource_urls};
 pub use query::{ListQuery, WatchQuery};
 pub use selectors::{RoleSelector, SelectorError, selectors_for_role};

@@ -1,4 +1,12 @@
 //! `namespaces.own_namespace`: the namespace kubesd itself runs in.
+//!
+//! In a pod, the one its service account's mount names ([`read_own_namespace`]), as
+//! Prometheus reads it. Where a kubeconfig is in use (`kubeconfig_file`, kubesd outside
+//! a cluster), the namespace of its current context, or `default` when the context
+//! names none ([`context_namespace`]), as kubectl and client-go take it; the config
+//! loader puts it in `namespaces.names` when it resolves the kubeconfig. Prometheus
+//! itself refuses `own_namespace` together with `kubeconfig_file` (and with
+//! `api_server`); kubesd accepts both, so the same config runs in a pod and on a laptop.
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +32,17 @@ pub enum OwnNamespaceError {
         /// The file.
         path: PathBuf,
     },
+}
+
+/// The namespace a kubeconfig context means: its own, or `default` when it names none
+/// (client-go's `DirectClientConfig::Namespace`).
+pub fn context_namespace(namespace: &str) -> String {
+    let namespace = namespace.trim();
+    if namespace.is_empty() {
+        "default".to_string()
+    } else {
+        namespace.to_string()
+    }
 }
 
 /// Reads the namespace from `path` (normally [`SERVICE_ACCOUNT_NAMESPACE_FILE`]).
@@ -66,5 +85,11 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_context_without_a_namespace_means_default() {
+        assert_eq!(context_namespace("web"), "web");
+        assert_eq!(context_namespace(""), "default");
     }
 }

@@ -23,6 +23,8 @@ impl ApiGroupVersion {
             (Role::EndpointSlice, ApiGroupVersion::Beta) => "/apis/discovery.k8s.io/v1beta1",
             (Role::Ingress, ApiGroupVersion::Current) => "/apis/networking.k8s.io/v1",
             (Role::Ingress, ApiGroupVersion::Beta) => "/apis/networking.k8s.io/v1beta1",
+            (Role::ReplicaSet, _) => "/apis/apps/v1",
+            (Role::Job, _) => "/apis/batch/v1",
             _ => "/api/v1",
         }
     }
@@ -48,6 +50,8 @@ fn resource_name(role: Role) -> &'static str {
         Role::EndpointSlice => "endpointslices",
         Role::Ingress => "ingresses",
         Role::Namespace => "namespaces",
+        Role::ReplicaSet => "replicasets",
+        Role::Job => "jobs",
     }
 }
 

@@ -18,7 +18,7 @@ use crate::service::{
     GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
 };
 use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
-use crate::{Discovery, EngineOptions};
+use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
 #[derive(Debug, clap::Args)]
@@ -47,6 +47,9 @@ pub struct DemoArgs {
     /// Seed of the generated cluster and churn.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    pub semantics: Semantics,
 }
 
 /// The demo's jobs, in the config format `kubesd run` reads.
@@ -148,6 +151,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     };
     let engine = EngineOptions {
         flush_interval: Duration::from_secs(1),
+        semantics: args.semantics,
         ..EngineOptions::default()
     };
     let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));

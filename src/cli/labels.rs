@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::model::{Object, Role};
-use crate::targets::{AttachMetadata, ObjectCache, TargetContext, target_labels};
+use crate::targets::{AttachMetadata, ObjectCache, Semantics, TargetContext, target_labels};
 
 /// Arguments of `kubesd labels`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +26,18 @@ pub struct LabelsArgs {
     /// Attach the labels of each object's namespace (attach_metadata.namespace).
     #[arg(long)]
     pub attach_namespace: bool,
+    /// Attach each pod's Deployment through its ReplicaSet (attach_metadata.deployment).
+    #[arg(long)]
+    pub attach_deployment: bool,
+    /// Attach each pod's Job (attach_metadata.job).
+    #[arg(long)]
+    pub attach_job: bool,
+    /// Attach each pod's CronJob through its Job (attach_metadata.cronjob).
+    #[arg(long)]
+    pub attach_cronjob: bool,
+    /// Whose target semantics to follow: prometheus or victoriametrics.
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    pub semantics: Semantics,
     /// JSON files with objects or lists of any kind; `-` or none reads standard input.
     pub files: Vec<PathBuf>,
 }
@@ -116,7 +128,11 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
         attach: AttachMetadata {
             node: args.attach_node,
             namespace: args.attach_namespace,
+            deployment: args.attach_deployment,
+            job: args.attach_job,
+            cronjob: args.attach_cronjob,
         },
+        semantics: args.semantics,
         cache: &cache,
     };
     let labels: Vec<_> = subjects

@@ -12,13 +12,14 @@ use tracing::{error, info, warn};
 
 use crate::http::resolve_endpoint;
 use crate::metrics::METRICS;
-use crate::promconfig::{LoadedConfig, load_config};
+use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
+use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::web_guard::WebGuard;
 use crate::service::{
     GetSd, GetStatus, JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http,
 };
-use crate::{Discovery, EngineOptions};
+use crate::{Discovery, EngineOptions, Semantics};
 
 /// Options shared by `run` and `once`.
 #[derive(Debug, clap::Args)]
@@ -32,9 +33,45 @@ pub struct JobArgs {
     /// ...when M replicas share the targets by address hash.
     #[arg(long, default_value_t = 1)]
     pub shards: u64,
-    /// Also write each job's targets to DIR/JOB.json (Prometheus file SD), atomically.
+    /// Also write each job's targets to DIR/JOB.json (Prometheus file SD), atomically;
+    /// the job name is percent-encoded into one file name (`a/b` is `a%2Fb.json`).
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    pub semantics: Semantics,
+    /// Whose meaning to follow where Prometheus and vmagent read a config differently:
+    /// `hashmod`'s hash, `{{label}}` in replacements, `%{VAR}` placeholders
+    /// (prometheus or victoriametrics; default: as --semantics).
+    #[arg(long = "config.dialect")]
+    pub config_dialect: Option<Dialect>,
+    /// Expand prometheus-operator's `$(VAR)` placeholders (`$(SHARD)`, `$(NODE_NAME)`)
+    /// from the environment, as its config reloader does.
+    #[arg(long = "config.expand-reloader-vars")]
+    pub expand_reloader_vars: bool,
+    /// A kubeconfig for jobs that name no `api_server` (nor `kubeconfig_file`) when
+    /// kubesd runs outside a cluster; default `$KUBECONFIG`.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+impl JobArgs {
+    /// How the config file is read.
+    fn load_options(&self) -> LoadOptions {
+        let dialect = self.config_dialect.unwrap_or(match self.semantics {
+            Semantics::Prometheus => Dialect::Prometheus,
+            Semantics::VictoriaMetrics => Dialect::VictoriaMetrics,
+        });
+        LoadOptions {
+            dialect,
+            expand_reloader_vars: self.expand_reloader_vars,
+            default_kubeconfig: self
+                .kubeconfig
+                .clone()
+                .or_else(|| std::env::var_os("KUBECONFIG").map(PathBuf::from))
+                .filter(|p| !p.as_os_str().is_empty()),
+        }
+    }
 }
 
 /// Arguments of `kubesd run`.
@@ -69,8 +106,9 @@ pub struct OnceArgs {
     pub timeout: Duration,
 }
 
-fn load(path: &Path) -> Result<LoadedConfig, String> {
-    let config = load_config(path).map_err(|e| e.to_string())?;
+fn load(args: &JobArgs) -> Result<LoadedConfig, String> {
+    let path = args.config.as_path();
+    let config = load_config_with(path, &args.load_options()).map_err(|e| e.to_string())?;
     for w in &config.warnings {
         warn!("{w}");
     }
@@ -94,10 +132,10 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-/// Loads the config at `path` and applies it to `jobs`, recording the outcome in
+/// Loads the config `args` name and applies it to `jobs`, recording the outcome in
 /// `kubesd_config_last_reload_*`.
-async fn apply_config(jobs: &mut JobSet, path: &Path) -> Result<usize, String> {
-    let outcome = match load(path) {
+async fn apply_config(jobs: &mut JobSet, args: &JobArgs) -> Result<usize, String> {
+    let outcome = match load(args) {
         Ok(config) => match jobs.apply(&config).await {
             Ok(()) => {
                 METRICS.set_job_discoveries(config.jobs.iter().flat_map(|job| {
@@ -144,11 +182,14 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     };
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         Arc::clone(&published),
     );
-    let job_count = apply_config(&mut jobs, &args.jobs.config).await?;
+    let job_count = apply_config(&mut jobs, &args.jobs).await?;
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     let state = ServiceState {
         jobs: published,
@@ -199,7 +240,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         }
         info!(config = %args.jobs.config.display(), "reloading");
         // A bad new config is reported and the running one kept.
-        let outcome = apply_config(&mut jobs, &args.jobs.config).await;
+        let outcome = apply_config(&mut jobs, &args.jobs).await;
         match &outcome {
             Ok(n) => info!(jobs = n, "reloaded"),
             Err(e) => error!("reload failed, keeping the running jobs: {e}"),
@@ -217,10 +258,13 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
 /// Syncs every job once, prints their targets as one JSON object keyed by job name
 /// (each value in HTTP SD format), and exits.
 pub async fn once(args: OnceArgs) -> Result<(), String> {
-    let config = load(&args.jobs.config)?;
+    let config = load(&args.jobs)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions::default()),
+        Discovery::start(EngineOptions {
+            semantics: args.jobs.semantics,
+            ..EngineOptions::default()
+        }),
         options(&args.jobs)?,
         published,
     );
@@ -270,7 +314,8 @@ pub async fn collect_once(
             .await
             .map_err(|e| format!("job {name}: {e}"))?;
         if let Some(dir) = output_dir {
-            let path = dir.join(format!("{name}.json"));
+            // Never `format!("{name}.json")`: a job name is not a path.
+            let path = crate::service::job_file(dir, name);
             write_file_atomically(&path, &body.json)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
         }

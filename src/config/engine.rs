@@ -3,11 +3,21 @@
 
 use std::time::Duration;
 
+use crate::targets::Semantics;
+
 /// Options of a [`crate::Discovery`] engine.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
     /// How often dependency-dirty targets are recomputed (the dirty flusher's tick).
+    /// Under load, that is; at rest a group flushes a few dirty objects sooner (below).
     pub flush_interval: Duration,
+    /// How long a group waits after a change that dirtied objects before flushing them
+    /// itself, instead of at the next tick: the events of one change (a pod and its
+    /// endpoints, on two watches) arrive within it and are recomputed once.
+    pub flush_soon_delay: Duration,
+    /// The most dirty objects a group flushes after `flush_soon_delay`; more means a
+    /// burst, left to the tick, which batches it (see `actors/flusher.rs`).
+    pub flush_soon_max: usize,
     /// LIST from the API server's watch cache (`resourceVersion=0`) instead of a
     /// consistent (quorum) read: far cheaper for etcd in big clusters, which is why it is
     /// the default. Consistent reads are paginated with `list_page_size`.
@@ -81,12 +91,17 @@ pub struct EngineOptions {
     /// (from the watch cache, so cheap) bounds how long such a loss can last; it
     /// pushes only what actually differs. `None` turns it off.
     pub relist_interval: Option<Duration>,
+    /// Whose target semantics every job's labels follow: Prometheus' (the default) or
+    /// VictoriaMetrics' (SEMANTICS.md lists the differences).
+    pub semantics: Semantics,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             flush_interval: Duration::from_secs(5),
+            flush_soon_delay: Duration::from_millis(100),
+            flush_soon_max: 128,
             list_from_watch_cache: true,
             list_page_size: 500,
             max_list_body: 1 << 30,
@@ -103,6 +118,7 @@ impl Default for EngineOptions {
             request_timeout: Duration::from_secs(30),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
+            semantics: Semantics::default(),
         }
     }
 }

@@ -6,5 +6,7 @@ mod http;
 mod sd;
 
 pub use engine::EngineOptions;
-pub use http::{Authorization, BasicAuth, HttpClientConfig, Secret, TlsConfig};
+pub use http::{
+    Authorization, BasicAuth, HttpClientConfig, HttpHeader, OAuth2, Secret, TlsConfig, TlsVersion,
+};
 pub use sd::{ConfigError, NamespaceDiscovery, SdConfig, watched_roles};

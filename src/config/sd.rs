@@ -124,20 +124,32 @@ impl SdConfig {
             // As Prometheus: the kubeconfig sets the client, so the config may not.
             return Err(ConfigError::Invalid {
                 field: "kubeconfig_file",
-                problem: "cannot be used with bearer_token, bearer_token_file, basic_auth, \
-                          authorization, tls_config, proxy_url or follow_redirects: the \
+                problem: "cannot be used with client settings (bearer_token, \
+                          bearer_token_file, basic_auth, authorization, oauth2, tls_config, \
+                          proxy settings, http_headers, enable_http2, follow_redirects): the \
                           kubeconfig sets the client"
                     .into(),
             });
         }
-        if h.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-            return Err(ConfigError::Unsupported("proxy_url"));
-        }
+        check_proxy(
+            h.proxy_url.as_deref(),
+            h.no_proxy.as_deref(),
+            h.proxy_from_environment,
+            !h.proxy_connect_header.is_empty(),
+            "",
+        )?;
+        crate::http::check_http_headers(&h.http_headers).map_err(|problem| {
+            ConfigError::Invalid {
+                field: "http_headers",
+                problem,
+            }
+        })?;
         let auth_methods: Vec<&'static str> = [
             (!h.bearer_token.0.is_empty(), "bearer_token"),
             (h.bearer_token_file.is_some(), "bearer_token_file"),
             (h.basic_auth.is_some(), "basic_auth"),
             (h.authorization.is_some(), "authorization"),
+            (h.oauth2.is_some(), "oauth2"),
         ]
         .into_iter()
         .filter_map(|(set, name)| set.then_some(name))
@@ -163,20 +175,135 @@ impl SdConfig {
                 "basic_auth.password_file",
             ));
         }
-        let tls = &h.tls_config;
-        if tls.cert_file.is_some() != tls.key_file.is_some() {
-            return Err(ConfigError::Invalid {
-                field: "tls_config",
-                problem: "cert_file and key_file must be set together".into(),
-            });
+        check_tls(&h.tls_config, "tls_config")?;
+        if let Some(o) = &h.oauth2 {
+            check_oauth2(o)?;
         }
         Ok(())
     }
 }
 
+/// The proxy settings of `http_config` (or, with `prefix` `oauth2.`, of its token
+/// endpoint): one source of proxy, and settings that need a proxy only with one.
+fn check_proxy(
+    url: Option<&str>,
+    no_proxy: Option<&str>,
+    from_environment: bool,
+    connect_headers: bool,
+    prefix: &'static str,
+) -> Result<(), ConfigError> {
+    let url = url.filter(|u| !u.is_empty());
+    let no_proxy = no_proxy.filter(|n| !n.is_empty());
+    let field = |name: &'static str| -> &'static str {
+        match (prefix, name) {
+            ("", n) => n,
+            (_, "proxy_url") => "oauth2.proxy_url",
+            (_, "no_proxy") => "oauth2.no_proxy",
+            (_, _) => "oauth2.proxy_connect_header",
+        }
+    };
+    if from_environment && (url.is_some() || no_proxy.is_some()) {
+        return Err(ConfigError::Invalid {
+            field: field("proxy_url"),
+            problem: "cannot be set with proxy_from_environment, which takes the proxy and \
+                      no_proxy from the environment"
+                .into(),
+        });
+    }
+    if no_proxy.is_some() && url.is_none() {
+        return Err(ConfigError::Invalid {
+            field: field("no_proxy"),
+            problem: "needs proxy_url: it lists the hosts reached without it".into(),
+        });
+    }
+    if connect_headers && url.is_none() && !from_environment {
+        return Err(ConfigError::Invalid {
+            field: field("proxy_connect_header"),
+            problem: "needs proxy_url or proxy_from_environment: it is sent to the proxy".into(),
+        });
+    }
+    if let Some(url) = url {
+        crate::http::check_proxy_url(url).map_err(|problem| ConfigError::Invalid {
+            field: field("proxy_url"),
+            problem,
+        })?;
+    }
+    Ok(())
+}
+
+/// A `tls_config` (the API server's, or `oauth2.tls_config`).
+fn check_tls(tls: &crate::config::TlsConfig, field: &'static str) -> Result<(), ConfigError> {
+    use crate::config::TlsVersion;
+    let invalid = |problem: String| Err(ConfigError::Invalid { field, problem });
+    let set = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.is_empty());
+    for (inline, file, name) in [
+        (set(&tls.ca), tls.ca_file.is_some(), "ca"),
+        (set(&tls.cert), tls.cert_file.is_some(), "cert"),
+        (!tls.key.0.is_empty(), tls.key_file.is_some(), "key"),
+    ] {
+        if inline && file {
+            return invalid(format!("{name} and {name}_file cannot both be set"));
+        }
+    }
+    let has_cert = set(&tls.cert) || tls.cert_file.is_some();
+    let has_key = !tls.key.0.is_empty() || tls.key_file.is_some();
+    if has_cert != has_key {
+        return invalid(
+            "a client certificate (cert or cert_file) and its key (key or \
+                        key_file) must be set together"
+                .into(),
+        );
+    }
+    if let Some(max) = tls.max_version
+        && max < TlsVersion::Tls12
+    {
+        return invalid(format!(
+            "max_version {} cannot apply: kubesd's TLS library (rustls) speaks TLS 1.2 and \
+             1.3 only",
+            max.as_str()
+        ));
+    }
+    if let (Some(min), Some(max)) = (tls.min_version, tls.max_version)
+        && min > max
+    {
+        return invalid(format!(
+            "min_version {} is above max_version {}",
+            min.as_str(),
+            max.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// `oauth2`: a token endpoint to ask, one client secret.
+fn check_oauth2(o: &crate::config::OAuth2) -> Result<(), ConfigError> {
+    if !(o.token_url.starts_with("http://") || o.token_url.starts_with("https://")) {
+        return Err(ConfigError::Invalid {
+            field: "oauth2.token_url",
+            problem: format!("{:?} is not an http:// or https:// URL", o.token_url),
+        });
+    }
+    if !o.client_secret.0.is_empty() && o.client_secret_file.is_some() {
+        return Err(ConfigError::Conflict(
+            "oauth2.client_secret",
+            "oauth2.client_secret_file",
+        ));
+    }
+    check_proxy(
+        o.proxy_url.as_deref(),
+        o.no_proxy.as_deref(),
+        o.proxy_from_environment,
+        !o.proxy_connect_header.is_empty(),
+        "oauth2.",
+    )?;
+    check_tls(&o.tls_config, "oauth2.tls_config")
+}
+
 impl SdConfig {
     /// Replaces `kubeconfig_file` by what it says: `api_server` and the client settings
-    /// of its current context (see [`crate::kubeconfig`]). Does nothing without one.
+    /// of its current context (see [`crate::kubeconfig`]), and `own_namespace` by the
+    /// context's namespace (see [`crate::api::context_namespace`]). Does nothing
+    /// without one.
     ///
     /// Run after [`SdConfig::validate`], which rejects a kubeconfig with `api_server` or
     /// client settings; afterwards the config is like one that named its server itself.
@@ -191,6 +318,10 @@ impl SdConfig {
             })?;
         self.api_server = Some(target.api_server);
         self.http = target.http;
+        if self.namespaces.own_namespace {
+            self.namespaces.own_namespace = false;
+            self.namespaces.names.push(target.namespace);
+        }
         Ok(())
     }
 }
@@ -214,6 +345,16 @@ pub fn watched_roles(role: Role, attach: AttachMetadata) -> Vec<Role> {
     }
     if attach.namespace && role != Role::Node {
         roles.push(Role::Namespace);
+    }
+    // A pod's Deployment is read from its ReplicaSet, its CronJob from its Job; the
+    // Job's own name needs no look-up.
+    if matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice) {
+        if attach.deployment {
+            roles.push(Role::ReplicaSet);
+        }
+        if attach.cronjob {
+            roles.push(Role::Job);
+        }
     }
     roles
 }
@@ -245,9 +386,6 @@ pub enum ConfigError {
     /// Two fields that exclude each other.
     #[error("{0} and {1} cannot both be set")]
     Conflict(&'static str, &'static str),
-    /// A field kubesd does not support yet.
-    #[error("{0} is not supported by kubesd yet")]
-    Unsupported(&'static str),
     /// A bad selector.
     #[error(transparent)]
     Selector(#[from] SelectorError),
@@ -308,8 +446,40 @@ mod tests {
                 "bearer_token and bearer_token_file",
             ),
             (
-                r#"{"role":"pod","proxy_url":"http://p:3128"}"#,
-                "proxy_url is not supported",
+                r#"{"role":"pod","proxy_url":"socks5://p:1080"}"#,
+                "proxy_url: \"socks5://p:1080\" is not an http:// URL",
+            ),
+            (
+                r#"{"role":"pod","no_proxy":"localhost"}"#,
+                "no_proxy: needs proxy_url",
+            ),
+            (
+                r#"{"role":"pod","proxy_url":"http://p:3128","proxy_from_environment":true}"#,
+                "proxy_url: cannot be set with proxy_from_environment",
+            ),
+            (
+                r#"{"role":"pod","http_headers":{"Authorization":{"values":["x"]}}}"#,
+                "http_headers: \"Authorization\" is reserved",
+            ),
+            (
+                r#"{"role":"pod","tls_config":{"max_version":"TLS11"}}"#,
+                "max_version TLS11 cannot apply",
+            ),
+            (
+                r#"{"role":"pod","tls_config":{"ca":"x","ca_file":"/ca"}}"#,
+                "ca and ca_file cannot both be set",
+            ),
+            (
+                r#"{"role":"pod","tls_config":{"min_version":"TLS13","max_version":"TLS12"}}"#,
+                "min_version TLS13 is above max_version TLS12",
+            ),
+            (
+                r#"{"role":"pod","oauth2":{"client_id":"a","token_url":"t"}}"#,
+                "oauth2.token_url",
+            ),
+            (
+                r#"{"role":"pod","bearer_token":"x","oauth2":{"client_id":"a","token_url":"http://t"}}"#,
+                "bearer_token and oauth2 cannot both be set",
             ),
             (r#"{"role":"pod","api_server":"k8s:6443"}"#, "api_server:"),
             (
@@ -318,7 +488,7 @@ mod tests {
             ),
         ];
         for (json, want) in cases {
-            let err = parse(json).validate().unwrap_err().to_string();
+            let err = parse(json).validate().expect_err(json).to_string();
             assert!(err.contains(want), "{json}: {err}");
         }
         assert!(serde_json::from_str::<SdConfig>(r#"{"role":"pods"}"#).is_err());

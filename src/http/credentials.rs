@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use std::sync::Arc;
+
+use super::oauth2::TokenSource;
 use crate::config::{HttpClientConfig, Secret};
 
 /// A secret value, fixed or read from a file.
@@ -32,7 +35,7 @@ impl SecretSource {
         match self {
             SecretSource::Fixed(s) => Ok(s),
             SecretSource::File { path, cached } => {
-                let read_err = |source| CredentialsError {
+                let read_err = |source| CredentialsError::File {
                     field,
                     path: path.clone(),
                     source,
@@ -58,18 +61,24 @@ fn read_trimmed(path: &Path) -> std::io::Result<String> {
     Ok(std::fs::read_to_string(path)?.trim().to_string())
 }
 
-/// A secret file that could not be read. Names the config field and the file, never the
-/// secret.
+/// Credentials that cannot be had. Names the config field and the file or endpoint,
+/// never the secret.
 #[derive(Debug, thiserror::Error)]
-#[error("{field}: cannot read {path}: {source}")]
-pub struct CredentialsError {
-    /// The config field that names the file.
-    pub field: &'static str,
-    /// The file.
-    pub path: PathBuf,
-    /// The I/O error.
-    #[source]
-    pub source: std::io::Error,
+pub enum CredentialsError {
+    /// A secret file could not be read.
+    #[error("{field}: cannot read {path}: {source}")]
+    File {
+        /// The config field that names the file.
+        field: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No valid OAuth 2.0 token (the message names the token endpoint).
+    #[error("{0}")]
+    OAuth2(String),
 }
 
 /// How requests authenticate.
@@ -86,6 +95,8 @@ pub enum Credentials {
         /// The config field, for errors.
         field: &'static str,
     },
+    /// `Authorization: Bearer <token>`, the token from an OAuth 2.0 endpoint.
+    OAuth2(Arc<TokenSource>),
     /// `Authorization: Basic base64(user:password)`.
     Basic {
         /// The user name.
@@ -102,6 +113,9 @@ pub struct SecretValue(SecretSource);
 impl Credentials {
     /// The credentials a client config asks for.
     pub fn from_config(c: &HttpClientConfig) -> Credentials {
+        if let Some(o) = &c.oauth2 {
+            return Credentials::OAuth2(TokenSource::for_config(o));
+        }
         if let Some(b) = &c.basic_auth {
             return Credentials::Basic {
                 username: b.username.clone(),
@@ -148,6 +162,9 @@ impl Credentials {
             } => {
                 let s = secret.0.get(field)?;
                 Ok(Some(format!("{scheme} {}", s.expose())))
+            }
+            Credentials::OAuth2(source) => {
+                source.header().map(Some).map_err(CredentialsError::OAuth2)
             }
             Credentials::Basic { username, password } => {
                 let p = password.0.get("basic_auth.password_file")?;

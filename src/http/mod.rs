@@ -1,9 +1,13 @@
 //! Talking to the API server: where it is (explicit or in-cluster), how to authenticate
-//! (tokens re-read when their file changes, basic auth, client certificates), TLS, and
-//! the awc client the URL watchers use.
+//! (tokens re-read when their file changes, basic auth, OAuth 2.0, client
+//! certificates), TLS, `http_headers`, proxies (HTTP CONNECT tunnels), and the awc
+//! client the URL watchers use.
 
 mod credentials;
 mod endpoint;
+mod headers;
+mod oauth2;
+mod proxy;
 mod tls;
 mod user_agent;
 
@@ -11,14 +15,59 @@ pub use credentials::{Credentials, CredentialsError};
 pub use endpoint::{
     ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint, resolve_endpoint_with,
 };
+pub use headers::{check_http_headers, read_http_headers};
+pub use oauth2::TokenSource;
+pub use proxy::{
+    ProxyError, ProxyRoute, TunnelConnector, bypasses, check_proxy_url, open_tunnel, proxy_for,
+};
 pub use tls::{TlsError, build_tls_config};
 pub use user_agent::user_agent;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Builds the awc client for one endpoint. Call on the arbiter that will use it: awc
-/// clients are not `Send`.
+/// Builds the awc client for `endpoint`, as its settings say: TLS (`tls`, for https
+/// servers), redirects, `http_headers` on every request, and a proxy tunnel when
+/// `proxy_url` or `proxy_from_environment` applies. Call on the arbiter that will use
+/// it: awc clients are not `Send`. Errors name the setting (a header file that cannot
+/// be read, a proxy URL that cannot be used).
+pub fn build_endpoint_client(
+    endpoint: &ApiEndpoint,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    timeout: Duration,
+) -> Result<awc::Client, String> {
+    let http = &endpoint.http;
+    let proxy = proxy_for(http, &endpoint.base_url, &|name| std::env::var(name).ok())
+        .map_err(|e| e.to_string())?;
+    let headers = read_http_headers(&http.http_headers)?;
+    let mut connector = awc::Connector::new().timeout(timeout);
+    if let Some(tls) = tls {
+        connector = connector.rustls_0_23(tls);
+    }
+    // The builder's type depends on the connector's, so the rest is written once for
+    // both.
+    macro_rules! finish {
+        ($builder:expr) => {{
+            let mut builder = $builder.timeout(timeout);
+            for (name, value) in headers {
+                builder = builder.add_default_header((name, value));
+            }
+            if !http.follow_redirects {
+                builder = builder.disable_redirects();
+            }
+            builder.finish()
+        }};
+    }
+    Ok(match proxy {
+        Some(route) => finish!(
+            awc::Client::builder().connector(connector.connector(TunnelConnector::new(route)))
+        ),
+        None => finish!(awc::Client::builder().connector(connector)),
+    })
+}
+
+/// Builds a plain awc client (tools and tests). Call on the arbiter that will use it:
+/// awc clients are not `Send`.
 pub fn build_client(
     tls: Option<Arc<rustls::ClientConfig>>,
     follow_redirects: bool,

@@ -9,7 +9,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::config::TlsConfig;
+use crate::config::{TlsConfig, TlsVersion};
 
 /// A TLS setting that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,14 @@ pub enum TlsError {
         field: &'static str,
         /// The file.
         path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Inline PEM holds nothing usable (the PEM itself is never printed).
+    #[error("tls_config.{field}: {problem}")]
+    Inline {
+        /// `ca`, `cert` or `key`.
+        field: &'static str,
         /// What is wrong.
         problem: String,
     },
@@ -49,24 +57,104 @@ fn read_certs(field: &'static str, path: &Path) -> Result<Vec<CertificateDer<'st
     Ok(certs)
 }
 
+/// Certificates from inline PEM (`ca`, `cert`).
+fn inline_certs(field: &'static str, pem: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let err = |problem: String| TlsError::Inline { field, problem };
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| err(e.to_string()))?;
+    if certs.is_empty() {
+        return Err(err("no PEM certificate in it".into()));
+    }
+    Ok(certs)
+}
+
+/// The certificates of `ca` or `ca_file`, `cert` or `cert_file`: whichever is set.
+fn certs(
+    inline: Option<&str>,
+    inline_field: &'static str,
+    file: Option<&PathBuf>,
+    file_field: &'static str,
+) -> Result<Option<Vec<CertificateDer<'static>>>, TlsError> {
+    match (inline.filter(|p| !p.is_empty()), file) {
+        (Some(pem), _) => inline_certs(inline_field, pem).map(Some),
+        (None, Some(path)) => read_certs(file_field, path).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The system's trusted CAs (`rustls-native-certs`), read once: with webpki's roots,
+/// what a config without `ca`/`ca_file` trusts, as Go's crypto/tls trusts the system
+/// store. Unreadable entries are skipped (logged once).
+fn system_roots() -> &'static [CertificateDer<'static>] {
+    static ROOTS: std::sync::OnceLock<Vec<CertificateDer<'static>>> = std::sync::OnceLock::new();
+    ROOTS.get_or_init(|| {
+        let found = rustls_native_certs::load_native_certs();
+        if !found.errors.is_empty() {
+            tracing::warn!(
+                "some system CA certificates could not be read: {}",
+                found
+                    .errors
+                    .iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+        }
+        found.certs
+    })
+}
+
+/// The TLS versions rustls may use within `min_version` and `max_version`. rustls has
+/// TLS 1.2 and 1.3 only; a `max_version` below 1.2 is refused when the config is
+/// validated, a `min_version` below it allows 1.2 and 1.3.
+fn versions(tls: &TlsConfig) -> Vec<&'static rustls::SupportedProtocolVersion> {
+    let min = tls.min_version.unwrap_or(TlsVersion::Tls12);
+    let max = tls.max_version.unwrap_or(TlsVersion::Tls13);
+    let mut out = Vec::new();
+    if min <= TlsVersion::Tls12 && max >= TlsVersion::Tls12 {
+        out.push(&rustls::version::TLS12);
+    }
+    if max >= TlsVersion::Tls13 {
+        out.push(&rustls::version::TLS13);
+    }
+    out
+}
+
 /// The rustls client config for `tls`. Verification is on unless
-/// `insecure_skip_verify`, which is logged as a warning.
-pub fn build_tls_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+/// `insecure_skip_verify`, which is logged as a warning. With `http2`, ALPN offers
+/// HTTP/2 before HTTP/1.1 (`enable_http2`, on by default as in Prometheus).
+pub fn build_tls_config(
+    tls: &TlsConfig,
+    http2: bool,
+) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let versions = versions(tls);
+    if versions.is_empty() {
+        return Err(TlsError::Rustls(format!(
+            "no TLS version between min_version {} and max_version {} that kubesd's TLS \
+             library (rustls: TLS 1.2 and 1.3) speaks",
+            tls.min_version.map_or("TLS12", TlsVersion::as_str),
+            tls.max_version.map_or("TLS13", TlsVersion::as_str)
+        )));
+    }
     let builder = rustls::ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(&versions)
         .map_err(|e| TlsError::Rustls(e.to_string()))?;
     let mut roots = rustls::RootCertStore::empty();
-    match &tls.ca_file {
-        Some(path) => {
-            for cert in read_certs("ca_file", path)? {
-                roots.add(cert).map_err(|e| TlsError::File {
-                    field: "ca_file",
-                    path: path.clone(),
-                    problem: e.to_string(),
-                })?;
+    let ca = certs(tls.ca.as_deref(), "ca", tls.ca_file.as_ref(), "ca_file")?;
+    match ca {
+        Some(certs) => {
+            for cert in certs {
+                roots
+                    .add(cert)
+                    .map_err(|e| TlsError::Rustls(format!("CA certificate: {e}")))?;
             }
         }
-        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        None => {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            // Unparsable system certificates are skipped, as Go does.
+            roots.add_parsable_certificates(system_roots().iter().cloned());
+        }
     }
     let verifier: Arc<dyn ServerCertVerifier> = if tls.insecure_skip_verify {
         tracing::warn!(
@@ -92,19 +180,42 @@ pub fn build_tls_config(tls: &TlsConfig) -> Result<Arc<rustls::ClientConfig>, Tl
     let builder = builder
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let config = match (&tls.cert_file, &tls.key_file) {
-        (Some(cert), Some(key)) => {
-            let chain = read_certs("cert_file", cert)?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::File {
+    let chain = certs(
+        tls.cert.as_deref(),
+        "cert",
+        tls.cert_file.as_ref(),
+        "cert_file",
+    )?;
+    let key = if !tls.key.expose().is_empty() {
+        Some(
+            PrivateKeyDer::from_pem_slice(tls.key.expose().as_bytes()).map_err(|e| {
+                TlsError::Inline {
+                    field: "key",
+                    problem: format!("no usable PEM private key: {e}"),
+                }
+            })?,
+        )
+    } else if let Some(path) = &tls.key_file {
+        Some(
+            PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
                 field: "key_file",
-                path: key.clone(),
+                path: path.clone(),
                 problem: e.to_string(),
-            })?;
-            builder
-                .with_client_auth_cert(chain, key_der)
-                .map_err(|e| TlsError::Rustls(e.to_string()))?
-        }
+            })?,
+        )
+    } else {
+        None
+    };
+    let mut config = match (chain, key) {
+        (Some(chain), Some(key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| TlsError::Rustls(e.to_string()))?,
         _ => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
     };
     Ok(Arc::new(config))
 }
@@ -197,16 +308,16 @@ mod tests {
             ca_file: Some("/nonexistent/ca.pem".into()),
             ..TlsConfig::default()
         };
-        let err = build_tls_config(&missing).unwrap_err().to_string();
+        let err = build_tls_config(&missing, false).unwrap_err().to_string();
         assert!(
             err.starts_with("tls_config.ca_file: cannot use /nonexistent/ca.pem"),
             "{err}"
         );
-        assert!(build_tls_config(&TlsConfig::default()).is_ok());
+        assert!(build_tls_config(&TlsConfig::default(), true).is_ok());
         let insecure = TlsConfig {
             insecure_skip_verify: true,
             ..TlsConfig::default()
         };
-        assert!(build_tls_config(&insecure).is_ok());
+        assert!(build_tls_config(&insecure, true).is_ok());
     }
 }

@@ -75,9 +75,9 @@ pub struct EndpointPort {
     /// The port's name (matches the service port's name).
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub name: ArcStr,
-    /// The port number (`null` in a slice means "all ports"; read as 0, as Go does).
-    #[serde(default, deserialize_with = "null_default")]
-    pub port: i64,
+    /// The port number; `None` when absent or `null` (in a slice: "all ports").
+    #[serde(default)]
+    pub port: Option<i64>,
     /// `TCP`, `UDP` or `SCTP`.
     #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub protocol: ArcStr,

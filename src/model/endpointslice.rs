@@ -36,6 +36,8 @@ impl EndpointSlice {
     pub fn share_strings_of(&mut self, previous: &EndpointSlice) {
         for (new, old) in self.endpoints.iter_mut().zip(previous.endpoints.iter()) {
             new.topology.share_strings_of(&old.topology);
+            new.deprecated_topology
+                .share_strings_of(&old.deprecated_topology);
         }
     }
 }
@@ -59,22 +61,27 @@ pub struct Endpoint {
     /// The object behind the endpoint, usually a pod.
     #[serde(default, deserialize_with = "null_default")]
     pub target_ref: ObjectReference,
-    /// `v1beta1` only: the topology map (`deprecatedTopology` in v1 is not read, as in
-    /// VictoriaMetrics).
+    /// `v1beta1` only: the topology map.
     #[serde(default)]
     pub topology: StringMap,
+    /// `deprecatedTopology` (v1): what v1beta1 called `topology`.
+    #[serde(default)]
+    pub deprecated_topology: StringMap,
+    /// `zone` (v1).
+    #[serde(default = "empty_str", deserialize_with = "nullable_str")]
+    pub zone: ArcStr,
 }
 
 /// `conditions` of an endpoint; absent or `null` reads as false.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct EndpointConditions {
-    /// Ready to receive traffic.
-    #[serde(default, deserialize_with = "null_default")]
-    pub ready: bool,
+    /// Ready to receive traffic; `None` when the API server left it out (unknown).
+    #[serde(default)]
+    pub ready: Option<bool>,
     /// Serving, even while terminating.
-    #[serde(default, deserialize_with = "null_default")]
-    pub serving: bool,
+    #[serde(default)]
+    pub serving: Option<bool>,
     /// Terminating.
-    #[serde(default, deserialize_with = "null_default")]
-    pub terminating: bool,
+    #[serde(default)]
+    pub terminating: Option<bool>,
 }

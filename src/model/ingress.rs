@@ -52,8 +52,8 @@ pub struct IngressRule {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub host: ArcStr,
     /// The HTTP paths.
-    #[serde(default, deserialize_with = "null_default")]
-    pub http: HttpIngressRuleValue,
+    #[serde(default)]
+    pub http: Option<HttpIngressRuleValue>,
 }
 
 /// `http` of a rule.

@@ -114,12 +114,15 @@ macro_rules! scratch_elements {
 }
 
 scratch_elements!(
+    ArcStr,
     (ArcStr, ArcStr),
     super::pod::Container,
     super::pod::ContainerPort,
     super::pod::ContainerStatus,
     super::meta::OwnerReference,
     super::node::NodeAddress,
+    super::node::NodeCondition,
+    super::service::LoadBalancerIngress,
     super::service::ServicePort,
     super::endpoints::EndpointSubset,
     super::endpoints::EndpointAddress,

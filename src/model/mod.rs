@@ -12,6 +12,7 @@ mod object;
 mod pod;
 mod role;
 mod service;
+mod workload;
 
 pub use endpoints::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
 pub use endpointslice::{Endpoint, EndpointConditions, EndpointSlice};
@@ -21,11 +22,16 @@ pub use ingress::{
 pub use json::StringMap;
 pub use meta::{Kind, ObjectKey, ObjectMeta, OwnerReference};
 pub use namespace::Namespace;
-pub use node::{DaemonEndpoints, KubeletEndpoint, Node, NodeAddress, NodeSpec, NodeStatus};
+pub use node::{
+    DaemonEndpoints, KubeletEndpoint, Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus,
+};
 pub use object::Object;
 pub(crate) use object::ObjectSeed;
 pub use pod::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
 pub use role::{Role, UnknownRole};
-pub use service::{Service, ServicePort, ServiceSpec};
+pub use service::{
+    LoadBalancerIngress, LoadBalancerStatus, Service, ServicePort, ServiceSpec, ServiceStatus,
+};
+pub use workload::{Job, ReplicaSet};

@@ -53,6 +53,20 @@ pub struct NodeStatus {
     /// `status.daemonEndpoints`.
     #[serde(default, deserialize_with = "null_default")]
     pub daemon_endpoints: DaemonEndpoints,
+    /// `status.conditions`: `Ready`, `MemoryPressure`, `DiskPressure`, ...
+    #[serde(default, deserialize_with = "exact_slice")]
+    pub conditions: Box<[NodeCondition]>,
+}
+
+/// One entry of `status.conditions` of a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct NodeCondition {
+    /// `Ready`, `MemoryPressure`, `DiskPressure`, `PIDPressure`, `NetworkUnavailable`, ...
+    #[serde(rename = "type", default = "empty_str", deserialize_with = "enum_str")]
+    pub kind: ArcStr,
+    /// `True`, `False` or `Unknown`.
+    #[serde(default = "empty_str", deserialize_with = "enum_str")]
+    pub status: ArcStr,
 }
 
 /// One entry of `status.addresses`.

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer};
 
 use super::{
-    EndpointSlice, Endpoints, Ingress, Namespace, Node, ObjectKey, ObjectMeta, Pod, Role, Service,
+    EndpointSlice, Endpoints, Ingress, Job, Namespace, Node, ObjectKey, ObjectMeta, Pod,
+    ReplicaSet, Role, Service,
 };
 use crate::error::DecodeError;
 
@@ -27,6 +28,10 @@ pub enum Object {
     Ingress(Ingress),
     /// A namespace.
     Namespace(Namespace),
+    /// A ReplicaSet (its metadata).
+    ReplicaSet(ReplicaSet),
+    /// A Job (its metadata).
+    Job(Job),
 }
 
 impl Object {
@@ -40,6 +45,8 @@ impl Object {
             Object::EndpointSlice(_) => Role::EndpointSlice,
             Object::Ingress(_) => Role::Ingress,
             Object::Namespace(_) => Role::Namespace,
+            Object::ReplicaSet(_) => Role::ReplicaSet,
+            Object::Job(_) => Role::Job,
         }
     }
 
@@ -53,6 +60,8 @@ impl Object {
             Object::EndpointSlice(o) => &o.metadata,
             Object::Ingress(o) => &o.metadata,
             Object::Namespace(o) => &o.metadata,
+            Object::ReplicaSet(o) => &o.metadata,
+            Object::Job(o) => &o.metadata,
         }
     }
 
@@ -80,6 +89,8 @@ impl Object {
             Object::EndpointSlice(o) => &mut o.metadata,
             Object::Ingress(o) => &mut o.metadata,
             Object::Namespace(o) => &mut o.metadata,
+            Object::ReplicaSet(o) => &mut o.metadata,
+            Object::Job(o) => &mut o.metadata,
         }
     }
 
@@ -123,6 +134,8 @@ impl Object {
             Object::EndpointSlice(o) => &o.kind,
             Object::Ingress(o) => &o.kind,
             Object::Namespace(o) => &o.kind,
+            Object::ReplicaSet(o) => &o.kind,
+            Object::Job(o) => &o.kind,
         };
         kind.0.as_deref().filter(|k| !k.is_empty())
     }
@@ -165,6 +178,8 @@ impl<'de> DeserializeSeed<'de> for ObjectSeed {
             Role::EndpointSlice => Object::EndpointSlice(EndpointSlice::deserialize(d)?),
             Role::Ingress => Object::Ingress(Ingress::deserialize(d)?),
             Role::Namespace => Object::Namespace(Namespace::deserialize(d)?),
+            Role::ReplicaSet => Object::ReplicaSet(ReplicaSet::deserialize(d)?),
+            Role::Job => Object::Job(Job::deserialize(d)?),
         })
     }
 }

@@ -22,17 +22,25 @@ pub enum Role {
     /// `endpoints`: one target per endpoint address and port.
     Endpoints,
     /// `endpointslices` (discovery.k8s.io): one target per endpoint address and port.
-    #[serde(rename = "endpointslice")]
+    /// vmagent's spelling `endpointslices` is accepted too.
+    #[serde(rename = "endpointslice", alias = "endpointslices")]
     EndpointSlice,
     /// `ingresses`: one target per rule path.
     Ingress,
     /// `namespaces`: never a discovery role; watched for `attach_metadata.namespace`.
     Namespace,
+    /// `replicasets` (apps/v1): never a discovery role; watched for
+    /// `attach_metadata.deployment` (a pod's ReplicaSet names its Deployment).
+    #[serde(rename = "replicaset")]
+    ReplicaSet,
+    /// `jobs` (batch/v1): never a discovery role; watched for `attach_metadata.job` and
+    /// `.cronjob` (a pod's Job names its CronJob).
+    Job,
 }
 
 impl Role {
     /// Every kind, in a fixed order.
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 9] = [
         Role::Node,
         Role::Pod,
         Role::Service,
@@ -40,9 +48,12 @@ impl Role {
         Role::EndpointSlice,
         Role::Ingress,
         Role::Namespace,
+        Role::ReplicaSet,
+        Role::Job,
     ];
 
-    /// The roles a scrape job may discover: every kind but `Namespace`.
+    /// The roles a scrape job may discover: every kind but `Namespace`, `ReplicaSet`
+    /// and `Job`.
     pub const DISCOVERY: [Role; 6] = [
         Role::Node,
         Role::Pod,
@@ -62,6 +73,8 @@ impl Role {
             Role::EndpointSlice => "endpointslice",
             Role::Ingress => "ingress",
             Role::Namespace => "namespace",
+            Role::ReplicaSet => "replicaset",
+            Role::Job => "job",
         }
     }
 
@@ -75,6 +88,8 @@ impl Role {
             Role::EndpointSlice => "EndpointSlice",
             Role::Ingress => "Ingress",
             Role::Namespace => "Namespace",
+            Role::ReplicaSet => "ReplicaSet",
+            Role::Job => "Job",
         }
     }
 
@@ -89,13 +104,16 @@ impl Role {
             "EndpointSlice" => Role::EndpointSlice,
             "Ingress" => Role::Ingress,
             "Namespace" => Role::Namespace,
+            "ReplicaSet" => Role::ReplicaSet,
+            "Job" => Role::Job,
             _ => return None,
         })
     }
 
-    /// True for the roles a scrape job may discover (all but `Namespace`).
+    /// True for the roles a scrape job may discover (all but `Namespace`, `ReplicaSet`
+    /// and `Job`, which are only watched for what they add to other roles' targets).
     pub fn is_discovery_role(self) -> bool {
-        self != Role::Namespace
+        !matches!(self, Role::Namespace | Role::ReplicaSet | Role::Job)
     }
 
     /// True for objects that live in a namespace.
@@ -120,6 +138,12 @@ pub struct UnknownRole(pub String);
 impl FromStr for Role {
     type Err = UnknownRole;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // vmagent's configs spell it `endpointslices`.
+        let s = if s == "endpointslices" {
+            "endpointslice"
+        } else {
+            s
+        };
         Role::ALL
             .into_iter()
             .find(|r| r.as_str() == s && r.is_discovery_role())

@@ -1,14 +1,21 @@
 //! One `scrape_configs` entry: its name, its `kubernetes_sd_configs`, its
-//! `relabel_configs`, and warnings for the keys kubesd ignores.
+//! `relabel_configs`, the scrape settings its targets are seeded with, and warnings for
+//! the keys kubesd ignores.
 
 use std::path::Path;
+use std::time::Duration;
 
+use arcstr::ArcStr;
 use serde_norway::{Mapping, Value};
 
+use super::duration::{format_duration, parse_duration};
 use super::keys::IGNORED_JOB_KEYS;
 use super::paths::resolve_relative_paths;
 use crate::config::SdConfig;
-use crate::relabel::{CompiledRule, RelabelConfig, compile_all};
+use crate::relabel::{
+    Action, CompiledRule, Dialect, NameValidation, PARAM_PREFIX, RelabelConfig, RuleOptions,
+    ScrapeSettings, is_valid_label_name,
+};
 
 /// A scrape job kubesd discovers targets for.
 #[derive(Clone, Debug)]
@@ -22,6 +29,11 @@ pub struct Job {
     pub relabel: Vec<RelabelConfig>,
     /// The same rules, checked and compiled, ready for [`crate::relabel::process`].
     pub rules: Vec<CompiledRule>,
+    /// The dialect the rules were compiled in.
+    pub dialect: Dialect,
+    /// What its targets are seeded with before relabelling: `job`, `scheme`,
+    /// `metrics_path`, `params`, `scrape_interval`, `scrape_timeout`.
+    pub scrape: ScrapeSettings,
 }
 
 /// What one `scrape_configs` entry turned out to be.
@@ -29,94 +41,312 @@ pub enum Parsed {
     /// A job with Kubernetes discovery.
     Job(Job),
     /// A job without `kubernetes_sd_configs`, ignored; its name is still taken.
-    Ignored(String),
+    Ignored,
 }
 
 /// A problem in one entry: the key (empty for the entry itself) and what is wrong.
 pub struct JobError {
-    /// The job's name, if it got that far.
-    pub name: Option<String>,
     /// The key at fault, e.g. `kubernetes_sd_configs[0].tls_config`.
     pub key: String,
     /// What is wrong.
     pub problem: String,
 }
 
-/// Reads one `scrape_configs` entry. `dir` is the config file's directory, for relative
-/// file names; `warn` collects one message per ignored key (without the job prefix,
-/// which the caller adds).
-pub fn parse_job(entry: &Value, dir: &Path, warn: &mut Vec<String>) -> Result<Parsed, JobError> {
-    let fail = |name: Option<&str>, key: &str, problem: String| JobError {
-        name: name.map(str::to_string),
-        key: key.to_string(),
-        problem,
+/// What reading one entry needs from the file around it.
+pub struct JobContext<'a> {
+    /// The directory relative file names are taken from.
+    pub dir: &'a Path,
+    /// The dialect of the rules.
+    pub dialect: Dialect,
+    /// `global.scrape_interval` and `global.scrape_timeout`.
+    pub global: &'a GlobalScrape,
+    /// The kubeconfig for discovery configs that say nowhere to discover from
+    /// ([`super::LoadOptions::default_kubeconfig`]), when kubesd is not in a cluster.
+    pub default_kubeconfig: Option<&'a Path>,
+}
+
+/// The `global` settings a job's own take their defaults from.
+#[derive(Clone, Debug)]
+pub struct GlobalScrape {
+    /// `global.scrape_interval` (default 1m).
+    pub scrape_interval: Duration,
+    /// `global.scrape_timeout` (default 10s).
+    pub scrape_timeout: Duration,
+    /// `global.metric_name_validation_scheme` (default `utf8`, as Prometheus 3).
+    pub names: NameValidation,
+}
+
+impl Default for GlobalScrape {
+    fn default() -> GlobalScrape {
+        GlobalScrape {
+            scrape_interval: Duration::from_secs(60),
+            scrape_timeout: Duration::from_secs(10),
+            names: NameValidation::Utf8,
+        }
+    }
+}
+
+/// Reads one `scrape_configs` entry. Every problem found is pushed to `errors` (one
+/// per key, so a user fixes them all in one go); `warn` collects one message per
+/// ignored key. Both without the job prefix, which the caller adds. Returns the job's
+/// name, if it has one, and what the entry is, if it has no errors.
+pub fn parse_job(
+    entry: &Value,
+    ctx: &JobContext<'_>,
+    errors: &mut Vec<JobError>,
+    warn: &mut Vec<String>,
+) -> (Option<String>, Option<Parsed>) {
+    let mut fail = |key: &str, problem: String| {
+        errors.push(JobError {
+            key: key.to_string(),
+            problem,
+        })
     };
     let Value::Mapping(map) = entry else {
-        return Err(fail(None, "", "expected a mapping".into()));
+        fail("", "expected a mapping".into());
+        return (None, None);
     };
     let name = match map.get("job_name") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(Value::String(_)) | Some(Value::Null) | None => {
-            return Err(fail(None, "job_name", "missing or empty".into()));
+            fail("job_name", "missing or empty".into());
+            None
         }
-        Some(_) => return Err(fail(None, "job_name", "expected a string".into())),
+        Some(_) => {
+            fail("job_name", "expected a string".into());
+            None
+        }
     };
-    let fail = |key: &str, problem: String| fail(Some(&name), key, problem);
+    let mut bad = false;
+    let mut fail = |key: &str, problem: String| {
+        bad = true;
+        fail(key, problem);
+    };
 
+    let mut names = ctx.global.names;
     let mut sd_values: &[Value] = &[];
     let mut relabel_values: &[Value] = &[];
+    let mut scrape_keys = ScrapeKeys::default();
     for (key, value) in map {
         let Value::String(key) = key else {
-            return Err(fail("", format!("key {key:?} is not a string")));
+            fail("", format!("key {key:?} is not a string"));
+            continue;
         };
         match key.as_str() {
             "job_name" => {}
-            "kubernetes_sd_configs" => sd_values = list(value).map_err(|p| fail(key, p))?,
-            "relabel_configs" => relabel_values = list(value).map_err(|p| fail(key, p))?,
+            "kubernetes_sd_configs" => match list(value) {
+                Ok(v) => sd_values = v,
+                Err(p) => fail(key, p),
+            },
+            "relabel_configs" => match list(value) {
+                Ok(v) => relabel_values = v,
+                Err(p) => fail(key, p),
+            },
+            "scheme" | "metrics_path" | "params" | "scrape_interval" | "scrape_timeout" => {
+                if let Err(p) = scrape_keys.read(key, value) {
+                    fail(key, p);
+                }
+            }
+            "metric_name_validation_scheme" => match name_validation(value) {
+                Ok(scheme) => names = scheme,
+                Err(p) => fail(key, p),
+            },
             k if IGNORED_JOB_KEYS.contains(&k) => {
                 warn.push(format!("ignoring {k:?}: {}", why_ignored(k)));
             }
-            other => return Err(fail(other, format!("unknown key {other:?}"))),
+            other => fail(other, format!("unknown key {other:?}")),
         }
     }
+    let scrape = match scrape_keys.settings(name.as_deref().unwrap_or(""), ctx.global) {
+        Ok(s) => Some(s),
+        Err((key, p)) => {
+            fail(key, p);
+            None
+        }
+    };
 
     // Rules are checked even for a job that is ignored: a config kubesd accepts should
-    // be one Prometheus accepts.
+    // be one Prometheus (or vmagent) accepts.
     let mut relabel = Vec::with_capacity(relabel_values.len());
+    let mut rules = Vec::with_capacity(relabel_values.len());
     for (i, value) in relabel_values.iter().enumerate() {
-        let rule: RelabelConfig = serde_norway::from_value(value.clone())
-            .map_err(|e| fail(&format!("relabel_configs[{i}]"), e.to_string()))?;
+        let rule: RelabelConfig = match serde_norway::from_value(value.clone()) {
+            Ok(rule) => rule,
+            Err(e) => {
+                fail(&format!("relabel_configs[{i}]"), e.to_string());
+                continue;
+            }
+        };
+        let options = RuleOptions {
+            dialect: ctx.dialect,
+            names,
+        };
+        match rule.compile_with(i, options) {
+            Ok(compiled) => rules.push(compiled),
+            Err(e) => fail(
+                &format!("relabel_configs[{}].{}", e.index, e.field),
+                e.problem,
+            ),
+        }
+        if let Some(why) = rule.action.and_then(meaningless_for_targets) {
+            warn.push(format!("relabel_configs[{i}]: {why}"));
+        }
+        let target = rule.target_label.as_deref().unwrap_or("");
+        if !target.is_empty() && !target.contains('$') && !is_valid_label_name(target) {
+            warn.push(format!(
+                "relabel_configs[{i}].target_label {target:?} is not a classic label name: \
+                 Prometheus 3 accepts it, earlier versions and other programs may refuse \
+                 the whole target list"
+            ));
+        }
         relabel.push(rule);
     }
-    let rules = compile_all(&relabel).map_err(|e| {
-        fail(
-            &format!("relabel_configs[{}].{}", e.index, e.field),
-            e.problem,
-        )
-    })?;
 
     let mut sd_configs = Vec::with_capacity(sd_values.len());
     for (i, value) in sd_values.iter().enumerate() {
         let at = format!("kubernetes_sd_configs[{i}]");
-        let config = sd_config(value, dir).map_err(|(key, problem)| {
-            let key = if key.is_empty() {
-                at.clone()
-            } else {
-                format!("{at}.{key}")
-            };
-            fail(&key, problem)
-        })?;
-        sd_configs.push(config);
+        match sd_config(value, ctx.dir, ctx.default_kubeconfig) {
+            Ok(config) => sd_configs.push(config),
+            Err((key, problem)) => {
+                let key = if key.is_empty() {
+                    at
+                } else {
+                    format!("{at}.{key}")
+                };
+                fail(&key, problem);
+            }
+        }
     }
-    if sd_configs.is_empty() {
-        return Ok(Parsed::Ignored(name));
+    let (Some(name), Some(scrape), false) = (name.clone(), scrape, bad) else {
+        return (name, None);
+    };
+    if sd_values.is_empty() {
+        return (Some(name), Some(Parsed::Ignored));
     }
-    Ok(Parsed::Job(Job {
-        name,
+    let job = Job {
+        name: name.clone(),
         sd_configs,
         relabel,
         rules,
-    }))
+        dialect: ctx.dialect,
+        scrape,
+    };
+    (Some(name), Some(Parsed::Job(job)))
+}
+
+/// Why a vmagent action means nothing for a discovered target, if it does not: they
+/// read `__name__`, which only scraped samples have. Accepted (vmagent accepts them in
+/// `relabel_configs` too), with this warning.
+fn meaningless_for_targets(action: Action) -> Option<String> {
+    let what = match action {
+        Action::KeepMetrics => "keeps a target only if its regex matches the empty string",
+        Action::DropMetrics => "drops a target only if its regex matches the empty string",
+        Action::Graphite => "never matches",
+        _ => return None,
+    };
+    Some(format!(
+        "action {action} reads __name__, which a discovered target does not have, so here \
+         it {what}; it belongs in metric_relabel_configs"
+    ))
+}
+
+/// `metric_name_validation_scheme`: `utf8` (or empty, the default) or `legacy`.
+pub fn name_validation(value: &Value) -> Result<NameValidation, String> {
+    match value {
+        Value::Null => Ok(NameValidation::Utf8),
+        Value::String(s) if s.is_empty() || s == "utf8" => Ok(NameValidation::Utf8),
+        Value::String(s) if s == "legacy" => Ok(NameValidation::Legacy),
+        other => Err(format!("{other:?} is not utf8 or legacy")),
+    }
+}
+
+/// The job keys that seed targets, as written.
+#[derive(Default)]
+struct ScrapeKeys {
+    scheme: Option<String>,
+    metrics_path: Option<String>,
+    params: Vec<(String, String)>,
+    scrape_interval: Option<Duration>,
+    scrape_timeout: Option<Duration>,
+}
+
+impl ScrapeKeys {
+    fn read(&mut self, key: &str, value: &Value) -> Result<(), String> {
+        let string = |value: &Value| match value {
+            Value::String(s) => Ok(s.clone()),
+            Value::Null => Ok(String::new()),
+            _ => Err("expected a string".to_string()),
+        };
+        match key {
+            "scheme" => {
+                let scheme = string(value)?;
+                if !matches!(scheme.as_str(), "" | "http" | "https") {
+                    return Err(format!("{scheme:?} is not http or https"));
+                }
+                self.scheme = Some(scheme).filter(|s| !s.is_empty());
+            }
+            "metrics_path" => self.metrics_path = Some(string(value)?).filter(|s| !s.is_empty()),
+            "params" => {
+                let params: Option<std::collections::BTreeMap<String, Vec<String>>> =
+                    serde_norway::from_value(value.clone())
+                        .map_err(|e| format!("expected a map of lists of strings: {e}"))?;
+                // Prometheus seeds the first value of each (`__param_<name>`).
+                self.params = params
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|(name, values)| Some((name, values.into_iter().next()?)))
+                    .collect();
+            }
+            "scrape_interval" => self.scrape_interval = Some(parse_duration(&string(value)?)?),
+            "scrape_timeout" => self.scrape_timeout = Some(parse_duration(&string(value)?)?),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The job's settings, with defaults from `global` as Prometheus takes them.
+    fn settings(
+        &self,
+        job_name: &str,
+        global: &GlobalScrape,
+    ) -> Result<ScrapeSettings, (&'static str, String)> {
+        let interval = self.scrape_interval.unwrap_or(global.scrape_interval);
+        let timeout = match self.scrape_timeout {
+            Some(t) => t,
+            // Prometheus: the global timeout, but never more than the job's interval.
+            None => global.scrape_timeout.min(interval),
+        };
+        if timeout > interval {
+            return Err((
+                "scrape_timeout",
+                format!(
+                    "{} is greater than scrape_interval {}",
+                    format_duration(timeout),
+                    format_duration(interval)
+                ),
+            ));
+        }
+        let mut settings = ScrapeSettings::new(job_name);
+        if let Some(scheme) = &self.scheme {
+            settings.scheme = ArcStr::from(scheme.as_str());
+        }
+        if let Some(path) = &self.metrics_path {
+            settings.metrics_path = ArcStr::from(path.as_str());
+        }
+        settings.params = self
+            .params
+            .iter()
+            .map(|(n, v)| {
+                (
+                    ArcStr::from(format!("{PARAM_PREFIX}{n}")),
+                    ArcStr::from(v.as_str()),
+                )
+            })
+            .collect();
+        settings.scrape_interval = ArcStr::from(format_duration(interval));
+        settings.scrape_timeout = ArcStr::from(format_duration(timeout));
+        Ok(settings)
+    }
 }
 
 /// The items of a list value; null is an empty list, as in Prometheus.
@@ -129,8 +359,13 @@ fn list(value: &Value) -> Result<&[Value], String> {
 }
 
 /// One `kubernetes_sd_configs` entry, checked and ready to run; on error, the key at
-/// fault (empty if none in particular) and the problem.
-fn sd_config(value: &Value, dir: &Path) -> Result<SdConfig, (String, String)> {
+/// fault (empty if none in particular) and the problem. An entry that names no server,
+/// no kubeconfig and no client settings takes `default_kubeconfig`, if given.
+fn sd_config(
+    value: &Value,
+    dir: &Path,
+    default_kubeconfig: Option<&Path>,
+) -> Result<SdConfig, (String, String)> {
     let mut config: SdConfig = serde_norway::from_value(value.clone())
         .map_err(|e| (culprit(value).unwrap_or_default(), e.to_string()))?;
     // Unknown keys end up in `unknown`; name the first the way the loader names keys.
@@ -138,6 +373,13 @@ fn sd_config(value: &Value, dir: &Path) -> Result<SdConfig, (String, String)> {
         return Err((String::new(), format!("unknown key {key:?}")));
     }
     resolve_relative_paths(&mut config, dir);
+    let names_no_server = config.api_server.as_deref().unwrap_or("").is_empty()
+        && config.kubeconfig_file.is_none()
+        && config.http == SdConfig::new(config.role, "").http;
+    if let Some(kubeconfig) = default_kubeconfig.filter(|_| names_no_server) {
+        config.kubeconfig_file = Some(kubeconfig.to_path_buf());
+        config.api_server = None;
+    }
     let check = |config: &SdConfig| {
         config
             .validate()
@@ -181,9 +423,6 @@ fn why_ignored(key: &str) -> &'static str {
         "kubesd only does Kubernetes discovery"
     } else if key == "metric_relabel_configs" {
         "it applies to scraped samples, which kubesd never sees"
-    } else if matches!(key, "metrics_path" | "scheme" | "params") {
-        "kubesd does not scrape; the scraper's own setting applies (relabel rules here \
-         cannot read it)"
     } else {
         "it configures scraping, which the program reading kubesd's targets does"
     }

@@ -19,15 +19,14 @@ pub const IGNORED_TOP_LEVEL: &[&str] = &[
 
 /// `scrape_configs` keys kubesd ignores: how to scrape, what to do with samples, the
 /// scrape's own HTTP client (not the discovery's, which is inside
-/// `kubernetes_sd_configs`), and other discovery mechanisms.
+/// `kubernetes_sd_configs`), and other discovery mechanisms; Prometheus' and vmagent's.
+/// (`scheme`, `metrics_path`, `params`, `scrape_interval` and `scrape_timeout` are read:
+/// targets are seeded with them.)
 pub const IGNORED_JOB_KEYS: &[&str] = &[
     // Scraping.
     "honor_labels",
     "honor_timestamps",
     "track_timestamps_staleness",
-    "params",
-    "scrape_interval",
-    "scrape_timeout",
     "scrape_protocols",
     "fallback_scrape_protocol",
     "scrape_failure_log_file",
@@ -35,8 +34,6 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "always_scrape_classic_histograms",
     "convert_classic_histograms_to_nhcb",
     "scrape_native_histograms",
-    "metrics_path",
-    "scheme",
     "enable_compression",
     "body_size_limit",
     "sample_limit",
@@ -47,9 +44,18 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "native_histogram_bucket_limit",
     "native_histogram_min_bucket_factor",
     "keep_dropped_targets",
-    "metric_name_validation_scheme",
     "metric_name_escaping_scheme",
+    "extra_scrape_metrics",
     "metric_relabel_configs",
+    // vmagent's scraping keys.
+    "max_scrape_size",
+    "disable_compression",
+    "disable_keepalive",
+    "stream_parse",
+    "scrape_align_interval",
+    "scrape_offset",
+    "series_limit",
+    "no_stale_markers",
     // The scrape's HTTP client.
     "basic_auth",
     "authorization",
@@ -64,10 +70,20 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "follow_redirects",
     "enable_http2",
     "http_headers",
+    // vmagent's scrape client and its proxy client.
+    "headers",
+    "proxy_authorization",
+    "proxy_basic_auth",
+    "proxy_bearer_token",
+    "proxy_bearer_token_file",
+    "proxy_oauth2",
+    "proxy_tls_config",
+    "proxy_headers",
     // Other discovery mechanisms.
     "static_configs",
     "azure_sd_configs",
     "consul_sd_configs",
+    "consulagent_sd_configs",
     "digitalocean_sd_configs",
     "docker_sd_configs",
     "dockerswarm_sd_configs",
@@ -94,4 +110,6 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "triton_sd_configs",
     "uyuni_sd_configs",
     "vultr_sd_configs",
+    "vultr_configs",
+    "yandexcloud_sd_configs",
 ];

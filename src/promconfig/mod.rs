@@ -1,157 +1,403 @@
 //! The config file: `kubesd run --config kubesd.yml` reads a Prometheus configuration
-//! as it is, so users keep the file they already have.
+//! as it is, so users keep the file they already have; vmagent's additions are read too.
 //!
-//! From it kubesd takes each `scrape_configs` job with `kubernetes_sd_configs`, and its
-//! `relabel_configs`. Everything else Prometheus documents is accepted and ignored with
-//! one warning per key (returned, for the caller to log); anything else is an error
-//! naming where it is, e.g.
+//! From it kubesd takes each `scrape_configs` job with `kubernetes_sd_configs` (also
+//! from the files `scrape_config_files` names), its `relabel_configs`, and the scrape
+//! settings its targets are seeded with. Everything else Prometheus or vmagent
+//! documents is accepted and ignored with one warning per key (returned, for the caller
+//! to log); anything else is an error naming where it is, e.g.
 //! `scrape_configs[2] (job "pods"): kubernetes_sd_configs[0]: unknown key "api_sever"`.
+//! Every error in the file is reported, not only the first.
 
+mod duration;
 mod error;
 mod job;
 mod keys;
 mod nesting;
 mod paths;
+mod placeholders;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_norway::Value;
 
-pub use error::LoadError;
+pub use duration::{format_duration, parse_duration};
+pub use error::{LoadError, Problem};
 pub use job::Job;
 pub use keys::{IGNORED_JOB_KEYS, IGNORED_TOP_LEVEL};
 pub use paths::resolve_relative_paths;
+pub use placeholders::{Expanded, expand_placeholders};
 
-use job::{Parsed, parse_job};
+use crate::relabel::Dialect;
+use job::{GlobalScrape, JobContext, Parsed, parse_job};
+
+/// How to read a config file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Whose meaning to follow where Prometheus and vmagent differ
+    /// ([`crate::relabel::Dialect`]): `hashmod`'s hash, `{{label}}` in replacements,
+    /// `%{VAR}` placeholders.
+    pub dialect: Dialect,
+    /// Expand prometheus-operator's `$(VAR)` placeholders from the environment, as its
+    /// config reloader does.
+    pub expand_reloader_vars: bool,
+    /// A kubeconfig for `kubernetes_sd_configs` that name neither `api_server` nor
+    /// `kubeconfig_file` and set no client settings, used when kubesd is not in a
+    /// cluster (`KUBERNETES_SERVICE_HOST` unset): `--kubeconfig`, or `$KUBECONFIG`.
+    pub default_kubeconfig: Option<PathBuf>,
+}
 
 /// A loaded config file.
 #[derive(Clone, Debug, Default)]
 pub struct LoadedConfig {
-    /// The jobs with Kubernetes discovery, in file order.
+    /// The jobs with Kubernetes discovery, in file order (then those of
+    /// `scrape_config_files`, in their order).
     pub jobs: Vec<Job>,
     /// One message per ignored key or job, naming it, for the caller to log.
     pub warnings: Vec<String>,
 }
 
-/// Reads and checks the config file at `path`.
+/// Reads and checks the config file at `path`, with default options.
 pub fn load_config(path: &Path) -> Result<LoadedConfig, LoadError> {
+    load_config_with(path, &LoadOptions::default())
+}
+
+/// Reads and checks the config file at `path`; placeholders read the process'
+/// environment.
+pub fn load_config_with(path: &Path, options: &LoadOptions) -> Result<LoadedConfig, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_config(&text, path)
+    parse_config_with(text.as_str(), path, options, &|name| {
+        std::env::var(name).ok()
+    })
 }
 
-/// Checks config `text` read from `path`: relative file names in it are taken relative
-/// to `path`'s directory, and errors name `path`.
+/// Checks config `text` read from `path`, with default options: relative file names in
+/// it are taken relative to `path`'s directory, and errors name `path`.
 pub fn parse_config(text: &str, path: &Path) -> Result<LoadedConfig, LoadError> {
-    let invalid = |at: String, problem: String| LoadError::Invalid {
-        path: path.to_path_buf(),
-        at,
-        problem,
-    };
-    if let Some(at) = nesting::flow_depth_exceeds(text, nesting::MAX_FLOW_DEPTH) {
-        let line = text[..at].matches('\n').count() + 1;
-        return Err(LoadError::Syntax {
-            path: path.to_path_buf(),
-            message: format!(
-                "line {line}: collections nested more than {} levels deep",
-                nesting::MAX_FLOW_DEPTH
-            ),
-        });
-    }
-    let mut root: Value = serde_norway::from_str(text).map_err(|e| LoadError::Syntax {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    // `<<: *anchor` merge keys, which Prometheus' YAML decoder applies.
-    root.apply_merge()
-        .map_err(|e| invalid("<<".into(), e.to_string()))?;
-    let dir = path.parent().unwrap_or(Path::new(""));
+    parse_config_with(text, path, &LoadOptions::default(), &|name| {
+        std::env::var(name).ok()
+    })
+}
 
-    let mut loaded = LoadedConfig::default();
-    let top = match &root {
-        Value::Mapping(map) => map.clone(),
-        // An empty file is a valid (empty) Prometheus config.
-        Value::Null => return Ok(loaded),
-        _ => return Err(invalid("(top level)".into(), "expected a mapping".into())),
+/// Checks config `text` read from `path`, reading placeholders' variables through
+/// `env`.
+pub fn parse_config_with(
+    text: &str,
+    path: &Path,
+    options: &LoadOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<LoadedConfig, LoadError> {
+    let mut loader = Loader {
+        options,
+        env,
+        global: GlobalScrape::default(),
+        loaded: LoadedConfig::default(),
+        problems: Vec::new(),
+        seen: HashMap::new(),
     };
+    let root = loader.document(text, path)?;
+    let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+    let top = match root {
+        Value::Mapping(map) => map,
+        // An empty file is a valid (empty) Prometheus config.
+        Value::Null => return loader.finish(path),
+        _ => {
+            loader.problem("(top level)", "expected a mapping");
+            return loader.finish(path);
+        }
+    };
+    // `global` first: jobs take their defaults from it, wherever it is in the file.
+    if let Some(global) = top.get("global") {
+        loader.read_global(global);
+    }
     let mut scrape_configs: &[Value] = &[];
+    let mut files: Vec<String> = Vec::new();
     for (key, value) in &top {
         let Value::String(key) = key else {
-            return Err(invalid(
-                "(top level)".into(),
-                format!("key {key:?} is not a string"),
-            ));
+            loader.problem("(top level)", &format!("key {key:?} is not a string"));
+            continue;
         };
         match key.as_str() {
             "scrape_configs" => match value {
                 Value::Sequence(items) => scrape_configs = items,
                 Value::Null => {}
-                _ => return Err(invalid(key.clone(), "expected a list".into())),
+                _ => loader.problem(key, "expected a list"),
             },
             "scrape_config_files" => {
-                // Ignoring it would silently lose the jobs those files hold.
-                return Err(invalid(
-                    key.clone(),
-                    "not supported by kubesd: put the jobs in this file".into(),
-                ));
+                match serde_norway::from_value::<Option<Vec<String>>>(value.clone()) {
+                    Ok(patterns) => files = patterns.unwrap_or_default(),
+                    Err(_) => loader.problem(key, "expected a list of file names or globs"),
+                }
             }
-            k if IGNORED_TOP_LEVEL.contains(&k) => loaded.warnings.push(format!(
+            "global" => {}
+            k if IGNORED_TOP_LEVEL.contains(&k) => loader.loaded.warnings.push(format!(
                 "ignoring top-level section {k:?}: kubesd only does service discovery"
             )),
-            other => {
-                return Err(invalid(
-                    "(top level)".into(),
-                    format!("unknown key {other:?}"),
-                ));
-            }
+            other => loader.problem("(top level)", &format!("unknown key {other:?}")),
+        }
+    }
+    for (i, entry) in scrape_configs.iter().enumerate() {
+        loader.job(entry, &dir, &format!("scrape_configs[{i}]"));
+    }
+    for pattern in files {
+        loader.scrape_config_files(&dir, &pattern);
+    }
+    loader.finish(path)
+}
+
+/// One load in progress: what it found so far.
+struct Loader<'a> {
+    options: &'a LoadOptions,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    global: GlobalScrape,
+    loaded: LoadedConfig,
+    problems: Vec<Problem>,
+    /// Job names taken, and where first.
+    seen: HashMap<String, String>,
+}
+
+impl Loader<'_> {
+    fn problem(&mut self, at: &str, problem: &str) {
+        self.problems.push(Problem {
+            at: at.to_string(),
+            problem: problem.to_string(),
+        });
+    }
+
+    fn finish(self, path: &Path) -> Result<LoadedConfig, LoadError> {
+        if self.problems.is_empty() {
+            Ok(self.loaded)
+        } else {
+            Err(LoadError::Invalid {
+                path: path.to_path_buf(),
+                problems: self.problems,
+            })
         }
     }
 
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    for (i, entry) in scrape_configs.iter().enumerate() {
+    /// The YAML document in `text`, placeholders expanded and merge keys applied.
+    fn document(&mut self, text: &str, path: &Path) -> Result<Value, LoadError> {
+        let syntax = |message: String| LoadError::Syntax {
+            path: path.to_path_buf(),
+            message,
+        };
+        let percent = self.options.dialect == Dialect::VictoriaMetrics;
+        let expanded =
+            expand_placeholders(text, percent, self.options.expand_reloader_vars, self.env);
+        for w in expanded.warnings {
+            self.loaded
+                .warnings
+                .push(format!("{}: {w}", path.display()));
+        }
+        let text = expanded.text;
+        if let Some(at) = nesting::flow_depth_exceeds(&text, nesting::MAX_FLOW_DEPTH) {
+            let line = text[..at].matches('\n').count() + 1;
+            return Err(syntax(format!(
+                "line {line}: collections nested more than {} levels deep",
+                nesting::MAX_FLOW_DEPTH
+            )));
+        }
+        let mut root: Value = serde_norway::from_str(&text).map_err(|e| syntax(e.to_string()))?;
+        // `<<: *anchor` merge keys, which Prometheus' YAML decoder applies.
+        root.apply_merge().map_err(|e| LoadError::Invalid {
+            path: path.to_path_buf(),
+            problems: vec![Problem {
+                at: "<<".into(),
+                problem: e.to_string(),
+            }],
+        })?;
+        Ok(root)
+    }
+
+    /// `global.scrape_interval` and `global.scrape_timeout`; its other keys are
+    /// ignored with a warning.
+    fn read_global(&mut self, global: &Value) {
+        let Value::Mapping(map) = global else {
+            if !global.is_null() {
+                self.problem("global", "expected a mapping");
+            }
+            return;
+        };
+        let mut ignored = Vec::new();
+        for (key, value) in map {
+            let key = key.as_str().unwrap_or_default();
+            if key == "metric_name_validation_scheme" {
+                match job::name_validation(value) {
+                    Ok(names) => self.global.names = names,
+                    Err(p) => self.problem("global.metric_name_validation_scheme", &p),
+                }
+                continue;
+            }
+            let slot = match key {
+                "scrape_interval" => &mut self.global.scrape_interval,
+                "scrape_timeout" => &mut self.global.scrape_timeout,
+                other => {
+                    ignored.push(format!("{other:?}"));
+                    continue;
+                }
+            };
+            match value.as_str().map(parse_duration) {
+                Some(Ok(d)) => *slot = d,
+                Some(Err(e)) => self.problems.push(Problem {
+                    at: format!("global.{key}"),
+                    problem: e,
+                }),
+                None => self.problems.push(Problem {
+                    at: format!("global.{key}"),
+                    problem: "expected a duration such as 15s".into(),
+                }),
+            }
+        }
+        let g = &self.global;
+        if g.scrape_timeout > g.scrape_interval {
+            let problem = format!(
+                "{} is greater than scrape_interval {}",
+                format_duration(g.scrape_timeout),
+                format_duration(g.scrape_interval)
+            );
+            self.problem("global.scrape_timeout", &problem);
+        }
+        if !ignored.is_empty() {
+            self.loaded.warnings.push(format!(
+                "ignoring global {}: kubesd only does service discovery",
+                ignored.join(", ")
+            ));
+        }
+    }
+
+    /// One `scrape_configs` entry at `at` (e.g. `scrape_configs[2]`), with relative
+    /// file names taken from `dir`.
+    fn job(&mut self, entry: &Value, dir: &Path, at: &str) {
+        // In a pod, a config without a server means the pod's cluster, as in Prometheus.
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
+        let ctx = JobContext {
+            dir,
+            dialect: self.options.dialect,
+            global: &self.global,
+            default_kubeconfig: self
+                .options
+                .default_kubeconfig
+                .as_deref()
+                .filter(|_| !in_cluster),
+        };
+        let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        let parsed = parse_job(entry, dir, &mut warnings).map_err(|e| {
-            let at = job_at(i, e.name.as_deref());
-            let at = if e.key.is_empty() {
-                at
+        let (name, parsed) = parse_job(entry, &ctx, &mut errors, &mut warnings);
+        let at = match &name {
+            Some(name) => format!("{at} (job {name:?})"),
+            None => at.to_string(),
+        };
+        for e in errors {
+            let where_ = if e.key.is_empty() {
+                at.clone()
             } else {
                 format!("{at}: {}", e.key)
             };
-            invalid(at, e.problem)
-        })?;
-        let name = match &parsed {
-            Parsed::Job(job) => job.name.clone(),
-            Parsed::Ignored(name) => name.clone(),
-        };
-        let at = job_at(i, Some(&name));
-        if let Some(first) = seen.insert(name.clone(), i) {
-            return Err(invalid(
-                format!("{at}: job_name"),
-                format!("duplicate job name, first used by scrape_configs[{first}]"),
-            ));
+            self.problems.push(Problem {
+                at: where_,
+                problem: e.problem,
+            });
+        }
+        if let Some(name) = &name {
+            if let Some(first) = self.seen.get(name) {
+                let problem = format!("duplicate job name, first used by {first}");
+                self.problem(&format!("{at}: job_name"), &problem);
+            } else {
+                let first = at.split(" (job").next().unwrap_or(&at).to_string();
+                self.seen.insert(name.clone(), first);
+            }
         }
         match parsed {
-            Parsed::Job(job) => {
-                loaded
+            Some(Parsed::Job(job)) => {
+                self.loaded
                     .warnings
                     .extend(warnings.into_iter().map(|w| format!("{at}: {w}")));
-                loaded.jobs.push(job);
+                self.loaded.jobs.push(job);
             }
-            Parsed::Ignored(_) => loaded.warnings.push(format!(
+            Some(Parsed::Ignored) => self.loaded.warnings.push(format!(
                 "{at}: ignoring the job: it has no kubernetes_sd_configs"
             )),
+            None => {}
         }
     }
-    Ok(loaded)
-}
 
-/// How errors and warnings name entry `index` of `scrape_configs`.
-fn job_at(index: usize, name: Option<&str>) -> String {
-    match name {
-        Some(name) => format!("scrape_configs[{index}] (job {name:?})"),
-        None => format!("scrape_configs[{index}]"),
+    /// The jobs of the files `pattern` matches, as Prometheus reads
+    /// `scrape_config_files`: a glob relative to the config file's directory, each file
+    /// holding only `scrape_configs`, whose relative file names are taken from that
+    /// file's own directory.
+    fn scrape_config_files(&mut self, dir: &Path, pattern: &str) {
+        let at = format!("scrape_config_files {pattern:?}");
+        let full = if Path::new(pattern).is_absolute() {
+            PathBuf::from(pattern)
+        } else {
+            dir.join(pattern)
+        };
+        let matches = match glob::glob(&full.to_string_lossy()) {
+            Ok(m) => m,
+            Err(e) => {
+                self.problem(&at, &format!("not a valid glob: {e}"));
+                return;
+            }
+        };
+        for file in matches {
+            let file = match file {
+                Ok(f) => f,
+                Err(e) => {
+                    self.problem(&at, &e.to_string());
+                    continue;
+                }
+            };
+            let at = format!("scrape_config_files: {}", file.display());
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.problem(&at, &format!("cannot read: {e}"));
+                    continue;
+                }
+            };
+            let root = match self.document(&text, &file) {
+                Ok(root) => root,
+                Err(e) => {
+                    self.problem(&at, &e.to_string());
+                    continue;
+                }
+            };
+            let file_dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+            let entries = match &root {
+                Value::Null => continue,
+                Value::Mapping(map) => {
+                    let mut entries: &[Value] = &[];
+                    for (key, value) in map {
+                        match (key.as_str(), value) {
+                            (Some("scrape_configs"), Value::Sequence(items)) => entries = items,
+                            (Some("scrape_configs"), Value::Null) => {}
+                            (Some("scrape_configs"), _) => {
+                                self.problem(&format!("{at}: scrape_configs"), "expected a list")
+                            }
+                            _ => self.problem(
+                                &at,
+                                &format!(
+                                    "unknown key {:?}: a scrape config file holds only \
+                                     scrape_configs",
+                                    key.as_str().unwrap_or("(not a string)")
+                                ),
+                            ),
+                        }
+                    }
+                    entries.to_vec()
+                }
+                _ => {
+                    self.problem(&at, "expected a mapping");
+                    continue;
+                }
+            };
+            for (i, entry) in entries.iter().enumerate() {
+                self.job(entry, &file_dir, &format!("{at}: scrape_configs[{i}]"));
+            }
+        }
     }
 }

@@ -4,8 +4,11 @@ use arcstr::ArcStr;
 
 use md5::{Digest, Md5};
 
+use regex::Regex;
+
 use super::config::{Action, CompiledRule};
-use super::names::is_valid_label_name;
+use super::dialect::Dialect;
+use super::graphite::expand_graphite;
 use super::template::expand;
 use crate::labels::{Labels, LabelsBuilder};
 
@@ -26,6 +29,13 @@ pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
 
 /// One rule; false if it drops the target.
 pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
+    if let Some(selector) = &rule.if_selector
+        && !selector.matches(|name| set.get(name))
+    {
+        // vmagent: a `keep` rule drops what its `if` does not match; any other rule
+        // leaves it alone.
+        return rule.action != Action::Keep;
+    }
     let value = source_value(rule, set);
     match rule.action {
         Action::Drop => return !rule.regex.is_match(&value),
@@ -35,8 +45,48 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
         Action::Replace => replace(rule, &value, set),
         Action::Lowercase => set.set(&rule.target_label, &value.to_lowercase()),
         Action::Uppercase => set.set(&rule.target_label, &value.to_uppercase()),
+        Action::KeepIfEqual => return all_equal(rule, set),
+        Action::DropIfEqual => return !all_equal(rule, set),
+        Action::KeepIfContains => return contains_all(rule, set),
+        Action::DropIfContains => return !contains_all(rule, set),
+        // Compiled to `keep` and `drop` on `__name__`.
+        Action::KeepMetrics => return rule.regex.is_match(set.get("__name__")),
+        Action::DropMetrics => return !rule.regex.is_match(set.get("__name__")),
+        Action::ReplaceAll => {
+            if let Some(re) = &rule.unanchored {
+                let replaced = replace_every_match(re, &value, &rule.replacement);
+                // vmagent writes the target only when something was replaced.
+                if replaced != value {
+                    set.set(&rule.target_label, &replaced);
+                }
+            }
+        }
+        Action::LabelMapAll => {
+            if let Some(re) = &rule.unanchored {
+                for (name, value) in set.snapshot() {
+                    let renamed = replace_every_match(re, &name, &rule.replacement);
+                    if renamed != *name && rule.names.is_valid(&renamed) {
+                        set.delete(&name);
+                        set.set_shared(ArcStr::from(renamed), value);
+                    }
+                }
+            }
+        }
+        Action::Graphite => {
+            if let Some((template, labels)) = &rule.graphite {
+                let name = set.get("__name__").to_string();
+                if let Some(captures) = template.captures(&name) {
+                    for (label, value) in labels {
+                        set.set(label, &expand_graphite(value, &captures));
+                    }
+                }
+            }
+        }
         Action::HashMod => {
-            let bucket = hash_mod(&value, rule.modulus);
+            let bucket = match rule.dialect {
+                Dialect::Prometheus => hash_mod(&value, rule.modulus),
+                Dialect::VictoriaMetrics => hash_mod_xxhash(&value, rule.modulus),
+            };
             set.set(&rule.target_label, &bucket.to_string());
         }
         Action::LabelMap => {
@@ -45,7 +95,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
                     let new_name = expand(&rule.replacement, &caps);
                     // Prometheus writes whatever name comes out; kubesd skips one that is
                     // not a label name, as `replace` does, so its output stays valid.
-                    if is_valid_label_name(&new_name) {
+                    if rule.names.is_valid(&new_name) {
                         set.set_shared(ArcStr::from(new_name), value);
                     }
                 }
@@ -83,17 +133,74 @@ fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
 
 /// `replace`: if the regex matches, write the expanded replacement to the expanded
 /// target label; an empty replacement removes the label, and a target that expands to
-/// something that is not a label name is skipped.
+/// something that is not a label name is skipped. In vmagent's dialect, `{{name}}` in
+/// the replacement is first replaced by label `name`'s value.
 fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
     let Some(caps) = rule.regex.captures(value) else {
         return;
     };
     let target = expand(&rule.target_label, &caps);
-    if !is_valid_label_name(&target) {
+    if !rule.names.is_valid(&target) {
         return;
     }
-    let result = expand(&rule.replacement, &caps);
+    let result = if rule.dialect == Dialect::VictoriaMetrics && rule.replacement.contains("{{") {
+        expand(&fill_label_references(&rule.replacement, set), &caps)
+    } else {
+        expand(&rule.replacement, &caps)
+    };
     set.set(&target, &result);
+}
+
+/// vmagent's `{{name}}` references in a replacement, filled from the labels; an
+/// unclosed `{{` is kept as written.
+fn fill_label_references(replacement: &str, set: &WorkingSet) -> String {
+    let mut out = String::with_capacity(replacement.len());
+    let mut rest = replacement;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        out.push_str(set.get(&after[..close]));
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `value` with every match of `re` replaced by `template` expanded for that match
+/// (Go's `Regexp.ReplaceAllString`).
+fn replace_every_match(re: &Regex, value: &str, template: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut last = 0;
+    for caps in re.captures_iter(value) {
+        let Some(whole) = caps.get(0) else {
+            continue;
+        };
+        out.push_str(&value[last..whole.start()]);
+        out.push_str(&expand(template, &caps));
+        last = whole.end();
+    }
+    out.push_str(&value[last..]);
+    out
+}
+
+/// vmagent's keep/drop_if_equal test: every source label has the first one's value.
+fn all_equal(rule: &CompiledRule, set: &WorkingSet) -> bool {
+    let mut values = rule.source_labels.iter().map(|name| set.get(name));
+    let first = values.next().unwrap_or("");
+    values.all(|v| v == first)
+}
+
+/// vmagent's keep/drop_if_contains test: `target_label`'s value contains each source
+/// label's value.
+fn contains_all(rule: &CompiledRule, set: &WorkingSet) -> bool {
+    let haystack = set.get(&rule.target_label);
+    rule.source_labels
+        .iter()
+        .all(|name| haystack.contains(set.get(name)))
 }
 
 /// Prometheus' `hashmod`: MD5 of the value, its *last* 8 bytes read as a big-endian
@@ -104,6 +211,11 @@ pub fn hash_mod(value: &str, modulus: u64) -> u64 {
     let mut last = [0u8; 8];
     last.copy_from_slice(&digest[8..16]);
     u64::from_be_bytes(last) % modulus
+}
+
+/// vmagent's `hashmod`: xxHash64 of the value, modulo `modulus`.
+pub fn hash_mod_xxhash(value: &str, modulus: u64) -> u64 {
+    xxhash_rust::xxh64::xxh64(value.as_bytes(), 0) % modulus
 }
 
 /// The labels while rules run, mirroring Prometheus' `labels.Builder`, whose order of
@@ -165,7 +277,7 @@ impl WorkingSet {
         self.set_shared(ArcStr::from(name), ArcStr::from(value));
     }
 
-    fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
+    pub(super) fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
         if value.is_empty() {
             self.delete(&name);
             return;
@@ -203,7 +315,7 @@ impl WorkingSet {
     }
 
     /// The labels as they are now, in the order Prometheus' builder visits them.
-    fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
+    pub(super) fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
         // Stable: untouched labels stay in name order.
         order.sort_by_key(|e| e.set_order.map_or((false, 0), |o| (true, o)));

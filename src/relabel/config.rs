@@ -8,11 +8,13 @@ use regex::Regex;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::names::{is_valid_label_name, is_valid_name_template};
+use super::dialect::Dialect;
+use super::graphite::GraphiteMatch;
+use super::names::NameValidation;
+use super::selector::SeriesSelector;
 
 /// What a rule does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// Sets `target_label` to the expanded `replacement` if `regex` matches.
     Replace,
@@ -36,11 +38,36 @@ pub enum Action {
     Lowercase,
     /// Sets `target_label` to the source value in upper case.
     Uppercase,
+    /// vmagent: keeps the target only if all `source_labels` have the same value.
+    KeepIfEqual,
+    /// vmagent: drops the target if all `source_labels` have the same value.
+    DropIfEqual,
+    /// vmagent: keeps the target only if `target_label`'s value contains each source
+    /// label's value.
+    KeepIfContains,
+    /// vmagent: drops the target if `target_label`'s value contains each source label's
+    /// value.
+    DropIfContains,
+    /// vmagent: `keep` on `__name__`. A discovered target has no `__name__`, so this keeps
+    /// a target only if `regex` matches the empty string (a warning says so at load).
+    KeepMetrics,
+    /// vmagent: `drop` on `__name__`. A discovered target has no `__name__`, so this
+    /// drops a target only if `regex` matches the empty string.
+    DropMetrics,
+    /// vmagent: renames every label by replacing each match of `regex` (unanchored) in
+    /// its name with `replacement`.
+    LabelMapAll,
+    /// vmagent: writes the source value with each match of `regex` (unanchored)
+    /// replaced by `replacement` to `target_label`.
+    ReplaceAll,
+    /// vmagent: sets `labels` from a glob `match` on `__name__`; as for `keep_metrics`,
+    /// a discovered target has no `__name__`.
+    Graphite,
 }
 
 impl Action {
     /// Every action, for parsing and error messages.
-    const ALL: [Action; 11] = [
+    const ALL: [Action; 20] = [
         Action::Replace,
         Action::Keep,
         Action::Drop,
@@ -52,6 +79,15 @@ impl Action {
         Action::LabelKeep,
         Action::Lowercase,
         Action::Uppercase,
+        Action::KeepIfEqual,
+        Action::DropIfEqual,
+        Action::KeepIfContains,
+        Action::DropIfContains,
+        Action::KeepMetrics,
+        Action::DropMetrics,
+        Action::LabelMapAll,
+        Action::ReplaceAll,
+        Action::Graphite,
     ];
 
     /// The action's name as configs spell it.
@@ -68,6 +104,15 @@ impl Action {
             Action::LabelKeep => "labelkeep",
             Action::Lowercase => "lowercase",
             Action::Uppercase => "uppercase",
+            Action::KeepIfEqual => "keep_if_equal",
+            Action::DropIfEqual => "drop_if_equal",
+            Action::KeepIfContains => "keep_if_contains",
+            Action::DropIfContains => "drop_if_contains",
+            Action::KeepMetrics => "keep_metrics",
+            Action::DropMetrics => "drop_metrics",
+            Action::LabelMapAll => "labelmap_all",
+            Action::ReplaceAll => "replace_all",
+            Action::Graphite => "graphite",
         }
     }
 
@@ -87,6 +132,25 @@ impl Action {
                 | Action::Uppercase
                 | Action::KeepEqual
                 | Action::DropEqual
+                | Action::KeepIfContains
+                | Action::DropIfContains
+                | Action::ReplaceAll
+        )
+    }
+
+    /// True for the actions only vmagent has.
+    pub fn is_vmagent_only(self) -> bool {
+        matches!(
+            self,
+            Action::KeepIfEqual
+                | Action::DropIfEqual
+                | Action::KeepIfContains
+                | Action::DropIfContains
+                | Action::KeepMetrics
+                | Action::DropMetrics
+                | Action::LabelMapAll
+                | Action::ReplaceAll
+                | Action::Graphite
         )
     }
 }
@@ -94,6 +158,12 @@ impl Action {
 impl fmt::Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Action {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -124,8 +194,9 @@ pub struct RelabelConfig {
     /// Placed between the source labels' values (default `;`).
     #[serde(default, deserialize_with = "scalar_string")]
     pub separator: Option<String>,
-    /// Matched against the source value, fully anchored (default `(.*)`).
-    #[serde(default, deserialize_with = "scalar_string")]
+    /// Matched against the source value, fully anchored (default `(.*)`). vmagent's
+    /// list form (`regex: [a, b]`) is read as the alternatives joined with `|`.
+    #[serde(default, deserialize_with = "regex_string")]
     pub regex: Option<String>,
     /// For `hashmod`: the modulus.
     #[serde(default)]
@@ -139,6 +210,60 @@ pub struct RelabelConfig {
     /// The action (default `replace`).
     #[serde(default)]
     pub action: Option<Action>,
+    /// vmagent's `if`: series selectors (one, or a list meaning any of them); the rule
+    /// applies only to targets they match (`keep` drops the others).
+    #[serde(default, rename = "if", deserialize_with = "one_or_many")]
+    pub if_selectors: Option<Vec<String>>,
+    /// vmagent's `match`, for `action: graphite`.
+    #[serde(default, rename = "match")]
+    pub graphite_match: Option<String>,
+    /// vmagent's `labels`, for `action: graphite`: label name to template.
+    #[serde(default)]
+    pub labels: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// A string, or a list of strings (vmagent's `if`).
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(Some(match OneOrMany::deserialize(d) {
+        Ok(OneOrMany::One(s)) => vec![s],
+        Ok(OneOrMany::Many(v)) => v,
+        Err(_) => {
+            return Err(de::Error::custom(
+                "expected a series selector or a list of them",
+            ));
+        }
+    }))
+}
+
+/// `regex`: a scalar as [`scalar_string`] reads it, or vmagent's list of alternatives,
+/// joined with `|`.
+fn regex_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ScalarOrList {
+        #[serde(deserialize_with = "scalar_string")]
+        Scalar(Option<String>),
+        List(Vec<Scalar>),
+    }
+    #[derive(Deserialize)]
+    struct Scalar(#[serde(deserialize_with = "scalar_string")] Option<String>);
+    match ScalarOrList::deserialize(d) {
+        Ok(ScalarOrList::Scalar(s)) => Ok(s),
+        Ok(ScalarOrList::List(items)) => Ok(Some(
+            items
+                .into_iter()
+                .map(|Scalar(s)| s.unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("|"),
+        )),
+        Err(_) => Err(de::Error::custom("expected a string or a list of strings")),
+    }
 }
 
 /// A string field that, as in Prometheus (Go's YAML decoder), also takes a number or a
@@ -196,14 +321,35 @@ pub struct CompiledRule {
     pub(super) separator: String,
     /// The anchored regex.
     pub(super) regex: Regex,
+    /// The regex unanchored, for `replace_all` and `labelmap_all`, which replace every
+    /// match.
+    pub(super) unanchored: Option<Regex>,
     /// For `hashmod`.
     pub(super) modulus: u64,
     /// The label written or compared with; may hold `$` references for `replace`.
     pub(super) target_label: String,
     /// The replacement template.
     pub(super) replacement: String,
-    /// The action.
+    /// The action (`keep_metrics` and `drop_metrics` compiled to `keep` and `drop` on
+    /// `__name__`, as vmagent does).
     pub(super) action: Action,
+    /// vmagent's `if`: the rule applies only to targets this matches.
+    pub(super) if_selector: Option<SeriesSelector>,
+    /// For `graphite`: the match template and the labels it sets.
+    pub(super) graphite: Option<(GraphiteMatch, Vec<(String, String)>)>,
+    /// Whose rules the config follows, where Prometheus and vmagent differ.
+    pub(super) dialect: Dialect,
+    /// Which names the rule may write.
+    pub(super) names: NameValidation,
+}
+
+/// How a rule is read and checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RuleOptions {
+    /// Whose meaning to follow where Prometheus and vmagent differ.
+    pub dialect: Dialect,
+    /// The job's `metric_name_validation_scheme`.
+    pub names: NameValidation,
 }
 
 impl CompiledRule {
@@ -213,20 +359,52 @@ impl CompiledRule {
     }
 }
 
-/// Compiles `rules` in order; the first invalid one is the error.
+/// Compiles `rules` in order, in Prometheus' dialect with its legacy name checks (the
+/// strictest); the first invalid one is the error.
 pub fn compile_all(rules: &[RelabelConfig]) -> Result<Vec<CompiledRule>, RelabelError> {
+    compile_all_with(
+        rules,
+        RuleOptions {
+            dialect: Dialect::Prometheus,
+            names: NameValidation::Legacy,
+        },
+    )
+}
+
+/// Compiles `rules` in order, as `options` say; the first invalid one is the error.
+pub fn compile_all_with(
+    rules: &[RelabelConfig],
+    options: RuleOptions,
+) -> Result<Vec<CompiledRule>, RelabelError> {
     rules
         .iter()
         .enumerate()
-        .map(|(i, r)| r.compile(i))
+        .map(|(i, r)| r.compile_with(i, options))
         .collect()
 }
 
 impl RelabelConfig {
-    /// Checks this rule as Prometheus does (`relabel.Config.Validate` plus the label-name
-    /// checks of its YAML decoding) and compiles it. `index` is its position in
-    /// `relabel_configs`, for the error.
+    /// [`RelabelConfig::compile_with`] in Prometheus' dialect with its legacy name
+    /// checks.
     pub fn compile(&self, index: usize) -> Result<CompiledRule, RelabelError> {
+        self.compile_with(
+            index,
+            RuleOptions {
+                dialect: Dialect::Prometheus,
+                names: NameValidation::Legacy,
+            },
+        )
+    }
+
+    /// Checks this rule as Prometheus does (`relabel.Config.Validate` plus the label-name
+    /// checks of its YAML decoding), or for vmagent's own actions as vmagent does, and
+    /// compiles it. `index` is its position in `relabel_configs`, for the error.
+    pub fn compile_with(
+        &self,
+        index: usize,
+        options: RuleOptions,
+    ) -> Result<CompiledRule, RelabelError> {
+        let RuleOptions { dialect, names } = options;
         let err = |field: &'static str, problem: String| RelabelError {
             index,
             field,
@@ -251,83 +429,227 @@ impl RelabelConfig {
         // Prometheus anchors the regex and lets `.` match newlines: `^(?s:regex)$`.
         let regex = Regex::new(&format!("^(?s:{pattern})$"))
             .map_err(|e| err("regex", format!("{pattern:?} does not compile: {e}")))?;
-
-        if action == Action::HashMod && modulus == 0 {
-            return Err(err(
-                "modulus",
-                "hashmod requires a modulus greater than 0".into(),
-            ));
-        }
-        if action.needs_target() && target.is_empty() {
-            return Err(err(
-                "target_label",
-                format!("the {action} action requires target_label"),
-            ));
-        }
-        let target_ok = match action {
-            // Only `replace` may compute its target from the match.
-            Action::Replace if target.contains('$') => is_valid_name_template(target),
-            _ if action.needs_target() => is_valid_label_name(target),
-            _ => true,
+        let unanchored = if matches!(action, Action::ReplaceAll | Action::LabelMapAll) {
+            Some(
+                Regex::new(&format!("(?s:{pattern})"))
+                    .map_err(|e| err("regex", format!("{pattern:?} does not compile: {e}")))?,
+            )
+        } else {
+            None
         };
-        if !target_ok {
+        let if_selector = match &self.if_selectors {
+            Some(list) => Some(SeriesSelector::parse_all(list).map_err(|e| err("if", e))?),
+            None => None,
+        };
+
+        if action.is_vmagent_only() {
+            check_vmagent_action(self, action, names)
+                .map_err(|(field, problem)| err(field, problem))?;
+        } else {
+            check_prometheus_action(self, action, names)
+                .map_err(|(field, problem)| err(field, problem))?;
+        }
+        if action != Action::Graphite && (self.graphite_match.is_some() || self.labels.is_some()) {
+            let field = if self.graphite_match.is_some() {
+                "match"
+            } else {
+                "labels"
+            };
             return Err(err(
-                "target_label",
-                format!("{target:?} is invalid for the {action} action"),
+                field,
+                format!("applies only to action graphite, not to {action}"),
             ));
         }
-        if matches!(
-            action,
-            Action::Lowercase | Action::Uppercase | Action::KeepEqual | Action::DropEqual
-        ) && replacement != DEFAULT_REPLACEMENT
-        {
-            return Err(err(
-                "replacement",
-                format!("cannot be set for the {action} action"),
-            ));
-        }
-        if action == Action::LabelMap && !is_valid_name_template(replacement) {
-            return Err(err(
-                "replacement",
-                format!("{replacement:?} is invalid for the labelmap action"),
-            ));
-        }
-        if matches!(action, Action::KeepEqual | Action::DropEqual) {
-            // Prometheus: "requires only 'source_labels' and 'target_label'". Any regex
-            // set, even `(.*)`, counts, as it does there.
-            let extra = [
-                (self.regex.is_some(), "regex"),
-                (modulus != 0, "modulus"),
-                (separator != DEFAULT_SEPARATOR, "separator"),
-                (replacement != DEFAULT_REPLACEMENT, "replacement"),
-            ];
-            if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
-                return Err(err(
-                    field,
-                    format!("the {action} action takes only source_labels and target_label"),
-                ));
-            }
-        }
-        if matches!(action, Action::LabelDrop | Action::LabelKeep) {
-            let extra = [
-                (self.source_labels.is_some(), "source_labels"),
-                (!target.is_empty(), "target_label"),
-                (modulus != 0, "modulus"),
-                (separator != DEFAULT_SEPARATOR, "separator"),
-                (replacement != DEFAULT_REPLACEMENT, "replacement"),
-            ];
-            if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
-                return Err(err(field, format!("the {action} action takes only regex")));
-            }
-        }
+        let graphite = match (&self.graphite_match, &self.labels) {
+            (Some(m), Some(labels)) => Some((
+                GraphiteMatch::new(m),
+                labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            )),
+            _ => None,
+        };
+        // vmagent compiles these to keep and drop on the metric name.
+        let (action, source_labels) = match action {
+            Action::KeepMetrics => (Action::Keep, vec![arcstr::literal!("__name__")]),
+            Action::DropMetrics => (Action::Drop, vec![arcstr::literal!("__name__")]),
+            other => (other, source_labels),
+        };
         Ok(CompiledRule {
             source_labels,
             separator: separator.to_string(),
             regex,
+            unanchored,
             modulus,
             target_label: target.to_string(),
             replacement: replacement.to_string(),
             action,
+            if_selector,
+            graphite,
+            dialect,
+            names,
         })
     }
+}
+
+/// A rule's field at fault and what is wrong with it.
+type FieldProblem = (&'static str, String);
+
+/// Prometheus' checks of a rule with one of its own actions.
+fn check_prometheus_action(
+    rule: &RelabelConfig,
+    action: Action,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
+    let separator = rule.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
+    let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
+    let target = rule.target_label.as_deref().unwrap_or("");
+    let modulus = rule.modulus.unwrap_or(0);
+    if action == Action::HashMod && modulus == 0 {
+        return Err((
+            "modulus",
+            "hashmod requires a modulus greater than 0".into(),
+        ));
+    }
+    if action.needs_target() && target.is_empty() {
+        return Err((
+            "target_label",
+            format!("the {action} action requires target_label"),
+        ));
+    }
+    let target_ok = match action {
+        // Only `replace` may compute its target from the match.
+        Action::Replace if target.contains('$') => names.is_valid_template(target),
+        _ if action.needs_target() => names.is_valid(target),
+        _ => true,
+    };
+    if !target_ok {
+        return Err((
+            "target_label",
+            format!("{target:?} is invalid for the {action} action"),
+        ));
+    }
+    if matches!(
+        action,
+        Action::Lowercase | Action::Uppercase | Action::KeepEqual | Action::DropEqual
+    ) && replacement != DEFAULT_REPLACEMENT
+    {
+        return Err((
+            "replacement",
+            format!("cannot be set for the {action} action"),
+        ));
+    }
+    if action == Action::LabelMap && !names.is_valid_template(replacement) {
+        return Err((
+            "replacement",
+            format!("{replacement:?} is invalid for the labelmap action"),
+        ));
+    }
+    if matches!(action, Action::KeepEqual | Action::DropEqual) {
+        // Prometheus: "requires only 'source_labels' and 'target_label'". Any regex
+        // set, even `(.*)`, counts, as it does there.
+        let extra = [
+            (rule.regex.is_some(), "regex"),
+            (modulus != 0, "modulus"),
+            (separator != DEFAULT_SEPARATOR, "separator"),
+            (replacement != DEFAULT_REPLACEMENT, "replacement"),
+        ];
+        if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
+            return Err((
+                field,
+                format!("the {action} action takes only source_labels and target_label"),
+            ));
+        }
+    }
+    if matches!(action, Action::LabelDrop | Action::LabelKeep) {
+        let extra = [
+            (rule.source_labels.is_some(), "source_labels"),
+            (!target.is_empty(), "target_label"),
+            (modulus != 0, "modulus"),
+            (separator != DEFAULT_SEPARATOR, "separator"),
+            (replacement != DEFAULT_REPLACEMENT, "replacement"),
+        ];
+        if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
+            return Err((field, format!("the {action} action takes only regex")));
+        }
+    }
+    Ok(())
+}
+
+/// vmagent's checks of a rule with one of its own actions (`parseRelabelConfig`), plus
+/// the label-name check kubesd makes of every name a rule writes.
+fn check_vmagent_action(
+    rule: &RelabelConfig,
+    action: Action,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
+    let sources = rule.source_labels.as_deref().unwrap_or(&[]);
+    let target = rule.target_label.as_deref().unwrap_or("");
+    let fail =
+        |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
+    match action {
+        Action::KeepIfEqual | Action::DropIfEqual => {
+            if sources.len() < 2 {
+                return fail("source_labels", "at least two are required");
+            }
+            if !target.is_empty() {
+                return fail("target_label", "cannot be set");
+            }
+            if rule.regex.is_some() {
+                return fail("regex", "cannot be set");
+            }
+        }
+        Action::KeepIfContains | Action::DropIfContains => {
+            if target.is_empty() {
+                return fail("target_label", "is required");
+            }
+            if sources.is_empty() {
+                return fail("source_labels", "at least one is required");
+            }
+            if rule.regex.is_some() {
+                return fail("regex", "cannot be set");
+            }
+        }
+        Action::KeepMetrics | Action::DropMetrics => {
+            if rule.regex.as_deref().unwrap_or("").is_empty() && rule.if_selectors.is_none() {
+                return fail("regex", "a non-empty regex is required");
+            }
+            if !sources.is_empty() {
+                return fail("source_labels", "cannot be set (it reads __name__)");
+            }
+        }
+        Action::ReplaceAll => {
+            if sources.is_empty() {
+                return fail("source_labels", "at least one is required");
+            }
+            if !names.is_valid(target) {
+                return Err((
+                    "target_label",
+                    format!("{target:?} is invalid for the {action} action"),
+                ));
+            }
+        }
+        Action::LabelMapAll => {}
+        Action::Graphite => {
+            if rule.graphite_match.as_deref().unwrap_or("").is_empty() {
+                return fail("match", "is required");
+            }
+            let labels = rule.labels.as_ref().filter(|l| !l.is_empty());
+            let Some(labels) = labels else {
+                return fail("labels", "at least one is required");
+            };
+            if let Some(bad) = labels.keys().find(|k| !names.is_valid(k)) {
+                return Err(("labels", format!("{bad:?} is not a valid label name")));
+            }
+            let extra = [
+                (!sources.is_empty(), "source_labels"),
+                (!target.is_empty(), "target_label"),
+                (rule.replacement.is_some(), "replacement"),
+                (rule.regex.is_some(), "regex"),
+            ];
+            if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
+                return fail(field, "cannot be set");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }

@@ -4,17 +4,26 @@
 //!
 //! - [`RelabelConfig`] is one rule as written in YAML; [`RelabelConfig::compile`] checks
 //!   it as Prometheus does and turns it into a [`CompiledRule`].
+//! - vmagent's additions are read too (its actions, `if` selectors, `regex` lists);
+//!   where the two disagree, the [`Dialect`] decides.
 //! - [`relabel`] applies rules to one label set: the raw Prometheus `relabel.Process`.
 //! - [`process`] adds the steps Prometheus wraps around it for a scrape target (the
-//!   `job` label before, the `__address__` check and `__meta_*` removal after).
+//!   job's scrape settings seeded before; the `__address__` check and the removal of
+//!   `__meta_*`, `__tmp_*` and defaults after).
 
 mod apply;
 mod config;
+mod dialect;
+mod graphite;
 mod names;
+mod selector;
 mod target;
 mod template;
 
-pub use apply::relabel;
-pub use config::{Action, CompiledRule, RelabelConfig, RelabelError, compile_all};
-pub use names::is_valid_label_name;
-pub use target::{Target, process};
+pub use apply::{hash_mod, hash_mod_xxhash, relabel};
+pub use config::{
+    Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
+};
+pub use dialect::Dialect;
+pub use names::{NameValidation, is_valid_label_name};
+pub use target::{PARAM_PREFIX, ScrapeSettings, Target, process};

@@ -1,15 +1,44 @@
-//! Which label names relabelling may write.
+//! Which label names relabelling may write, under Prometheus' two validation schemes.
 //!
-//! kubesd uses Prometheus' classic rule, `[a-zA-Z_][a-zA-Z0-9_]*`, not Prometheus 3's
-//! UTF-8 names: kubesd's output is read by other programs (Prometheus 2, agents) that
-//! reject a whole target list for one name outside the classic set, so a rule that could
-//! write one is better refused at load time.
+//! Prometheus 3 checks names as UTF-8 by default (`metric_name_validation_scheme:
+//! utf8`): any non-empty name, such as prometheus-operator's `ns-key`. The `legacy`
+//! scheme is the classic `[a-zA-Z_][a-zA-Z0-9_]*`. kubesd follows the job's scheme, and
+//! the loader warns about a rule that writes a name outside the classic set, because
+//! programs before Prometheus 3 reject a whole target list for one such name.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// True if `name` is a valid label name: `[a-zA-Z_][a-zA-Z0-9_]*`.
+/// How label names are checked: Prometheus' `metric_name_validation_scheme`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NameValidation {
+    /// `utf8`, Prometheus 3's default: any non-empty name.
+    #[default]
+    Utf8,
+    /// `legacy`: `[a-zA-Z_][a-zA-Z0-9_]*`, and templates that can only expand to one.
+    Legacy,
+}
+
+impl NameValidation {
+    /// True if `name` is a label name under this scheme.
+    pub fn is_valid(self, name: &str) -> bool {
+        match self {
+            NameValidation::Utf8 => !name.is_empty(),
+            NameValidation::Legacy => is_valid_label_name(name),
+        }
+    }
+
+    /// True if `template` (holding `$` references) may name a label under this scheme.
+    pub fn is_valid_template(self, template: &str) -> bool {
+        match self {
+            NameValidation::Utf8 => !template.is_empty(),
+            NameValidation::Legacy => is_valid_name_template(template),
+        }
+    }
+}
+
+/// True if `name` is a classic label name: `[a-zA-Z_][a-zA-Z0-9_]*`.
 pub fn is_valid_label_name(name: &str) -> bool {
     let mut chars = name.chars();
     match chars.next() {

@@ -1,6 +1,10 @@
 //! A discovered target's labels after a job's rules, with the steps Prometheus wraps
 //! around relabelling when it turns a discovered label set into a scrape target
-//! (`scrape.PopulateLabels`), as far as they belong to discovery.
+//! (`scrape.PopulateLabels`): the job's scrape settings seeded before, and after, only
+//! what a consumer of HTTP SD needs to scrape it.
+
+use arcstr::ArcStr;
+use serde::Serialize;
 
 use super::apply::{WorkingSet, apply};
 use super::config::CompiledRule;
@@ -18,32 +22,102 @@ pub enum Target {
     NoAddress,
 }
 
-/// The label that names a target's job.
-pub const JOB_LABEL: &str = "job";
 /// The label that holds a target's `host:port`.
 pub const ADDRESS_LABEL: &str = "__address__";
 /// Labels with this prefix are discovery metadata, removed after relabelling.
 pub const META_PREFIX: &str = "__meta_";
+/// Labels with this prefix are rules' scratch space, removed after relabelling.
+pub const TMP_PREFIX: &str = "__tmp_";
+/// The scrape's URL scheme.
+pub const SCHEME_LABEL: &str = "__scheme__";
+/// The scrape's URL path.
+pub const METRICS_PATH_LABEL: &str = "__metrics_path__";
+/// The scrape's interval.
+pub const SCRAPE_INTERVAL_LABEL: &str = "__scrape_interval__";
+/// The scrape's timeout.
+pub const SCRAPE_TIMEOUT_LABEL: &str = "__scrape_timeout__";
+/// A scrape URL parameter: `__param_<name>`.
+pub const PARAM_PREFIX: &str = "__param_";
+
+/// What a scrape job seeds each target with before relabelling, as Prometheus'
+/// `PopulateLabels` does, so rules that read `__metrics_path__` or `__param_module`
+/// see the job's settings.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ScrapeSettings {
+    /// `job_name`: the `job` label.
+    pub job_name: ArcStr,
+    /// `scheme`: `__scheme__` (default `http`).
+    pub scheme: ArcStr,
+    /// `metrics_path`: `__metrics_path__` (default `/metrics`).
+    pub metrics_path: ArcStr,
+    /// `params`, as labels: `(__param_<name>, the first of its values)`. Shared strings,
+    /// because every target gets them.
+    pub params: Vec<(ArcStr, ArcStr)>,
+    /// `scrape_interval` as Prometheus writes it: `__scrape_interval__`.
+    pub scrape_interval: ArcStr,
+    /// `scrape_timeout` as Prometheus writes it: `__scrape_timeout__`.
+    pub scrape_timeout: ArcStr,
+}
+
+/// Prometheus' default `scheme`.
+pub const DEFAULT_SCHEME: &str = "http";
+/// Prometheus' default `metrics_path`.
+pub const DEFAULT_METRICS_PATH: &str = "/metrics";
+
+impl ScrapeSettings {
+    /// A job called `job_name` with Prometheus' defaults: `http`, `/metrics`, no
+    /// params, every `1m` with a `10s` timeout.
+    pub fn new(job_name: &str) -> ScrapeSettings {
+        ScrapeSettings {
+            job_name: ArcStr::from(job_name),
+            scheme: arcstr::literal!("http"),
+            metrics_path: arcstr::literal!("/metrics"),
+            params: Vec::new(),
+            scrape_interval: arcstr::literal!("1m"),
+            scrape_timeout: arcstr::literal!("10s"),
+        }
+    }
+}
 
 /// Runs a job's `rules` on one discovered target, as Prometheus does:
 ///
-/// 1. `job` is set to `job_name` unless the target already has one, so rules can read
-///    it (and a consumer of kubesd's output keeps the job's name, since Prometheus only
-///    sets `job` when it is absent);
+/// 1. `job`, `__scrape_interval__`, `__scrape_timeout__`, `__metrics_path__`,
+///    `__scheme__` and `__param_<name>` are set from `scrape` unless the target already
+///    has them, so rules can read them;
 /// 2. the rules, as [`super::relabel`] (empty values removed);
 /// 3. a target without `__address__` is [`Target::NoAddress`];
-/// 4. every `__meta_*` label is removed.
+/// 4. what the program reading kubesd's output needs to scrape is kept, the rest of
+///    the seeded and internal labels removed: every `__meta_*` and `__tmp_*` label;
+///    `__scheme__` when `http` and `__metrics_path__` when `/metrics` (the scraper's
+///    defaults); `__scrape_interval__` and `__scrape_timeout__` unless a rule changed
+///    them (the scraper's own job sets its interval). `__param_*` labels are kept: the
+///    scraper's job does not know this job's `params`.
 ///
 /// Not done, because the program reading kubesd's output does it after its own
-/// relabelling, where it belongs: setting `instance` to `__address__` when absent,
-/// and the scrape defaults (`__scheme__`, `__metrics_path__`, `__scrape_interval__`,
-/// `__scrape_timeout__`, `__param_*`). Other `__` labels a rule wrote (`__scheme__`,
-/// `__metrics_path__`, `__param_*`, `__tmp_*`, ...) are kept: the scraper reads them,
-/// and leaves them off the stored series itself.
-pub fn process(labels: &Labels, job_name: &str, rules: &[CompiledRule]) -> Target {
+/// relabelling, where it belongs: setting `instance` to `__address__` when absent.
+pub fn process(labels: &Labels, scrape: &ScrapeSettings, rules: &[CompiledRule]) -> Target {
     let mut set = WorkingSet::new(labels);
-    if !set.contains(JOB_LABEL) {
-        set.set(JOB_LABEL, job_name);
+    // Shared strings: seeding costs reference counts, not allocations.
+    let seeds = [
+        (arcstr::literal!("job"), &scrape.job_name),
+        (
+            arcstr::literal!("__scrape_interval__"),
+            &scrape.scrape_interval,
+        ),
+        (
+            arcstr::literal!("__scrape_timeout__"),
+            &scrape.scrape_timeout,
+        ),
+        (arcstr::literal!("__metrics_path__"), &scrape.metrics_path),
+        (arcstr::literal!("__scheme__"), &scrape.scheme),
+    ];
+    for (name, value) in seeds
+        .into_iter()
+        .chain(scrape.params.iter().map(|(n, v)| (n.clone(), v)))
+    {
+        if !set.contains(&name) {
+            set.set_shared(name, value.clone());
+        }
     }
     for rule in rules {
         if !apply(rule, &mut set) {
@@ -53,6 +127,18 @@ pub fn process(labels: &Labels, job_name: &str, rules: &[CompiledRule]) -> Targe
     if !set.contains(ADDRESS_LABEL) {
         return Target::NoAddress;
     }
-    set.retain(|name| !name.starts_with(META_PREFIX));
+    let unchanged = |name: &str, seeded: &str, set: &WorkingSet| set.get(name) == seeded;
+    let drop_interval = unchanged(SCRAPE_INTERVAL_LABEL, &scrape.scrape_interval, &set);
+    let drop_timeout = unchanged(SCRAPE_TIMEOUT_LABEL, &scrape.scrape_timeout, &set);
+    let drop_scheme = unchanged(SCHEME_LABEL, DEFAULT_SCHEME, &set);
+    let drop_path = unchanged(METRICS_PATH_LABEL, DEFAULT_METRICS_PATH, &set);
+    set.retain(|name| {
+        !(name.starts_with(META_PREFIX)
+            || name.starts_with(TMP_PREFIX)
+            || (drop_interval && name == SCRAPE_INTERVAL_LABEL)
+            || (drop_timeout && name == SCRAPE_TIMEOUT_LABEL)
+            || (drop_scheme && name == SCHEME_LABEL)
+            || (drop_path && name == METRICS_PATH_LABEL))
+    });
     Target::Keep(set.finish())
 }

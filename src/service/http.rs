@@ -244,7 +244,9 @@ pub fn serve_http(
                 }
             }))
             .route("/sd", get_or_head().to(job_names))
-            .route("/sd/{job}", get_or_head().to(sd))
+            // `{job:.*}`: a job name may hold `/` (`serviceMonitor/default/app/0`), raw
+            // or escaped as `%2F`; both reach the same job.
+            .route("/sd/{job:.*}", get_or_head().to(sd))
             .route("/metrics", get_or_head().to(metrics))
             .route("/healthz", get_or_head().to(healthz))
             .route("/ready", get_or_head().to(ready))

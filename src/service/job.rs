@@ -8,8 +8,9 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
+use super::file_name::job_file;
 use crate::labels::Labels;
-use crate::relabel::{Target, process};
+use crate::relabel::{ScrapeSettings, Target, process};
 use crate::sd_output::{etag, sd_json, write_file_atomically};
 use crate::{Subscription, TargetsUpdated};
 
@@ -37,13 +38,14 @@ pub struct JobActor {
 
 impl JobActor {
     /// A job serving `subscriptions`' targets; with `output_dir`, also written to
-    /// `<output_dir>/<name>.json` as Prometheus file SD.
+    /// `<output_dir>/<encoded name>.json` as Prometheus file SD (see
+    /// [`super::file_name`]).
     pub fn new(
         name: String,
         subscriptions: Vec<Subscription<Labels>>,
         output_dir: Option<PathBuf>,
     ) -> JobActor {
-        let file = output_dir.map(|d| d.join(format!("{}.json", file_safe(&name))));
+        let file = output_dir.map(|d| job_file(&d, &name));
         JobActor {
             name,
             subscriptions,
@@ -103,27 +105,14 @@ impl JobActor {
     }
 }
 
-/// Keeps a job name usable as a file name.
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The relabelling and sharding a job applies to each discovered target: what its
 /// subscriptions' constructor does.
 pub fn job_constructor(
-    job: String,
+    scrape: Arc<ScrapeSettings>,
     rules: Arc<Vec<crate::relabel::CompiledRule>>,
     shard: super::Shard,
 ) -> impl Fn(&Labels) -> Option<Labels> + Send + Sync + 'static {
-    move |labels| match process(labels, &job, &rules) {
+    move |labels| match process(labels, &scrape, &rules) {
         Target::Keep(target) if shard.keeps(target.get("__address__").unwrap_or("")) => {
             Some(target)
         }

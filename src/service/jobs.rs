@@ -121,9 +121,10 @@ impl JobSet {
 
     async fn start(&self, job: &Job) -> Result<Addr<JobActor>, JobStartError> {
         let rules = Arc::new(job.rules.clone());
+        let scrape = Arc::new(job.scrape.clone());
         let mut subscriptions = Vec::new();
         for (index, sd) in job.sd_configs.iter().enumerate() {
-            let ctor = job_constructor(job.name.clone(), Arc::clone(&rules), self.options.shard);
+            let ctor = job_constructor(Arc::clone(&scrape), Arc::clone(&rules), self.options.shard);
             match self.discovery.subscribe(sd, ctor).await {
                 Ok(s) => subscriptions.push(s),
                 Err(source) => {
@@ -172,7 +173,9 @@ impl JobSet {
     }
 }
 
-/// What identifies a job's behaviour: its discovery configs and its rules.
+/// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
+/// they are read in), and the scrape settings its targets are seeded with.
 fn fingerprint(job: &Job) -> String {
-    serde_json::to_string(&(&job.sd_configs, &job.relabel)).unwrap_or_default()
+    serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
+        .unwrap_or_default()
 }

@@ -2,6 +2,7 @@
 //! their targets served over Prometheus HTTP SD (and written as file SD), metrics,
 //! health and readiness, reload on SIGHUP or a changed file, sharding.
 
+mod file_name;
 mod http;
 mod job;
 mod jobs;
@@ -11,6 +12,7 @@ pub mod web_config;
 pub mod web_guard;
 pub mod web_tls;
 
+pub use file_name::{job_file, job_file_name, job_name_of};
 pub use http::{ReloadRequest, ServiceState, serve_http};
 pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,

@@ -25,6 +25,14 @@ pub enum Resource {
     EndpointSlices,
     /// `ingresses`, `networking.k8s.io/v1`, namespaced.
     Ingresses,
+    /// `deployments`, `apps/v1`, namespaced: the owners of ReplicaSets.
+    Deployments,
+    /// `replicasets`, `apps/v1`, namespaced: the owners of a Deployment's pods.
+    ReplicaSets,
+    /// `cronjobs`, `batch/v1`, namespaced: the owners of Jobs.
+    CronJobs,
+    /// `jobs`, `batch/v1`, namespaced: the owners of batch pods.
+    Jobs,
 }
 
 impl From<Role> for Resource {
@@ -38,13 +46,15 @@ impl From<Role> for Resource {
             Role::EndpointSlice => Resource::EndpointSlices,
             Role::Ingress => Resource::Ingresses,
             Role::Namespace => Resource::Namespaces,
+            Role::ReplicaSet => Resource::ReplicaSets,
+            Role::Job => Resource::Jobs,
         }
     }
 }
 
 impl Resource {
     /// Every resource, in a fixed order (used for discovery documents).
-    pub const ALL: [Resource; 7] = [
+    pub const ALL: [Resource; 11] = [
         Resource::Nodes,
         Resource::Namespaces,
         Resource::Pods,
@@ -52,6 +62,10 @@ impl Resource {
         Resource::Endpoints,
         Resource::EndpointSlices,
         Resource::Ingresses,
+        Resource::Deployments,
+        Resource::ReplicaSets,
+        Resource::CronJobs,
+        Resource::Jobs,
     ];
 
     /// The plural name used in URLs, e.g. `pods`.
@@ -64,6 +78,10 @@ impl Resource {
             Resource::Endpoints => "endpoints",
             Resource::EndpointSlices => "endpointslices",
             Resource::Ingresses => "ingresses",
+            Resource::Deployments => "deployments",
+            Resource::ReplicaSets => "replicasets",
+            Resource::CronJobs => "cronjobs",
+            Resource::Jobs => "jobs",
         }
     }
 
@@ -77,6 +95,10 @@ impl Resource {
             Resource::Endpoints => "endpoints",
             Resource::EndpointSlices => "endpointslice",
             Resource::Ingresses => "ingress",
+            Resource::Deployments => "deployment",
+            Resource::ReplicaSets => "replicaset",
+            Resource::CronJobs => "cronjob",
+            Resource::Jobs => "job",
         }
     }
 
@@ -90,6 +112,10 @@ impl Resource {
             Resource::Endpoints => "Endpoints",
             Resource::EndpointSlices => "EndpointSlice",
             Resource::Ingresses => "Ingress",
+            Resource::Deployments => "Deployment",
+            Resource::ReplicaSets => "ReplicaSet",
+            Resource::CronJobs => "CronJob",
+            Resource::Jobs => "Job",
         }
     }
 
@@ -103,6 +129,8 @@ impl Resource {
         match self {
             Resource::EndpointSlices => "discovery.k8s.io",
             Resource::Ingresses => "networking.k8s.io",
+            Resource::Deployments | Resource::ReplicaSets => "apps",
+            Resource::CronJobs | Resource::Jobs => "batch",
             _ => "",
         }
     }
@@ -112,6 +140,8 @@ impl Resource {
         match self {
             Resource::EndpointSlices => "discovery.k8s.io/v1",
             Resource::Ingresses => "networking.k8s.io/v1",
+            Resource::Deployments | Resource::ReplicaSets => "apps/v1",
+            Resource::CronJobs | Resource::Jobs => "batch/v1",
             _ => "v1",
         }
     }
@@ -121,6 +151,8 @@ impl Resource {
         match self {
             Resource::EndpointSlices => "/apis/discovery.k8s.io/v1",
             Resource::Ingresses => "/apis/networking.k8s.io/v1",
+            Resource::Deployments | Resource::ReplicaSets => "/apis/apps/v1",
+            Resource::CronJobs | Resource::Jobs => "/apis/batch/v1",
             _ => "/api/v1",
         }
     }
@@ -140,6 +172,10 @@ impl Resource {
             Resource::Endpoints => &["ep"],
             Resource::EndpointSlices => &[],
             Resource::Ingresses => &["ing"],
+            Resource::Deployments => &["deploy"],
+            Resource::ReplicaSets => &["rs"],
+            Resource::CronJobs => &["cj"],
+            Resource::Jobs => &[],
         }
     }
 

@@ -134,7 +134,7 @@ impl Watcher {
 }
 
 struct Inner {
-    objects: [BTreeMap<ObjectKey, Arc<Value>>; 7],
+    objects: [BTreeMap<ObjectKey, Arc<Value>>; Resource::ALL.len()],
     rv: u64,
     /// Bumped by every restart, so continue tokens from before one expire.
     epoch: u64,

@@ -5,40 +5,37 @@
 
 use std::collections::HashMap;
 
-use super::TargetContext;
-use super::join_host_port;
-use super::pod::{NodeLabels, add_container_labels, add_pod_common_labels};
+use arcstr::ArcStr;
+
+use super::pod::{Related, add_container_labels, add_pod_common_labels};
+use super::{EndpointNode, InitContainers, TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, Pod};
 
-/// Which init containers an endpoint port may match.
-///
-/// Extra targets for uncovered ports always come from regular and sidecar containers
-/// only: a plain init container has exited by the time the pod serves.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum InitContainers {
-    /// Only sidecars (`restartPolicy: Always`): VictoriaMetrics' endpoints role.
-    SidecarsOnly,
-    /// All of them: VictoriaMetrics' endpointslice role (corpus cases
-    /// `endpointslice/init-port-target-*` match a plain init container's port, while
-    /// `endpointslice/app-orders-*` give it no extra target).
-    All,
-}
-
 /// The pods seen behind an endpoints object, with the ports endpoint targets covered.
 pub(super) struct BackingPods<'a> {
-    init: InitContainers,
+    /// The init containers an endpoint port may match.
+    matched: InitContainers,
     seen: Vec<(&'a Pod, Vec<i64>)>,
     /// Where each seen pod (by address) is in `seen`: an endpoints object of thousands
     /// of pods must not search `seen` once per address.
     index: HashMap<*const Pod, usize>,
 }
 
+/// Which of the pod's related labels join an endpoint target: the semantics' choice of
+/// where node labels come from ([`EndpointNode`]).
+pub(super) fn related_of_backing_pod(ctx: &TargetContext<'_>) -> Related {
+    match ctx.semantics.endpoint_node() {
+        EndpointNode::FromPod => Related::CopiedNode,
+        EndpointNode::FromAddress => Related::Neither,
+    }
+}
+
 impl<'a> BackingPods<'a> {
-    /// No pods seen yet.
-    pub(super) fn new(init: InitContainers) -> Self {
+    /// No pods seen yet; endpoint ports may match the containers `matched` allows.
+    pub(super) fn new(matched: InitContainers) -> Self {
         BackingPods {
-            init,
+            matched,
             seen: Vec::new(),
             index: HashMap::new(),
         }
@@ -53,18 +50,20 @@ impl<'a> BackingPods<'a> {
         port: i64,
         ctx: &TargetContext<'_>,
     ) {
-        add_pod_common_labels(b, pod, ctx, NodeLabels::Copied);
-        self.add_matching_container_labels(b, pod, port);
+        add_pod_common_labels(b, pod, ctx, related_of_backing_pod(ctx));
+        self.add_matching_container_labels(b, pod, port, None);
     }
 
     /// The container half of [`BackingPods::add_matching_container`]: the labels of the
     /// container that declares `port` (the pod's own labels are the caller's, e.g. in a
-    /// shared part), and `port` recorded as covered.
+    /// shared part), and `port` recorded as covered. `protocol`, when given, is the
+    /// endpoint port's, and replaces the container port's protocol.
     pub(super) fn add_matching_container_labels(
         &mut self,
         b: &mut LabelsBuilder,
         pod: &'a Pod,
         port: i64,
+        protocol: Option<&ArcStr>,
     ) {
         let idx = *self
             .index
@@ -74,12 +73,18 @@ impl<'a> BackingPods<'a> {
                 self.seen.len() - 1
             });
         // Every container declaring the port is applied, so with duplicates the last one's
-        // labels win: VictoriaMetrics breaks out of the port loop only, not the container
-        // loop (corpus cases `*/dup-container-port-*`).
-        for (c, init) in scraped_containers(pod, self.init) {
+        // labels win: both Prometheus and VictoriaMetrics break out of the port loop only,
+        // not the container loop (corpus cases `*/dup-container-port-*`).
+        for (c, init) in scraped_containers(pod, self.matched) {
             if let Some(cp) = c.ports.iter().find(|cp| cp.container_port == port) {
                 self.seen[idx].1.push(port);
                 add_container_labels(b, c, Some(cp), init);
+                if let Some(protocol) = protocol {
+                    b.add(
+                        arcstr::literal!("__meta_kubernetes_pod_container_port_protocol"),
+                        ArcStr::clone(protocol),
+                    );
+                }
             }
         }
     }
@@ -92,7 +97,11 @@ impl<'a> BackingPods<'a> {
         ctx: &TargetContext<'_>,
         add_owner_labels: impl Fn(&mut LabelsBuilder, &Pod),
     ) {
+        let semantics = ctx.semantics;
         for (pod, covered) in &self.seen {
+            if semantics.uncovered_ports_need_pod_ip() && pod.status.pod_ip.is_empty() {
+                continue;
+            }
             // The pod's and the owner's labels are the same for every uncovered port of
             // the pod: built once and shared. The owner's labels come last and win: a
             // pod in another namespace still gets the endpoints' namespace (corpus case
@@ -100,14 +109,14 @@ impl<'a> BackingPods<'a> {
             // container labels) shares no name with that part, so it neither wins nor
             // loses against it.
             let mut shared: Option<Labels> = None;
-            for (c, init) in scraped_containers(pod, InitContainers::SidecarsOnly) {
+            for (c, init) in scraped_containers(pod, semantics.uncovered_port_containers()) {
                 for cp in &c.ports {
                     if covered.contains(&cp.container_port) {
                         continue;
                     }
                     let shared = shared.get_or_insert_with(|| {
                         let mut b = LabelsBuilder::new();
-                        add_pod_common_labels(&mut b, pod, ctx, NodeLabels::Copied);
+                        add_pod_common_labels(&mut b, pod, ctx, related_of_backing_pod(ctx));
                         add_owner_labels(&mut b, pod);
                         b.finish()
                     });

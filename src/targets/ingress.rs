@@ -27,7 +27,8 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
     add_namespace_metadata(&mut common, ctx, &ing.metadata.namespace);
     let common = common.finish();
 
-    let tls = TlsHosts::new(&ing.spec.tls);
+    let tls = TlsHosts::new(&ing.spec.tls, ctx.semantics.bare_wildcard_tls_host());
+    let root_without_paths = ctx.semantics.empty_http_rule_gives_root();
     let mut targets = Vec::new();
     for rule in &ing.spec.rules {
         let scheme = if tls.covers(&rule.host) {
@@ -36,10 +37,12 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
             "http"
         };
         let root: ArcStr = ArcStr::from("/");
-        let paths: Vec<ArcStr> = if rule.http.paths.is_empty() {
-            vec![ArcStr::clone(&root)]
-        } else {
-            rule.http
+        let paths: Vec<ArcStr> = match &rule.http {
+            None => vec![ArcStr::clone(&root)],
+            Some(http) if http.paths.is_empty() && root_without_paths => {
+                vec![ArcStr::clone(&root)]
+            }
+            Some(http) => http
                 .paths
                 .iter()
                 .map(|p| {
@@ -49,7 +52,7 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
                         ArcStr::clone(&p.path)
                     }
                 })
-                .collect()
+                .collect(),
         };
         for path in paths {
             let mut b = LabelsBuilder::new();
@@ -72,16 +75,22 @@ pub(super) fn ingress_targets(ing: &Ingress, ctx: &TargetContext<'_>) -> Vec<Lab
 struct TlsHosts<'a> {
     exact: HashSet<&'a str>,
     wildcard_suffixes: HashSet<&'a str>,
+    /// A bare `*` is listed and covers every one-label host.
+    bare_wildcard: bool,
 }
 
 impl<'a> TlsHosts<'a> {
-    fn new(tls: &'a [IngressTls]) -> TlsHosts<'a> {
+    /// The hosts of `tls`; `bare_wildcard`: whether a bare `*` is a pattern (the
+    /// semantics' choice).
+    fn new(tls: &'a [IngressTls], bare_wildcard: bool) -> TlsHosts<'a> {
         let mut hosts = TlsHosts {
             exact: HashSet::new(),
             wildcard_suffixes: HashSet::new(),
+            bare_wildcard: false,
         };
         for pattern in tls.iter().flat_map(|t| t.hosts.iter()) {
             hosts.exact.insert(&**pattern);
+            hosts.bare_wildcard |= bare_wildcard && &**pattern == "*";
             if let Some(suffix) = pattern.strip_prefix("*.") {
                 hosts.wildcard_suffixes.insert(suffix);
             }
@@ -92,6 +101,7 @@ impl<'a> TlsHosts<'a> {
     /// True when a TLS entry covers `host`, literally or by a `*.` wildcard.
     fn covers(&self, host: &str) -> bool {
         self.exact.contains(host)
+            || (self.bare_wildcard && !host.contains('.'))
             || host
                 .split_once('.')
                 .is_some_and(|(_, rest)| self.wildcard_suffixes.contains(rest))

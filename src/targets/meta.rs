@@ -95,6 +95,26 @@ pub(super) fn add_namespace_metadata(b: &mut LabelsBuilder, ctx: &TargetContext<
     }
 }
 
+/// With `attach_metadata.node`, adds `__meta_kubernetes_node_name` and the labels and
+/// annotations of node `name` (when it is in the cache): Prometheus' node labels of an
+/// endpoint target, found through the address rather than a pod.
+pub(super) fn add_node_metadata(b: &mut LabelsBuilder, ctx: &TargetContext<'_>, name: &str) {
+    if !ctx.attach.node {
+        return;
+    }
+    if let Some(node) = ctx.cache.node(name) {
+        b.add_all(metadata_labels(
+            &node.metadata_labels,
+            &NODE,
+            &node.metadata,
+        ));
+        b.add(
+            arcstr::literal!("__meta_kubernetes_node_name"),
+            ArcStr::clone(&node.metadata.name),
+        );
+    }
+}
+
 /// The labels and annotations of a node or namespace (`meta`, with `p`'s prefixes),
 /// built once per object and kept in its `memo`: every pod on a node carries the same
 /// ~20 node labels, which would otherwise be looked up and copied for each of them.

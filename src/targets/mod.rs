@@ -1,11 +1,12 @@
 //! Target labels: what each object means to a scrape job.
 //!
 //! One function per role turns an object into its targets' label sets, exactly as the
-//! conformance corpus (`../shared/conformance`) specifies: Prometheus' label names with
-//! VictoriaMetrics' target semantics. Objects of other roles (the node of a pod, the
-//! pod and service of an endpoint, the namespace of anything) are read through
-//! [`CacheView`], a read-only view of the group's cache, so the same code serves the
-//! tests and the actors.
+//! conformance corpus (`tests/conformance`) specifies: Prometheus' label names, with
+//! Prometheus' or VictoriaMetrics' target semantics ([`Semantics`]: the rules where the
+//! two differ, each a named decision). Objects of other roles (the node of a pod, the
+//! pod and service of an endpoint, the namespace of anything, a pod's ReplicaSet or
+//! Job) are read through [`CacheView`], a read-only view of the group's cache, so the
+//! same code serves the tests and the actors.
 
 mod backing_pods;
 mod endpoints;
@@ -14,16 +15,19 @@ mod ingress;
 mod meta;
 mod node;
 mod object_cache;
+mod owners;
 mod pod;
+mod semantics;
 mod service;
 
 use arcstr::ArcStr;
 use serde::{Deserialize, Serialize};
 
 pub use object_cache::ObjectCache;
+pub use semantics::{EndpointNode, InitContainers, Semantics, UnknownSemantics};
 
 use crate::labels::Labels;
-use crate::model::{Namespace, Node, Object, Pod, Service};
+use crate::model::{Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
 
 /// Read-only access to the cached objects that other roles' labels depend on.
 ///
@@ -38,6 +42,10 @@ pub trait CacheView {
     fn service(&self, namespace: &str, name: &str) -> Option<&Service>;
     /// The namespace called `name`.
     fn namespace(&self, name: &str) -> Option<&Namespace>;
+    /// The ReplicaSet `namespace/name` (cached for `attach_metadata.deployment`).
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet>;
+    /// The Job `namespace/name` (cached for `attach_metadata.cronjob`).
+    fn job(&self, namespace: &str, name: &str) -> Option<&Job>;
 }
 
 /// A cache with nothing in it: for roles and tests that need no look-ups.
@@ -57,6 +65,12 @@ impl CacheView for EmptyCache {
     fn namespace(&self, _: &str) -> Option<&Namespace> {
         None
     }
+    fn replica_set(&self, _: &str, _: &str) -> Option<&ReplicaSet> {
+        None
+    }
+    fn job(&self, _: &str, _: &str) -> Option<&Job> {
+        None
+    }
 }
 
 /// `attach_metadata` of a scrape job: which related objects' labels to add.
@@ -68,6 +82,34 @@ pub struct AttachMetadata {
     pub node: bool,
     /// Add the labels and annotations of the object's namespace.
     pub namespace: bool,
+    /// Add `__meta_kubernetes_pod_deployment_name`: the Deployment owning the pod's
+    /// ReplicaSet (roles pod, endpoints, endpointslice; Prometheus 3.x).
+    pub deployment: bool,
+    /// Add `__meta_kubernetes_pod_job_name`: the Job owning the pod.
+    pub job: bool,
+    /// Add `__meta_kubernetes_pod_cronjob_name`: the CronJob owning the pod's Job.
+    pub cronjob: bool,
+}
+
+/// What shapes a job's targets besides the objects: the related metadata it attaches
+/// and whose semantics it follows. Part of what makes groups distinct.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TargetOptions {
+    /// Which related metadata to attach.
+    pub attach: AttachMetadata,
+    /// Whose target semantics to follow.
+    pub semantics: Semantics,
+}
+
+impl<'a> TargetContext<'a> {
+    /// The context of `options`, looking related objects up in `cache`.
+    pub fn new(options: TargetOptions, cache: &'a dyn CacheView) -> TargetContext<'a> {
+        TargetContext {
+            attach: options.attach,
+            semantics: options.semantics,
+            cache,
+        }
+    }
 }
 
 /// Everything label generation needs besides the object itself.
@@ -75,13 +117,15 @@ pub struct AttachMetadata {
 pub struct TargetContext<'a> {
     /// Which related metadata to attach.
     pub attach: AttachMetadata,
+    /// Whose target semantics to follow.
+    pub semantics: Semantics,
     /// The cache to look related objects up in.
     pub cache: &'a dyn CacheView,
 }
 
 /// The label sets of every target `object` produces, in a stable order.
 ///
-/// Namespaces produce no targets of their own.
+/// Namespaces, ReplicaSets and Jobs produce no targets of their own.
 pub fn target_labels(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> {
     target_labels_after(object, ctx, None)
 }
@@ -108,13 +152,13 @@ pub fn target_labels_after(
 
 fn target_labels_fresh(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> {
     match object {
-        Object::Node(n) => node::node_targets(n),
+        Object::Node(n) => node::node_targets(n, ctx),
         Object::Pod(p) => pod::pod_targets(p, ctx),
         Object::Service(s) => service::service_targets(s, ctx),
         Object::Endpoints(e) => endpoints::endpoints_targets(e, ctx),
         Object::EndpointSlice(e) => endpointslice::endpointslice_targets(e, ctx),
         Object::Ingress(i) => ingress::ingress_targets(i, ctx),
-        Object::Namespace(_) => Vec::new(),
+        Object::Namespace(_) | Object::ReplicaSet(_) | Object::Job(_) => Vec::new(),
     }
 }
 

@@ -3,8 +3,8 @@
 use arcstr::ArcStr;
 use std::collections::HashSet;
 
-use super::join_host_port;
 use super::meta::{NODE, add_labels_and_annotations};
+use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder, prefixed_label_name};
 use crate::model::{Node, NodeAddress};
 
@@ -19,8 +19,9 @@ const ADDRESS_PRIORITY: [&str; 6] = [
 ];
 
 /// The target of a node; none for a node without a usable address.
-pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
-    let Some(address) = node_address(&node.status.addresses) else {
+pub(super) fn node_targets(node: &Node, ctx: &TargetContext<'_>) -> Vec<Labels> {
+    let skip_empty = ctx.semantics.node_address_skips_empty();
+    let Some(address) = node_address(&node.status.addresses, skip_empty) else {
         return Vec::new();
     };
     let mut b = LabelsBuilder::new();
@@ -42,6 +43,14 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
         ArcStr::clone(&node.spec.provider_id),
     );
     add_labels_and_annotations(&mut b, &NODE, &node.metadata);
+    if ctx.semantics.labels_node_conditions() {
+        for c in &node.status.conditions {
+            b.add(
+                prefixed_label_name("__meta_kubernetes_node_condition_", &c.kind.to_lowercase()),
+                ArcStr::from(c.status.to_lowercase()),
+            );
+        }
+    }
     // One label per address type, from the first address of that type.
     // A set, not a scanned list: the address list's length is the object writer's
     // to choose (tests/huge_objects.rs).
@@ -58,15 +67,15 @@ pub(super) fn node_targets(node: &Node) -> Vec<Labels> {
     vec![b.finish()]
 }
 
-/// Only the first address of each type is considered; when it is empty the next type is
-/// tried, not the next address of the same type (corpus case
-/// `node/k3s-empty-internalip-first-*`).
-fn node_address(addresses: &[NodeAddress]) -> Option<&str> {
+/// Only the first address of each type is considered; when it is empty and `skip_empty`
+/// (the semantics' choice) the next type is tried, not the next address of the same
+/// type (corpus case `node/k3s-empty-internalip-first-*`).
+fn node_address(addresses: &[NodeAddress], skip_empty: bool) -> Option<&str> {
     ADDRESS_PRIORITY.iter().find_map(|kind| {
         addresses
             .iter()
             .find(|a| &*a.kind == *kind)
             .map(|a| &*a.address)
-            .filter(|a| !a.is_empty())
+            .filter(|a| !(skip_empty && a.is_empty()))
     })
 }

@@ -5,16 +5,18 @@
 use std::collections::HashMap;
 
 use super::CacheView;
-use crate::model::{Namespace, Node, Object, Pod, Service};
+use crate::model::{Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
 
 /// Objects other roles' labels look up, by name (nodes, namespaces) or
-/// `(namespace, name)` (pods, services).
+/// `(namespace, name)` (pods, services, ReplicaSets, Jobs).
 #[derive(Clone, Debug, Default)]
 pub struct ObjectCache {
     nodes: HashMap<String, Node>,
     pods: HashMap<(String, String), Pod>,
     services: HashMap<(String, String), Service>,
     namespaces: HashMap<String, Namespace>,
+    replica_sets: HashMap<(String, String), ReplicaSet>,
+    jobs: HashMap<(String, String), Job>,
 }
 
 impl ObjectCache {
@@ -36,6 +38,8 @@ impl ObjectCache {
             Object::Pod(p) => drop(self.pods.insert((ns, name), p)),
             Object::Service(s) => drop(self.services.insert((ns, name), s)),
             Object::Namespace(n) => drop(self.namespaces.insert(name, n)),
+            Object::ReplicaSet(r) => drop(self.replica_sets.insert((ns, name), r)),
+            Object::Job(j) => drop(self.jobs.insert((ns, name), j)),
             Object::Endpoints(_) | Object::EndpointSlice(_) | Object::Ingress(_) => {}
         }
     }
@@ -54,5 +58,12 @@ impl CacheView for ObjectCache {
     }
     fn namespace(&self, name: &str) -> Option<&Namespace> {
         self.namespaces.get(name)
+    }
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet> {
+        self.replica_sets
+            .get(&(namespace.to_string(), name.to_string()))
+    }
+    fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
+        self.jobs.get(&(namespace.to_string(), name.to_string()))
     }
 }

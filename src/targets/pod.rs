@@ -6,18 +6,21 @@ use std::collections::HashMap;
 use super::meta::{
     NODE, POD, add_annotations, add_labels, add_namespace_metadata, bool_str, metadata_labels,
 };
+use super::owners::add_workload_labels;
 use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, ContainerPort, ContainerStatus, Pod};
 
 /// The targets of a pod.
 ///
-/// Pods without an IP, and finished pods (`Succeeded`, `Failed`), cannot be scraped and
-/// produce none. Containers that have terminated are skipped too.
+/// Pods without an IP produce none; which others produce none, and which containers
+/// are skipped, is the semantics' choice ([`pod_has_no_targets`]).
 pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
-    if pod.status.pod_ip.is_empty() || is_finished(&pod.status.phase) {
+    if pod_has_no_targets(pod, ctx) {
         return Vec::new();
     }
+    let skip_terminated = !ctx.semantics.keeps_finished_pods();
+    let bracket_ipv6 = ctx.semantics.brackets_portless_ipv6();
     let common = pod_common_labels(pod, ctx);
     // Each target's own labels; laid over the common part together at the end. (Sized
     // up front: a growing vector of builders cost a reallocation per pod.)
@@ -38,7 +41,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
         let statuses = StatusIndex::new(statuses);
         for c in containers {
             let status = statuses.get(&c.name);
-            if status.is_some_and(|s| s.state.terminated.is_some()) {
+            if skip_terminated && status.is_some_and(|s| s.state.terminated.is_some()) {
                 continue;
             }
             // A port-less container is one target without port labels.
@@ -49,7 +52,7 @@ pub(super) fn pod_targets(pod: &Pod, ctx: &TargetContext<'_>) -> Vec<Labels> {
                 let mut b = LabelsBuilder::with_capacity(8);
                 let address = match port {
                     Some(p) => join_host_port(&pod.status.pod_ip, p.container_port),
-                    None if pod.status.pod_ip.contains(':') => {
+                    None if bracket_ipv6 && pod.status.pod_ip.contains(':') => {
                         format!("[{}]", pod.status.pod_ip).into()
                     }
                     // The IP itself, shared.
@@ -85,6 +88,9 @@ pub(super) fn pod_targets_after(
     let Some((old, old_targets)) = previous else {
         return pod_targets(pod, ctx);
     };
+    if pod_has_no_targets(pod, ctx) {
+        return Vec::new();
+    }
     let same_own_inputs = !old_targets.is_empty()
         && old.status.pod_ip == pod.status.pod_ip
         && !is_finished(&old.status.phase)
@@ -103,21 +109,39 @@ fn is_finished(phase: &str) -> bool {
     phase == "Succeeded" || phase == "Failed"
 }
 
+/// True for a pod that gives no targets: one without an IP; a finished one, unless the
+/// semantics keeps them; with `attach_metadata.node`, one whose node is not cached,
+/// when the semantics needs it (a node selector filtered the node out).
+fn pod_has_no_targets(pod: &Pod, ctx: &TargetContext<'_>) -> bool {
+    let semantics = ctx.semantics;
+    pod.status.pod_ip.is_empty()
+        || (!semantics.keeps_finished_pods() && is_finished(&pod.status.phase))
+        || (ctx.attach.node
+            && semantics.pod_needs_its_node()
+            && ctx.cache.node(&pod.spec.node_name).is_none())
+}
+
 /// The shared part of the pod's targets, built and sorted.
 fn pod_common_labels(pod: &Pod, ctx: &TargetContext<'_>) -> Labels {
     let mut common = LabelsBuilder::new();
-    add_pod_common_labels(&mut common, pod, ctx, NodeLabels::Inherited);
+    add_pod_common_labels(&mut common, pod, ctx, Related::SharedNode);
     common.finish()
 }
 
-/// How a pod's node labels join the labels being built.
-pub(super) enum NodeLabels {
-    /// Shared with every other pod on the node ([`LabelsBuilder::inherit`]): the pod's
-    /// own targets, whose builder becomes their shared part.
-    Inherited,
-    /// Copied in: endpoint targets, whose builders are laid over the endpoints' labels
-    /// and so cannot keep a shared part of their own.
-    Copied,
+/// Which of a pod's related labels (its namespace's and its node's) join its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Related {
+    /// The namespace and its metadata, and the node's labels shared with every other
+    /// pod on the node ([`LabelsBuilder::inherit`]): the pod's own targets, whose
+    /// builder becomes their shared part.
+    SharedNode,
+    /// The same, the node's labels copied in: VictoriaMetrics' endpoint targets, whose
+    /// builders are laid over the endpoints' labels and so cannot keep a shared part of
+    /// their own.
+    CopiedNode,
+    /// Neither: Prometheus' endpoint targets, which take the namespace from the
+    /// endpoints object and the node from the address.
+    Neither,
 }
 
 /// The labels every target of the pod shares; also added to endpoint targets backed by
@@ -126,24 +150,27 @@ pub(super) fn add_pod_common_labels(
     b: &mut LabelsBuilder,
     pod: &Pod,
     ctx: &TargetContext<'_>,
-    node_labels: NodeLabels,
+    related: Related,
 ) {
     let (meta, spec, status) = (&pod.metadata, &pod.spec, &pod.status);
     // Added in name order (the label and annotation maps come sorted by key): then the
     // builder need not sort. Any order gives the same labels, sorted if need be.
-    b.add(
-        arcstr::literal!("__meta_kubernetes_namespace"),
-        ArcStr::clone(&meta.namespace),
-    );
-    add_namespace_metadata(b, ctx, &meta.namespace);
-    if ctx.attach.node {
-        // VictoriaMetrics' rule: the node name comes from the pod, and a pod whose node is
-        // not (yet) cached keeps its targets, just without node labels.
+    if related != Related::Neither {
+        b.add(
+            arcstr::literal!("__meta_kubernetes_namespace"),
+            ArcStr::clone(&meta.namespace),
+        );
+        add_namespace_metadata(b, ctx, &meta.namespace);
+    }
+    if ctx.attach.node && related != Related::Neither {
+        // The node name comes from the pod. A pod whose node is not (yet) cached gets
+        // here only when the semantics keeps its targets (`pod_needs_its_node`), and
+        // then has them without node labels.
         if let Some(node) = ctx.cache.node(&spec.node_name) {
             let labels = metadata_labels(&node.metadata_labels, &NODE, &node.metadata);
-            match node_labels {
-                NodeLabels::Inherited => b.inherit(labels),
-                NodeLabels::Copied => b.add_all(labels),
+            match related {
+                Related::SharedNode => b.inherit(labels),
+                Related::CopiedNode | Related::Neither => b.add_all(labels),
             }
         }
         b.add(
@@ -166,6 +193,7 @@ pub(super) fn add_pod_common_labels(
             );
         }
     }
+    add_workload_labels(b, pod, ctx);
     b.add(
         arcstr::literal!("__meta_kubernetes_pod_host_ip"),
         ArcStr::clone(&status.host_ip),

@@ -11,7 +11,9 @@ use crate::model::Service;
 pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Labels> {
     let host = format!("{}.{}.svc", svc.metadata.name, svc.metadata.namespace);
     let mut common = LabelsBuilder::new();
-    add_service_common_labels(&mut common, svc, ctx);
+    add_service_labels(&mut common, svc);
+    add_service_spec_labels(&mut common, svc, ctx);
+    add_namespace_metadata(&mut common, ctx, &svc.metadata.namespace);
     let common = common.finish();
     svc.spec
         .ports
@@ -39,12 +41,9 @@ pub(super) fn service_targets(svc: &Service, ctx: &TargetContext<'_>) -> Vec<Lab
         .collect()
 }
 
-/// The labels of a service; also added to endpoint and endpointslice targets of it.
-pub(super) fn add_service_common_labels(
-    b: &mut LabelsBuilder,
-    svc: &Service,
-    ctx: &TargetContext<'_>,
-) {
+/// The labels naming a service: its namespace, name, labels and annotations. Also on
+/// endpoint and endpointslice targets of it.
+pub(super) fn add_service_labels(b: &mut LabelsBuilder, svc: &Service) {
     b.add(
         arcstr::literal!("__meta_kubernetes_namespace"),
         ArcStr::clone(&svc.metadata.namespace),
@@ -53,6 +52,16 @@ pub(super) fn add_service_common_labels(
         arcstr::literal!("__meta_kubernetes_service_name"),
         ArcStr::clone(&svc.metadata.name),
     );
+    add_labels_and_annotations(b, &SERVICE, &svc.metadata);
+}
+
+/// The labels of a service's spec: its type, its cluster IP or external name, and, for
+/// a `LoadBalancer` where the semantics labels it, its load balancer's IPs.
+pub(super) fn add_service_spec_labels(
+    b: &mut LabelsBuilder,
+    svc: &Service,
+    ctx: &TargetContext<'_>,
+) {
     b.add(
         arcstr::literal!("__meta_kubernetes_service_type"),
         ArcStr::clone(&svc.spec.kind),
@@ -68,6 +77,45 @@ pub(super) fn add_service_common_labels(
             ArcStr::clone(&svc.spec.cluster_ip),
         );
     }
-    add_labels_and_annotations(b, &SERVICE, &svc.metadata);
-    add_namespace_metadata(b, ctx, &svc.metadata.namespace);
+    if &*svc.spec.kind == "LoadBalancer" && ctx.semantics.labels_load_balancer_ip() {
+        b.add(
+            arcstr::literal!("__meta_kubernetes_service_loadbalancer_ip"),
+            load_balancer_ips(svc),
+        );
+    }
+}
+
+/// The IPs of `status.loadBalancer.ingress`, comma-separated, or the deprecated
+/// `spec.loadBalancerIP` when there are none (Prometheus' `loadBalancerIPs`).
+fn load_balancer_ips(svc: &Service) -> ArcStr {
+    let ips: Vec<&str> = svc
+        .status
+        .load_balancer
+        .ingress
+        .iter()
+        .map(|i| &*i.ip)
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    if ips.is_empty() {
+        ArcStr::clone(&svc.spec.load_balancer_ip)
+    } else {
+        ArcStr::from(ips.join(","))
+    }
+}
+
+/// The service's labels on an endpoint or endpointslice target: its name, labels and
+/// annotations; its spec's labels and its namespace's metadata where the semantics puts
+/// them there.
+pub(super) fn add_service_labels_for_endpoints(
+    b: &mut LabelsBuilder,
+    svc: &Service,
+    ctx: &TargetContext<'_>,
+) {
+    add_service_labels(b, svc);
+    if ctx.semantics.endpoints_carry_service_spec() {
+        add_service_spec_labels(b, svc, ctx);
+    }
+    if !ctx.semantics.endpoints_namespace_from_object() {
+        add_namespace_metadata(b, ctx, &svc.metadata.namespace);
+    }
 }

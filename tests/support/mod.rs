@@ -114,6 +114,7 @@ pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
         }
     }
     let ctx = TargetContext {
+        semantics: kubesd::Semantics::default(),
         attach: config.attach_metadata,
         cache: &cache,
     };

