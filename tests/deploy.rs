@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use kubesd::promconfig::parse_config;
+use kubesd::promconfig::{LoadOptions, parse_config, parse_config_with};
 
 /// The `kubesd.yml` entry of a ConfigMap manifest.
 fn config_map_entry(manifest: &str) -> String {
@@ -40,4 +40,34 @@ fn the_deployment_config_loads_with_the_jobs_prometheus_is_pointed_at() {
             "deploy/prometheus/http-sd.yml reads job {name}"
         );
     }
+}
+
+#[test]
+fn the_daemonset_config_watches_only_its_own_nodes_pods() {
+    // As deploy/daemonset/daemonset.yaml runs it: --config.expand-reloader-vars, with
+    // NODE_NAME from the downward API.
+    let options = LoadOptions {
+        expand_reloader_vars: true,
+        ..LoadOptions::default()
+    };
+    let env = |name: &str| (name == "NODE_NAME").then(|| "node-7".to_string());
+    let config = parse_config_with(
+        &config_map_entry("deploy/daemonset/configmap.yaml"),
+        Path::new("/etc/kubesd/config/kubesd.yml"),
+        &options,
+        &env,
+    )
+    .expect("deploy/daemonset/configmap.yaml's config loads");
+    let selectors: Vec<&str> = config
+        .jobs
+        .iter()
+        .flat_map(|j| &j.sd_configs)
+        .flat_map(|sd| &sd.selectors)
+        .map(|s| s.field.as_str())
+        .collect();
+    assert_eq!(selectors, ["spec.nodeName=node-7"]);
+    let daemonset =
+        std::fs::read_to_string("deploy/daemonset/daemonset.yaml").expect("the DaemonSet");
+    assert!(daemonset.contains("- --config.expand-reloader-vars\n"));
+    assert!(daemonset.contains("fieldRef: {fieldPath: spec.nodeName}"));
 }

@@ -359,12 +359,15 @@ fn certificates(dir: &Path) {
 }
 
 fn tls_client(dir: &Path, with_cert: bool) -> awc::Client {
-    let tls = build_tls_config(&TlsConfig {
-        ca_file: Some(dir.join("ca.crt")),
-        cert_file: with_cert.then(|| dir.join("client.crt")),
-        key_file: with_cert.then(|| dir.join("client.key")),
-        ..TlsConfig::default()
-    })
+    let tls = build_tls_config(
+        &TlsConfig {
+            ca_file: Some(dir.join("ca.crt")),
+            cert_file: with_cert.then(|| dir.join("client.crt")),
+            key_file: with_cert.then(|| dir.join("client.key")),
+            ..TlsConfig::default()
+        },
+        false,
+    )
     .expect("client TLS");
     build_client(Some(tls), false, Duration::from_secs(10))
 }
