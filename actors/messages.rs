@@ -28,8 +28,8 @@ pub enum Delta {
     /// leaves some lines undecoded so that both threads share the decoding (see
     /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
     /// the last event it decoded itself, so a reconnect replays these rather than
-    /// skipping them; one that fails to decode is reported back with
-    /// [`DeferredEventFailed`], and the watcher relists.
+    /// skipping them; one that fails to decode makes the group's reply to the output
+    /// that carried it a [`DeferredEventRejected`], and the watcher relists.
     Undecoded {
         /// The event's line.
         event: UndecodedEvent,
@@ -40,11 +40,16 @@ pub enum Delta {
 }
 
 /// Sent by a [`crate::actors::UrlWatcher`] to its [`crate::actors::GroupWatcher`];
-/// what one URL's LIST or WATCH produced. The sender waits for a bounded number of
-/// these to be handled before reading more of its stream, so a slow group slows the
-/// streams down instead of growing its mailbox.
+/// what one URL's LIST or WATCH produced. The sender holds the replies of the last
+/// `watcher_in_flight` it sent and waits for the oldest before reading more of its
+/// stream, so a slow group slows the streams down instead of growing its mailbox.
+///
+/// The reply is all the group ever tells its watcher: [`GroupPace`] (whether it has
+/// time to decode lines for the watcher), or, for a [`WatcherOutput::Deltas`] that
+/// carried a [`Delta::Undecoded`] line the group could not decode,
+/// [`DeferredEventRejected`].
 #[derive(Message, Debug)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<GroupPace, DeferredEventRejected>")]
 pub enum WatcherOutput {
     /// Watch events: all those of the stream's pieces that arrived together, in order
     /// (some left undecoded for the group, `Delta::Undecoded`).
@@ -102,17 +107,27 @@ pub enum WatcherOutput {
 #[rtype(result = "()")]
 pub struct StopWatcher;
 
-/// Sent by a group to the URL watcher whose [`Delta::Undecoded`] event it could not
-/// decode. The watcher treats it as it treats a bad event it decoded itself: it gives
-/// up the stream and relists after a backoff, since the event may be a change that
-/// would otherwise be missed.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub struct DeferredEventFailed {
-    /// The `attempt` the undecoded event carried.
+/// The group's reply to a [`WatcherOutput`] it handled: how it is keeping up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupPace {
+    /// False while one of the group's subscribers has more batches unhandled than a
+    /// watcher's window: the group's thread (or a subscriber's) has no time to spare,
+    /// so the watcher decodes every line itself instead of leaving some to the group.
+    pub keeps_up: bool,
+}
+
+/// The group's reply to a [`WatcherOutput::Deltas`] with a [`Delta::Undecoded`] line
+/// it could not decode (the first such line of the output). The group has skipped the
+/// line, counted and logged it; the watcher treats it as a bad event it decoded
+/// itself: it gives up the stream and relists after a backoff, since the line may be a
+/// change that would otherwise be missed.
+#[derive(Debug)]
+pub struct DeferredEventRejected {
+    /// The LIST attempt the line carried: a rejection reaching the watcher after a later
+    /// LIST began is already covered by that LIST, and ignored.
     pub attempt: u64,
-    /// What was wrong with it.
-    pub why: String,
+    /// What was wrong with the line.
+    pub why: crate::error::DecodeError,
 }
 
 /// The targets of one object, shared by the group's cache and every subscriber.

@@ -16,8 +16,9 @@ use crate::actors::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::actors::messages::{
-    DeferredEventFailed, Delta, FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
+    StopWatcher, Subscribe, SubscriberDrained, SubscriberLink, TargetChange, Unsubscribe, UrlId,
+    WatcherOutput,
 };
 use crate::actors::registry::Registry;
 use crate::actors::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
@@ -56,19 +57,16 @@ pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> WatcherLink + Send + Sy
 pub struct WatcherLink {
     /// Stops it (the group is stopping).
     pub stop: Recipient<StopWatcher>,
-    /// Tells it that an event it handed on undecoded was bad.
-    pub deferred_failed: Recipient<DeferredEventFailed>,
 }
 
 impl WatcherLink {
-    /// The link to a running actor that handles both messages.
+    /// The link to a running actor that handles [`StopWatcher`].
     pub fn to<A>(addr: &Addr<A>) -> WatcherLink
     where
-        A: Actor<Context = Context<A>> + Handler<StopWatcher> + Handler<DeferredEventFailed>,
+        A: Actor<Context = Context<A>> + Handler<StopWatcher>,
     {
         WatcherLink {
             stop: addr.clone().recipient(),
-            deferred_failed: addr.clone().recipient(),
         }
     }
 }
@@ -105,9 +103,9 @@ pub struct GroupWatcher {
     status_watchers: Vec<(SubscriberId, Role, Recipient<UrlStatusChanged>)>,
     /// Subscriptions waiting for a role's sync or the first configuration problem.
     sync_waiters: Vec<(Role, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Shared with the watchers: false while a subscriber is behind (see
-    /// [`UrlWatcherSetup::group_keeps_up`]).
-    keeps_up: Arc<std::sync::atomic::AtomicBool>,
+    /// Set by each push: a subscriber has more batches unhandled than a watcher's
+    /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
+    subscriber_behind: bool,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
@@ -149,7 +147,7 @@ impl GroupWatcher {
             listing: HashMap::new(),
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
-            keeps_up: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            subscriber_behind: false,
             span,
         }
     }
@@ -178,7 +176,6 @@ impl GroupWatcher {
                     tls: self.setup.tls.clone(),
                     options: self.setup.options.clone(),
                     group: ctx.address().recipient(),
-                    group_keeps_up: Arc::clone(&self.keeps_up),
                     group_id: self.setup.id,
                 };
                 let watcher = (self.setup.start_watcher)(setup);
@@ -279,13 +276,18 @@ impl GroupWatcher {
         // (with 2, one flood run deferred 16 % of its events against 20-23 % in two
         // runs with the window; the watcher's own test settles it near a quarter).
         let window = self.setup.options.watcher_in_flight;
-        let behind = self
+        self.subscriber_behind = self
             .subscribers
             .values()
             .flatten()
             .any(|s| s.is_behind(window));
-        self.keeps_up
-            .store(!behind, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The reply to a watcher's output.
+    fn watcher_reply(&self) -> GroupPace {
+        GroupPace {
+            keeps_up: !self.subscriber_behind,
+        }
     }
 
     fn apply_upsert(
@@ -313,23 +315,21 @@ impl GroupWatcher {
         }
     }
 
-    /// An event the watcher of `url` handed on undecoded is bad: skipped here (the
-    /// events after it are still applied: each carries its object's whole state), and
-    /// the watcher is told, so that it relists as for a bad event it decoded itself.
-    fn deferred_event_failed(&self, url: UrlId, attempt: u64, why: crate::error::DecodeError) {
+    /// An event the watcher of `url` handed on undecoded is bad: counted and logged
+    /// here, and skipped (the events after it are still applied: each carries its
+    /// object's whole state). The caller answers the watcher with it, so that the
+    /// watcher relists as for a bad event it decoded itself.
+    fn deferred_event_rejected(&self, url: UrlId, rejected: &DeferredEventRejected) {
         let Some(slot) = self.urls.get(url.0 as usize) else {
             return;
         };
+        let why = &rejected.why;
         self.cache
             .metrics()
             .role(slot.url.role)
             .rejected
             .inc(why.reason());
         warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
-        slot.watcher.deferred_failed.do_send(DeferredEventFailed {
-            attempt,
-            why: why.to_string(),
-        });
     }
 
     fn apply_delete(
@@ -491,15 +491,16 @@ impl Actor for GroupWatcher {
 }
 
 impl Handler<WatcherOutput> for GroupWatcher {
-    type Result = ();
+    type Result = Result<GroupPace, DeferredEventRejected>;
 
-    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) -> Self::Result {
         match output {
             WatcherOutput::Deltas { url, deltas } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return;
+                    return Ok(self.watcher_reply());
                 };
                 let subscribed = self.has_subscribers(role);
+                let mut rejected = None;
                 let mut changes = Vec::new();
                 for delta in deltas {
                     match delta {
@@ -516,12 +517,20 @@ impl Handler<WatcherOutput> for GroupWatcher {
                             Ok((ObjectEventType::Deleted, object)) => {
                                 self.apply_delete(role, object.key(), subscribed, &mut changes)
                             }
-                            Err(e) => self.deferred_event_failed(url, attempt, e),
+                            Err(why) => {
+                                let reject = DeferredEventRejected { attempt, why };
+                                self.deferred_event_rejected(url, &reject);
+                                // The first bad line is enough to make the watcher relist.
+                                rejected.get_or_insert(reject);
+                            }
                         },
                     }
                 }
                 self.push(role, changes, false);
                 self.flush_soon_if_few(ctx);
+                if let Some(rejected) = rejected {
+                    return Err(rejected);
+                }
             }
             WatcherOutput::ListPart {
                 url,
@@ -530,7 +539,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 first,
             } => {
                 let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return;
+                    return Ok(self.watcher_reply());
                 };
                 let (role, relist) = (slot.url.role, slot.listed);
                 for item in undecoded {
@@ -568,7 +577,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
             }
             WatcherOutput::ListAbandoned { url } => {
                 let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return;
+                    return Ok(self.watcher_reply());
                 };
                 let role = slot.url.role;
                 if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
@@ -586,7 +595,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
             WatcherOutput::Relisted { url, mut objects } => {
                 let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return;
+                    return Ok(self.watcher_reply());
                 };
                 let subscribed = self.has_subscribers(role);
                 let listed = match self.listing.remove(&url) {
@@ -627,6 +636,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 }
             }
         }
+        Ok(self.watcher_reply())
     }
 }
 

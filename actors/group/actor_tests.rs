@@ -11,7 +11,7 @@ use actix::prelude::*;
 use super::*;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{
-    DeferredEventFailed, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
+    DeferredEventRejected, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
     SubscriberDrained, SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged,
     TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
 };
@@ -113,9 +113,8 @@ impl Handler<TargetsReplaced> for Recorder {
     }
 }
 
-/// Records the messages sent to the fake watchers: how many `StopWatcher`s, and each
-/// `DeferredEventFailed`'s attempt and reason.
-struct WatcherProbe(Arc<AtomicUsize>, Arc<Mutex<Vec<(u64, String)>>>);
+/// Counts the `StopWatcher`s sent to the fake watchers.
+struct WatcherProbe(Arc<AtomicUsize>);
 
 impl Actor for WatcherProbe {
     type Context = Context<Self>;
@@ -125,13 +124,6 @@ impl Handler<StopWatcher> for WatcherProbe {
     type Result = ();
     fn handle(&mut self, _: StopWatcher, _: &mut Context<Self>) {
         self.0.fetch_add(1, SeqCst);
-    }
-}
-
-impl Handler<DeferredEventFailed> for WatcherProbe {
-    type Result = ();
-    fn handle(&mut self, m: DeferredEventFailed, _: &mut Context<Self>) {
-        self.1.lock().unwrap().push((m.attempt, m.why));
     }
 }
 
@@ -149,10 +141,7 @@ struct Harness {
     registry: Arc<Registry>,
     key: GroupKey,
     urls: Arc<Mutex<Vec<ResourceUrl>>>,
-    /// Each watcher's `group_keeps_up` flag, in start order.
-    keeps_up: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
     stops: Arc<AtomicUsize>,
-    deferred_failed: Arc<Mutex<Vec<(u64, String)>>>,
 }
 
 fn key() -> GroupKey {
@@ -180,15 +169,11 @@ fn start(subscriber_in_flight: usize) -> Harness {
 fn start_with(options: crate::config::EngineOptions) -> Harness {
     let urls = Arc::new(Mutex::new(Vec::new()));
     let stops = Arc::new(AtomicUsize::new(0));
-    let deferred_failed = Arc::new(Mutex::new(Vec::new()));
-    let probe = WatcherProbe(Arc::clone(&stops), Arc::clone(&deferred_failed)).start();
-    let keeps_up = Arc::new(Mutex::new(Vec::new()));
+    let probe = WatcherProbe(Arc::clone(&stops)).start();
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
-        let keeps_up = Arc::clone(&keeps_up);
         Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
             urls.lock().unwrap().push(setup.url.clone());
-            keeps_up.lock().unwrap().push(setup.group_keeps_up);
             WatcherLink::to(&probe)
         })
     };
@@ -212,9 +197,7 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
         registry,
         key: key(),
         urls,
-        keeps_up,
         stops,
-        deferred_failed,
     }
 }
 
@@ -296,8 +279,16 @@ fn endpoints(name: &str, pod: &str, ip: &str) -> Object {
     )
 }
 
+/// Sends `output` as a watcher would; the group's reply must not reject a line.
 async fn feed(h: &Harness, output: WatcherOutput) {
-    h.group.send(output).await.unwrap();
+    if let Err(rejected) = reply(h, output).await {
+        panic!("a line was rejected: {}", rejected.why);
+    }
+}
+
+/// Sends `output` as a watcher would and returns the group's reply.
+async fn reply(h: &Harness, output: WatcherOutput) -> Result<GroupPace, DeferredEventRejected> {
+    h.group.send(output).await.unwrap()
 }
 
 fn relisted(url: u32, objects: Vec<Object>) -> WatcherOutput {
@@ -824,7 +815,7 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
 }
 
 #[actix_rt::test]
-async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watcher() {
+async fn undecoded_events_are_decoded_here_and_a_bad_one_is_the_replys_error() {
     use crate::watch::UndecodedEvent;
     let h = start(64);
     let sub = pods_a_and_b_listed(&h).await;
@@ -839,7 +830,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
         attempt,
     };
     let errors_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
-    feed(
+    let answer = reply(
         &h,
         deltas(
             0,
@@ -848,6 +839,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
                 Delta::Upsert(pod("c", "10.0.0.3", "x")),
                 undecoded("MODIFIED", r#"{"metadata":{"na"#.into(), 3),
                 undecoded("DELETED", pod_json("b", "10.0.0.2", "x"), 3),
+                undecoded("ADDED", r#"{"metadata":{"name":7}}"#.into(), 3),
             ],
         ),
     )
@@ -860,16 +852,22 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_reported_to_its_watc
         matches!(&got[0], Got::Changed(c, true) if *c == [("ns/a".to_string(), 2), ("ns/c".to_string(), 2), ("ns/b".to_string(), 0)]),
         "{got:?}"
     );
-    let failed = h.deferred_failed.lock().unwrap().clone();
-    assert_eq!(failed.len(), 1, "{failed:?}");
-    assert_eq!(failed[0].0, 3);
-    assert!(failed[0].1.contains("pod JSON"), "{failed:?}");
-    // Counted once (by the group; the watcher did not decode it).
-    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) > errors_before);
+    // The reply names the first bad line's attempt and fault.
+    let rejected = answer.expect_err("a bad line left to the group is the reply's error");
+    assert_eq!(rejected.attempt, 3);
+    assert!(
+        rejected.why.to_string().contains("pod JSON"),
+        "{rejected:?}"
+    );
+    // Counted by the group (the watcher did not decode them), each bad line once.
+    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) >= errors_before + 2);
+
+    // The next output without a bad line is answered with the group's pace again.
+    assert!(reply(&h, change_of_a(1)).await.is_ok());
 }
 
 #[actix_rt::test]
-async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up() {
+async fn the_replies_tell_watchers_when_a_subscriber_falls_behind_and_when_it_catches_up() {
     let h = start(64);
     let window = crate::config::EngineOptions::default().watcher_in_flight;
     let fast = subscribe(&h, 1, Role::Pod, false).await;
@@ -877,29 +875,32 @@ async fn watchers_are_told_when_a_subscriber_falls_behind_and_when_it_catches_up
     settle().await;
     feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
     settle().await;
-    let flag = Arc::clone(&h.keeps_up.lock().unwrap()[0]);
     // The stuck subscriber holds the snapshot and the relist's batch, then one batch
     // per event: as many unhandled as a watcher's window is not yet lag, one more is.
     let mut i = 0;
     while slow.in_flight.load(SeqCst) < window {
         i += 1;
-        feed(&h, change_of_a(i)).await;
+        let pace = reply(&h, change_of_a(i)).await;
         settle().await;
-        assert!(
-            flag.load(SeqCst),
+        assert_eq!(
+            pace.ok(),
+            Some(GroupPace { keeps_up: true }),
             "{i}: a watcher's window unhandled: keeping up"
         );
     }
-    feed(&h, change_of_a(i + 1)).await;
+    let pace = reply(&h, change_of_a(i + 1)).await;
     settle().await;
-    assert!(!flag.load(SeqCst), "more than a window unhandled: behind");
+    assert_eq!(
+        pace.ok(),
+        Some(GroupPace { keeps_up: false }),
+        "more than a window unhandled: behind"
+    );
     assert!(fast.in_flight.load(SeqCst) == 0);
 
     // It catches up; the next push finds every subscriber keeping up.
     slow.in_flight.store(0, SeqCst);
     feed(&h, change_of_a(i + 2)).await;
     settle().await;
-    assert!(flag.load(SeqCst), "one batch unhandled: keeping up");
 }
 
 /// A group that flushes at most two dirty objects itself, `SOON` after the change, on

@@ -5,11 +5,17 @@
 //! at most `watcher_in_flight` may be unhandled: when the group falls behind, the
 //! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
 //! of queueing without bound.
+//!
+//! The replies to those sends are the group's only way back: a [`ReplyReader`] reads
+//! them in order as they arrive, learning whether the group keeps up ([`GroupPace`])
+//! and whether a line left to it undecoded was bad ([`DeferredEventRejected`]).
 
 use arcstr::ArcStr;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use actix::dev::RecipientRequest;
@@ -24,7 +30,9 @@ use tracing::{debug, info, warn};
 
 use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
-use crate::actors::messages::{DeferredEventFailed, StopWatcher, UrlId, WatcherOutput};
+use crate::actors::messages::{
+    DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput,
+};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
@@ -47,10 +55,6 @@ pub struct UrlWatcherSetup {
     pub options: EngineOptions,
     /// Where its output goes.
     pub group: Recipient<WatcherOutput>,
-    /// Set by the group: false while one of its subscribers is behind, which means the
-    /// group's thread (or a subscriber's) has no time to spare for decoding; the watcher
-    /// then hands it no undecoded events.
-    pub group_keeps_up: Arc<std::sync::atomic::AtomicBool>,
     /// The group's id, for logs.
     pub group_id: u64,
 }
@@ -78,9 +82,15 @@ pub struct UrlWatcher {
     status_sent: Option<UrlStatus>,
     /// A watch was opened since the last LIST: the next one is a restart.
     watched_since_list: bool,
-    /// Sends to the group not yet handled, oldest first (boxed: the request futures are
-    /// not `Unpin`).
-    in_flight: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
+    /// Sends to the group whose replies are not read yet, oldest first.
+    in_flight: VecDeque<PendingReply>,
+    /// The waker of this actor's [`ReplyReader`], so that a send made outside the
+    /// reader is polled once at once and its reply wakes the actor.
+    reply_waker: Option<Waker>,
+    /// What the group's last reply said: false while one of its subscribers is
+    /// behind, which means the group's thread (or a subscriber's) has no time to spare
+    /// for decoding; the watcher then hands it no undecoded events.
+    group_keeps_up: bool,
     span: tracing::Span,
 }
 
@@ -122,6 +132,8 @@ impl UrlWatcher {
             },
             status_sent: None,
             in_flight: VecDeque::new(),
+            reply_waker: None,
+            group_keeps_up: true,
             span,
         }
     }
@@ -328,22 +340,68 @@ impl UrlWatcher {
         );
     }
 
-    /// Sends output to the group; waits for the oldest when too many are unhandled.
+    /// Sends output to the group; waits for the oldest reply when too many are unread.
     fn emit(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
-        self.in_flight
-            .push_back(Box::pin(self.setup.group.send(output)));
+        let mut reply: PendingReply = Box::pin(self.setup.group.send(output));
+        // The reader waits on the oldest reply only. This one is the oldest now: polled
+        // once here, its reply wakes the actor. (Inside the reader, which holds the
+        // waker meanwhile, the reader's own loop polls it.)
+        if self.in_flight.is_empty()
+            && let Some(waker) = &self.reply_waker
+            && let Poll::Ready(answer) = reply
+                .as_mut()
+                .poll(&mut std::task::Context::from_waker(waker))
+        {
+            // Answered already (the group is on another thread): kept for the reader,
+            // which must not poll a finished request again.
+            reply = Box::pin(std::future::ready(answer));
+            waker.wake_by_ref();
+        }
+        self.in_flight.push_back(reply);
         if self.in_flight.len() > self.setup.options.watcher_in_flight
             && let Some(oldest) = self.in_flight.pop_front()
         {
             // `wait` holds back every other event of this actor, the stream's chunks
             // included, until the group has handled the oldest batch.
-            ctx.wait(oldest.into_actor(self).map(|res, act, ctx| {
-                if res.is_err() {
-                    // The group is gone: nothing left to watch for.
-                    debug!(parent: &act.span, "group stopped; watcher stops");
-                    ctx.stop();
-                }
-            }));
+            ctx.wait(
+                oldest
+                    .into_actor(self)
+                    .map(|reply, act, ctx| act.on_reply(reply, ctx)),
+            );
+        }
+    }
+
+    /// Reads the replies that have arrived, oldest first, and registers `waker` with
+    /// the oldest one still due.
+    fn read_replies(&mut self, waker: &Waker, ctx: &mut Context<Self>) {
+        let mut task = std::task::Context::from_waker(waker);
+        while let Some(oldest) = self.in_flight.front_mut() {
+            let Poll::Ready(reply) = oldest.as_mut().poll(&mut task) else {
+                break;
+            };
+            self.in_flight.pop_front();
+            self.on_reply(reply, ctx);
+        }
+    }
+
+    /// Acts on one reply of the group: its pace, or a deferred line it could not decode.
+    fn on_reply(&mut self, reply: GroupReply, ctx: &mut Context<Self>) {
+        match reply {
+            Ok(Ok(GroupPace { keeps_up })) => self.group_keeps_up = keeps_up,
+            Ok(Err(rejected)) => {
+                debug!(parent: &self.span, attempt = rejected.attempt, "the group rejected an event left to it: {}", rejected.why);
+                self.feed(
+                    Input::DeferredEventRejected {
+                        attempt: rejected.attempt,
+                    },
+                    ctx,
+                );
+            }
+            Err(_) => {
+                // The group is gone: nothing left to watch for.
+                debug!(parent: &self.span, "group stopped; watcher stops");
+                ctx.stop();
+            }
         }
     }
 
@@ -699,6 +757,7 @@ impl Actor for UrlWatcher {
                 ctx.run_interval(every, |act, ctx| act.feed(Input::Resync, ctx));
             });
         }
+        ctx.spawn(ReplyReader);
         debug!(parent: &self.span, "started");
         self.feed(Input::Start, ctx);
     }
@@ -726,18 +785,20 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             }
         }
         if !chunks.is_empty() {
+            // The replies that arrived since the reader last ran say how the group
+            // is doing.
+            if let Some(waker) = self.reply_waker.take() {
+                self.read_replies(&waker, ctx);
+                self.reply_waker.get_or_insert(waker);
+            }
             // While the group keeps up, it decodes some events too; when it falls
             // behind, we decode everything.
-            let defer_every = if self
-                .setup
-                .group_keeps_up
-                .load(std::sync::atomic::Ordering::Relaxed)
-                && handled_dropped(&mut self.in_flight) <= WATCH_KEEPING_UP_UNHANDLED
-            {
-                self.setup.options.watch_defer_every
-            } else {
-                0
-            };
+            let defer_every =
+                if self.group_keeps_up && self.in_flight.len() <= WATCH_KEEPING_UP_UNHANDLED {
+                    self.setup.options.watch_defer_every
+                } else {
+                    0
+                };
             self.machine.set_defer_every(defer_every);
             self.feed(Input::Chunks(&chunks), ctx);
         }
@@ -761,15 +822,34 @@ impl StreamHandler<StreamItem> for UrlWatcher {
     }
 }
 
-impl Handler<DeferredEventFailed> for UrlWatcher {
-    type Result = ();
-    fn handle(&mut self, msg: DeferredEventFailed, ctx: &mut Context<Self>) {
-        self.feed(
-            Input::DeferredEventFailed {
-                attempt: msg.attempt,
-            },
-            ctx,
-        );
+/// The group's reply to one [`WatcherOutput`] (or why there is none: it stopped).
+type GroupReply = Result<Result<GroupPace, DeferredEventRejected>, MailboxError>;
+
+/// A send to the group whose reply is not read yet (boxed: a request future is not
+/// `Unpin`; `dyn` so that a reply that came at once can wait here as a ready one).
+type PendingReply = Pin<Box<dyn Future<Output = GroupReply>>>;
+
+/// Reads the group's replies as they arrive, in order, for as long as the watcher
+/// runs (spawned once, when it starts; never ready). The replies are how the group
+/// talks back, so they are read even when the watch stream is quiet.
+struct ReplyReader;
+
+impl ActorFuture<UrlWatcher> for ReplyReader {
+    type Output = ();
+
+    fn poll(
+        self: Pin<&mut Self>,
+        act: &mut UrlWatcher,
+        ctx: &mut Context<UrlWatcher>,
+        task: &mut std::task::Context<'_>,
+    ) -> Poll<()> {
+        let waker = match act.reply_waker.take() {
+            Some(waker) if waker.will_wake(task.waker()) => waker,
+            _ => task.waker().clone(),
+        };
+        act.read_replies(&waker, ctx);
+        act.reply_waker.get_or_insert(waker);
+        Poll::Pending
     }
 }
 
@@ -812,9 +892,11 @@ const LIST_DEFER_EVERY: usize = 4;
 /// pieces ready together, ~4–16 events) is smaller than a LIST's parts.
 const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
 
-/// Drops the sends at the front of `pending` that the group has handled (or that failed:
-/// the next send finds out) and returns how many are left unhandled. Sends are awaited
-/// only when the window is full, so without this the queue would always look full.
+/// Drops the LIST parts at the front of `pending` that the group has handled (or that
+/// failed: the next send finds out) and returns how many are left unhandled. Parts are
+/// awaited only when the window is full, so without this the queue would always look
+/// full. (A part's reply says nothing else: it carries no undecoded watch line, and a
+/// LIST has its own test of whether the group keeps up.)
 fn handled_dropped(pending: &mut VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>) -> usize {
     while let Some(oldest) = pending.front_mut() {
         match oldest.as_mut().now_or_never() {
@@ -864,7 +946,8 @@ impl ListParts {
         if self.pending.len() > self.window
             && let Some(oldest) = self.pending.pop_front()
         {
-            oldest.await.map_err(|_| group_gone())?;
+            // Only whether it was handled matters (see `handled_dropped`).
+            let _pace = oldest.await.map_err(|_| group_gone())?;
         }
         Ok(())
     }
@@ -873,7 +956,7 @@ impl ListParts {
     /// them.
     async fn drain(&mut self) -> Result<(), Failure> {
         while let Some(oldest) = self.pending.pop_front() {
-            oldest.await.map_err(|_| group_gone())?;
+            let _pace = oldest.await.map_err(|_| group_gone())?;
         }
         Ok(())
     }

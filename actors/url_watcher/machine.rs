@@ -127,8 +127,9 @@ pub enum Input<'a> {
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
     /// The group could not decode an event this machine handed on undecoded
-    /// ([`Delta::Undecoded`]) during LIST attempt `attempt`.
-    DeferredEventFailed {
+    /// ([`Delta::Undecoded`]) during LIST attempt `attempt`: its reply to the output
+    /// that carried it said so.
+    DeferredEventRejected {
         /// The attempt the event carried.
         attempt: u64,
     },
@@ -307,7 +308,7 @@ pub struct Machine {
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
     /// LIST attempts started so far; deferred events carry it (see
-    /// [`Input::DeferredEventFailed`]).
+    /// [`Input::DeferredEventRejected`]).
     attempt: u64,
     /// A 410 was met since the last healthy watch: another one waits for the backoff.
     gone_since_healthy: bool,
@@ -446,7 +447,7 @@ impl Machine {
                 }
                 State::Listing { .. } => {}
             },
-            Input::DeferredEventFailed { attempt } => {
+            Input::DeferredEventRejected { attempt } => {
                 if attempt != self.attempt {
                     // A LIST begun since then has already read the object again.
                     return out;

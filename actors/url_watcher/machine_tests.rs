@@ -634,7 +634,7 @@ fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resume
 fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_list_came_since() {
     let mut m = watching();
     let attempt = m.attempt();
-    let actions = m.on(Input::DeferredEventFailed { attempt });
+    let actions = m.on(Input::DeferredEventRejected { attempt });
     assert!(actions.contains(&Action::CloseStream), "{actions:?}");
     assert!(wait_of(&actions).is_some(), "{actions:?}");
     assert!(matches!(
@@ -655,7 +655,7 @@ fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_lis
         }
     ));
     let attempt = m.attempt();
-    assert!(m.on(Input::DeferredEventFailed { attempt }).is_empty());
+    assert!(m.on(Input::DeferredEventRejected { attempt }).is_empty());
     assert!(matches!(
         m.state(),
         State::BackingOff {
@@ -670,7 +670,10 @@ fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_lis
     m.on(Input::Resync);
     m.on(page(20, &["a"], None));
     assert!(matches!(m.state(), State::Watching { .. }));
-    assert!(m.on(Input::DeferredEventFailed { attempt: old }).is_empty());
+    assert!(
+        m.on(Input::DeferredEventRejected { attempt: old })
+            .is_empty()
+    );
     assert!(matches!(m.state(), State::Watching { .. }));
 }
 
