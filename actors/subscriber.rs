@@ -191,15 +191,11 @@ impl<T: TargetValue> Actor for Subscriber<T> {
         // replies; the mailbox must never make it wait otherwise (a request to a full
         // mailbox is parked, not queued).
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
-        METRICS
-            .subscribers
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.subscribers.inc();
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        METRICS
-            .subscribers
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.subscribers.dec();
     }
 }
 

@@ -761,17 +761,17 @@ async fn pod_run(
         extra: format!(
             "objects/s; {targets} targets at the subscriber; rss before {baseline:.0} MB; \
              permanent strings {:.0} KB",
-            METRICS.permanent_string_bytes.load(Relaxed) as f64 / 1024.0
+            METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
         ),
     };
     let mut flood_row = None;
     if flood {
         let events = args.events;
         probe.expect(events);
-        let coalesced0 = METRICS.subscriber_coalesced.load(Relaxed);
-        let deferred0 = METRICS.role(Role::Pod).events_deferred.load(Relaxed);
+        let coalesced0 = METRICS.engine.subscriber_coalesced.get();
+        let deferred0 = METRICS.role_total(Role::Pod, |m| m.events_deferred.get());
         let meter = Meter::start();
-        let modified0 = METRICS.role(Role::Pod).events_modified.load(Relaxed);
+        let modified0 = METRICS.role_total(Role::Pod, |m| m.events_modified.get());
         server.gate(events);
         let ok = if server.addr.is_some() {
             probe
@@ -780,7 +780,8 @@ async fn pod_run(
         } else {
             // An external server: until the watcher has decoded `events` events.
             let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-            while METRICS.role(Role::Pod).events_modified.load(Relaxed) - modified0 < events as u64
+            while METRICS.role_total(Role::Pod, |m| m.events_modified.get()) - modified0
+                < events as u64
                 && Instant::now() < deadline
             {
                 actix_rt::time::sleep(Duration::from_millis(5)).await;
@@ -802,8 +803,9 @@ async fn pod_run(
                  {:.0} % decoded by the group",
                 if ok { "" } else { "TIMED OUT; " },
                 seen_total as f64 / subs as f64 / events as f64,
-                METRICS.subscriber_coalesced.load(Relaxed) - coalesced0,
-                (METRICS.role(Role::Pod).events_deferred.load(Relaxed) - deferred0) as f64 * 100.0
+                METRICS.engine.subscriber_coalesced.get() - coalesced0,
+                (METRICS.role_total(Role::Pod, |m| m.events_deferred.get()) - deferred0) as f64
+                    * 100.0
                     / events as f64,
             ),
         });
@@ -862,23 +864,23 @@ async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
     // must be recomputed.
     actix_rt::time::sleep(Duration::from_millis(args.flush_ms * 2 + 200)).await;
     let (f0, r0) = (
-        METRICS.flushes.load(Relaxed),
-        METRICS.flush_recomputed.load(Relaxed),
+        METRICS.engine.flushes.get(),
+        METRICS.engine.flush_recomputed.get(),
     );
     probe.expect(1);
     server.gate(1);
     probe.wait_done(1, Duration::from_secs(60)).await;
     actix_rt::time::sleep(Duration::from_millis(args.flush_ms + 200)).await;
-    let one = METRICS.flush_recomputed.load(Relaxed) - r0;
+    let one = METRICS.engine.flush_recomputed.get() - r0;
     let _ = f0;
 
     // The churn.
     let events = args.deps_events.max(2);
     probe.expect(events);
     let (f0, r0, u0) = (
-        METRICS.flushes.load(Relaxed),
-        METRICS.flush_recomputed.load(Relaxed),
-        METRICS.target_updates.load(Relaxed),
+        METRICS.engine.flushes.get(),
+        METRICS.engine.flush_recomputed.get(),
+        METRICS.engine.target_updates.get(),
     );
     let meter = Meter::start();
     server.gate(events);
@@ -886,9 +888,9 @@ async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
         .wait_done(1, Duration::from_secs(args.timeout_s))
         .await;
     let m = meter.finish();
-    let flushes = METRICS.flushes.load(Relaxed) - f0;
-    let recomputed = METRICS.flush_recomputed.load(Relaxed) - r0;
-    let updates = METRICS.target_updates.load(Relaxed) - u0;
+    let flushes = METRICS.engine.flushes.get() - f0;
+    let recomputed = METRICS.engine.flush_recomputed.get() - r0;
+    let updates = METRICS.engine.target_updates.get() - u0;
     let (p50, p99, _) = probe.percentiles();
     let cpu_per_recompute = m.cpu_s * 1e6 / recomputed.max(1) as f64;
     rows.push(Row {

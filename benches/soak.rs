@@ -20,7 +20,6 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use kubesd::metrics::{METRICS, RoleMetrics};
@@ -91,16 +90,12 @@ fn rss_kib() -> u64 {
 }
 
 fn total(f: fn(&RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| f(METRICS.role(*r))).sum()
+    Role::ALL.iter().map(|r| METRICS.role_total(*r, f)).sum()
 }
 
 /// Watch events the engine has decoded, over every role.
 fn engine_events() -> u64 {
-    total(|m| {
-        m.events_added.load(Ordering::Relaxed)
-            + m.events_modified.load(Ordering::Relaxed)
-            + m.events_deleted.load(Ordering::Relaxed)
-    })
+    total(|m| m.events_added.get() + m.events_modified.get() + m.events_deleted.get())
 }
 
 /// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
@@ -253,10 +248,10 @@ async fn soak(args: Args) -> bool {
                 sim.store().open_watches(),
                 Role::ALL
                     .iter()
-                    .map(|r| METRICS.role(*r).objects.load(Ordering::Relaxed))
-                    .sum::<i64>(),
+                    .map(|r| METRICS.role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
+                    .sum::<u64>(),
                 // Interned strings made permanent: must level off as RSS does.
-                METRICS.permanent_string_bytes.load(Ordering::Relaxed) as f64 / 1024.0
+                METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
             );
             samples.push(Sample {
                 events: done,
@@ -339,12 +334,12 @@ async fn soak(args: Args) -> bool {
     );
     println!(
         "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
-        total(|m| m.relists.load(Ordering::Relaxed)),
-        total(|m| m.gone.load(Ordering::Relaxed)),
-        total(|m| m.watch_restarts.load(Ordering::Relaxed)),
-        total(|m| m.watch_stalls.load(Ordering::Relaxed)),
-        total(|m| m.decode_errors.load(Ordering::Relaxed)),
-        total(|m| m.request_errors.load(Ordering::Relaxed)),
+        total(|m| m.relists.total()),
+        total(|m| m.gone.get()),
+        total(|m| m.watch_restarts.get()),
+        total(|m| m.stalls.total()),
+        total(|m| m.rejected.total()),
+        total(|m| m.request_errors.total()),
     );
 
     let levels_off = verdict(&samples, done);

@@ -15,6 +15,7 @@
 #[path = "../actors/mod.rs"]
 pub mod actors;
 pub mod api;
+pub mod build_info;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;

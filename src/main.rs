@@ -5,11 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kubesd::cli;
+use kubesd::cli::logging::LogFormat;
 
 /// Kubernetes service discovery for monitoring agents.
 #[derive(Parser)]
-#[command(name = "kubesd", version, about)]
+#[command(name = "kubesd", version = kubesd::build_info::LONG_VERSION, about)]
 struct Cli {
+    /// How log lines are written to stderr (`RUST_LOG` picks which).
+    #[arg(long = "log.format", value_enum, default_value_t, global = true)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -40,7 +44,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    cli::logging::init(cli.log_format);
     match cli.command {
         Command::Simulate(args) => run_async(cli::simulate::run(args), "kubesd simulate"),
         Command::Demo(args) => run_async(cli::demo::run(args), "kubesd demo"),
@@ -67,16 +71,6 @@ fn print_stdout(text: &str) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Logs to stderr; `RUST_LOG` picks what (default: warnings, and kubesd's info).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,kubesd=info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
 }
 
 /// Runs `fut` in an actix system; an error is printed with the command's name.

@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use kubesd::metrics::METRICS;
@@ -186,11 +185,8 @@ async fn focused_with(
 }
 
 /// A counter summed over every role: the watchers of one group share the faults.
-fn total(f: fn(&kubesd::metrics::RoleMetrics) -> &std::sync::atomic::AtomicU64) -> u64 {
-    Role::ALL
-        .iter()
-        .map(|r| f(METRICS.role(*r)).load(Ordering::Relaxed))
-        .sum()
+fn total(f: fn(&kubesd::metrics::RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| METRICS.role_total(*r, f)).sum()
 }
 
 const BRIEF: Duration = Duration::from_millis(50);
@@ -201,7 +197,7 @@ async fn a_watch_dropped_mid_event_resumes() {
         "drop mid-event",
         |s| s.drop_watches(true),
         BRIEF,
-        || total(|m| &m.watch_restarts),
+        || total(|m| m.watch_restarts.get()),
     )
     .await;
 }
@@ -212,7 +208,7 @@ async fn events_split_across_chunks_are_reassembled() {
         "split events",
         |s| s.faults().split_next_events(50),
         BRIEF,
-        || total(|m| &m.events_modified) + total(|m| &m.events_added),
+        || total(|m| m.events_modified.get()) + total(|m| m.events_added.get()),
     )
     .await;
 }
@@ -226,7 +222,7 @@ async fn gone_as_status_relists() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| &m.gone),
+        || total(|m| m.gone.get()),
     )
     .await;
 }
@@ -240,7 +236,7 @@ async fn server_errors_back_off_and_recover() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| &m.watch_restarts),
+        || total(|m| m.watch_restarts.get()),
     )
     .await;
 }
@@ -254,7 +250,7 @@ async fn too_many_requests_honours_retry_after() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| &m.watch_restarts),
+        || total(|m| m.watch_restarts.get()),
     )
     .await;
 }
@@ -269,7 +265,7 @@ async fn a_silent_stream_is_reopened_at_its_deadline() {
         "silent stream",
         |s| s.stall_watches(true),
         Duration::from_millis(1600),
-        || total(|m| &m.watch_restarts),
+        || total(|m| m.watch_restarts.get()),
     )
     .await;
 }
@@ -285,7 +281,7 @@ async fn malformed_unknown_and_wrong_kind_events_relist() {
             &format!("{injection:?}"),
             move |s| s.inject(injection),
             BRIEF,
-            || total(|m| &m.decode_errors),
+            || total(|m| m.rejected.total()),
         )
         .await;
     }
@@ -301,17 +297,17 @@ async fn bad_events_decoded_by_the_group_relist() {
         ..chaos_options()
     };
     for injection in [Injection::MalformedLine, Injection::WrongKind] {
-        let deferred_before = total(|m| &m.events_deferred);
+        let deferred_before = total(|m| m.events_deferred.get());
         focused_with(
             options.clone(),
             &format!("{injection:?} deferred"),
             move |s| s.inject(injection),
             BRIEF,
-            || total(|m| &m.decode_errors),
+            || total(|m| m.rejected.total()),
         )
         .await;
         assert!(
-            total(|m| &m.events_deferred) > deferred_before,
+            total(|m| m.events_deferred.get()) > deferred_before,
             "{injection:?}: no event was handed to the group"
         );
     }
@@ -319,7 +315,13 @@ async fn bad_events_decoded_by_the_group_relist() {
 
 #[actix_rt::test]
 async fn a_restart_with_reset_resource_versions_converges() {
-    focused("restart", |s| s.restart(), BRIEF, || total(|m| &m.relists)).await;
+    focused(
+        "restart",
+        |s| s.restart(),
+        BRIEF,
+        || total(|m| m.relists.total()),
+    )
+    .await;
 }
 
 #[actix_rt::test]
@@ -333,7 +335,7 @@ async fn an_expired_continue_token_restarts_the_list() {
     };
     let discovery = Discovery::start(options);
     let config = SdConfig::new(Role::Pod, running.url());
-    let gone_before = total(|m| &m.gone);
+    let gone_before = total(|m| m.gone.get());
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -354,6 +356,9 @@ async fn an_expired_continue_token_restarts_the_list() {
         Duration::from_secs(30),
     )
     .await;
-    assert!(total(|m| &m.gone) > gone_before, "a continue token expired");
+    assert!(
+        total(|m| m.gone.get()) > gone_before,
+        "a continue token expired"
+    );
     running.stop().await;
 }

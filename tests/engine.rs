@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use kubesd::api::RoleSelector;
@@ -38,11 +37,11 @@ async fn cluster(seed: u64) -> RunningSimulator {
 }
 
 fn gone_count() -> u64 {
-    METRICS.role(Role::Pod).gone.load(Ordering::Relaxed)
+    METRICS.role_total(Role::Pod, |m| m.gone.get())
 }
 
 fn relist_count() -> u64 {
-    METRICS.role(Role::Pod).relists.load(Ordering::Relaxed)
+    METRICS.role_total(Role::Pod, |m| m.relists.total())
 }
 
 fn churn(seed: u64) -> Churn {

@@ -352,7 +352,7 @@ async fn a_deeply_nested_event_is_rejected_and_relisted_at_a_bounded_rate() {
 
 #[actix_rt::test]
 async fn an_event_of_the_wrong_kind_is_rejected_and_watches_are_calm_after_healing() {
-    let rejected_before = METRICS.role(Role::Pod).rejected_by.total();
+    let rejected_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
     let seen = scenario("wrong kind", options(), |w| {
         list_ok_and(Rc::clone(w), |_| {
             let node = json!({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
@@ -361,7 +361,7 @@ async fn an_event_of_the_wrong_kind_is_rejected_and_watches_are_calm_after_heali
         })
     })
     .await;
-    assert!(METRICS.role(Role::Pod).rejected_by.total() > rejected_before);
+    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) > rejected_before);
     // Nothing resumed from the rejected event's resourceVersion.
     assert!(
         seen.after
@@ -430,7 +430,7 @@ async fn retry_after_a_day_is_honoured_only_up_to_the_backoff_cap() {
 
 #[actix_rt::test]
 async fn a_watch_that_drips_a_byte_at_a_time_is_cut_and_resumed() {
-    let stalls_before = METRICS.role(Role::Pod).stalls_by.total();
+    let stalls_before = METRICS.role_total(Role::Pod, |m| m.stalls.total());
     let seen = scenario("dripping watch", options(), |w| {
         list_ok_and(Rc::clone(w), |_| {
             Reply::Stream(Box::new(|mut body: BodyWriter| {
@@ -446,7 +446,7 @@ async fn a_watch_that_drips_a_byte_at_a_time_is_cut_and_resumed() {
         })
     })
     .await;
-    assert!(METRICS.role(Role::Pod).stalls_by.total() > stalls_before);
+    assert!(METRICS.role_total(Role::Pod, |m| m.stalls.total()) > stalls_before);
     // Cut and resumed from the last resourceVersion: watches, not relists.
     assert_eq!(lists(&seen.during), 0);
 }

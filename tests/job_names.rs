@@ -159,7 +159,11 @@ async fn sd_answers_for_any_job_name_raw_or_escaped() {
     }
     let (server, addr) = serve_http(
         "127.0.0.1:0".parse().expect("addr"),
-        Arc::new(ServiceState { jobs: published }),
+        Arc::new(ServiceState {
+            jobs: published,
+            reload: None,
+        }),
+        None,
     )
     .expect("listens");
     let handle = server.handle();

@@ -12,6 +12,7 @@ const NOT_IN_THE_ENGINE: &[(&str, &str)] = &[
     ("actix-web", "service, simulator"),
     ("clap", "cli"),
     ("rcgen", "simulator"),
+    ("bcrypt", "service: the listener's web config"),
     ("tracing-subscriber", "cli"),
     (
         "mimalloc",

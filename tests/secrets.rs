@@ -108,17 +108,9 @@ async fn a_rejected_token_is_not_logged_or_exported() {
         .subscribe(&wrong, keep_all)
         .await
         .expect("subscribes");
-    let errors_before = METRICS
-        .role(Role::Pod)
-        .request_errors
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let errors_before = METRICS.role_total(Role::Pod, |m| m.request_errors.total());
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while METRICS
-        .role(Role::Pod)
-        .request_errors
-        .load(std::sync::atomic::Ordering::Relaxed)
-        < errors_before + 2
-    {
+    while METRICS.role_total(Role::Pod, |m| m.request_errors.total()) < errors_before + 2 {
         assert!(
             std::time::Instant::now() < deadline,
             "the 401s were not seen"
@@ -164,12 +156,7 @@ async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
     std::fs::write(&ca, running.ca_pem().expect("a CA")).expect("ca written");
 
     // No CA given: the self-signed certificate is not trusted, nothing is discovered.
-    let node_errors = || {
-        METRICS
-            .role(Role::Node)
-            .request_errors
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
+    let node_errors = || METRICS.role_total(Role::Node, |m| m.request_errors.total());
     let before = node_errors();
     let untrusted = SdConfig::new(Role::Node, running.url());
     let sub = discovery

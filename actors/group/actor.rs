@@ -134,11 +134,12 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
+        let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
         let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
         GroupWatcher {
             pace,
             setup,
-            cache: GroupCache::default(),
+            cache,
             urls: Vec::new(),
             subscribers: HashMap::new(),
             pending: Vec::new(),
@@ -260,9 +261,7 @@ impl GroupWatcher {
         if changes.is_empty() && !force {
             return;
         }
-        METRICS
-            .target_updates
-            .fetch_add(changes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.target_updates.add(changes.len() as u64);
         let synced = self.synced.contains(&role);
         let limit = self.setup.options.subscriber_in_flight;
         let bound = Backlog::bound(self.cache.len(role));
@@ -350,7 +349,11 @@ impl GroupWatcher {
             return;
         };
         let why = &rejected.why;
-        METRICS.role(slot.url.role).count_rejected(why.reason());
+        self.cache
+            .metrics()
+            .role(slot.url.role)
+            .rejected
+            .inc(why.reason());
         warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
     }
 
@@ -390,12 +393,8 @@ impl GroupWatcher {
         let start = Instant::now();
         let recomputed = self.flush();
         let took = start.elapsed();
-        METRICS
-            .flushes
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        METRICS
-            .flush_recomputed
-            .fetch_add(recomputed as u64, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.flushes.inc();
+        METRICS.engine.flush_recomputed.add(recomputed as u64);
         FlushReport { recomputed, took }
     }
 
@@ -496,9 +495,7 @@ impl Actor for GroupWatcher {
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
         ctx.add_stream(self.replies.stream());
-        METRICS
-            .groups
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.groups.inc();
         self.setup.flusher.do_send(FlusherMembership::Join(
             self.setup.id,
             ctx.address().recipient(),
@@ -515,9 +512,7 @@ impl Actor for GroupWatcher {
         self.setup
             .flusher
             .do_send(FlusherMembership::Leave(self.setup.id));
-        METRICS
-            .groups
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        METRICS.engine.groups.dec();
         info!(parent: &self.span, "group stopped");
     }
 }
@@ -579,7 +574,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
                     match item.decode() {
                         Ok(object) => objects.push(object),
                         Err(e) => {
-                            METRICS.role(role).count_rejected(e.reason());
+                            self.cache.metrics().role(role).rejected.inc(e.reason());
                             warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
                         }
                     }

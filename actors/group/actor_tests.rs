@@ -406,7 +406,7 @@ async fn undecoded_items_of_a_list_part_are_decoded_by_the_group() {
         index,
         json: json.into_bytes(),
     };
-    let errors = || METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    let errors = || METRICS.role_total(Role::Pod, |m| m.rejected.total());
     let errors_before = errors();
     feed(
         &h,
@@ -838,7 +838,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_the_replys_error() {
         },
         attempt,
     };
-    let errors_before = METRICS.role(Role::Pod).decode_errors.load(SeqCst);
+    let errors_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
     let answer = reply(
         &h,
         deltas(
@@ -869,7 +869,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_the_replys_error() {
         "{rejected:?}"
     );
     // Counted by the group (the watcher did not decode them), each bad line once.
-    assert!(METRICS.role(Role::Pod).decode_errors.load(SeqCst) >= errors_before + 2);
+    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) >= errors_before + 2);
 
     // The next output without a bad line is answered with the group's pace again.
     assert!(reply(&h, change_of_a(1)).await.is_ok());

@@ -16,7 +16,7 @@ use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::actors::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
-use crate::metrics::METRICS;
+use crate::metrics::ApiServerMetrics;
 use crate::model::{Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service};
 use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};
 
@@ -124,9 +124,24 @@ pub struct GroupCache {
     dependents: HashMap<DepKey, HashSet<DepKey>>,
     /// Objects whose dependencies changed since their targets were computed.
     dirty: HashSet<DepKey>,
+    /// The discovery metrics of the group's API server (`kubesd_objects`).
+    metrics: Arc<ApiServerMetrics>,
 }
 
 impl GroupCache {
+    /// An empty cache that counts its objects in `metrics`.
+    pub fn new(metrics: Arc<ApiServerMetrics>) -> GroupCache {
+        GroupCache {
+            metrics,
+            ..GroupCache::default()
+        }
+    }
+
+    /// The discovery metrics of the group's API server.
+    pub fn metrics(&self) -> &ApiServerMetrics {
+        &self.metrics
+    }
+
     /// The cached entry of `role` at `namespace/name`.
     pub fn get(&self, role: Role, namespace: &str, name: &str) -> Option<&Entry> {
         self.roles.get(&role)?.get(namespace, name)
@@ -206,10 +221,7 @@ impl GroupCache {
                 deps: Vec::new(),
             },
         );
-        METRICS
-            .role(role)
-            .objects
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.metrics.role(role).objects.inc();
         self.mark_dependents_dirty(&(role, key));
         (Upserted::Inserted, None)
     }
@@ -220,10 +232,7 @@ impl GroupCache {
             .roles
             .get_mut(&role)?
             .remove(&key.namespace, &key.name)?;
-        METRICS
-            .role(role)
-            .objects
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.metrics.role(role).objects.dec();
         let me = (role, key.clone());
         self.unlink(&me, &entry.deps);
         self.dirty.remove(&me);
@@ -326,10 +335,7 @@ impl GroupCache {
     /// Forgets every object (the group stops): keeps the metrics right.
     pub fn clear(&mut self) {
         for (role, rc) in &self.roles {
-            METRICS
-                .role(*role)
-                .objects
-                .fetch_sub(rc.len as i64, std::sync::atomic::Ordering::Relaxed);
+            self.metrics.role(*role).objects.add(-(rc.len as i64));
         }
         self.roles.clear();
         self.dependents.clear();

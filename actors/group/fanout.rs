@@ -26,7 +26,7 @@ use crate::actors::backlog::Backlog;
 use crate::actors::messages::{
     SubscriberId, SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
 };
-use crate::metrics::{METRICS, inc};
+use crate::metrics::METRICS;
 use crate::model::Role;
 
 /// One subscriber, as its group sees it.
@@ -161,7 +161,7 @@ impl SubscriberSlot {
             }
             None
         } else if self.unanswered >= limit {
-            inc(&METRICS.subscriber_coalesced);
+            METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::new(received);
             backlog.push(batch);
             self.backlog = Some(backlog);

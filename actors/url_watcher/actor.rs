@@ -37,7 +37,7 @@ use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
-use crate::metrics::{METRICS, RoleMetrics, StallReason};
+use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
@@ -64,6 +64,8 @@ pub struct UrlWatcher {
     setup: UrlWatcherSetup,
     version: ApiGroupVersion,
     machine: Machine,
+    /// The discovery metrics of this watcher's API server.
+    metrics: Arc<ApiServerMetrics>,
     client: Option<awc::Client>,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
@@ -98,6 +100,7 @@ impl UrlWatcher {
         let role = setup.url.role;
         let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
         let o = &setup.options;
+        let metrics = METRICS.api_server(&setup.endpoint.base_url);
         let machine = Machine::new(
             role,
             can_fall_back,
@@ -112,6 +115,7 @@ impl UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
             machine,
+            metrics,
             client: None,
             credentials,
             stream: None,
@@ -152,7 +156,7 @@ impl UrlWatcher {
             Action::Watch { resource_version } => {
                 self.status.phase = UrlPhase::Watching;
                 if self.watched_since_list {
-                    crate::metrics::inc(&self.metrics().watch_restarts);
+                    self.metrics().watch_restarts.inc();
                 }
                 self.watched_since_list = true;
                 self.watch(resource_version, ctx);
@@ -196,8 +200,8 @@ impl UrlWatcher {
         }
     }
 
-    fn metrics(&self) -> &'static RoleMetrics {
-        METRICS.role(self.setup.url.role)
+    fn metrics(&self) -> &RoleMetrics {
+        self.metrics.role(self.setup.url.role)
     }
 
     /// Counts what the machine reports, and logs each change of this URL's state once:
@@ -216,7 +220,7 @@ impl UrlWatcher {
         };
         let (error, text) = match report {
             Report::Relisting(reason) => {
-                m.count_relist(reason);
+                m.relists.inc(reason);
                 self.status.relists += 1;
                 debug!(parent: &self.span, %reason, "listing {url}");
                 return;
@@ -226,7 +230,7 @@ impl UrlWatcher {
                 message,
                 repeated,
             } => {
-                crate::metrics::inc(&m.gone);
+                m.gone.inc();
                 if !repeated {
                     info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
                     return;
@@ -243,7 +247,7 @@ impl UrlWatcher {
                 configuration,
                 retry_in,
             } => {
-                m.count_request_error(reason);
+                m.request_errors.inc(reason);
                 let text = if configuration {
                     format!(
                         "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {}",
@@ -263,7 +267,7 @@ impl UrlWatcher {
                 message,
                 retry_in,
             } => {
-                m.count_rejected(reason);
+                m.rejected.inc(reason);
                 let text = format!(
                     "WATCH {url}: rejected an event ({message}); listing again in {}",
                     seconds(retry_in)
@@ -272,7 +276,7 @@ impl UrlWatcher {
                 (error(Step::Watch, problem, &message, false), text)
             }
             Report::Stalled { reason, retry_in } => {
-                m.count_stall(reason);
+                m.stalls.inc(reason);
                 let (step, what) = match reason {
                     StallReason::Watch => (Step::Watch, "a line stayed incomplete"),
                     StallReason::List => (Step::List, "no next item arrived"),
@@ -543,7 +547,7 @@ impl UrlWatcher {
             Ok((page, errors)) => {
                 if let Some(first) = errors.first() {
                     for e in &errors {
-                        act.metrics().count_rejected(e.reason());
+                        act.metrics().rejected.inc(e.reason());
                     }
                     warn!(parent: &act.span, "LIST {}{}: skipped {} of its objects, the first: {first}", act.setup.endpoint.base_url, act.setup.url, errors.len());
                 }
@@ -684,7 +688,6 @@ struct OpenWatch {
 
 /// Adds a watch batch's events to the role's counters.
 fn count_events(m: &RoleMetrics, counts: EventCounts) {
-    use std::sync::atomic::Ordering::Relaxed;
     for (counter, n) in [
         (&m.events_added, counts.added),
         (&m.events_modified, counts.modified),
@@ -693,7 +696,7 @@ fn count_events(m: &RoleMetrics, counts: EventCounts) {
         (&m.events_deferred, counts.deferred),
     ] {
         if n > 0 {
-            counter.fetch_add(n, Relaxed);
+            counter.add(n);
         }
     }
 }

@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -166,13 +165,20 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         return Ok(());
     }
 
-    let (server, bound) = serve_http(args.listen, Arc::new(ServiceState { jobs: published }))
-        .map_err(|e| {
-            format!(
-                "cannot listen on {} (try --listen 127.0.0.1:0): {e}",
-                args.listen
-            )
-        })?;
+    let (server, bound) = serve_http(
+        args.listen,
+        Arc::new(ServiceState {
+            jobs: published,
+            reload: None,
+        }),
+        None,
+    )
+    .map_err(|e| {
+        format!(
+            "cannot listen on {} (try --listen 127.0.0.1:0): {e}",
+            args.listen
+        )
+    })?;
     let server_handle = server.handle();
     actix_rt::spawn(server);
     let churn = (args.churn > 0).then(|| {
@@ -247,9 +253,9 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         last_events = events;
         let summary = format!(
             "watch events: {rate}/s (total {events})   relists: {}   410s: {}   decode errors: {}",
-            sum(|r| r.relists.load(Ordering::Relaxed)),
-            sum(|r| r.gone.load(Ordering::Relaxed)),
-            sum(|r| r.decode_errors.load(Ordering::Relaxed)),
+            sum(|r| r.relists.total()),
+            sum(|r| r.gone.get()),
+            sum(|r| r.rejected.total()),
         );
         let mut out = std::io::stdout().lock();
         if tty {
@@ -293,15 +299,11 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
 }
 
 fn sum(f: impl Fn(&crate::metrics::RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| f(METRICS.role(*r))).sum()
+    Role::ALL.iter().map(|r| METRICS.role_total(*r, &f)).sum()
 }
 
 fn events_total() -> u64 {
-    sum(|r| {
-        r.events_added.load(Ordering::Relaxed)
-            + r.events_modified.load(Ordering::Relaxed)
-            + r.events_deleted.load(Ordering::Relaxed)
-    })
+    sum(|r| r.events_added.get() + r.events_modified.get() + r.events_deleted.get())
 }
 
 /// A target in one line: its address and a few identifying labels.

@@ -2,5 +2,7 @@
 
 pub mod demo;
 pub mod labels;
+pub mod logfmt;
+pub mod logging;
 pub mod run;
 pub mod simulate;

@@ -10,10 +10,15 @@ use std::time::{Duration, SystemTime};
 use actix_rt::signal::unix::{SignalKind, signal};
 use tracing::{error, info, warn};
 
+use crate::http::resolve_endpoint;
+use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
 use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
-use crate::service::{GetSd, GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use crate::service::web_guard::WebGuard;
+use crate::service::{
+    GetSd, GetStatus, JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http,
+};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Options shared by `run` and `once`.
@@ -77,9 +82,18 @@ pub struct RunArgs {
     /// Address of the HTTP server (/sd/{job}, /metrics, /healthz, /ready).
     #[arg(long, default_value = "127.0.0.1:9097")]
     pub listen: SocketAddr,
-    /// How often to check the config file for changes (SIGHUP reloads at once).
+    /// How often to check the config file for changes (SIGHUP and `POST /-/reload`
+    /// reload at once).
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub reload_check: Duration,
+    /// The exporter-toolkit web config file: TLS, client certificates, basic auth
+    /// users, response headers. Re-read when it changes.
+    #[arg(long = "web.config.file")]
+    pub web_config_file: Option<PathBuf>,
+    /// With --web.config.file: serve /healthz and /ready without credentials (for
+    /// probes that cannot send them). Off: every endpoint needs them.
+    #[arg(long = "web.open-health-endpoints", requires = "web_config_file")]
+    pub web_open_health_endpoints: bool,
 }
 
 /// Arguments of `kubesd once`.
@@ -118,9 +132,54 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
+/// Loads the config `args` name and applies it to `jobs`, recording the outcome in
+/// `kubesd_config_last_reload_*`.
+async fn apply_config(jobs: &mut JobSet, args: &JobArgs) -> Result<usize, String> {
+    let outcome = match load(args) {
+        Ok(config) => match jobs.apply(&config).await {
+            Ok(()) => {
+                METRICS.set_job_discoveries(config.jobs.iter().flat_map(|job| {
+                    job.sd_configs.iter().map(|sd| {
+                        // In-cluster configs name no server: the resolved one, as the
+                        // discovery metrics' `api_server` label has it.
+                        let server = resolve_endpoint(sd)
+                            .map(|e| e.base_url)
+                            .unwrap_or_else(|_| "in-cluster".to_string());
+                        (job.name.clone(), sd.role, server)
+                    })
+                }));
+                Ok(config.jobs.len())
+            }
+            Err(e) => Err(e.to_string()),
+        },
+        Err(e) => Err(e),
+    };
+    let service = &METRICS.service;
+    match &outcome {
+        Ok(_) => {
+            service.config_last_reload_successful.set(1);
+            let now = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            service
+                .config_last_reload_success_timestamp_seconds
+                .set(i64::try_from(now).unwrap_or(i64::MAX));
+        }
+        Err(_) => service.config_last_reload_successful.set(0),
+    }
+    outcome
+}
+
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: RunArgs) -> Result<(), String> {
-    let config = load(&args.jobs)?;
+    // A bad web config stops kubesd before anything starts, naming the key.
+    let web = match &args.web_config_file {
+        Some(path) => {
+            Some(WebGuard::load(path, args.web_open_health_endpoints).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
         Discovery::start(EngineOptions {
@@ -130,15 +189,27 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         options(&args.jobs)?,
         Arc::clone(&published),
     );
-    jobs.apply(&config).await.map_err(|e| e.to_string())?;
-    let (server, bound) = serve_http(args.listen, Arc::new(ServiceState { jobs: published }))
+    let job_count = apply_config(&mut jobs, &args.jobs).await?;
+    let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
+    let state = ServiceState {
+        jobs: published,
+        reload: Some(reload_tx),
+    };
+    let scheme = if web
+        .as_ref()
+        .is_some_and(|w| w.current().settings.tls.is_some())
+    {
+        "https"
+    } else {
+        "http"
+    };
+    let (server, bound) = serve_http(args.listen, Arc::new(state), web)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let server_handle = server.handle();
     actix_rt::spawn(server);
-    info!(listen = %bound, jobs = config.jobs.len(), "serving HTTP SD at /sd/{{job}}");
+    info!(listen = %bound, jobs = job_count, "serving HTTP SD at /sd/{{job}}");
     eprintln!(
-        "kubesd serving http://{bound}/sd/{{job}} for {} job(s); SIGHUP reloads",
-        config.jobs.len()
+        "kubesd serving {scheme}://{bound}/sd/{{job}} for {job_count} job(s); SIGHUP reloads"
     );
 
     let signals = (
@@ -152,15 +223,16 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     let mut last_modified = modified(&args.jobs.config);
     let mut check = actix_rt::time::interval(args.reload_check);
     loop {
-        let reload = tokio::select! {
-            _ = hup.recv() => true,
-            _ = term.recv() => false,
-            _ = int.recv() => false,
+        let (reload, reply) = tokio::select! {
+            _ = hup.recv() => (true, None),
+            _ = term.recv() => (false, None),
+            _ = int.recv() => (false, None),
+            Some(request) = reload_rx.recv() => (true, Some(request.done)),
             _ = check.tick() => {
                 let now = modified(&args.jobs.config);
                 if now == last_modified { continue; }
                 last_modified = now;
-                true
+                (true, None)
             }
         };
         if !reload {
@@ -168,12 +240,13 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         }
         info!(config = %args.jobs.config.display(), "reloading");
         // A bad new config is reported and the running one kept.
-        match load(&args.jobs) {
-            Ok(config) => match jobs.apply(&config).await {
-                Ok(()) => info!(jobs = config.jobs.len(), "reloaded"),
-                Err(e) => error!("reload failed, keeping the running jobs: {e}"),
-            },
+        let outcome = apply_config(&mut jobs, &args.jobs).await;
+        match &outcome {
+            Ok(n) => info!(jobs = n, "reloaded"),
             Err(e) => error!("reload failed, keeping the running jobs: {e}"),
+        }
+        if let Some(reply) = reply {
+            let _ = reply.send(outcome.map(|_| ()));
         }
     }
     info!("stopping");

@@ -5,9 +5,8 @@
 
 use arcstr::ArcStr;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::metrics::METRICS;
+use crate::metrics::{Gauge, METRICS};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -405,13 +404,8 @@ fn permanent_cost(s: &str) -> u64 {
 /// read of the string behind the next clone waited for it: in the flood bench's
 /// profile, reading a recently interned string's header was 57 % of `shared_str`, its
 /// `lock xadd` 13 %. Read-only, the line stays in both cores' caches.
-fn make_permanent(s: &ArcStr, used: &AtomicU64, limit: u64) -> bool {
-    let cost = permanent_cost(s);
-    let charged = used
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bytes| {
-            bytes.checked_add(cost).filter(|&total| total <= limit)
-        })
-        .is_ok();
+fn make_permanent(s: &ArcStr, used: &Gauge, limit: u64) -> bool {
+    let charged = used.add_within(permanent_cost(s), limit);
     if charged {
         s.leak();
     }
@@ -502,7 +496,7 @@ impl Interner {
                 && ArcStr::strong_count(&entry.s).is_some_and(|n| n >= PERMANENT_MIN_HOLDERS)
                 && make_permanent(
                     &entry.s,
-                    &METRICS.permanent_string_bytes,
+                    &METRICS.engine.permanent_string_bytes,
                     PERMANENT_STRING_BYTES_LIMIT,
                 )
             {
@@ -752,7 +746,7 @@ mod tests {
             ArcStr::is_static(&first),
             "permanent, and so are earlier clones"
         );
-        assert!(METRICS.permanent_string_bytes.load(Ordering::Relaxed) >= 11 + 16);
+        assert!(METRICS.engine.permanent_string_bytes.get() >= 11 + 16);
         drop((clones, more));
     }
 
@@ -768,15 +762,15 @@ mod tests {
 
     #[test]
     fn permanent_strings_stop_at_the_byte_limit() {
-        let used = AtomicU64::new(0);
+        let used = Gauge::new();
         let fits = ArcStr::from("x".repeat(50));
         assert!(make_permanent(&fits, &used, 100));
         assert!(ArcStr::is_static(&fits));
-        assert_eq!(used.load(Ordering::Relaxed), 66, "bytes and header");
+        assert_eq!(used.get(), 66, "bytes and header");
         let over = ArcStr::from("y".repeat(50));
         assert!(!make_permanent(&over, &used, 100));
         assert!(!ArcStr::is_static(&over), "left reference-counted");
-        assert_eq!(used.load(Ordering::Relaxed), 66);
+        assert_eq!(used.get(), 66);
     }
 
     #[test]

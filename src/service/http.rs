@@ -1,5 +1,8 @@
 //! The service's HTTP endpoints: `/sd/{job}` (Prometheus HTTP SD, with ETag and 304),
-//! `/sd` (the job names), `/metrics`, `/healthz`, `/ready`.
+//! `/sd` (the job names), `/metrics`, `/healthz`, `/ready`, and in run mode
+//! `POST /-/reload`. Every GET route answers HEAD too; responses are gzip-compressed
+//! when the client asks (`Accept-Encoding`). With a web config ([`WebGuard`]), every
+//! request passes its checks first, and the listener may speak TLS.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -7,18 +10,35 @@ use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
 use actix::Addr;
-use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{
+    AUTHORIZATION, CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER, WWW_AUTHENTICATE,
+};
+use actix_web::middleware::{Compress, Next, from_fn};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
+use tokio::sync::{mpsc, oneshot};
 
 use super::job::{GetSd, GetStatus, JobActor};
 use super::process_metrics;
-use crate::metrics::METRICS;
+use super::web_guard::{Decision, WebGuard};
+use crate::metrics::{METRICS, escape_label_value};
 use crate::sd_output::etag_matches;
 
 /// What the HTTP handlers read: the running jobs, replaced on reload.
 pub struct ServiceState {
     /// Jobs by name.
     pub jobs: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+    /// Where `POST /-/reload` asks the run loop to reload the config (run mode only;
+    /// without it the endpoint answers 404).
+    pub reload: Option<mpsc::Sender<ReloadRequest>>,
+}
+
+/// Sent by `POST /-/reload` to the run loop (`cli::run`), which reloads the config
+/// file and answers on `done`: `Ok`, or the reason the new config was not applied.
+pub struct ReloadRequest {
+    /// The outcome, a sentence on failure.
+    pub done: oneshot::Sender<Result<(), String>>,
 }
 
 impl ServiceState {
@@ -39,8 +59,9 @@ async fn sd(
     job: web::Path<String>,
     state: web::Data<ServiceState>,
 ) -> HttpResponse {
+    let job = job.into_inner();
     let Some(addr) = state.job(&job) else {
-        return HttpResponse::NotFound().body(format!("no job {job:?}\n"));
+        return HttpResponse::NotFound().body(format!("there is no job named \"{job}\"\n"));
     };
     // Before its first sync a job's targets are partial or empty; served as `200`,
     // Prometheus would drop every target of a kubesd restarted behind a flaky API
@@ -93,7 +114,7 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     let mut statuses = Vec::with_capacity(jobs.len());
     for (name, addr) in &jobs {
         if let Ok(status) = addr.send(GetStatus).await {
-            statuses.push((escape(name), status));
+            statuses.push((escape_label_value(name), status));
         }
     }
     let _ = writeln!(
@@ -145,13 +166,6 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
         .body(out)
 }
 
-/// A label value escaped for the text format.
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
 async fn healthz() -> HttpResponse {
     HttpResponse::Ok().body("ok\n")
 }
@@ -174,26 +188,104 @@ async fn ready(state: web::Data<ServiceState>) -> HttpResponse {
     }
 }
 
+/// `POST /-/reload`: reloads the config file as SIGHUP does, and says how it went.
+async fn reload(state: web::Data<ServiceState>) -> HttpResponse {
+    let Some(sender) = &state.reload else {
+        return HttpResponse::NotFound().body("reloading is not available in this mode\n");
+    };
+    let (done, outcome) = oneshot::channel();
+    if sender.send(ReloadRequest { done }).await.is_err() {
+        return HttpResponse::ServiceUnavailable().body("kubesd is stopping\n");
+    }
+    match outcome.await {
+        Ok(Ok(())) => HttpResponse::Ok().body("config reloaded\n"),
+        Ok(Err(reason)) => HttpResponse::InternalServerError().body(format!(
+            "failed to reload the config, the running jobs are kept: {reason}\n"
+        )),
+        Err(_) => HttpResponse::ServiceUnavailable().body("kubesd is stopping\n"),
+    }
+}
+
+/// The web config's checks, before any handler: credentials and rate limits, then its
+/// response headers.
+async fn check_access(
+    guard: Arc<WebGuard>,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<actix_web::body::BoxBody>, actix_web::Error> {
+    let client = req.peer_addr().map(|a| a.ip());
+    let authorization = req
+        .headers()
+        .get(AUTHORIZATION)
+        .map(|v| v.as_bytes().to_vec());
+    let decision = guard
+        .check(req.path(), client, authorization.as_deref())
+        .await;
+    let mut response = match decision {
+        Decision::Allow => next.call(req).await?.map_into_boxed_body(),
+        Decision::Unauthorized => req.into_response(
+            HttpResponse::Unauthorized()
+                .insert_header((WWW_AUTHENTICATE, "Basic"))
+                .body("Unauthorized\n"),
+        ),
+        Decision::TooManyRequests => {
+            req.into_response(HttpResponse::TooManyRequests().body("Too Many Requests\n"))
+        }
+    };
+    for (name, value) in guard.headers() {
+        response.headers_mut().insert(name, value);
+    }
+    Ok(response)
+}
+
+/// GET, and HEAD (answered as GET, without the body).
+fn get_or_head() -> actix_web::Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
+}
+
 /// Binds `listen` and returns the server, to be awaited (or spawned) by the caller.
+/// With `web`, requests pass its checks, and the listener speaks TLS if its
+/// `tls_server_config` is set.
 pub fn serve_http(
     listen: SocketAddr,
     state: Arc<ServiceState>,
+    web: Option<Arc<WebGuard>>,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let data = web::Data::from(state);
+    let tls = match &web {
+        Some(guard) => super::web_tls::server_config(guard).map_err(std::io::Error::other)?,
+        None => None,
+    };
+    let app_guard = web.clone();
     let server = HttpServer::new(move || {
+        let guard = app_guard.clone();
         App::new()
             .app_data(data.clone())
-            .route("/sd", web::get().to(job_names))
+            .wrap(Compress::default())
+            .wrap(from_fn(move |req, next| {
+                let guard = guard.clone();
+                async move {
+                    match guard {
+                        Some(guard) => check_access(guard, req, next).await,
+                        None => Ok(next.call(req).await?.map_into_boxed_body()),
+                    }
+                }
+            }))
+            .route("/sd", get_or_head().to(job_names))
             // `{job:.*}`: a job name may hold `/` (`serviceMonitor/default/app/0`), raw
             // or escaped as `%2F`; both reach the same job.
-            .route("/sd/{job:.*}", web::get().to(sd))
-            .route("/metrics", web::get().to(metrics))
-            .route("/healthz", web::get().to(healthz))
-            .route("/ready", web::get().to(ready))
+            .route("/sd/{job:.*}", get_or_head().to(sd))
+            .route("/metrics", get_or_head().to(metrics))
+            .route("/healthz", get_or_head().to(healthz))
+            .route("/ready", get_or_head().to(ready))
+            .route("/-/reload", web::post().to(reload))
     })
     .workers(1)
-    .disable_signals()
-    .bind(listen)?;
+    .disable_signals();
+    let server = match tls {
+        Some(config) => server.bind_rustls_0_23(listen, config)?,
+        None => server.bind(listen)?,
+    };
     let bound = server.addrs().first().copied().unwrap_or(listen);
     Ok((server.run(), bound))
 }

@@ -10,9 +10,12 @@ mod latency;
 mod pipeline;
 mod process_metrics;
 mod shard;
+pub mod web_config;
+pub mod web_guard;
+pub mod web_tls;
 
 pub use file_name::{job_file, job_file_name, job_name_of};
-pub use http::{ServiceState, serve_http};
+pub use http::{ReloadRequest, ServiceState, serve_http};
 pub use job::{
     GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
 };

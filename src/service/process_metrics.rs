@@ -1,5 +1,5 @@
-//! Process metrics (`process_*`, as Prometheus client libraries name them), read from
-//! `/proc/self` on Linux; absent elsewhere.
+//! Process metrics (`process_*`, as Prometheus client libraries name them: CPU, memory,
+//! file descriptors, start time), read from `/proc` on Linux; absent elsewhere.
 
 use std::fmt::Write;
 
@@ -55,6 +55,21 @@ pub fn render(out: &mut String) {
             "# HELP {name} Total user and system CPU time spent in seconds.\n# TYPE {name} counter\n{name} {}",
             ticks / TICKS_PER_SECOND
         );
+        // starttime (field 22): clock ticks after boot; boot time is in /proc/stat.
+        let boot = std::fs::read_to_string("/proc/stat").ok().and_then(|stat| {
+            stat.lines()
+                .find_map(|l| l.strip_prefix("btime "))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        });
+        let started = fields.get(19).and_then(|t| t.parse::<f64>().ok());
+        if let (Some(boot), Some(started)) = (boot, started) {
+            let name = "process_start_time_seconds";
+            let _ = writeln!(
+                out,
+                "# HELP {name} Start time of the process since unix epoch in seconds.\n# TYPE {name} gauge\n{name} {}",
+                boot + started / TICKS_PER_SECOND
+            );
+        }
         if let Some(threads) = fields.get(17).and_then(|t| t.parse::<u64>().ok()) {
             let _ = writeln!(
                 out,
@@ -68,6 +83,79 @@ pub fn render(out: &mut String) {
             out,
             "# HELP {name} Open file descriptors.\n# TYPE {name} gauge\n{name} {}",
             fds.count()
+        );
+    }
+    if let Some(max) = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| max_open_files(&limits))
+    {
+        let name = "process_max_fds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} Maximum number of open file descriptors.\n# TYPE {name} gauge\n{name} {max}"
+        );
+    }
+}
+
+/// The soft limit of `Max open files` in `/proc/self/limits` ("unlimited" is left out).
+fn max_open_files(limits: &str) -> Option<u64> {
+    limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|soft| soft.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_the_usual_process_metrics_on_linux() {
+        let mut out = String::new();
+        render(&mut out);
+        for name in [
+            "process_start_time_seconds",
+            "process_cpu_seconds_total",
+            "process_open_fds",
+            "process_max_fds",
+            "process_resident_memory_bytes",
+            "process_virtual_memory_bytes",
+        ] {
+            let value = out
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("{name} in {out}"));
+            assert!(
+                value.parse::<f64>().is_ok_and(|v| v >= 0.0),
+                "{name} {value}"
+            );
+        }
+        let start = out
+            .lines()
+            .find_map(|l| l.strip_prefix("process_start_time_seconds "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        assert!(
+            start > now - 3600.0 && start <= now + 1.0,
+            "{start} vs {now}"
+        );
+    }
+
+    #[test]
+    fn reads_the_soft_limit_of_open_files() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max open files            1024                 524288               files\n";
+        assert_eq!(max_open_files(limits), Some(1024));
+        assert_eq!(
+            max_open_files(
+                "Max open files            unlimited            unlimited            files"
+            ),
+            None
         );
     }
 }
