@@ -26,7 +26,7 @@ use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::targets::AttachMetadata;
 use kubesd::watch::{LineBuffer, WatchEvent, decode_event};
-use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Semantics, Subscription};
 
 #[path = "support/flood_server.rs"]
 mod flood_server;
@@ -184,6 +184,9 @@ struct Args {
     /// (`EngineOptions::subscriber_in_flight`; default: the engine's).
     #[arg(long)]
     subscriber_in_flight: Option<usize>,
+    /// Whose target semantics the discoveries follow: prometheus or victoriametrics.
+    #[arg(long, default_value_t = Semantics::Prometheus)]
+    semantics: Semantics,
     /// Do not count allocations.
     #[arg(long)]
     no_count_allocs: bool,
@@ -655,6 +658,7 @@ fn options(args: &Args) -> EngineOptions {
         subscriber_in_flight: args
             .subscriber_in_flight
             .unwrap_or(defaults.subscriber_in_flight),
+        semantics: args.semantics,
         ..defaults
     }
 }
@@ -1000,7 +1004,11 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
     set.apply(&config).await.expect("jobs start");
     let (http, bound) = serve_http(
         "127.0.0.1:0".parse().expect("address"),
-        Arc::new(ServiceState { jobs: published }),
+        Arc::new(ServiceState {
+            jobs: published,
+            reload: None,
+        }),
+        None,
     )
     .expect("listens");
     let http_handle = http.handle();
