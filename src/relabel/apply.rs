@@ -1,5 +1,7 @@
 //! Applying relabel rules to one label set: Prometheus' `relabel.Process`.
 
+use std::borrow::Cow;
+
 use arcstr::ArcStr;
 
 use md5::{Digest, Md5};
@@ -9,6 +11,7 @@ use regex::Regex;
 use super::config::{Action, CompiledRule};
 use super::dialect::Dialect;
 use super::graphite::expand_graphite;
+use super::memo::{NameDecision, NameMemo};
 use super::template::expand;
 use crate::labels::{Labels, LabelsBuilder};
 
@@ -20,15 +23,16 @@ use crate::labels::{Labels, LabelsBuilder};
 pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
     let mut set = WorkingSet::new(labels);
     for rule in rules {
-        if !apply(rule, &mut set) {
+        if !apply(rule, &mut set, None) {
             return None;
         }
     }
     Some(set.finish())
 }
 
-/// One rule; false if it drops the target.
-pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
+/// One rule; false if it drops the target. A name-only rule (`labelmap`, `labeldrop`,
+/// `labelkeep`) asks `memo` for its decisions when given one.
+pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet, memo: Option<&mut NameMemo>) -> bool {
     if let Some(selector) = &rule.if_selector
         && !selector.matches(|name| set.get(name))
     {
@@ -36,15 +40,31 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
         // leaves it alone.
         return rule.action != Action::Keep;
     }
-    let value = source_value(rule, set);
     match rule.action {
-        Action::Drop => return !rule.regex.is_match(&value),
-        Action::Keep => return rule.regex.is_match(&value),
-        Action::DropEqual => return set.get(&rule.target_label) != value,
-        Action::KeepEqual => return set.get(&rule.target_label) == value,
-        Action::Replace => replace(rule, &value, set),
-        Action::Lowercase => set.set(&rule.target_label, &value.to_lowercase()),
-        Action::Uppercase => set.set(&rule.target_label, &value.to_uppercase()),
+        Action::Drop => return !rule.regex.is_match(&source_value(rule, set)),
+        Action::Keep => return rule.regex.is_match(&source_value(rule, set)),
+        Action::DropEqual => return set.get(&rule.target_label) != source_value(rule, set),
+        Action::KeepEqual => return set.get(&rule.target_label) == source_value(rule, set),
+        Action::Replace => match (&rule.copy_to, rule.source_labels.as_slice()) {
+            // `(.*)` matches any value and `$1` is all of it: the source's value as it
+            // is, shared rather than copied.
+            (Some(target), [source]) => {
+                let value = set.get_shared(source);
+                set.set_shared(ArcStr::clone(target), value);
+            }
+            _ => {
+                let value = source_value(rule, set).into_owned();
+                replace(rule, &value, set);
+            }
+        },
+        Action::Lowercase => {
+            let value = source_value(rule, set).to_lowercase();
+            set.set(&rule.target_label, &value);
+        }
+        Action::Uppercase => {
+            let value = source_value(rule, set).to_uppercase();
+            set.set(&rule.target_label, &value);
+        }
         Action::KeepIfEqual => return all_equal(rule, set),
         Action::DropIfEqual => return !all_equal(rule, set),
         Action::KeepIfContains => return contains_all(rule, set),
@@ -54,6 +74,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
         Action::DropMetrics => return !rule.regex.is_match(set.get("__name__")),
         Action::ReplaceAll => {
             if let Some(re) = &rule.unanchored {
+                let value = source_value(rule, set).into_owned();
                 let replaced = replace_every_match(re, &value, &rule.replacement);
                 // vmagent writes the target only when something was replaced.
                 if replaced != value {
@@ -83,6 +104,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
             }
         }
         Action::HashMod => {
+            let value = source_value(rule, set);
             let bucket = match rule.dialect {
                 Dialect::Prometheus => hash_mod(&value, rule.modulus),
                 Dialect::VictoriaMetrics => hash_mod_xxhash(&value, rule.modulus),
@@ -90,37 +112,50 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
             set.set(&rule.target_label, &bucket.to_string());
         }
         Action::LabelMap => {
-            for (name, value) in set.snapshot() {
-                if let Some(caps) = rule.regex.captures(&name) {
-                    let new_name = expand(&rule.replacement, &caps);
-                    // Prometheus writes whatever name comes out; kubesd skips one that is
-                    // not a label name, as `replace` does, so its output stays valid.
-                    if rule.names.is_valid(&new_name) {
-                        set.set_shared(ArcStr::from(new_name), value);
-                    }
+            // Every label the regex maps, copied in the order Prometheus' builder
+            // visits them (the last copy to a name wins), from the labels as they were
+            // before the rule.
+            let mut copies: Vec<((bool, u64), ArcStr, ArcStr)> = Vec::new();
+            let mut memo = memo;
+            for entry in &set.entries {
+                if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
+                    copies.push((entry.visit_order(), new_name, ArcStr::clone(&entry.value)));
                 }
+            }
+            // Stable: untouched labels stay in name order.
+            copies.sort_by_key(|(order, _, _)| *order);
+            for (_, name, value) in copies {
+                set.set_shared(name, value);
             }
         }
         Action::LabelDrop => {
-            for (name, _) in set.snapshot() {
-                if rule.regex.is_match(&name) {
-                    set.delete(&name);
-                }
-            }
+            let mut memo = memo;
+            set.entries
+                .retain(|e| !decide(rule, &e.name, memo.as_deref_mut()).matches);
         }
         Action::LabelKeep => {
-            for (name, _) in set.snapshot() {
-                if !rule.regex.is_match(&name) {
-                    set.delete(&name);
-                }
-            }
+            let mut memo = memo;
+            set.entries
+                .retain(|e| decide(rule, &e.name, memo.as_deref_mut()).matches);
         }
     }
     true
 }
 
-/// The source labels' values joined with the separator (absent labels are empty).
-fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
+/// A name-only rule's decision for `name`: remembered in `memo` if given.
+fn decide(rule: &CompiledRule, name: &ArcStr, memo: Option<&mut NameMemo>) -> NameDecision {
+    match memo {
+        Some(memo) => memo.decide(rule, name),
+        None => NameDecision::compute(rule, name),
+    }
+}
+
+/// The source labels' values joined with the separator (absent labels are empty);
+/// one source label's value is borrowed.
+fn source_value<'a>(rule: &CompiledRule, set: &'a WorkingSet) -> Cow<'a, str> {
+    if let [name] = rule.source_labels.as_slice() {
+        return Cow::Borrowed(set.get(name));
+    }
     let mut value = String::new();
     for (i, name) in rule.source_labels.iter().enumerate() {
         if i > 0 {
@@ -128,7 +163,7 @@ fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
         }
         value.push_str(set.get(name));
     }
-    value
+    Cow::Owned(value)
 }
 
 /// `replace`: if the regex matches, write the expanded replacement to the expanded
@@ -228,6 +263,7 @@ pub fn hash_mod_xxhash(value: &str, modulus: u64) -> u64 {
 /// wins, so kubesd visits in the same order. (For scrape targets Prometheus fills its
 /// builder from a Go map, so there its order is unspecified; kubesd's is deterministic.)
 pub(super) struct WorkingSet {
+    /// Sorted by name.
     entries: Vec<Entry>,
     next_order: u64,
 }
@@ -236,6 +272,14 @@ struct Entry {
     name: ArcStr,
     value: ArcStr,
     set_order: Option<u64>,
+}
+
+impl Entry {
+    /// Where the builder visits this label: untouched labels first (in name order,
+    /// as the entries are sorted), then written ones in the order they were written.
+    fn visit_order(&self) -> (bool, u64) {
+        self.set_order.map_or((false, 0), |o| (true, o))
+    }
 }
 
 impl WorkingSet {
@@ -265,6 +309,14 @@ impl WorkingSet {
         match self.find(name) {
             Ok(i) => &self.entries[i].value,
             Err(_) => "",
+        }
+    }
+
+    /// The value of `name`, shared; empty if absent.
+    pub(super) fn get_shared(&self, name: &str) -> ArcStr {
+        match self.find(name) {
+            Ok(i) => ArcStr::clone(&self.entries[i].value),
+            Err(_) => ArcStr::new(),
         }
     }
 
@@ -318,7 +370,7 @@ impl WorkingSet {
     pub(super) fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
         // Stable: untouched labels stay in name order.
-        order.sort_by_key(|e| e.set_order.map_or((false, 0), |o| (true, o)));
+        order.sort_by_key(|e| e.visit_order());
         order
             .into_iter()
             .map(|e| (ArcStr::clone(&e.name), ArcStr::clone(&e.value)))

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::apply::{WorkingSet, apply};
 use super::config::CompiledRule;
+use super::memo::NameMemo;
 use crate::labels::Labels;
 
 /// What became of a discovered target.
@@ -96,6 +97,17 @@ impl ScrapeSettings {
 /// Not done, because the program reading kubesd's output does it after its own
 /// relabelling, where it belongs: setting `instance` to `__address__` when absent.
 pub fn process(labels: &Labels, scrape: &ScrapeSettings, rules: &[CompiledRule]) -> Target {
+    process_with(labels, scrape, rules, None)
+}
+
+/// [`process`], with `memos` (one per rule, at its index) remembering name-only rules'
+/// decisions.
+pub(super) fn process_with(
+    labels: &Labels,
+    scrape: &ScrapeSettings,
+    rules: &[CompiledRule],
+    mut memos: Option<&mut [NameMemo]>,
+) -> Target {
     let mut set = WorkingSet::new(labels);
     // Shared strings: seeding costs reference counts, not allocations.
     let seeds = [
@@ -119,8 +131,9 @@ pub fn process(labels: &Labels, scrape: &ScrapeSettings, rules: &[CompiledRule])
             set.set_shared(name, value.clone());
         }
     }
-    for rule in rules {
-        if !apply(rule, &mut set) {
+    for (i, rule) in rules.iter().enumerate() {
+        let memo = memos.as_deref_mut().and_then(|m| m.get_mut(i));
+        if !apply(rule, &mut set, memo) {
             return Target::Dropped;
         }
     }
