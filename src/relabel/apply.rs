@@ -32,7 +32,7 @@ pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
 
 /// One rule; false if it drops the target. A name-only rule (`labelmap`, `labeldrop`,
 /// `labelkeep`) asks `memo` for its decisions when given one.
-pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet, memo: Option<&mut NameMemo>) -> bool {
+pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet<'_>, memo: Option<&mut NameMemo>) -> bool {
     if let Some(selector) = &rule.if_selector
         && !selector.matches(|name| set.get(name))
     {
@@ -119,7 +119,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet, memo: Option<&mut
             let mut memo = memo;
             for entry in &set.entries {
                 if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
-                    copies.push((entry.visit_order(), new_name, ArcStr::clone(&entry.value)));
+                    copies.push((entry.visit_order(), new_name, ArcStr::clone(&*entry.value)));
                 }
             }
             // Stable: untouched labels stay in name order.
@@ -152,7 +152,7 @@ fn decide(rule: &CompiledRule, name: &ArcStr, memo: Option<&mut NameMemo>) -> Na
 
 /// The source labels' values joined with the separator (absent labels are empty);
 /// one source label's value is borrowed.
-fn source_value<'a>(rule: &CompiledRule, set: &'a WorkingSet) -> Cow<'a, str> {
+fn source_value<'s>(rule: &CompiledRule, set: &'s WorkingSet<'_>) -> Cow<'s, str> {
     if let [name] = rule.source_labels.as_slice() {
         return Cow::Borrowed(set.get(name));
     }
@@ -170,7 +170,7 @@ fn source_value<'a>(rule: &CompiledRule, set: &'a WorkingSet) -> Cow<'a, str> {
 /// target label; an empty replacement removes the label, and a target that expands to
 /// something that is not a label name is skipped. In vmagent's dialect, `{{name}}` in
 /// the replacement is first replaced by label `name`'s value.
-fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
+fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet<'_>) {
     let Some(caps) = rule.regex.captures(value) else {
         return;
     };
@@ -188,7 +188,7 @@ fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
 
 /// vmagent's `{{name}}` references in a replacement, filled from the labels; an
 /// unclosed `{{` is kept as written.
-fn fill_label_references(replacement: &str, set: &WorkingSet) -> String {
+fn fill_label_references(replacement: &str, set: &WorkingSet<'_>) -> String {
     let mut out = String::with_capacity(replacement.len());
     let mut rest = replacement;
     while let Some(open) = rest.find("{{") {
@@ -223,7 +223,7 @@ fn replace_every_match(re: &Regex, value: &str, template: &str) -> String {
 }
 
 /// vmagent's keep/drop_if_equal test: every source label has the first one's value.
-fn all_equal(rule: &CompiledRule, set: &WorkingSet) -> bool {
+fn all_equal(rule: &CompiledRule, set: &WorkingSet<'_>) -> bool {
     let mut values = rule.source_labels.iter().map(|name| set.get(name));
     let first = values.next().unwrap_or("");
     values.all(|v| v == first)
@@ -231,7 +231,7 @@ fn all_equal(rule: &CompiledRule, set: &WorkingSet) -> bool {
 
 /// vmagent's keep/drop_if_contains test: `target_label`'s value contains each source
 /// label's value.
-fn contains_all(rule: &CompiledRule, set: &WorkingSet) -> bool {
+fn contains_all(rule: &CompiledRule, set: &WorkingSet<'_>) -> bool {
     let haystack = set.get(&rule.target_label);
     rule.source_labels
         .iter()
@@ -262,19 +262,22 @@ pub fn hash_mod_xxhash(value: &str, modulus: u64) -> u64 {
 /// order they were first written; when two labels map to one name, the last visited
 /// wins, so kubesd visits in the same order. (For scrape targets Prometheus fills its
 /// builder from a Go map, so there its order is unspecified; kubesd's is deterministic.)
-pub(super) struct WorkingSet {
+pub(super) struct WorkingSet<'a> {
     /// Sorted by name.
-    entries: Vec<Entry>,
+    entries: Vec<Entry<'a>>,
     next_order: u64,
 }
 
-struct Entry {
-    name: ArcStr,
-    value: ArcStr,
+/// A label while rules run: the input's and the seeds' strings are borrowed (most of a
+/// target's labels are read or removed, never kept, so they cost no reference counts),
+/// what rules write is owned.
+struct Entry<'a> {
+    name: Cow<'a, ArcStr>,
+    value: Cow<'a, ArcStr>,
     set_order: Option<u64>,
 }
 
-impl Entry {
+impl Entry<'_> {
     /// Where the builder visits this label: untouched labels first (in name order,
     /// as the entries are sorted), then written ones in the order they were written.
     fn visit_order(&self) -> (bool, u64) {
@@ -282,26 +285,53 @@ impl Entry {
     }
 }
 
-impl WorkingSet {
+impl<'a> WorkingSet<'a> {
     /// The set for `labels`, without their empty values.
-    pub(super) fn new(labels: &Labels) -> WorkingSet {
-        let entries = labels
-            .iter()
-            .filter(|l| !l.value.is_empty())
-            .map(|l| Entry {
-                name: ArcStr::clone(&l.name),
-                value: ArcStr::clone(&l.value),
-                set_order: None,
-            })
-            .collect();
+    pub(super) fn new(labels: &'a Labels) -> WorkingSet<'a> {
+        WorkingSet::seeded(labels, std::iter::empty())
+    }
+
+    /// The set for `labels` (without their empty values), then each of `seeds` set in
+    /// turn unless a label of that name is already there.
+    pub(super) fn seeded(
+        labels: &'a Labels,
+        seeds: impl Iterator<Item = (&'a ArcStr, &'a ArcStr)>,
+    ) -> WorkingSet<'a> {
+        let mut entries: Vec<Entry<'a>> = Vec::with_capacity(labels.len() + 8);
+        entries.extend(labels.iter().filter(|l| !l.value.is_empty()).map(|l| Entry {
+            name: Cow::Borrowed(&l.name),
+            value: Cow::Borrowed(&l.value),
+            set_order: None,
+        }));
+        let input = entries.len();
+        let mut next_order = 0;
+        for (name, value) in seeds {
+            let present = entries[..input]
+                .binary_search_by(|e| e.name.as_str().cmp(name))
+                .is_ok()
+                || entries[input..].iter().any(|e| **e.name == **name);
+            if present || value.is_empty() {
+                continue;
+            }
+            entries.push(Entry {
+                name: Cow::Borrowed(name),
+                value: Cow::Borrowed(value),
+                set_order: Some(next_order),
+            });
+            next_order += 1;
+        }
+        if entries.len() > input {
+            // The input is sorted: one pass merges the seeds in.
+            entries.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+        }
         WorkingSet {
             entries,
-            next_order: 0,
+            next_order,
         }
     }
 
     fn find(&self, name: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|e| (*e.name).cmp(name))
+        self.entries.binary_search_by(|e| e.name.as_str().cmp(name))
     }
 
     /// The value of `name`, empty if absent.
@@ -315,7 +345,7 @@ impl WorkingSet {
     /// The value of `name`, shared; empty if absent.
     pub(super) fn get_shared(&self, name: &str) -> ArcStr {
         match self.find(name) {
-            Ok(i) => ArcStr::clone(&self.entries[i].value),
+            Ok(i) => ArcStr::clone(&*self.entries[i].value),
             Err(_) => ArcStr::new(),
         }
     }
@@ -337,7 +367,7 @@ impl WorkingSet {
         match self.find(&name) {
             Ok(i) => {
                 let entry = &mut self.entries[i];
-                entry.value = value;
+                entry.value = Cow::Owned(value);
                 // A label rules already wrote keeps its place in the write order; an
                 // input label joins the end of it, as in Prometheus' builder.
                 if entry.set_order.is_none() {
@@ -349,8 +379,8 @@ impl WorkingSet {
                 self.entries.insert(
                     i,
                     Entry {
-                        name,
-                        value,
+                        name: Cow::Owned(name),
+                        value: Cow::Owned(value),
                         set_order: Some(self.next_order),
                     },
                 );
@@ -373,7 +403,7 @@ impl WorkingSet {
         order.sort_by_key(|e| e.visit_order());
         order
             .into_iter()
-            .map(|e| (ArcStr::clone(&e.name), ArcStr::clone(&e.value)))
+            .map(|e| (ArcStr::clone(&*e.name), ArcStr::clone(&*e.value)))
             .collect()
     }
 
@@ -388,7 +418,7 @@ impl WorkingSet {
     }
 
     /// The final label set.
-    pub(super) fn finish(self) -> Labels {
+    pub(super) fn finish(&self) -> Labels {
         let mut b = LabelsBuilder::new();
         for e in &self.entries {
             b.add_shared(&e.name, &e.value);

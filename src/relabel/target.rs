@@ -108,29 +108,28 @@ pub(super) fn process_with(
     rules: &[CompiledRule],
     mut memos: Option<&mut [NameMemo]>,
 ) -> Target {
-    let mut set = WorkingSet::new(labels);
-    // Shared strings: seeding costs reference counts, not allocations.
-    let seeds = [
-        (arcstr::literal!("job"), &scrape.job_name),
-        (
-            arcstr::literal!("__scrape_interval__"),
-            &scrape.scrape_interval,
-        ),
-        (
-            arcstr::literal!("__scrape_timeout__"),
-            &scrape.scrape_timeout,
-        ),
-        (arcstr::literal!("__metrics_path__"), &scrape.metrics_path),
-        (arcstr::literal!("__scheme__"), &scrape.scheme),
+    // Borrowed strings: seeding costs neither allocations nor reference counts.
+    static SEED_NAMES: [ArcStr; 5] = [
+        arcstr::literal!("job"),
+        arcstr::literal!("__scrape_interval__"),
+        arcstr::literal!("__scrape_timeout__"),
+        arcstr::literal!("__metrics_path__"),
+        arcstr::literal!("__scheme__"),
     ];
-    for (name, value) in seeds
-        .into_iter()
-        .chain(scrape.params.iter().map(|(n, v)| (n.clone(), v)))
-    {
-        if !set.contains(&name) {
-            set.set_shared(name, value.clone());
-        }
-    }
+    let seeds = [
+        &scrape.job_name,
+        &scrape.scrape_interval,
+        &scrape.scrape_timeout,
+        &scrape.metrics_path,
+        &scrape.scheme,
+    ];
+    let mut set = WorkingSet::seeded(
+        labels,
+        SEED_NAMES
+            .iter()
+            .zip(seeds)
+            .chain(scrape.params.iter().map(|(n, v)| (n, v))),
+    );
     for (i, rule) in rules.iter().enumerate() {
         let memo = memos.as_deref_mut().and_then(|m| m.get_mut(i));
         if !apply(rule, &mut set, memo) {
