@@ -303,26 +303,40 @@ impl<'a> WorkingSet<'a> {
             value: Cow::Borrowed(&l.value),
             set_order: None,
         }));
-        let input = entries.len();
+        // Each seed that is not there yet, with where it goes among the input labels.
+        let mut added: Vec<(usize, Entry<'a>)> = Vec::new();
         let mut next_order = 0;
         for (name, value) in seeds {
-            let present = entries[..input]
-                .binary_search_by(|e| e.name.as_str().cmp(name))
-                .is_ok()
-                || entries[input..].iter().any(|e| **e.name == **name);
-            if present || value.is_empty() {
+            let Err(at) = entries.binary_search_by(|e| e.name.as_str().cmp(name)) else {
+                continue;
+            };
+            if value.is_empty() || added.iter().any(|(_, e)| **e.name == **name) {
                 continue;
             }
-            entries.push(Entry {
-                name: Cow::Borrowed(name),
-                value: Cow::Borrowed(value),
-                set_order: Some(next_order),
-            });
+            added.push((
+                at,
+                Entry {
+                    name: Cow::Borrowed(name),
+                    value: Cow::Borrowed(value),
+                    set_order: Some(next_order),
+                },
+            ));
             next_order += 1;
         }
-        if entries.len() > input {
-            // The input is sorted: one pass merges the seeds in.
-            entries.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+        if !added.is_empty() {
+            // Merged in one pass, comparing the few seeds' names only among themselves
+            // (reading every input name again would cost a cache miss each).
+            added.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.name.as_str().cmp(y.name.as_str())));
+            let mut merged = Vec::with_capacity(entries.len() + added.len() + 8);
+            let mut added = added.into_iter().peekable();
+            for (i, entry) in entries.into_iter().enumerate() {
+                while let Some((_, seed)) = added.next_if(|(at, _)| *at == i) {
+                    merged.push(seed);
+                }
+                merged.push(entry);
+            }
+            merged.extend(added.map(|(_, seed)| seed));
+            entries = merged;
         }
         WorkingSet {
             entries,
