@@ -325,6 +325,21 @@ fn prometheus_relabel_cases() {
             r#"[{source_labels: [a], regex: "", action: keep}]"#,
             Some(&[("b", "y")]),
         ),
+        // ... and are not copied by labelmap (which would remove the copy's target).
+        (
+            &[("a", "x"), ("l_a", ""), ("l_b", "y")],
+            r#"[{regex: "l_(.*)", replacement: "$1", action: labelmap}]"#,
+            Some(&[("a", "x"), ("b", "y"), ("l_b", "y")]),
+        ),
+        // ... nor kept by labelkeep, nor read as set by keepequal.
+        (
+            &[("a", ""), ("b", "")],
+            r#"
+- {source_labels: [a], target_label: b, action: keepequal}
+- {regex: "a", action: labelkeep}
+"#,
+            Some(&[]),
+        ),
     ];
     for (i, (input, yaml, want)) in cases.iter().enumerate() {
         let got = relabel(&labels(input), &rules(yaml));
@@ -481,6 +496,13 @@ fn process_adds_job_and_strips_meta_and_tmp_labels() {
 
     let drop_all = self::rules(r#"[{source_labels: [job], regex: pods, action: drop}]"#);
     assert_eq!(process(&input, &pods, &drop_all), Target::Dropped);
+    // An empty input label is absent: the job's seed takes its place.
+    let empty_job = labels(&[("__address__", "a:1"), ("job", "")]);
+    let Target::Keep(seeded) = process(&empty_job, &pods, &[]) else {
+        panic!("kept");
+    };
+    assert_eq!(seeded.get("job"), Some(pods.job_name.as_str()));
+    assert_relabeller_agrees(&empty_job, &[], "empty job label");
 
     let no_address = self::rules(r#"[{regex: __address__, action: labeldrop}]"#);
     assert_eq!(process(&input, &pods, &no_address), Target::NoAddress);
