@@ -118,9 +118,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet<'_>, memo: Option<
             let mut copies: Vec<((bool, u64), ArcStr, ArcStr)> = Vec::new();
             let mut memo = memo;
             for entry in &set.entries {
-                if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed
-                    && !entry.value.is_empty()
-                {
+                if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
                     copies.push((entry.visit_order(), new_name, ArcStr::clone(&*entry.value)));
                 }
             }
@@ -300,9 +298,7 @@ impl<'a> WorkingSet<'a> {
         seeds: impl Iterator<Item = (&'a ArcStr, &'a ArcStr)>,
     ) -> WorkingSet<'a> {
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(labels.len() + 8);
-        // Empty values stay (reading each value's length would cost a cache miss per
-        // label); every read treats an empty value as absent.
-        entries.extend(labels.iter().map(|l| Entry {
+        entries.extend(labels.iter().filter(|l| !l.value.is_empty()).map(|l| Entry {
             name: Cow::Borrowed(&l.name),
             value: Cow::Borrowed(&l.value),
             set_order: None,
@@ -311,16 +307,8 @@ impl<'a> WorkingSet<'a> {
         let mut added: Vec<(usize, Entry<'a>)> = Vec::new();
         let mut next_order = 0;
         for (name, value) in seeds {
-            let at = match entries.binary_search_by(|e| e.name.as_str().cmp(name)) {
-                Err(at) => at,
-                Ok(i) if entries[i].value.is_empty() && !value.is_empty() => {
-                    // An input label that is empty is absent: the seed takes its place.
-                    entries[i].value = Cow::Borrowed(value);
-                    entries[i].set_order = Some(next_order);
-                    next_order += 1;
-                    continue;
-                }
-                Ok(_) => continue,
+            let Err(at) = entries.binary_search_by(|e| e.name.as_str().cmp(name)) else {
+                continue;
             };
             if value.is_empty() || added.iter().any(|(_, e)| **e.name == **name) {
                 continue;
@@ -360,7 +348,7 @@ impl<'a> WorkingSet<'a> {
         self.entries.binary_search_by(|e| e.name.as_str().cmp(name))
     }
 
-    /// The value of `name`, empty if absent (or empty).
+    /// The value of `name`, empty if absent.
     pub(super) fn get(&self, name: &str) -> &str {
         match self.find(name) {
             Ok(i) => &self.entries[i].value,
@@ -424,11 +412,7 @@ impl<'a> WorkingSet<'a> {
 
     /// The labels as they are now, in the order Prometheus' builder visits them.
     pub(super) fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
-        let mut order: Vec<&Entry> = self
-            .entries
-            .iter()
-            .filter(|e| !e.value.is_empty())
-            .collect();
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
         // Stable: untouched labels stay in name order.
         order.sort_by_key(|e| e.visit_order());
         order
@@ -439,8 +423,7 @@ impl<'a> WorkingSet<'a> {
 
     /// Whether `name` is set.
     pub(super) fn contains(&self, name: &str) -> bool {
-        self.find(name)
-            .is_ok_and(|i| !self.entries[i].value.is_empty())
+        self.find(name).is_ok()
     }
 
     /// Keeps only the labels `keep` picks.
@@ -451,7 +434,7 @@ impl<'a> WorkingSet<'a> {
     /// The final label set.
     pub(super) fn finish(&self) -> Labels {
         let mut b = LabelsBuilder::new();
-        for e in self.entries.iter().filter(|e| !e.value.is_empty()) {
+        for e in &self.entries {
             b.add_shared(&e.name, &e.value);
         }
         b.finish()
