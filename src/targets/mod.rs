@@ -9,6 +9,7 @@
 //! same code serves the tests and the actors.
 
 mod backing_pods;
+mod endpoint_targets;
 mod endpoints;
 mod endpointslice;
 mod ingress;
