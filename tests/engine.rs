@@ -9,31 +9,22 @@ use std::time::Duration;
 use kubesd::api::RoleSelector;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
-use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Resource, RunningSimulator, SimulatorConfig, generate,
-    serve,
-};
+use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster};
 use kubesd::{Discovery, SdConfig};
 use serde_json::json;
-use support::{converge, fast_options, keep_all};
+use support::{converge, keep_all};
 
-async fn cluster(seed: u64) -> RunningSimulator {
-    let running = serve(SimulatorConfig {
-        seed,
-        bookmark_interval: Duration::from_millis(100),
-        ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+async fn cluster(seed: u64) -> SimulatedCluster {
     let spec = ClusterSpec {
-        seed,
         nodes: 4,
         pods: 40,
         namespaces: 3,
         pods_per_workload: 4,
+        ..ClusterSpec::default()
     };
-    generate(running.sim(), &spec).expect("cluster generates");
-    running
+    SimulatedCluster::seeded(seed, spec)
+        .await
+        .expect("cluster starts")
 }
 
 fn gone_count() -> u64 {
@@ -52,7 +43,7 @@ fn churn(seed: u64) -> Churn {
 async fn pods_converge_through_adds_updates_and_deletes() {
     let running = cluster(1).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let config = SdConfig::new(Role::Pod, running.url());
     let sub = discovery
         .subscribe(&config, keep_all)
@@ -75,7 +66,7 @@ async fn pods_converge_through_adds_updates_and_deletes() {
 async fn dropped_connections_and_410s_lose_nothing() {
     let running = cluster(2).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let config = SdConfig::new(Role::Pod, running.url());
     let sub = discovery
         .subscribe(&config, keep_all)
@@ -123,7 +114,7 @@ async fn dropped_connections_and_410s_lose_nothing() {
 async fn pods_and_endpoints_follow_the_objects_they_read() {
     let running = cluster(3).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let mut churn = churn(33);
     // Pods read their node (whose labels they share, built once per node object) and
     // namespace; endpoints also their pods and services.
@@ -187,7 +178,7 @@ async fn pods_and_endpoints_follow_the_objects_they_read() {
 async fn every_role_with_namespaces_and_selectors() {
     let running = cluster(4).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let namespaces: Vec<String> = sim
         .list(Resource::Namespaces, None)
         .iter()
@@ -252,7 +243,7 @@ async fn every_role_with_namespaces_and_selectors() {
 #[actix_rt::test]
 async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
     let running = cluster(5).await;
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let pods = SdConfig::new(Role::Pod, running.url());
     let endpoints = SdConfig::new(Role::Endpoints, running.url());
     let mut other = SdConfig::new(Role::Pod, running.url());

@@ -17,7 +17,7 @@ use crate::promconfig::parse_config;
 use crate::service::{
     GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
 };
-use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -126,12 +126,10 @@ fn role_of(job: &str) -> Role {
 
 /// Runs the demo.
 pub async fn run(args: DemoArgs) -> Result<(), String> {
-    let sim = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         seed: args.seed,
         ..SimulatorConfig::default()
-    })
-    .await
-    .map_err(|e| format!("cannot start the simulator: {e}"))?;
+    };
     let spec = ClusterSpec {
         seed: args.seed,
         nodes: args.nodes,
@@ -139,8 +137,10 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         namespaces: args.namespaces,
         ..ClusterSpec::default()
     };
-    let made =
-        generate(sim.sim(), &spec).map_err(|e| format!("cannot generate the cluster: {e:?}"))?;
+    let sim = SimulatedCluster::start(config, &spec)
+        .await
+        .map_err(|e| e.to_string())?;
+    let made = &sim.made;
     let config =
         parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;
 
@@ -150,9 +150,11 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         output_dir: None,
     };
     let engine = EngineOptions {
+        // A person watches the demo: one update a second is enough, and shows the
+        // batching.
         flush_interval: Duration::from_secs(1),
         semantics: args.semantics,
-        ..EngineOptions::default()
+        ..SimulatedCluster::engine_options()
     };
     let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
     jobs.apply(&config).await.map_err(|e| e.to_string())?;
