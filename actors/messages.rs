@@ -139,9 +139,9 @@ pub type ObjectTargets = Arc<[Labels]>;
 /// and gives to another object after it is deleted (so the numbers stay dense).
 ///
 /// Subscribers keep their values in a vector indexed by it. Keyed by namespace and
-/// name in a hash map, every subscriber paid two cache misses (control bytes, bucket)
-/// per change: with 100 subscribers that look-up was the engine's largest fanout cost
-/// (BENCHMARKS.md). A reused slot is safe because changes reach a subscriber in order,
+/// name in a hash map, every subscriber would pay two cache misses (control bytes,
+/// bucket) per change, and with many subscribers that look-up would dominate the
+/// fanout. A reused slot is safe because changes reach a subscriber in order,
 /// and a subscriber catching up applies only the latest change per slot: the slot's
 /// state now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

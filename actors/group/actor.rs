@@ -278,9 +278,9 @@ impl GroupWatcher {
         // batches) misses the subscribers' work: with 100 on this thread, the group
         // handles each batch at once and its thread is still the bottleneck. A group
         // may handle a watcher's whole window of batches in one turn before a
-        // subscriber on its thread runs, so only more unhandled than that is lag
-        // (with 2, one flood run deferred 16 % of its events against 20-23 % in two
-        // runs with the window; the watcher's own test settles it near a quarter).
+        // subscriber on its thread runs, so only more unhandled than that is lag: a
+        // smaller threshold would call a group that keeps up behind, and leave the
+        // watcher more decoding than it needs to.
         let window = self.setup.options.watcher_in_flight;
         self.subscriber_behind = self
             .subscribers

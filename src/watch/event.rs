@@ -112,10 +112,9 @@ impl EventType {
 /// own copies. The object replaces a cached version, and [`Object::share_strings_of`]
 /// points it at that version's equal strings.
 pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> {
-    // Checked as UTF-8 once, the line is parsed without checking each string again
-    // (a sixth of a pod event's decode instructions, callgrind). A line that is not
-    // UTF-8 as a whole goes to the checking parser, which rejects it only where a
-    // string kubesd reads is broken, as before.
+    // Checked as UTF-8 once, the line is parsed without checking each string again. A
+    // line that is not UTF-8 as a whole goes to the checking parser, which rejects it
+    // only where a string kubesd reads is broken.
     let decode = || match std::str::from_utf8(line) {
         Ok(text) => decode_event_from(role, serde_json::Deserializer::from_str(text)),
         Err(_) => decode_event_from(role, serde_json::Deserializer::from_slice(line)),
@@ -253,8 +252,8 @@ enum DecodedObject {
 }
 
 /// A top-level key of a watch event, told apart in the parser's buffer: serde's
-/// `Cow<str>` always builds a `String`, and the two keys and the type's name cost three
-/// allocations per event (callgrind).
+/// `Cow<str>` always builds a `String`, which would cost an allocation per key and one
+/// for the type's name in every event.
 enum EventKey {
     Type,
     Object,
