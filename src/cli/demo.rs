@@ -61,7 +61,7 @@ scrape_configs:
     kubernetes_sd_configs:
       - api_server: {api_server}
         role: pod
-        attach_metadata: {{node: true}}
+        attach_metadata: {{node: true, deployment: true, job: true, cronjob: true}}
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
         regex: "true"
@@ -75,6 +75,10 @@ scrape_configs:
         target_label: namespace
       - source_labels: [__meta_kubernetes_pod_name]
         target_label: pod
+      - source_labels: [__meta_kubernetes_pod_deployment_name]
+        target_label: deployment
+      - source_labels: [__meta_kubernetes_pod_cronjob_name]
+        target_label: cronjob
       - source_labels: [__meta_kubernetes_node_label_topology_kubernetes_io_zone]
         target_label: zone
       - regex: __tmp_.*
@@ -193,11 +197,14 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     });
 
     let header = format!(
-        "kubesd demo: simulated cluster at {} ({} nodes, {} pods, {} services, {} ingresses; ~{} pod changes/s)\n\
+        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses; ~{} pod changes/s)\n\
          HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
         made.nodes,
         made.pods,
+        made.deployments,
+        made.jobs - made.cron_jobs,
+        made.cron_jobs,
         made.services,
         made.ingresses,
         args.churn

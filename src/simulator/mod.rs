@@ -31,6 +31,7 @@ pub mod error;
 pub mod faults;
 pub mod generator;
 pub mod http;
+pub mod owners;
 pub mod patch;
 pub mod resource;
 pub mod selector;

@@ -30,6 +30,11 @@ pub fn all_jobs(url: &str) -> Vec<SdConfig> {
             let mut config = SdConfig::new(role, url);
             config.attach_metadata.namespace = role != Role::Node;
             config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
+            // The pods' owners: the generator's ReplicaSets and Jobs, which churn replaces.
+            let pod = role == Role::Pod;
+            config.attach_metadata.deployment = pod;
+            config.attach_metadata.job = pod;
+            config.attach_metadata.cronjob = pod;
             config
         })
         .collect()
