@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actors::messages::{ObjectSlot, TargetChange};
+use crate::messages::{ObjectSlot, TargetChange};
 
 /// Batches held back for one subscriber, oldest first.
 #[derive(Debug)]

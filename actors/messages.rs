@@ -40,7 +40,7 @@ pub enum Delta {
     },
 }
 
-/// Sent by a [`crate::actors::UrlWatcher`] to its [`crate::actors::GroupWatcher`];
+/// Sent by a [`crate::UrlWatcher`] to its [`crate::GroupWatcher`];
 /// what one URL's LIST or WATCH produced. The sender holds the replies of the last
 /// `watcher_in_flight` it sent and waits for the oldest before reading more of its
 /// stream, so a slow group slows the streams down instead of growing its mailbox.
@@ -90,7 +90,7 @@ pub enum WatcherOutput {
         /// The watcher.
         url: UrlId,
         /// Its state now.
-        status: crate::actors::url_watcher::UrlStatus,
+        status: crate::url_watcher::UrlStatus,
     },
     /// A complete LIST (every page): the URL's objects are exactly these plus those of
     /// the parts sent since the last `first` part. The group removes the ones that
@@ -164,7 +164,7 @@ pub struct TargetChange {
 ///
 /// The reply is the group's flow control: it holds each subscriber's unanswered
 /// replies, at most `subscriber_in_flight`, and holds batches back beyond that (see
-/// [`crate::actors::backlog`]).
+/// [`crate::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsChanged {
@@ -191,7 +191,7 @@ pub struct TargetsReplaced {
 /// Sent by a group to a subscriber that fell behind, once it has answered every batch
 /// sent to it: the
 /// batches held back meanwhile, oldest first, each shared with other subscribers (see
-/// [`crate::actors::backlog`]). The subscriber applies only the latest change of each
+/// [`crate::backlog`]). The subscriber applies only the latest change of each
 /// slot.
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
@@ -234,7 +234,7 @@ pub struct Subscribe {
 #[rtype(result = "()")]
 pub struct Unsubscribe(pub SubscriberId);
 
-/// Sent by the [`crate::actors::DirtyFlusher`] to every group on each tick: recompute
+/// Sent by the [`crate::DirtyFlusher`] to every group on each tick: recompute
 /// the targets of objects whose dependencies changed, and push what differs.
 #[derive(Message, Debug)]
 #[rtype(result = "FlushReport")]
@@ -278,7 +278,7 @@ pub struct UrlStatusChanged {
     /// The subscription.
     pub subscriber: SubscriberId,
     /// Every URL the subscription's role needs, as they are now.
-    pub urls: Vec<crate::actors::url_watcher::UrlStatus>,
+    pub urls: Vec<crate::url_watcher::UrlStatus>,
 }
 
 /// Sent by a [`crate::Subscription`] to its group: send [`UrlStatusChanged`] notices
@@ -296,7 +296,7 @@ pub struct WatchUrlStatus {
 
 /// Sent by a [`crate::Subscription`] to its group: the state of every URL `role` needs.
 #[derive(Message, Debug)]
-#[rtype(result = "Vec<crate::actors::url_watcher::UrlStatus>")]
+#[rtype(result = "Vec<crate::url_watcher::UrlStatus>")]
 pub struct GetUrlStatus {
     /// The role.
     pub role: Role,
@@ -306,7 +306,7 @@ pub struct GetUrlStatus {
 /// needs has been listed, or with the first configuration problem of one of them (a
 /// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
 #[derive(Message, Debug)]
-#[rtype(result = "Result<(), crate::actors::url_watcher::UrlError>")]
+#[rtype(result = "Result<(), crate::url_watcher::UrlError>")]
 pub struct AwaitSyncOrFailure {
     /// The role.
     pub role: Role,

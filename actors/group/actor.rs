@@ -10,22 +10,22 @@ use tracing::{debug, info, warn};
 use super::cache::{GroupCache, Upserted};
 use super::fanout::{Replies, Reply, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
-use crate::actors::backlog::Backlog;
-use crate::actors::flusher::FlushPace;
-use crate::actors::messages::{
+use crate::api::{ResourceUrl, resource_urls};
+use crate::backlog::Backlog;
+use crate::config::EngineOptions;
+use crate::config::watched_roles;
+use crate::flusher::FlushPace;
+use crate::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
-use crate::actors::messages::{
+use crate::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
     StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
-use crate::actors::registry::Registry;
-use crate::actors::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
-use crate::api::{ResourceUrl, resource_urls};
-use crate::config::EngineOptions;
-use crate::config::watched_roles;
 use crate::metrics::METRICS;
 use crate::model::{ObjectKey, Role};
+use crate::registry::Registry;
+use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
 use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
 

@@ -9,17 +9,17 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use super::*;
-use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{
+use crate::api::ResourceUrl;
+use crate::backlog::{SlotSet, for_latest_per_slot};
+use crate::http::ApiEndpoint;
+use crate::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
     SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe,
     UrlId, WatcherOutput,
 };
-use crate::actors::registry::{GroupEntry, Registry};
-use crate::api::ResourceUrl;
-use crate::http::ApiEndpoint;
 use crate::metrics::METRICS;
 use crate::model::{Object, Role};
+use crate::registry::{GroupEntry, Registry};
 use crate::targets::AttachMetadata;
 use crate::watch::{UndecodedItem, WatchEvent};
 
@@ -180,7 +180,7 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
     let probe = WatcherProbe(Arc::clone(&stops)).start();
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
-        Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
+        Arc::new(move |setup: crate::url_watcher::UrlWatcherSetup| {
             urls.lock().unwrap().push(setup.url.clone());
             WatcherLink::to(&probe)
         })

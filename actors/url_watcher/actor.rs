@@ -30,13 +30,11 @@ use tracing::{debug, info, warn};
 
 use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
-use crate::actors::messages::{
-    DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput,
-};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
+use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
@@ -875,7 +873,7 @@ const LIST_DEFER_EVERY: usize = 4;
 
 /// The group counts as keeping up with a watch stream, and is handed every
 /// `watch_defer_every`-th object event undecoded
-/// ([`crate::actors::messages::Delta::Undecoded`]), while at most this many of the
+/// ([`crate::messages::Delta::Undecoded`]), while at most this many of the
 /// watcher's batches are unhandled (of `watcher_in_flight`, 4 by default).
 ///
 /// In a flood of pod events this thread (HTTP, framing, decoding, most of it decoding)

@@ -25,8 +25,8 @@ use std::time::Duration;
 use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff as _;
 
-use crate::actors::messages::Delta;
 use crate::error::DecodeError;
+use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
 use crate::watch::{

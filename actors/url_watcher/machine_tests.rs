@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
-use crate::actors::messages::Delta;
+use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
 use crate::watch::{WatchEvent, decode_list};
