@@ -7,7 +7,7 @@ use actix::prelude::*;
 
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey, Role};
-use crate::watch::{UndecodedEvent, UndecodedItem};
+use crate::watch::{UndecodedEvent, UndecodedItem, WatchEvent};
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,13 +17,14 @@ pub struct UrlId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SubscriberId(pub u64);
 
-/// One change to an object, from a watch event.
+/// One watch event as the watcher hands it to its group: decoded, or its line left for
+/// the group to decode. Either way the group ends with the same [`WatchEvent`], from
+/// the same [`crate::watch::decode_event`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Delta {
-    /// The object was added or modified: this is its new state.
-    Upsert(Object),
-    /// The object was deleted (or left the selector): this is its last state.
-    Delete(Object),
+    /// Decoded by the watcher: an object event (`Added`, `Modified` or `Deleted`; the
+    /// watcher acts on bookmarks and errors itself and does not hand them on).
+    Decoded(WatchEvent),
     /// An object event the group decodes itself: while the group keeps up, the watcher
     /// leaves some lines undecoded so that both threads share the decoding (see
     /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
@@ -138,9 +139,9 @@ pub type ObjectTargets = Arc<[Labels]>;
 /// and gives to another object after it is deleted (so the numbers stay dense).
 ///
 /// Subscribers keep their values in a vector indexed by it. Keyed by namespace and
-/// name in a hash map, every subscriber paid two cache misses (control bytes, bucket)
-/// per change: with 100 subscribers that look-up was the engine's largest fanout cost
-/// (BENCHMARKS.md). A reused slot is safe because changes reach a subscriber in order,
+/// name in a hash map, every subscriber would pay two cache misses (control bytes,
+/// bucket) per change, and with many subscribers that look-up would dominate the
+/// fanout. A reused slot is safe because changes reach a subscriber in order,
 /// and a subscriber catching up applies only the latest change per slot: the slot's
 /// state now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
