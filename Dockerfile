@@ -10,21 +10,24 @@ FROM docker.io/library/rust:1.88-bookworm AS build
 WORKDIR /src
 # Dependencies first, in a layer of their own that changes only with Cargo.lock: a
 # skeleton crate with the real manifest is built once, then replaced by the sources.
-COPY Cargo.toml Cargo.lock build.rs ./
-RUN mkdir -p src benches examples \
+COPY Cargo.toml Cargo.lock ./
+COPY core/Cargo.toml core/build.rs ./core/
+COPY actors/Cargo.toml ./actors/
+RUN mkdir -p src core/src benches examples \
     && echo 'fn main() {}' > src/main.rs \
-    && touch src/lib.rs \
+    && touch src/lib.rs core/src/lib.rs actors/lib.rs \
     && for b in model flood engine soak; do echo 'fn main() {}' > "benches/$b.rs"; done \
     && cargo build --release --locked --bin kubesd \
-    && rm -rf src benches examples
-COPY src ./src
+    && rm -rf src core/src actors/lib.rs benches examples
+COPY core/src ./core/src
 COPY actors ./actors
+COPY src ./src
 COPY benches ./benches
 COPY examples ./examples
 ARG KUBESD_GIT_COMMIT=unknown
 ENV KUBESD_GIT_COMMIT=${KUBESD_GIT_COMMIT}
 # `touch`: the sources' times may be older than the skeleton's build.
-RUN touch src/main.rs src/lib.rs \
+RUN touch src/main.rs src/lib.rs core/src/lib.rs actors/lib.rs \
     && cargo build --release --locked --bin kubesd \
     && cp target/release/kubesd /kubesd \
     && /kubesd --version

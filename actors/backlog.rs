@@ -2,11 +2,10 @@
 //!
 //! The group keeps the *batches* it would have sent (each shared with every other
 //! subscriber), not the changes in them: holding one back costs the group's thread a
-//! pointer per batch per lagging subscriber. It used to insert every change into a map
-//! per lagging subscriber (a hash and three reference counts per change per
-//! subscriber), which cost that thread more than sending; with a hundred subscribers on
-//! it, a lag made the group slower and so fed itself (BENCHMARKS.md, sixth and seventh
-//! rounds).
+//! pointer per batch per lagging subscriber. Inserting every change into a map per
+//! lagging subscriber instead (a hash and three reference counts per change per
+//! subscriber) would cost that thread more than sending; with a hundred subscribers on
+//! it, a lag would make the group slower and so feed itself.
 //!
 //! Whoever reads a backlog keeps only the latest change of each slot (see
 //! [`ObjectSlot`]): that is the slot's state now, whatever came before. The subscriber
@@ -17,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actors::messages::{ObjectSlot, TargetChange};
+use crate::messages::{ObjectSlot, TargetChange};
 
 /// Batches held back for one subscriber, oldest first.
 #[derive(Debug)]

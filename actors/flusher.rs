@@ -15,7 +15,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use futures_util::future::join_all;
 
-use crate::actors::messages::{FlushDirty, FlusherMembership};
+use crate::messages::{FlushDirty, FlusherMembership};
 
 /// The dirty flusher.
 pub struct DirtyFlusher {

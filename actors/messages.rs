@@ -7,7 +7,7 @@ use actix::prelude::*;
 
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey, Role};
-use crate::watch::{UndecodedEvent, UndecodedItem};
+use crate::watch::{UndecodedEvent, UndecodedItem, WatchEvent};
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -17,13 +17,14 @@ pub struct UrlId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SubscriberId(pub u64);
 
-/// One change to an object, from a watch event.
+/// One watch event as the watcher hands it to its group: decoded, or its line left for
+/// the group to decode. Either way the group ends with the same [`WatchEvent`], from
+/// the same [`crate::watch::decode_event`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Delta {
-    /// The object was added or modified: this is its new state.
-    Upsert(Object),
-    /// The object was deleted (or left the selector): this is its last state.
-    Delete(Object),
+    /// Decoded by the watcher: an object event (`Added`, `Modified` or `Deleted`; the
+    /// watcher acts on bookmarks and errors itself and does not hand them on).
+    Decoded(WatchEvent),
     /// An object event the group decodes itself: while the group keeps up, the watcher
     /// leaves some lines undecoded so that both threads share the decoding (see
     /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
@@ -39,7 +40,7 @@ pub enum Delta {
     },
 }
 
-/// Sent by a [`crate::actors::UrlWatcher`] to its [`crate::actors::GroupWatcher`];
+/// Sent by a [`crate::UrlWatcher`] to its [`crate::GroupWatcher`];
 /// what one URL's LIST or WATCH produced. The sender holds the replies of the last
 /// `watcher_in_flight` it sent and waits for the oldest before reading more of its
 /// stream, so a slow group slows the streams down instead of growing its mailbox.
@@ -89,7 +90,7 @@ pub enum WatcherOutput {
         /// The watcher.
         url: UrlId,
         /// Its state now.
-        status: crate::actors::url_watcher::UrlStatus,
+        status: crate::url_watcher::UrlStatus,
     },
     /// A complete LIST (every page): the URL's objects are exactly these plus those of
     /// the parts sent since the last `first` part. The group removes the ones that
@@ -138,9 +139,9 @@ pub type ObjectTargets = Arc<[Labels]>;
 /// and gives to another object after it is deleted (so the numbers stay dense).
 ///
 /// Subscribers keep their values in a vector indexed by it. Keyed by namespace and
-/// name in a hash map, every subscriber paid two cache misses (control bytes, bucket)
-/// per change: with 100 subscribers that look-up was the engine's largest fanout cost
-/// (BENCHMARKS.md). A reused slot is safe because changes reach a subscriber in order,
+/// name in a hash map, every subscriber would pay two cache misses (control bytes,
+/// bucket) per change, and with many subscribers that look-up would dominate the
+/// fanout. A reused slot is safe because changes reach a subscriber in order,
 /// and a subscriber catching up applies only the latest change per slot: the slot's
 /// state now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -163,7 +164,7 @@ pub struct TargetChange {
 ///
 /// The reply is the group's flow control: it holds each subscriber's unanswered
 /// replies, at most `subscriber_in_flight`, and holds batches back beyond that (see
-/// [`crate::actors::backlog`]).
+/// [`crate::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsChanged {
@@ -190,7 +191,7 @@ pub struct TargetsReplaced {
 /// Sent by a group to a subscriber that fell behind, once it has answered every batch
 /// sent to it: the
 /// batches held back meanwhile, oldest first, each shared with other subscribers (see
-/// [`crate::actors::backlog`]). The subscriber applies only the latest change of each
+/// [`crate::backlog`]). The subscriber applies only the latest change of each
 /// slot.
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
@@ -233,7 +234,7 @@ pub struct Subscribe {
 #[rtype(result = "()")]
 pub struct Unsubscribe(pub SubscriberId);
 
-/// Sent by the [`crate::actors::DirtyFlusher`] to every group on each tick: recompute
+/// Sent by the [`crate::DirtyFlusher`] to every group on each tick: recompute
 /// the targets of objects whose dependencies changed, and push what differs.
 #[derive(Message, Debug)]
 #[rtype(result = "FlushReport")]
@@ -277,7 +278,7 @@ pub struct UrlStatusChanged {
     /// The subscription.
     pub subscriber: SubscriberId,
     /// Every URL the subscription's role needs, as they are now.
-    pub urls: Vec<crate::actors::url_watcher::UrlStatus>,
+    pub urls: Vec<crate::url_watcher::UrlStatus>,
 }
 
 /// Sent by a [`crate::Subscription`] to its group: send [`UrlStatusChanged`] notices
@@ -295,7 +296,7 @@ pub struct WatchUrlStatus {
 
 /// Sent by a [`crate::Subscription`] to its group: the state of every URL `role` needs.
 #[derive(Message, Debug)]
-#[rtype(result = "Vec<crate::actors::url_watcher::UrlStatus>")]
+#[rtype(result = "Vec<crate::url_watcher::UrlStatus>")]
 pub struct GetUrlStatus {
     /// The role.
     pub role: Role,
@@ -305,7 +306,7 @@ pub struct GetUrlStatus {
 /// needs has been listed, or with the first configuration problem of one of them (a
 /// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
 #[derive(Message, Debug)]
-#[rtype(result = "Result<(), crate::actors::url_watcher::UrlError>")]
+#[rtype(result = "Result<(), crate::url_watcher::UrlError>")]
 pub struct AwaitSyncOrFailure {
     /// The role.
     pub role: Role,

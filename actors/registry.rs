@@ -6,7 +6,7 @@ use actix::Addr;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 
-use crate::actors::group::{GroupKey, GroupWatcher};
+use crate::group::{GroupKey, GroupWatcher};
 
 /// A running group.
 #[derive(Clone)]

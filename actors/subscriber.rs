@@ -16,12 +16,12 @@ use std::time::Instant;
 use actix::prelude::*;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{
+use crate::backlog::{SlotSet, for_latest_per_slot};
+use crate::labels::Labels;
+use crate::messages::{
     ObjectSlot, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
     TargetsUpdated,
 };
-use crate::labels::Labels;
 use crate::metrics::METRICS;
 use crate::model::ObjectKey;
 
@@ -38,7 +38,7 @@ pub struct Subscriber<T: TargetValue> {
     id: SubscriberId,
     constructor: Constructor<T>,
     /// Each object's key (for the snapshot's order) and values, at its slot
-    /// ([`crate::actors::messages::ObjectSlot`]); `None` where no object with
+    /// ([`crate::messages::ObjectSlot`]); `None` where no object with
     /// targets is.
     by_slot: Vec<Option<(ObjectKey, Vec<T>)>>,
     /// The last snapshot handed out; `None` after a change, rebuilt on demand.

@@ -35,9 +35,8 @@ mod realistic_pod;
 
 // ---------------------------------------------------------------------------------
 // Allocation counting: a counter per thread, bumped with a plain load and store. A
-// shared atomic add (`lock xadd`) drains the store buffer at every allocation: perf
-// put 5 % of the watcher thread's samples on it (seventh round), CPU the bench charged
-// to kubesd. Each thread takes a slot of its own at its first allocation, so the plain
+// shared atomic add (`lock xadd`) drains the store buffer at every allocation, CPU the
+// bench would charge to kubesd. Each thread takes a slot of its own at its first allocation, so the plain
 // increment is exact; threads past the last exclusive slot share it atomically.
 
 struct Counting;
@@ -520,7 +519,8 @@ impl Probe {
     fn observe(&self, labels: &Labels, mine: &AtomicUsize) {
         // One target per pod: the first port of the first container. Found by its
         // address, the first of a target's own labels, so that the probe stays a cheap
-        // constructor (a scan to the port-number label cost ~10 % of the fanout-100 CPU).
+        // constructor (a scan to the port-number label would cost more than the rest of
+        // the fanout's work per target).
         if !labels.get(ADDRESS).is_some_and(|a| a.ends_with(":8080")) {
             return;
         }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use kubesd::metrics::{METRICS, RoleMetrics};
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatorConfig, generate, serve,
+    Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster, SimulatorConfig,
 };
 use kubesd::{Discovery, EngineOptions};
 
@@ -151,7 +151,7 @@ async fn soak(args: Args) -> bool {
         args.fault_every,
         machine()
     );
-    let running = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         seed: args.seed,
         // Small, so that the simulator's own memory (every retained change is a whole
         // object) reaches its plateau in the first percent of the run and RSS growth
@@ -160,30 +160,28 @@ async fn soak(args: Args) -> bool {
         bookmark_interval: Duration::from_millis(500),
         split_pause: Duration::from_millis(1),
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+    };
+    let spec = ClusterSpec {
+        seed: args.seed,
+        nodes: 20,
+        pods: args.pods,
+        namespaces: 5,
+        pods_per_workload: 5,
+    };
+    let running = SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts");
     let sim = running.sim().clone();
-    generate(
-        &sim,
-        &ClusterSpec {
-            seed: args.seed,
-            nodes: 20,
-            pods: args.pods,
-            namespaces: 5,
-            pods_per_workload: 5,
-        },
-    )
-    .expect("cluster generates");
     let options = EngineOptions {
+        // Longer than a test's: at this scale a flush, a stall or a request takes
+        // longer on a loaded machine.
         flush_interval: Duration::from_millis(100),
-        backoff_initial: Duration::from_millis(10),
         backoff_max: Duration::from_millis(500),
         watch_stall_timeout: Duration::from_secs(3),
         request_timeout: Duration::from_secs(10),
         // The safety net for restarts that reset resourceVersions.
         relist_interval: Some(Duration::from_secs(20)),
-        ..EngineOptions::default()
+        ..SimulatedCluster::engine_options()
     };
     let discovery = Discovery::start(options);
     let jobs = support::all_jobs(&running.url());

@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use actix::prelude::*;
-use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
 use kubesd::{
-    Discovery, EngineOptions, Labels, NotSynced, Role, SdConfig, SubscriberId, TargetsUpdated,
+    Discovery, EngineOptions, Labels, NotSynced, Role, SubscriberId, TargetsUpdated,
     UrlStatusChanged,
 };
 
@@ -104,19 +104,19 @@ impl Handler<Notices> for ChangeLog {
 #[actix_rt::main]
 async fn main() -> std::io::Result<()> {
     // A cluster to discover: the simulator, with some churn.
-    let sim = serve(SimulatorConfig::default()).await?;
-    generate(sim.sim(), &ClusterSpec::default())
-        .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+    let sim = SimulatedCluster::start(SimulatorConfig::default(), &ClusterSpec::default())
+        .await
+        .map_err(std::io::Error::other)?;
     let churn =
         Churn::new(7, ChurnRates::default()).start(sim.sim().clone(), Duration::from_millis(50), 2);
 
     let discovery = Discovery::start(EngineOptions::default());
     let pods = discovery
-        .subscribe(&SdConfig::new(Role::Pod, sim.url()), pod_target)
+        .subscribe(&sim.sd_config(Role::Pod), pod_target)
         .await
         .map_err(std::io::Error::other)?;
     let nodes = discovery
-        .subscribe(&SdConfig::new(Role::Node, sim.url()), node_target)
+        .subscribe(&sim.sd_config(Role::Node), node_target)
         .await
         .map_err(std::io::Error::other)?;
     let log = ChangeLog {

@@ -1,10 +1,14 @@
 //! kubesd: Kubernetes service discovery for monitoring agents, on actix.
 //!
-//! The crate has two halves (see `ARCHITECTURE.md`):
-//! - what objects *mean*, pure and synchronous: [`model`] (the objects), [`targets`]
-//!   (their target labels), [`watch`] (the list/watch wire format), [`api`] (paths and
-//!   selectors);
-//! - how they *move*: the actors in `actors/`.
+//! The engine has two halves, each a crate of this workspace, re-exported here under
+//! the names they have always had (see `ARCHITECTURE.md`):
+//! - what objects *mean*, pure and synchronous: `kubesd-core` (`core/`): [`model`] (the
+//!   objects), [`targets`] (their target labels), [`watch`] (the list/watch wire format),
+//!   [`api`] (paths and selectors), [`config`], [`http`], [`metrics`];
+//! - how they *move*: `kubesd-actors` (`actors/`), as [`actors`].
+//!
+//! This crate adds the [`Discovery`] an agent starts and subscribes to, and the rest of
+//! kubesd's binary: relabelling, Prometheus config, HTTP SD output.
 //!
 //! Features: `service` (the HTTP SD service), `simulator` (a Kubernetes API server in
 //! memory, for tests, benchmarks and the demo) and `cli` (the `kubesd` binary; both of
@@ -12,20 +16,14 @@
 //! with `default-features = false` and compiles none of actix-web, clap, rcgen or
 //! tracing-subscriber.
 
-#[path = "../actors/mod.rs"]
-pub mod actors;
-pub mod api;
-pub mod build_info;
+pub use kubesd_actors as actors;
+pub use kubesd_core::{
+    api, build_info, config, error, http, kubeconfig, labels, metrics, model, targets, watch,
+};
+
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod config;
 mod discovery;
-pub mod error;
-pub mod http;
-pub mod kubeconfig;
-pub mod labels;
-pub mod metrics;
-pub mod model;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;
@@ -33,8 +31,6 @@ pub mod sd_output;
 pub mod service;
 #[cfg(feature = "simulator")]
 pub mod simulator;
-pub mod targets;
-pub mod watch;
 
 pub use actors::messages::{ObjectSlot, SubscriberId, TargetsUpdated, UrlStatusChanged};
 pub use actors::subscriber::{SlotTargets, TargetChanges};

@@ -36,8 +36,8 @@ enum Command {
     Simulate(cli::simulate::SimulateArgs),
 }
 
-/// mimalloc: cheaper than glibc's malloc when objects decoded on the watcher thread are
-/// freed on the group's (BENCHMARKS.md, "allocator").
+/// mimalloc: objects decoded on the watcher thread are freed on the group's, which
+/// glibc's malloc serialises on its arena locks; mimalloc frees them without a lock.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -57,8 +57,8 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
     }
     // One sort instead of a tree of label vectors: targets share most of their labels
     // by pointer (a pod's targets its shared part, every pod its node's), so comparing
-    // two label sets runs at pointer speed until the first label that differs. 100k
-    // targets took 0.9 s through a BTreeMap of label vectors (BENCHMARKS.md, http_sd).
+    // two label sets runs at pointer speed until the first label that differs; a tree
+    // of label vectors would compare, and allocate, label by label.
     all.sort_unstable_by(|(la, aa), (lb, ab)| {
         cmp_label_sets(la, lb).then_with(|| cmp_shared(aa, ab))
     });

@@ -12,11 +12,11 @@ use std::time::Duration;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Injection, RunningSimulator, Simulator,
-    SimulatorConfig, generate, serve,
+    Churn, ChurnRates, ClusterSpec, Failure, Injection, SimulatedCluster, Simulator,
+    SimulatorConfig,
 };
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
-use support::{all_jobs, converge_within, fast_options, keep_all, subscribe_all};
+use support::{all_jobs, converge_within, keep_all, subscribe_all};
 
 /// Prints the seed if the test panics, so a failure can be replayed.
 struct SeedGuard(u64);
@@ -48,20 +48,18 @@ fn chaos_options() -> EngineOptions {
         watch_stall_timeout: Duration::from_millis(300),
         watch_timeout: (Duration::from_secs(1), Duration::from_secs(1)),
         relist_interval: None,
-        ..fast_options()
+        ..SimulatedCluster::engine_options()
     }
 }
 
-async fn cluster(seed: u64, history: usize) -> RunningSimulator {
-    let running = serve(SimulatorConfig {
+async fn cluster(seed: u64, history: usize) -> SimulatedCluster {
+    let config = SimulatorConfig {
         seed,
         history_limit: history,
         bookmark_interval: Duration::from_millis(50),
         split_pause: Duration::from_millis(2),
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+    };
     let spec = ClusterSpec {
         seed,
         nodes: 5,
@@ -69,8 +67,9 @@ async fn cluster(seed: u64, history: usize) -> RunningSimulator {
         namespaces: 3,
         pods_per_workload: 4,
     };
-    generate(running.sim(), &spec).expect("cluster generates");
-    running
+    SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts")
 }
 
 async fn converge_all(

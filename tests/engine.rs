@@ -4,36 +4,29 @@
 
 mod support;
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kubesd::api::RoleSelector;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
-use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Resource, RunningSimulator, SimulatorConfig, generate,
-    serve,
-};
+use kubesd::simulator::owners::{create_cron_job, create_deployment};
+use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster};
 use kubesd::{Discovery, SdConfig};
 use serde_json::json;
-use support::{converge, fast_options, keep_all};
+use support::{converge, keep_all};
 
-async fn cluster(seed: u64) -> RunningSimulator {
-    let running = serve(SimulatorConfig {
-        seed,
-        bookmark_interval: Duration::from_millis(100),
-        ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+async fn cluster(seed: u64) -> SimulatedCluster {
     let spec = ClusterSpec {
-        seed,
         nodes: 4,
         pods: 40,
         namespaces: 3,
         pods_per_workload: 4,
+        ..ClusterSpec::default()
     };
-    generate(running.sim(), &spec).expect("cluster generates");
-    running
+    SimulatedCluster::seeded(seed, spec)
+        .await
+        .expect("cluster starts")
 }
 
 fn gone_count() -> u64 {
@@ -52,7 +45,7 @@ fn churn(seed: u64) -> Churn {
 async fn pods_converge_through_adds_updates_and_deletes() {
     let running = cluster(1).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let config = SdConfig::new(Role::Pod, running.url());
     let sub = discovery
         .subscribe(&config, keep_all)
@@ -75,7 +68,7 @@ async fn pods_converge_through_adds_updates_and_deletes() {
 async fn dropped_connections_and_410s_lose_nothing() {
     let running = cluster(2).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let config = SdConfig::new(Role::Pod, running.url());
     let sub = discovery
         .subscribe(&config, keep_all)
@@ -123,7 +116,7 @@ async fn dropped_connections_and_410s_lose_nothing() {
 async fn pods_and_endpoints_follow_the_objects_they_read() {
     let running = cluster(3).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let mut churn = churn(33);
     // Pods read their node (whose labels they share, built once per node object) and
     // namespace; endpoints also their pods and services.
@@ -187,7 +180,7 @@ async fn pods_and_endpoints_follow_the_objects_they_read() {
 async fn every_role_with_namespaces_and_selectors() {
     let running = cluster(4).await;
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let namespaces: Vec<String> = sim
         .list(Resource::Namespaces, None)
         .iter()
@@ -252,7 +245,7 @@ async fn every_role_with_namespaces_and_selectors() {
 #[actix_rt::test]
 async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
     let running = cluster(5).await;
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let pods = SdConfig::new(Role::Pod, running.url());
     let endpoints = SdConfig::new(Role::Endpoints, running.url());
     let mut other = SdConfig::new(Role::Pod, running.url());
@@ -294,5 +287,100 @@ async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
         actix_rt::time::sleep(Duration::from_millis(5)).await;
     }
     assert_eq!(discovery.groups(), 0);
+    running.stop().await;
+}
+
+/// A pod's deployment and cronjob labels come through its owner (`attach_metadata`):
+/// when a ReplicaSet or a Job gets a new owner, its pods' targets follow, while the
+/// pods themselves stay as they were.
+#[actix_rt::test]
+async fn a_new_owner_of_a_replicaset_or_a_job_relabels_its_pods_without_the_pods_changing() {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 60,
+        namespaces: 2,
+        pods_per_workload: 3,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(11, spec)
+        .await
+        .expect("cluster starts");
+    assert!(running.made.deployments > 0 && running.made.cron_jobs > 0);
+    let sim = running.sim();
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
+    let mut config = running.sd_config(Role::Pod);
+    config.attach_metadata.deployment = true;
+    config.attach_metadata.cronjob = true;
+    let sub = discovery
+        .subscribe(&config, keep_all)
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    converge(&sub, sim, &config, "the generated cluster").await;
+
+    // One ReplicaSet of a Deployment, one Job of a CronJob, and their pods.
+    let owned_by = |resource: Resource, kind: &str| {
+        sim.list(resource, None)
+            .into_iter()
+            .find(|o| o["metadata"]["ownerReferences"][0]["kind"] == kind)
+            .unwrap_or_else(|| panic!("a {resource:?} owned by a {kind}"))
+    };
+    let rs = owned_by(Resource::ReplicaSets, "Deployment");
+    let job = owned_by(Resource::Jobs, "CronJob");
+    let pods_before = sim.list(Resource::Pods, None);
+    let name_of = |o: &serde_json::Value| o["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let pods_of = |owner: &serde_json::Value| -> BTreeSet<String> {
+        pods_before
+            .iter()
+            .filter(|p| p["metadata"]["ownerReferences"][0]["name"] == owner["metadata"]["name"])
+            .map(name_of)
+            .collect()
+    };
+    let (rs_pods, job_pods) = (pods_of(&rs), pods_of(&job));
+    assert!(!rs_pods.is_empty() && !job_pods.is_empty());
+
+    // New owners for both, as an adoption would make them.
+    let ns_of = |o: &serde_json::Value| {
+        o["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let deployment = create_deployment(sim, &ns_of(&rs), "adopter", "adopter").expect("deployment");
+    let cron_job = create_cron_job(sim, &ns_of(&job), "nightly", "nightly").expect("cronjob");
+    for (resource, mut object, owner) in [
+        (Resource::ReplicaSets, rs, deployment),
+        (Resource::Jobs, job, cron_job),
+    ] {
+        object["metadata"]["ownerReferences"] = json!([owner.to_json()]);
+        sim.update(resource, object).expect("owner changes");
+    }
+    converge(&sub, sim, &config, "the new owners").await;
+
+    assert_eq!(
+        sim.list(Resource::Pods, None),
+        pods_before,
+        "the pods did not change"
+    );
+    let targets = sub.targets().await;
+    let label_of = |pods: &BTreeSet<String>, label: &str| -> BTreeSet<String> {
+        targets
+            .iter()
+            .filter(|t| {
+                t.get("__meta_kubernetes_pod_name")
+                    .is_some_and(|n| pods.contains(n))
+            })
+            .map(|t| t.get(label).unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(
+        label_of(&rs_pods, "__meta_kubernetes_pod_deployment_name"),
+        BTreeSet::from(["adopter".to_string()])
+    );
+    assert_eq!(
+        label_of(&job_pods, "__meta_kubernetes_pod_cronjob_name"),
+        BTreeSet::from(["nightly".to_string()])
+    );
+    sub.stop().await;
     running.stop().await;
 }

@@ -11,9 +11,9 @@ use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine;
 use kubesd::config::{HttpHeader, OAuth2, Secret};
 use kubesd::model::Role;
-use kubesd::simulator::{ClusterSpec, RunningSimulator, SimulatorConfig, generate, serve};
+use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
-use support::{converge, fast_options, keep_all};
+use support::{converge, keep_all};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -71,25 +71,21 @@ async fn fake_proxy() -> (String, Arc<Mutex<ProxyLog>>) {
     (addr, log)
 }
 
-async fn cluster(tls: bool, token: &str) -> RunningSimulator {
-    let running = serve(SimulatorConfig {
+async fn cluster(tls: bool, token: &str) -> SimulatedCluster {
+    let config = SimulatorConfig {
         tls,
         token: Some(token.into()),
         bookmark_interval: Duration::from_millis(100),
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
-    generate(
-        running.sim(),
-        &ClusterSpec {
-            nodes: 3,
-            pods: 6,
-            ..ClusterSpec::default()
-        },
-    )
-    .expect("cluster");
-    running
+    };
+    let spec = ClusterSpec {
+        nodes: 3,
+        pods: 6,
+        ..ClusterSpec::default()
+    };
+    SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts")
 }
 
 #[actix_rt::test]
@@ -100,14 +96,14 @@ async fn an_https_api_server_through_a_connect_proxy() {
     let mut config = SdConfig::new(Role::Node, running.url());
     config.http.bearer_token = Secret("T".into());
     // Inline PEM: the simulator's certificate is its own CA.
-    config.http.tls_config.ca = running.ca_pem().map(str::to_string);
+    config.http.tls_config.ca = running.server.ca_pem().map(str::to_string);
     config.http.proxy_url = Some(format!("http://kube%20sd:pa%3Ass@{proxy}"));
     config
         .http
         .proxy_connect_header
         .insert("X-Proxy-Token".into(), vec![Secret("abc".into())]);
     config.validate().expect("valid");
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -120,7 +116,7 @@ async fn an_https_api_server_through_a_connect_proxy() {
         (log.connects.clone(), log.tunnelled.clone())
     };
     let head = connects.first().expect("the proxy was asked");
-    let port = running.addr().port();
+    let port = running.server.addr().port();
     assert!(
         head.starts_with(&format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\n")),
         "{head}"
@@ -160,7 +156,7 @@ async fn http_headers_reach_the_server_and_no_proxy_bypasses_the_proxy() {
         },
     );
     config.validate().expect("valid");
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -299,7 +295,7 @@ async fn oauth2_client_credentials_and_renewal() {
         ..OAuth2::default()
     });
     config.validate().expect("valid");
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let sub = discovery
         .subscribe(&config, keep_all)
         .await

@@ -400,7 +400,7 @@ fn full_size() {
 
 /// Pod targets were quadratic in containers: each container's status was found by a
 /// linear scan, twice per target. Found by this file; `StatusIndex` in
-/// src/targets/pod.rs fixed it. Release-size, so ignored in the default run.
+/// core/src/targets/pod.rs fixed it. Release-size, so ignored in the default run.
 #[test]
 #[ignore = "release-size check: cargo test --release --test huge_objects -- --ignored"]
 fn pod_with_thousands_of_containers() {

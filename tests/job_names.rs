@@ -15,8 +15,7 @@ use kubesd::promconfig::parse_config;
 use kubesd::service::{
     GetStatus, JobSet, JobSetOptions, ServiceState, Shard, job_file_name, job_name_of, serve_http,
 };
-use kubesd::simulator::{ClusterSpec, SimulatorConfig, generate, serve};
-use support::fast_options;
+use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 
 /// Names a user or an operator may give jobs, some of which are paths.
 const NAMES: [&str; 7] = [
@@ -57,18 +56,20 @@ fn config(url: &str) -> String {
     yaml
 }
 
+async fn small_cluster() -> SimulatedCluster {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 4,
+        ..ClusterSpec::default()
+    };
+    SimulatedCluster::start(SimulatorConfig::default(), &spec)
+        .await
+        .expect("cluster starts")
+}
+
 #[actix_rt::test]
 async fn output_files_stay_in_the_directory_whatever_the_job_names() {
-    let running = serve(SimulatorConfig::default()).await.expect("simulator");
-    generate(
-        running.sim(),
-        &ClusterSpec {
-            nodes: 2,
-            pods: 4,
-            ..ClusterSpec::default()
-        },
-    )
-    .expect("cluster");
+    let running = small_cluster().await;
     let root = std::env::temp_dir().join(format!(
         "kubesd-job-names-{}-{:x}",
         std::process::id(),
@@ -79,7 +80,7 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
     std::fs::create_dir_all(&out).expect("dirs");
     let loaded = parse_config(&config(&running.url()), Path::new("k.yml")).expect("loads");
     let mut jobs = JobSet::new(
-        Discovery::start(fast_options()),
+        Discovery::start(SimulatedCluster::engine_options()),
         JobSetOptions {
             shard: Shard::new(0, 1).expect("shard"),
             output_dir: Some(out.clone()),
@@ -127,20 +128,11 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
 
 #[actix_rt::test]
 async fn sd_answers_for_any_job_name_raw_or_escaped() {
-    let running = serve(SimulatorConfig::default()).await.expect("simulator");
-    generate(
-        running.sim(),
-        &ClusterSpec {
-            nodes: 2,
-            pods: 4,
-            ..ClusterSpec::default()
-        },
-    )
-    .expect("cluster");
+    let running = small_cluster().await;
     let loaded = parse_config(&config(&running.url()), Path::new("k.yml")).expect("loads");
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(fast_options()),
+        Discovery::start(SimulatedCluster::engine_options()),
         JobSetOptions {
             shard: Shard::new(0, 1).expect("shard"),
             output_dir: None,

@@ -24,7 +24,8 @@ const NOT_IN_THE_ENGINE: &[(&str, &str)] = &[
 fn dependencies(feature_args: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
-        .args(["tree", "--quiet", "--edges", "normal", "--prefix", "none"])
+        .args(["tree", "--quiet", "--package", "kubesd"])
+        .args(["--edges", "normal", "--prefix", "none"])
         .args(["--format", "{p}"])
         .args(feature_args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -53,6 +54,12 @@ fn the_engine_alone_compiles_none_of_the_binarys_crates() {
         engine.contains("awc"),
         "the engine talks HTTP with awc: {engine:?}"
     );
+    for half in ["kubesd-core", "kubesd-actors"] {
+        assert!(
+            engine.contains(half),
+            "the engine is built on {half}: {engine:?}"
+        );
+    }
     for (name, feature) in NOT_IN_THE_ENGINE {
         assert!(
             !engine.contains(*name),

@@ -14,9 +14,9 @@ use std::time::Duration;
 use kubesd::config::{Authorization, BasicAuth, Secret, TlsConfig};
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
-use kubesd::simulator::{ClusterSpec, SimulatorConfig, generate, serve};
+use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
-use support::{fast_options, keep_all};
+use support::keep_all;
 
 const TOKEN: &str = "tok-7f3a9c-SECRET";
 const WRONG_TOKEN: &str = "wrong-token-SECRET";
@@ -92,14 +92,14 @@ fn debug_output_hides_every_secret() {
 #[actix_rt::test]
 async fn a_rejected_token_is_not_logged_or_exported() {
     logs();
-    let running = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         token: Some(TOKEN.into()),
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
-    generate(running.sim(), &ClusterSpec::default()).expect("cluster");
-    let discovery = Discovery::start(fast_options());
+    };
+    let running = SimulatedCluster::start(config, &ClusterSpec::default())
+        .await
+        .expect("cluster starts");
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
 
     // Wrong token: 401s, retried with backoff and logged; never with the token.
     let mut wrong = SdConfig::new(Role::Pod, running.url());
@@ -142,18 +142,18 @@ async fn a_rejected_token_is_not_logged_or_exported() {
 #[actix_rt::test]
 async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
     logs();
-    let running = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         tls: true,
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
-    generate(running.sim(), &ClusterSpec::default()).expect("cluster");
-    let discovery = Discovery::start(fast_options());
+    };
+    let running = SimulatedCluster::start(config, &ClusterSpec::default())
+        .await
+        .expect("cluster starts");
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let dir = std::env::temp_dir().join(format!("kubesd-secrets-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     let ca = dir.join("ca.pem");
-    std::fs::write(&ca, running.ca_pem().expect("a CA")).expect("ca written");
+    std::fs::write(&ca, running.server.ca_pem().expect("a CA")).expect("ca written");
 
     // No CA given: the self-signed certificate is not trusted, nothing is discovered.
     let node_errors = || METRICS.role_total(Role::Node, |m| m.request_errors.total());

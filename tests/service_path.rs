@@ -14,32 +14,24 @@ use kubesd::model::Role;
 use kubesd::promconfig::{LoadedConfig, parse_config};
 use kubesd::relabel::{Target, process};
 use kubesd::service::{GetSd, GetStatus, JobActor, JobSet, JobSetOptions, Shard};
-use kubesd::simulator::{
-    ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve,
-};
+use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{Discovery, SdConfig};
-use support::{expected, fast_options};
+use support::expected;
 
 /// One target as a set of labels (the `__address__` included).
 type Flat = BTreeMap<String, String>;
 
-async fn cluster() -> RunningSimulator {
-    let running = serve(SimulatorConfig {
-        seed: 5,
-        bookmark_interval: Duration::from_millis(100),
-        ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+async fn cluster() -> SimulatedCluster {
     let spec = ClusterSpec {
-        seed: 5,
         nodes: 3,
         pods: 40,
         namespaces: 3,
         pods_per_workload: 4,
+        ..ClusterSpec::default()
     };
-    generate(running.sim(), &spec).expect("cluster generates");
-    running
+    SimulatedCluster::seeded(5, spec)
+        .await
+        .expect("cluster starts")
 }
 
 /// Jobs `a` and `b` relabel alike and never read `job`: they share one pipeline. Job
@@ -152,7 +144,7 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
     let (sim, url) = (running.sim(), running.url().to_string());
     let config = config(&url);
     let mut set = JobSet::new(
-        Discovery::start(fast_options()),
+        Discovery::start(SimulatedCluster::engine_options()),
         JobSetOptions {
             shard: Shard::ALL,
             output_dir: None,

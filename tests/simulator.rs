@@ -997,6 +997,40 @@ fn check_endpoints_consistent(sim: &Simulator) -> Result<usize, String> {
     Ok(checked)
 }
 
+/// Every pod owned by a ReplicaSet or a Job names one the simulator holds, with the
+/// pod's uid for it, and every such ReplicaSet is a Deployment's, every such Job a
+/// CronJob's or its own: the chains `attach_metadata.deployment/job/cronjob` follow.
+fn check_owners_resolve(sim: &Simulator) {
+    let mut checked = 0;
+    for pod in sim.list(Resource::Pods, None) {
+        let owner = &pod["metadata"]["ownerReferences"][0];
+        let resource = match owner["kind"].as_str() {
+            Some("ReplicaSet") => Resource::ReplicaSets,
+            Some("Job") => Resource::Jobs,
+            _ => continue,
+        };
+        let ns = pod["metadata"]["namespace"].as_str().unwrap_or("");
+        let name = owner["name"].as_str().unwrap_or("");
+        let Some(object) = sim.get(resource, ns, name) else {
+            panic!(
+                "pod {ns}/{} names a {resource:?} {name} that does not exist",
+                pod["metadata"]["name"]
+            );
+        };
+        assert_eq!(object["metadata"]["uid"], owner["uid"], "{ns}/{name}");
+        let parent = object["metadata"]["ownerReferences"][0]["kind"].as_str();
+        match resource {
+            Resource::ReplicaSets => assert_eq!(parent, Some("Deployment"), "{ns}/{name}"),
+            _ => assert!(
+                matches!(parent, None | Some("CronJob")),
+                "{ns}/{name}: {parent:?}"
+            ),
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "no pod is owned by a ReplicaSet or a Job");
+}
+
 #[actix_rt::test]
 async fn generated_cluster_stays_consistent_under_churn() {
     let sim = config().simulator();
@@ -1009,6 +1043,8 @@ async fn generated_cluster_stays_consistent_under_churn() {
     };
     let cluster = generate(&sim, &spec).expect("generate");
     assert_eq!(sim.store().count(Resource::Pods), 120);
+    assert!(cluster.deployments > 0 && cluster.cron_jobs > 0 && cluster.jobs > cluster.cron_jobs);
+    check_owners_resolve(&sim);
     assert_eq!(sim.store().count(Resource::Nodes), 4);
     assert!(cluster.ingresses > 0);
     let services_checked = check_endpoints_consistent(&sim).expect("consistent after generation");
@@ -1039,6 +1075,7 @@ async fn generated_cluster_stays_consistent_under_churn() {
         totals.3 += stats.rollouts;
         totals.4 += stats.terminating;
         check_endpoints_consistent(&sim).expect("consistent after churn");
+        check_owners_resolve(&sim);
     }
     let (added, updated, deleted, rollouts, terminating) = totals;
     assert!(

@@ -19,13 +19,11 @@ use kubesd::model::Role;
 use kubesd::promconfig::{Job, LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{Target, process};
 use kubesd::service::{JobSet, JobSetOptions, JobTargets, Shard};
-use kubesd::simulator::{
-    ClusterSpec, Resource, RunningSimulator, SimulatorConfig, generate, serve,
-};
+use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
 use serde_json::json;
 use serde_norway::Value;
-use support::{fast_options, to_map};
+use support::to_map;
 
 /// Every config file under `dir` (and its subdirectories), sorted.
 fn config_files(dir: &Path) -> Vec<PathBuf> {
@@ -128,14 +126,11 @@ fn fixture(name: &str) -> PathBuf {
 /// The simulator, with a generated cluster (whose pods and services carry
 /// `prometheus.io/*` annotations) and the `default/kubernetes` service the API-server
 /// jobs look for.
-async fn cluster() -> RunningSimulator {
-    let running = serve(SimulatorConfig {
+async fn cluster() -> SimulatedCluster {
+    let config = SimulatorConfig {
         bookmark_interval: Duration::from_millis(100),
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
-    let sim = running.sim();
+    };
     let spec = ClusterSpec {
         seed: 20,
         nodes: 3,
@@ -143,7 +138,10 @@ async fn cluster() -> RunningSimulator {
         namespaces: 2,
         pods_per_workload: 3,
     };
-    generate(sim, &spec).expect("cluster generates");
+    let running = SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts");
+    let sim = running.sim();
     let meta = json!({"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}});
     sim.create(
         Resource::Services,
@@ -211,7 +209,7 @@ fn expected(sim: &kubesd::simulator::Simulator, job: &Job) -> Vec<BTreeMap<Strin
 /// must, and returns every job's targets by name.
 async fn run_jobs(
     discovery: &Discovery,
-    running: &RunningSimulator,
+    running: &SimulatedCluster,
     configs: &[LoadedConfig],
 ) -> Vec<BTreeMap<String, Vec<BTreeMap<String, String>>>> {
     let mut sets = Vec::new();
@@ -300,7 +298,7 @@ async fn the_three_main_fixtures_give_their_targets() {
         .map(|n| load(&fixture(n), &url, true).unwrap_or_else(|e| panic!("{n}: {e}")))
         .collect();
     // Job names repeat across the files, so each file runs in its own job set.
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let by_file = run_jobs(&discovery, &running, &configs).await;
     let [prometheus, community, vmagent, vm_docs] = &by_file[..] else {
         unreachable!("four files")
@@ -421,7 +419,8 @@ async fn prometheus_operator_golden_files_give_their_targets() {
     // namespace, as the operator's do in a pod.
     let own = std::env::temp_dir().join(format!("kubesd-third-party-ns-{}", std::process::id()));
     std::fs::write(&own, "default").expect("own namespace file");
-    let discovery = Discovery::start(fast_options()).with_own_namespace_file(&own);
+    let discovery =
+        Discovery::start(SimulatedCluster::engine_options()).with_own_namespace_file(&own);
     let served = run_jobs(&discovery, &running, &configs).await;
     let jobs: usize = served.iter().map(BTreeMap::len).sum();
     let targets: usize = served.iter().flat_map(|s| s.values()).map(Vec::len).sum();

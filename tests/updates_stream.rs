@@ -9,19 +9,17 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use kubesd::model::Role;
-use kubesd::simulator::{ClusterSpec, Resource, SimulatorConfig, generate, serve};
+use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
-use support::{fast_options, keep_all};
+use support::keep_all;
 
 #[actix_rt::test]
 async fn the_stream_yields_the_set_now_then_the_latest_after_changes_and_ends_with_the_subscription()
  {
-    let running = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         seed: 9,
         ..SimulatorConfig::default()
-    })
-    .await
-    .expect("simulator starts");
+    };
     let spec = ClusterSpec {
         seed: 9,
         nodes: 2,
@@ -29,9 +27,11 @@ async fn the_stream_yields_the_set_now_then_the_latest_after_changes_and_ends_wi
         namespaces: 2,
         pods_per_workload: 3,
     };
-    generate(running.sim(), &spec).expect("cluster generates");
+    let running = SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts");
     let sim = running.sim();
-    let discovery = Discovery::start(fast_options());
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
     let config = SdConfig::new(Role::Pod, running.url());
     let sub = discovery
         .subscribe(&config, keep_all)

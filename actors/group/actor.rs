@@ -10,23 +10,23 @@ use tracing::{debug, info, warn};
 use super::cache::{GroupCache, Upserted};
 use super::fanout::{Replies, Reply, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
-use crate::actors::backlog::Backlog;
-use crate::actors::flusher::FlushPace;
-use crate::actors::messages::{
+use crate::api::{ResourceUrl, resource_urls};
+use crate::backlog::Backlog;
+use crate::config::EngineOptions;
+use crate::config::watched_roles;
+use crate::flusher::FlushPace;
+use crate::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
-use crate::actors::messages::{
+use crate::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
     StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
-use crate::actors::registry::Registry;
-use crate::actors::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
-use crate::api::{ResourceUrl, resource_urls};
-use crate::config::EngineOptions;
-use crate::config::watched_roles;
 use crate::metrics::METRICS;
 use crate::model::{ObjectKey, Role};
-use crate::watch::ObjectEventType;
+use crate::registry::Registry;
+use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
+use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
 
 /// Everything a group needs to start.
@@ -278,9 +278,9 @@ impl GroupWatcher {
         // batches) misses the subscribers' work: with 100 on this thread, the group
         // handles each batch at once and its thread is still the bottleneck. A group
         // may handle a watcher's whole window of batches in one turn before a
-        // subscriber on its thread runs, so only more unhandled than that is lag
-        // (with 2, one flood run deferred 16 % of its events against 20-23 % in two
-        // runs with the window; the watcher's own test settles it near a quarter).
+        // subscriber on its thread runs, so only more unhandled than that is lag: a
+        // smaller threshold would call a group that keeps up behind, and leave the
+        // watcher more decoding than it needs to.
         let window = self.setup.options.watcher_in_flight;
         self.subscriber_behind = self
             .subscribers
@@ -531,27 +531,28 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 let mut rejected = None;
                 let mut changes = Vec::new();
                 for delta in deltas {
-                    match delta {
-                        Delta::Upsert(object) => {
-                            self.apply_upsert(url, object, subscribed, &mut changes)
-                        }
-                        Delta::Delete(object) => {
-                            self.apply_delete(role, object.key(), subscribed, &mut changes)
-                        }
+                    let event = match delta {
+                        Delta::Decoded(event) => event,
                         Delta::Undecoded { event, attempt } => match event.decode() {
-                            Ok((ObjectEventType::Added | ObjectEventType::Modified, object)) => {
-                                self.apply_upsert(url, object, subscribed, &mut changes)
-                            }
-                            Ok((ObjectEventType::Deleted, object)) => {
-                                self.apply_delete(role, object.key(), subscribed, &mut changes)
-                            }
+                            Ok(event) => event,
                             Err(why) => {
                                 let reject = DeferredEventRejected { attempt, why };
                                 self.deferred_event_rejected(url, &reject);
                                 // The first bad line is enough to make the watcher relist.
                                 rejected.get_or_insert(reject);
+                                continue;
                             }
                         },
+                    };
+                    match event {
+                        WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+                            self.apply_upsert(url, object, subscribed, &mut changes)
+                        }
+                        WatchEvent::Deleted(object) => {
+                            self.apply_delete(role, object.key(), subscribed, &mut changes)
+                        }
+                        // The watcher acts on these itself and never hands them on.
+                        WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
                     }
                 }
                 self.push(role, changes, false, received);

@@ -9,19 +9,19 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use super::*;
-use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{
+use crate::api::ResourceUrl;
+use crate::backlog::{SlotSet, for_latest_per_slot};
+use crate::http::ApiEndpoint;
+use crate::messages::{
     DeferredEventRejected, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
     SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe,
     UrlId, WatcherOutput,
 };
-use crate::actors::registry::{GroupEntry, Registry};
-use crate::api::ResourceUrl;
-use crate::http::ApiEndpoint;
 use crate::metrics::METRICS;
 use crate::model::{Object, Role};
+use crate::registry::{GroupEntry, Registry};
 use crate::targets::AttachMetadata;
-use crate::watch::UndecodedItem;
+use crate::watch::{UndecodedItem, WatchEvent};
 
 /// What a recording subscriber received.
 #[derive(Debug, Clone)]
@@ -180,7 +180,7 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
     let probe = WatcherProbe(Arc::clone(&stops)).start();
     let factory: WatcherFactory = {
         let urls = Arc::clone(&urls);
-        Arc::new(move |setup: crate::actors::url_watcher::UrlWatcherSetup| {
+        Arc::new(move |setup: crate::url_watcher::UrlWatcherSetup| {
             urls.lock().unwrap().push(setup.url.clone());
             WatcherLink::to(&probe)
         })
@@ -316,7 +316,14 @@ fn deltas(url: u32, deltas: Vec<Delta>) -> WatcherOutput {
 
 /// The `i`-th change of pod "a" (at 10.0.0.1), as one batch of the first watcher.
 fn change_of_a(i: usize) -> WatcherOutput {
-    deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", &i.to_string()))])
+    deltas(
+        0,
+        vec![Delta::Decoded(WatchEvent::Modified(pod(
+            "a",
+            "10.0.0.1",
+            &i.to_string(),
+        )))],
+    )
 }
 
 #[actix_rt::test]
@@ -351,7 +358,12 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
     // The same object again (a new resourceVersion would not matter either): nothing.
     feed(
         &h,
-        deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.1", "x"))]),
+        deltas(
+            0,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "a", "10.0.0.1", "x",
+            )))],
+        ),
     )
     .await;
     settle().await;
@@ -363,8 +375,8 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
         deltas(
             0,
             vec![
-                Delta::Upsert(pod("a", "10.0.0.1", "y")),
-                Delta::Delete(pod("b", "10.0.0.2", "x")),
+                Delta::Decoded(WatchEvent::Modified(pod("a", "10.0.0.1", "y"))),
+                Delta::Decoded(WatchEvent::Deleted(pod("b", "10.0.0.2", "x"))),
             ],
         ),
     )
@@ -564,7 +576,12 @@ async fn a_role_that_lost_its_subscribers_serves_fresh_targets_to_the_next_one()
     h.group.send(Unsubscribe(pods.id)).await.unwrap();
     feed(
         &h,
-        deltas(pod_url, vec![Delta::Upsert(pod("a", "10.0.0.1", "new"))]),
+        deltas(
+            pod_url,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "a", "10.0.0.1", "new",
+            )))],
+        ),
     )
     .await;
     settle().await;
@@ -647,7 +664,12 @@ async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_fl
 
     feed(
         &h,
-        deltas(1, vec![Delta::Upsert(pod("a", "10.0.0.1", "changed"))]),
+        deltas(
+            1,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "a", "10.0.0.1", "changed",
+            )))],
+        ),
     )
     .await;
     settle().await;
@@ -797,17 +819,32 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
     // "a" (slot 0) and "b" (slot 1) leave; "a" comes back and gets slot 1.
     feed(
         &h,
-        deltas(0, vec![Delta::Delete(pod("a", "10.0.0.1", "0"))]),
+        deltas(
+            0,
+            vec![Delta::Decoded(WatchEvent::Deleted(pod(
+                "a", "10.0.0.1", "0",
+            )))],
+        ),
     )
     .await;
     feed(
         &h,
-        deltas(0, vec![Delta::Delete(pod("b", "10.0.0.2", "0"))]),
+        deltas(
+            0,
+            vec![Delta::Decoded(WatchEvent::Deleted(pod(
+                "b", "10.0.0.2", "0",
+            )))],
+        ),
     )
     .await;
     feed(
         &h,
-        deltas(0, vec![Delta::Upsert(pod("a", "10.0.0.3", "1"))]),
+        deltas(
+            0,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "a", "10.0.0.3", "1",
+            )))],
+        ),
     )
     .await;
     settle().await;
@@ -845,7 +882,7 @@ async fn undecoded_events_are_decoded_here_and_a_bad_one_is_the_replys_error() {
             0,
             vec![
                 undecoded("MODIFIED", pod_json("a", "10.0.0.1", "y"), 3),
-                Delta::Upsert(pod("c", "10.0.0.3", "x")),
+                Delta::Decoded(WatchEvent::Modified(pod("c", "10.0.0.3", "x"))),
                 undecoded("MODIFIED", r#"{"metadata":{"na"#.into(), 3),
                 undecoded("DELETED", pod_json("b", "10.0.0.2", "x"), 3),
                 undecoded("ADDED", r#"{"metadata":{"name":7}}"#.into(), 3),
@@ -948,9 +985,13 @@ async fn synced_endpoints_flushing_soon(pods: &[&str]) -> (Harness, Sub) {
 }
 
 fn relabelled(pods: &[(&str, usize)]) -> WatcherOutput {
-    let changed = pods
-        .iter()
-        .map(|(p, i)| Delta::Upsert(pod(p, &format!("10.0.0.{}", i + 1), "changed")));
+    let changed = pods.iter().map(|(p, i)| {
+        Delta::Decoded(WatchEvent::Modified(pod(
+            p,
+            &format!("10.0.0.{}", i + 1),
+            "changed",
+        )))
+    });
     deltas(1, changed.collect())
 }
 
@@ -991,7 +1032,12 @@ async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few(
     // That tick was heavy: the next change, however small, waits for the next tick.
     feed(
         &h,
-        deltas(1, vec![Delta::Upsert(pod("a", "10.0.0.1", "again"))]),
+        deltas(
+            1,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "a", "10.0.0.1", "again",
+            )))],
+        ),
     )
     .await;
     tokio::time::sleep(second).await;
@@ -1003,7 +1049,12 @@ async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few(
     // A light tick: at rest again.
     feed(
         &h,
-        deltas(1, vec![Delta::Upsert(pod("b", "10.0.0.2", "later"))]),
+        deltas(
+            1,
+            vec![Delta::Decoded(WatchEvent::Modified(pod(
+                "b", "10.0.0.2", "later",
+            )))],
+        ),
     )
     .await;
     tokio::time::sleep(SOON + std::time::Duration::from_millis(10)).await;

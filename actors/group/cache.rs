@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::actors::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
+use crate::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
 use crate::model::{Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service};
 use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};

@@ -22,8 +22,8 @@ use actix::dev::RecipientRequest;
 use futures_util::future::{Either, Join, Ready, join, ready};
 use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
 
-use crate::actors::backlog::Backlog;
-use crate::actors::messages::{
+use crate::backlog::Backlog;
+use crate::messages::{
     SubscriberId, SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
 };
 use crate::metrics::METRICS;

@@ -30,13 +30,11 @@ use tracing::{debug, info, warn};
 
 use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
-use crate::actors::messages::{
-    DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput,
-};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
+use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
@@ -722,11 +720,10 @@ pub struct StreamItem {
 /// At most this many pieces of a watch stream that are ready at once make one batch for
 /// the group (`ready_chunks`: no timer, a piece is never held back waiting for more).
 ///
-/// awc hands a busy stream over in pieces of ~20 KB (its read buffer), ~4 pod events
-/// each; one batch per piece meant one message, and often one wake-up of the group's
-/// thread, per four events. In the flood bench (100k pods, 200k events) four
-/// interleaved pairs: 94–103k → 111–116k events/s, 16.5–17.9 → 15.8–16.4 µs CPU per
-/// event; 8 and 16 measured within noise of 4, with the p50 latency up by ~1 ms.
+/// awc hands a busy stream over in pieces the size of its read buffer, a few pod events
+/// each; one batch per piece would mean one message, and often one wake-up of the
+/// group's thread, per few events. A few pieces per batch amortise that; more would
+/// only delay the first of them.
 const READY_PIECES_PER_BATCH: usize = 4;
 
 impl Actor for UrlWatcher {
@@ -868,28 +865,23 @@ const LIST_PART_OBJECTS: usize = 256;
 /// While the group keeps up with a LIST, every this-many-th item goes to it undecoded.
 ///
 /// During a sync this thread scans and decodes the body and the group's labels the
-/// objects; decoding is the larger half (flood bench, 100k pods: 1.97 CPU-s here, 1.18
-/// at the group, 2.08 s wall), so the group, idle a third of the time, decodes a
-/// share. With one in four, same-run thread CPU moved to ~2.0 here and ~1.8 at the
-/// group (BENCHMARKS.md; one in three measured no better through this VM's noise); the
-/// group keeps less than half because it also serves subscribers, and when it falls
-/// behind (endpoints with attach_metadata label far more per object) the watcher stops
-/// deferring.
+/// objects; decoding is the larger half, so the group, otherwise idle part of the time,
+/// decodes a share. The group takes less than half because it also serves
+/// subscribers, and when it falls behind (endpoints with attach_metadata label far more
+/// per object) the watcher stops deferring.
 const LIST_DEFER_EVERY: usize = 4;
 
 /// The group counts as keeping up with a watch stream, and is handed every
 /// `watch_defer_every`-th object event undecoded
-/// ([`crate::actors::messages::Delta::Undecoded`]), while at most this many of the
+/// ([`crate::messages::Delta::Undecoded`]), while at most this many of the
 /// watcher's batches are unhandled (of `watcher_in_flight`, 4 by default).
 ///
-/// In a flood of pod events this thread (HTTP, framing, decoding: 12.8–16 µs per event,
-/// three quarters of it decoding) was the bottleneck while the group's (labels, cache,
-/// subscribers: 7.6–9.2 µs) waited. Deferring one event in two brought the threads
-/// even (flood bench, 100k pods: ~2.0 CPU-s each; one in three left this thread ahead,
-/// 2.1 against 1.7; BENCHMARKS.md, fifth round); this test holds it back whenever the
-/// group lags, so a quarter of the events or so end up deferred. A threshold of one
-/// unhandled batch, as for a LIST, turned deferring off too often: a watch batch (the
-/// pieces ready together, ~4–16 events) is smaller than a LIST's parts.
+/// In a flood of pod events this thread (HTTP, framing, decoding, most of it decoding)
+/// is the bottleneck while the group's (labels, cache, subscribers) has time to spare;
+/// deferring some events evens the two out. This test holds deferring back whenever
+/// the group lags. A threshold of one unhandled batch, as for a LIST, would turn
+/// deferring off too often: a watch batch (the pieces ready together, a few events) is
+/// smaller than a LIST's parts.
 const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
 
 /// Drops the LIST parts at the front of `pending` that the group has handled (or that

@@ -25,13 +25,12 @@ use std::time::Duration;
 use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff as _;
 
-use crate::actors::messages::Delta;
 use crate::error::DecodeError;
+use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
 use crate::watch::{
-    LineBuffer, ListPage, ObjectEventType, Status, UndecodedEvent, WatchEvent, decode_event,
-    object_event_type,
+    EventType, LineBuffer, ListPage, Status, UndecodedEvent, WatchEvent, decode_event,
 };
 
 /// Where the watcher is in the list/watch protocol; each state holds what it needs.
@@ -243,6 +242,20 @@ pub struct EventCounts {
     pub bookmarks: u64,
     /// Object events handed to the group undecoded.
     pub deferred: u64,
+}
+
+impl EventCounts {
+    /// Counts one event of type `kind` (an `ERROR` ends the stream and is reported as
+    /// a problem instead).
+    fn count(&mut self, kind: EventType) {
+        match kind {
+            EventType::Added => self.added += 1,
+            EventType::Modified => self.modified += 1,
+            EventType::Deleted => self.deleted += 1,
+            EventType::Bookmark => self.bookmarks += 1,
+            EventType::Error => {}
+        }
+    }
 }
 
 /// The step of the protocol a problem happened in.
@@ -864,31 +877,24 @@ impl WatchBatch {
         if self.deferred(line) {
             return;
         }
-        match decode_event(self.role, line) {
-            Ok(WatchEvent::Added(o)) => {
-                self.counts.added += 1;
+        let event = match decode_event(self.role, line) {
+            Ok(event) => event,
+            Err(e) => {
+                self.problem = Some(StreamProblem::Rejected(e));
+                return;
+            }
+        };
+        self.counts.count(event.event_type());
+        match event {
+            WatchEvent::Added(ref o) | WatchEvent::Modified(ref o) | WatchEvent::Deleted(ref o) => {
                 self.advance(o.resource_version());
-                self.deltas.push(Delta::Upsert(o));
+                self.deltas.push(Delta::Decoded(event));
             }
-            Ok(WatchEvent::Modified(o)) => {
-                self.counts.modified += 1;
-                self.advance(o.resource_version());
-                self.deltas.push(Delta::Upsert(o));
-            }
-            Ok(WatchEvent::Deleted(o)) => {
-                self.counts.deleted += 1;
-                self.advance(o.resource_version());
-                self.deltas.push(Delta::Delete(o));
-            }
-            Ok(WatchEvent::Bookmark { resource_version }) => {
-                self.counts.bookmarks += 1;
-                self.advance(&resource_version);
-            }
-            Ok(WatchEvent::Error(status)) if status.is_gone() => {
+            WatchEvent::Bookmark { resource_version } => self.advance(&resource_version),
+            WatchEvent::Error(status) if status.is_gone() => {
                 self.problem = Some(StreamProblem::Gone(status));
             }
-            Ok(WatchEvent::Error(status)) => self.problem = Some(StreamProblem::Error(status)),
-            Err(e) => self.problem = Some(StreamProblem::Rejected(e)),
+            WatchEvent::Error(status) => self.problem = Some(StreamProblem::Error(status)),
         }
     }
 
@@ -908,15 +914,11 @@ impl WatchBatch {
         if self.since_deferred < self.defer_every {
             return false;
         }
-        let Some(kind) = object_event_type(line) else {
+        let Some(kind) = EventType::of_object_line(line) else {
             return false;
         };
         self.counts.deferred += 1;
-        match kind {
-            ObjectEventType::Added => self.counts.added += 1,
-            ObjectEventType::Modified => self.counts.modified += 1,
-            ObjectEventType::Deleted => self.counts.deleted += 1,
-        }
+        self.counts.count(kind);
         // `rv` stays at the last event decoded here: a watch resumed from it replays
         // this one instead of skipping it.
         self.since_deferred = 0;

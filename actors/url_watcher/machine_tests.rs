@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
-use crate::actors::messages::Delta;
+use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
-use crate::watch::decode_list;
+use crate::watch::{WatchEvent, decode_list};
 
 const CAP: Duration = Duration::from_secs(30);
 
@@ -113,8 +113,11 @@ fn deltas(actions: &[Action]) -> Vec<(String, u8)> {
         })
         .flatten()
         .map(|d| match d {
-            Delta::Upsert(o) => (o.key().to_string(), b'+'),
-            Delta::Delete(o) => (o.key().to_string(), b'-'),
+            Delta::Decoded(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
+                (o.key().to_string(), b'+')
+            }
+            Delta::Decoded(WatchEvent::Deleted(o)) => (o.key().to_string(), b'-'),
+            Delta::Decoded(other) => panic!("handed on: {other:?}"),
             Delta::Undecoded { event, .. } => (String::from_utf8_lossy(&event.json).into(), b'?'),
         })
         .collect()

@@ -17,7 +17,7 @@ use crate::promconfig::parse_config;
 use crate::service::{
     GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
 };
-use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -61,7 +61,7 @@ scrape_configs:
     kubernetes_sd_configs:
       - api_server: {api_server}
         role: pod
-        attach_metadata: {{node: true}}
+        attach_metadata: {{node: true, deployment: true, job: true, cronjob: true}}
     relabel_configs:
       - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
         regex: "true"
@@ -75,6 +75,10 @@ scrape_configs:
         target_label: namespace
       - source_labels: [__meta_kubernetes_pod_name]
         target_label: pod
+      - source_labels: [__meta_kubernetes_pod_deployment_name]
+        target_label: deployment
+      - source_labels: [__meta_kubernetes_pod_cronjob_name]
+        target_label: cronjob
       - source_labels: [__meta_kubernetes_node_label_topology_kubernetes_io_zone]
         target_label: zone
       - regex: __tmp_.*
@@ -126,12 +130,10 @@ fn role_of(job: &str) -> Role {
 
 /// Runs the demo.
 pub async fn run(args: DemoArgs) -> Result<(), String> {
-    let sim = serve(SimulatorConfig {
+    let config = SimulatorConfig {
         seed: args.seed,
         ..SimulatorConfig::default()
-    })
-    .await
-    .map_err(|e| format!("cannot start the simulator: {e}"))?;
+    };
     let spec = ClusterSpec {
         seed: args.seed,
         nodes: args.nodes,
@@ -139,8 +141,10 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         namespaces: args.namespaces,
         ..ClusterSpec::default()
     };
-    let made =
-        generate(sim.sim(), &spec).map_err(|e| format!("cannot generate the cluster: {e:?}"))?;
+    let sim = SimulatedCluster::start(config, &spec)
+        .await
+        .map_err(|e| e.to_string())?;
+    let made = &sim.made;
     let config =
         parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;
 
@@ -150,9 +154,11 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         output_dir: None,
     };
     let engine = EngineOptions {
+        // A person watches the demo: one update a second is enough, and shows the
+        // batching.
         flush_interval: Duration::from_secs(1),
         semantics: args.semantics,
-        ..EngineOptions::default()
+        ..SimulatedCluster::engine_options()
     };
     let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
     jobs.apply(&config).await.map_err(|e| e.to_string())?;
@@ -191,11 +197,14 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     });
 
     let header = format!(
-        "kubesd demo: simulated cluster at {} ({} nodes, {} pods, {} services, {} ingresses; ~{} pod changes/s)\n\
+        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses; ~{} pod changes/s)\n\
          HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
         made.nodes,
         made.pods,
+        made.deployments,
+        made.jobs - made.cron_jobs,
+        made.cron_jobs,
         made.services,
         made.ingresses,
         args.churn

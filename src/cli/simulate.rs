@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatorConfig, generate, serve};
+use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
 
 /// Arguments of `kubesd simulate`.
 #[derive(Debug, clap::Args)]
@@ -53,9 +53,6 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         seed: args.seed,
         ..SimulatorConfig::default()
     };
-    let running = serve(config)
-        .await
-        .map_err(|e| format!("cannot serve on {}: {e}", args.listen))?;
     let spec = ClusterSpec {
         seed: args.seed,
         nodes: args.nodes,
@@ -63,9 +60,11 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         namespaces: args.namespaces,
         ..ClusterSpec::default()
     };
-    let made = generate(running.sim(), &spec)
-        .map_err(|e| format!("cannot generate the cluster: {e:?}"))?;
-    if let Some(pem) = running.ca_pem() {
+    let running = SimulatedCluster::start(config, &spec)
+        .await
+        .map_err(|e| format!("{e} (serving on {})", args.listen))?;
+    let made = &running.made;
+    if let Some(pem) = running.server.ca_pem() {
         std::fs::write(&args.ca_file, pem)
             .map_err(|e| format!("cannot write {}: {e}", args.ca_file.display()))?;
     }

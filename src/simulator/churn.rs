@@ -1,6 +1,7 @@
 //! The churn driver: a seeded stream of pod adds, updates (readiness, label,
-//! annotation and phase changes), deletes and rolling restarts, applied
-//! through the in-process API so the controllers keep endpoints in step.
+//! annotation and phase changes), deletes, and rollouts (a Deployment's pods
+//! moved to a new ReplicaSet, a CronJob's to its next Job), applied through the
+//! in-process API so the controllers keep endpoints in step.
 //!
 //! Tests call [`Churn::step`] for an exact number of changes; the demo runs
 //! [`Churn::start`], which applies changes on an actix interval.
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::generator::{hex, pod_ip, suffix};
+use super::owners::{OwnerRef, controller_of, create_job, create_replica_set};
 use super::resource::Resource;
 use super::sim::Simulator;
 use super::timestamp;
@@ -26,7 +28,8 @@ pub struct ChurnRates {
     pub update: u32,
     /// Pod deleted.
     pub delete: u32,
-    /// Every pod of one ReplicaSet replaced by pods of a new one.
+    /// Every pod of one ReplicaSet replaced by pods of a new one (a Deployment's
+    /// rollout), or of one Job by pods of the next (a CronJob's next run).
     pub rollout: u32,
 }
 
@@ -52,7 +55,7 @@ pub struct ChurnStats {
     pub deleted: usize,
     /// Pods marked terminating (graceful deletion started).
     pub terminating: usize,
-    /// Rolling restarts.
+    /// Rollouts and CronJob runs.
     pub rollouts: usize,
 }
 
@@ -140,7 +143,9 @@ impl Churn {
                 let (added, deleted) = self.rollout(sim, &pods)?;
                 stats.added += added;
                 stats.deleted += deleted;
-                stats.rollouts += 1;
+                if added > 0 {
+                    stats.rollouts += 1;
+                }
             }
         }
         Ok(stats)
@@ -162,17 +167,17 @@ impl Churn {
         ChurnHandle { task }
     }
 
-    /// Creates a new pod cloned from `template`, optionally for a new ReplicaSet `(name, hash)`.
+    /// Creates a new pod cloned from `template`, optionally for a new owner.
     fn add_like(
         &mut self,
         sim: &Simulator,
         template: &Value,
-        new_rs: Option<(&str, &str)>,
+        new_owner: Option<&NewOwner>,
     ) -> Result<(), ApiError> {
         let mut pod = template.clone();
         let old_name = str_at(template, "/metadata/name");
-        let base = match new_rs {
-            Some((rs, _)) => rs.to_string(),
+        let base = match new_owner {
+            Some(owner) => owner.reference.name.clone(),
             None => old_name
                 .rsplit_once('-')
                 .map_or(old_name, |(b, _)| b)
@@ -202,17 +207,18 @@ impl Churn {
                 json!(name),
             );
         }
-        if let Some((rs, hash)) = new_rs {
-            set_in(
-                &mut pod,
-                &["metadata", "labels", "pod-template-hash"],
-                json!(hash),
-            );
+        if let Some(new_owner) = new_owner {
+            for (label, value) in &new_owner.labels {
+                set_in(&mut pod, &["metadata", "labels", label], json!(value));
+            }
             if let Some(owner) = pod
                 .pointer_mut("/metadata/ownerReferences/0")
                 .and_then(Value::as_object_mut)
             {
-                owner.insert("name".into(), json!(rs));
+                owner.insert("name".into(), json!(new_owner.reference.name));
+                if !new_owner.reference.uid.is_empty() {
+                    owner.insert("uid".into(), json!(new_owner.reference.uid));
+                }
             }
         }
         if pod.pointer("/status/podIP").is_some() {
@@ -287,38 +293,105 @@ impl Churn {
             .map(|_| ())
     }
 
-    /// Replaces every pod of one ReplicaSet with a pod of a new one, one by
-    /// one, as a Deployment's rolling update does.
+    /// Replaces every pod of one ReplicaSet with a pod of a new one, one by one, as a
+    /// Deployment's rolling update does; or every pod of a CronJob's Job with a pod of
+    /// its next Job. The new owner is created first, and the old one deleted with its
+    /// last pod (its controller would keep it a while; the store stays bounded).
     fn rollout(
         &mut self,
         sim: &Simulator,
         pods: &[Arc<Value>],
     ) -> Result<(usize, usize), ApiError> {
-        let mut by_rs: BTreeMap<(String, String), Vec<&Arc<Value>>> = BTreeMap::new();
+        let mut by_owner: BTreeMap<(String, String, String), Vec<&Arc<Value>>> = BTreeMap::new();
         for pod in pods {
-            if str_at(pod, "/metadata/ownerReferences/0/kind") == "ReplicaSet" {
+            let kind = str_at(pod, "/metadata/ownerReferences/0/kind");
+            if kind == "ReplicaSet" || kind == "Job" {
                 let key = (
                     str_at(pod, "/metadata/namespace").to_string(),
+                    kind.to_string(),
                     str_at(pod, "/metadata/ownerReferences/0/name").to_string(),
                 );
-                by_rs.entry(key).or_default().push(pod);
+                by_owner.entry(key).or_default().push(pod);
             }
         }
-        if by_rs.is_empty() {
+        if by_owner.is_empty() {
             return Ok((0, 0));
         }
-        let pick = self.rng.usize(..by_rs.len());
-        let Some(((ns, _), old)) = by_rs.into_iter().nth(pick) else {
+        let pick = self.rng.usize(..by_owner.len());
+        let Some(((ns, kind, old_owner), old)) = by_owner.into_iter().nth(pick) else {
             return Ok((0, 0));
         };
+        let resource = if kind == "Job" {
+            Resource::Jobs
+        } else {
+            Resource::ReplicaSets
+        };
+        let parent = sim
+            .store()
+            .get(resource, &ns, &old_owner)
+            .and_then(|o| controller_of(&o));
         let app = str_at(old[0], "/metadata/labels/app").to_string();
         let hash = suffix(&mut self.rng, 10);
-        let rs = format!("{app}-{hash}");
+        let new_owner = match (kind.as_str(), parent) {
+            ("ReplicaSet", Some(deployment)) if deployment.kind == "Deployment" => {
+                let rs = create_replica_set(sim, &ns, &app, &hash, &deployment)?;
+                NewOwner::replica_set(rs, &hash)
+            }
+            // A ReplicaSet the simulator does not hold (its pods were written directly):
+            // only the pods' reference changes.
+            ("ReplicaSet", _) => {
+                let rs = OwnerRef {
+                    api_version: "apps/v1".into(),
+                    kind: "ReplicaSet".into(),
+                    name: format!("{app}-{hash}"),
+                    uid: String::new(),
+                };
+                NewOwner::replica_set(rs, &hash)
+            }
+            ("Job", Some(cron_job)) if cron_job.kind == "CronJob" => {
+                let name = format!("{}-{hash}", cron_job.name);
+                NewOwner::job(create_job(sim, &ns, &name, &app, Some(&cron_job))?)
+            }
+            // A Job of its own runs once: nothing replaces it.
+            _ => return Ok((0, 0)),
+        };
         for pod in &old {
-            self.add_like(sim, pod, Some((&rs, &hash)))?;
+            self.add_like(sim, pod, Some(&new_owner))?;
             sim.delete(Resource::Pods, &ns, str_at(pod, "/metadata/name"))?;
         }
+        match sim.delete(resource, &ns, &old_owner) {
+            Err(e) if e.code != 404 => return Err(e),
+            _ => {}
+        }
         Ok((old.len(), old.len()))
+    }
+}
+
+/// The owner a rollout moves pods to, and the labels by which its pods name it.
+struct NewOwner {
+    reference: OwnerRef,
+    labels: Vec<(&'static str, String)>,
+}
+
+impl NewOwner {
+    /// A Deployment's ReplicaSet, for pods of template `hash`.
+    fn replica_set(reference: OwnerRef, hash: &str) -> NewOwner {
+        NewOwner {
+            reference,
+            labels: vec![("pod-template-hash", hash.to_string())],
+        }
+    }
+
+    /// A Job, whose pods carry its name.
+    fn job(reference: OwnerRef) -> NewOwner {
+        let name = reference.name.clone();
+        NewOwner {
+            labels: vec![
+                ("job-name", name.clone()),
+                ("batch.kubernetes.io/job-name", name),
+            ],
+            reference,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! The synthetic cluster generator: nodes, namespaces, workloads' pods,
-//! services, ingresses (and, through the controllers, endpoints and
-//! endpointslices), deterministically from a seed.
+//! The synthetic cluster generator: nodes, namespaces, workloads' pods and the
+//! objects that own them (Deployments and their ReplicaSets, CronJobs and their
+//! Jobs, standalone Jobs), services, ingresses (and, through the controllers,
+//! endpoints and endpointslices), deterministically from a seed.
 //!
 //! Objects are shaped and sized like a real cluster's (a pod is ~4 KB of JSON
 //! with owner references, containers, probes, env, volumes, statuses and
@@ -10,6 +11,7 @@
 use serde_json::{Value, json};
 
 use super::error::ApiError;
+use super::owners::{OwnerRef, create_cron_job, create_deployment, create_job, create_replica_set};
 use super::resource::Resource;
 use super::sim::Simulator;
 use super::timestamp;
@@ -54,6 +56,12 @@ pub struct GeneratedCluster {
     pub services: usize,
     /// Ingress count.
     pub ingresses: usize,
+    /// Deployment count (each with one ReplicaSet).
+    pub deployments: usize,
+    /// CronJob count (each with one Job).
+    pub cron_jobs: usize,
+    /// Job count, those of CronJobs included.
+    pub jobs: usize,
 }
 
 /// The kind of controller owning a workload's pods.
@@ -65,6 +73,10 @@ pub enum WorkloadKind {
     StatefulSet,
     /// Pods owned by a DaemonSet.
     DaemonSet,
+    /// Pods owned by a Job of their own.
+    Job,
+    /// Pods owned by a Job that a CronJob started.
+    CronJob,
 }
 
 /// One generated workload: enough to build its pods and service.
@@ -84,6 +96,9 @@ pub struct Workload {
     pub sidecar: bool,
     /// Whether pods have an init container.
     pub init_container: bool,
+    /// The uid of the pods' owner, once the simulator holds it (the simulator serves
+    /// no StatefulSets or DaemonSets, whose pods get a made-up uid).
+    pub owner_uid: String,
 }
 
 impl Workload {
@@ -96,7 +111,48 @@ impl Workload {
             ),
             WorkloadKind::StatefulSet => ("StatefulSet", self.name.clone()),
             WorkloadKind::DaemonSet => ("DaemonSet", self.name.clone()),
+            WorkloadKind::Job => ("Job", self.name.clone()),
+            WorkloadKind::CronJob => ("Job", format!("{}-{}", self.name, self.template_hash)),
         }
+    }
+
+    /// Creates the objects that own this workload's pods, as its controllers would
+    /// have (none for StatefulSets and DaemonSets), and records the pods' owner's uid.
+    fn create_owners(
+        &mut self,
+        sim: &Simulator,
+        made: &mut GeneratedCluster,
+    ) -> Result<(), ApiError> {
+        let (ns, app) = (&self.namespace, &self.name);
+        let owner: Option<OwnerRef> = match self.kind {
+            WorkloadKind::Deployment => {
+                let deployment = create_deployment(sim, ns, app, app)?;
+                made.deployments += 1;
+                Some(create_replica_set(
+                    sim,
+                    ns,
+                    app,
+                    &self.template_hash,
+                    &deployment,
+                )?)
+            }
+            WorkloadKind::Job => {
+                made.jobs += 1;
+                Some(create_job(sim, ns, app, app, None)?)
+            }
+            WorkloadKind::CronJob => {
+                let cron_job = create_cron_job(sim, ns, app, app)?;
+                made.cron_jobs += 1;
+                made.jobs += 1;
+                let job = format!("{app}-{}", self.template_hash);
+                Some(create_job(sim, ns, &job, app, Some(&cron_job))?)
+            }
+            WorkloadKind::StatefulSet | WorkloadKind::DaemonSet => None,
+        };
+        if let Some(owner) = owner {
+            self.owner_uid = owner.uid;
+        }
+        Ok(())
     }
 }
 
@@ -188,9 +244,12 @@ fn fill(
         out.namespaces.push(name);
     }
     let workload_count = (spec.pods / spec.pods_per_workload.max(1)).max(1);
-    let workloads: Vec<Workload> = (0..workload_count)
+    let mut workloads: Vec<Workload> = (0..workload_count)
         .map(|i| workload(rng, &out.namespaces[i % out.namespaces.len()], i))
         .collect();
+    for w in &mut workloads {
+        w.create_owners(sim, &mut out)?;
+    }
     let mut ordinals = vec![0usize; workloads.len()];
     for p in 0..spec.pods {
         let w = p % workloads.len();
@@ -292,10 +351,12 @@ fn namespace_object(name: &str, i: usize) -> Value {
 }
 
 fn workload(rng: &mut fastrand::Rng, namespace: &str, i: usize) -> Workload {
-    let kind = match rng.u8(..10) {
-        0..=6 => WorkloadKind::Deployment,
-        7..=8 => WorkloadKind::StatefulSet,
-        _ => WorkloadKind::DaemonSet,
+    let kind = match rng.u8(..20) {
+        0..=11 => WorkloadKind::Deployment,
+        12..=14 => WorkloadKind::StatefulSet,
+        15..=16 => WorkloadKind::DaemonSet,
+        17 => WorkloadKind::Job,
+        _ => WorkloadKind::CronJob,
     };
     let mut ports = vec![("http".to_string(), 8080)];
     if rng.bool() {
@@ -309,6 +370,7 @@ fn workload(rng: &mut fastrand::Rng, namespace: &str, i: usize) -> Workload {
         ports,
         sidecar: rng.u8(..10) < 4,
         init_container: rng.u8(..10) < 3,
+        owner_uid: String::new(),
     }
 }
 
@@ -325,7 +387,9 @@ pub fn pod_object(
     let name = match w.kind {
         WorkloadKind::Deployment => format!("{owner_name}-{}", suffix(rng, 5)),
         WorkloadKind::StatefulSet => format!("{}-{ordinal}", w.name),
-        WorkloadKind::DaemonSet => format!("{}-{}", w.name, suffix(rng, 5)),
+        WorkloadKind::DaemonSet | WorkloadKind::Job | WorkloadKind::CronJob => {
+            format!("{owner_name}-{}", suffix(rng, 5))
+        }
     };
     let mut labels = json!({
         "app": w.name,
@@ -343,7 +407,27 @@ pub fn pod_object(
             labels["controller-revision-hash"] = json!(w.template_hash);
             labels["pod-template-generation"] = json!("1");
         }
+        WorkloadKind::Job | WorkloadKind::CronJob => {
+            labels["job-name"] = json!(owner_name);
+            labels["batch.kubernetes.io/job-name"] = json!(owner_name);
+        }
     }
+    let owner_api_version = match w.kind {
+        WorkloadKind::Job | WorkloadKind::CronJob => "batch/v1",
+        _ => "apps/v1",
+    };
+    let owner_uid = if w.owner_uid.is_empty() {
+        format!(
+            "{}-{}-4{}-a{}-{}",
+            hex(rng, 8),
+            hex(rng, 4),
+            hex(rng, 3),
+            hex(rng, 3),
+            hex(rng, 12)
+        )
+    } else {
+        w.owner_uid.clone()
+    };
     let scrape = w.ports.iter().any(|(n, _)| n == "metrics");
     let mut annotations = json!({
         "prometheus.io/scrape": if scrape { "true" } else { "false" },
@@ -418,9 +502,8 @@ pub fn pod_object(
             "labels": labels,
             "annotations": annotations,
             "ownerReferences": [{
-                "apiVersion": "apps/v1", "kind": owner_kind, "name": owner_name,
-                "uid": format!("{}-{}-4{}-a{}-{}", hex(rng, 8), hex(rng, 4), hex(rng, 3), hex(rng, 3), hex(rng, 12)),
-                "controller": true, "blockOwnerDeletion": true,
+                "apiVersion": owner_api_version, "kind": owner_kind, "name": owner_name,
+                "uid": owner_uid, "controller": true, "blockOwnerDeletion": true,
             }],
             "managedFields": [
                 {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": now,
@@ -483,6 +566,9 @@ pub fn pod_object(
     if w.kind == WorkloadKind::StatefulSet {
         pod["spec"]["hostname"] = json!(name);
         pod["spec"]["subdomain"] = json!(w.name);
+    }
+    if matches!(w.kind, WorkloadKind::Job | WorkloadKind::CronJob) {
+        pod["spec"]["restartPolicy"] = json!("OnFailure");
     }
     if has_ip {
         pod["status"]["podIP"] = json!(ip);

@@ -9,7 +9,9 @@
 //! endpoints in sync like the Kubernetes controllers do, can generate a
 //! realistic cluster from a seed and churn it, and injects the faults a real
 //! API server and network produce. It works on `serde_json::Value` objects as
-//! the API serves them and depends on no other kubesd module.
+//! the API serves them and depends on no other kubesd module, except
+//! [`SimulatedCluster`], which starts a generated cluster and hands the engine
+//! its options.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -23,11 +25,13 @@
 //! ```
 
 pub mod churn;
+pub mod cluster;
 pub mod controller;
 pub mod error;
 pub mod faults;
 pub mod generator;
 pub mod http;
+pub mod owners;
 pub mod patch;
 pub mod resource;
 pub mod selector;
@@ -38,6 +42,7 @@ pub mod timestamp;
 pub mod tls;
 
 pub use churn::{Churn, ChurnHandle, ChurnRates};
+pub use cluster::{SimulatedCluster, SimulatedClusterError};
 pub use error::ApiError;
 pub use faults::{Failure, FaultRequest, Injection};
 pub use generator::{ClusterSpec, GeneratedCluster, generate};

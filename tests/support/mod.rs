@@ -14,7 +14,7 @@ use kubesd::model::{Object, Role};
 use kubesd::simulator::selector::{FieldSelector, LabelSelector};
 use kubesd::simulator::{Failure, Injection, Resource, Simulator};
 use kubesd::targets::{ObjectCache, TargetContext, target_labels};
-use kubesd::{EngineOptions, Labels, SdConfig, Subscription};
+use kubesd::{Labels, SdConfig, Subscription};
 
 /// The constructor the end-to-end checks use: keep every label set as it is.
 pub fn keep_all(l: &Labels) -> Option<Labels> {
@@ -30,6 +30,11 @@ pub fn all_jobs(url: &str) -> Vec<SdConfig> {
             let mut config = SdConfig::new(role, url);
             config.attach_metadata.namespace = role != Role::Node;
             config.attach_metadata.node = matches!(role, Role::Pod | Role::Endpoints);
+            // The pods' owners: the generator's ReplicaSets and Jobs, which churn replaces.
+            let pod = role == Role::Pod;
+            config.attach_metadata.deployment = pod;
+            config.attach_metadata.job = pod;
+            config.attach_metadata.cronjob = pod;
             config
         })
         .collect()
@@ -66,18 +71,6 @@ pub fn init_logs() {
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_test_writer()
             .try_init();
-    }
-}
-
-/// Engine timings for tests: everything short, nothing waits on a real-cluster scale.
-pub fn fast_options() -> EngineOptions {
-    EngineOptions {
-        flush_interval: Duration::from_millis(50),
-        backoff_initial: Duration::from_millis(10),
-        backoff_max: Duration::from_millis(200),
-        watch_stall_timeout: Duration::from_secs(2),
-        request_timeout: Duration::from_secs(5),
-        ..EngineOptions::default()
     }
 }
 

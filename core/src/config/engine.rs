@@ -73,11 +73,8 @@ pub struct EngineOptions {
     /// holds further batches back for it, to send them in one message once it has
     /// caught up (see `actors/backlog.rs`; a slow subscriber costs at most about two
     /// changes per object, never one per event). Default 64. Holding a batch back costs
-    /// the group a pointer; it used to cost a map insert per change, dearer than
-    /// sending, and with many subscribers on the group's thread a lag then fed itself
-    /// (flood bench, fanout of 100 at 64: 9–16k events/s and a p99 of 3–9 s in most
-    /// runs; with the backlog, 16.7–26.9k and under 0.5 s in all of 29 runs;
-    /// BENCHMARKS.md, seventh round).
+    /// the group a pointer, less than sending it: with many subscribers on the group's
+    /// thread, a lag must not make the group slower, or it would feed itself.
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,

@@ -1,9 +1,13 @@
-//! How objects move: the actors of `ARCHITECTURE.md` and their messages.
+//! kubesd's actors: how objects move, as `ARCHITECTURE.md` describes, and their messages.
 //!
 //! ```text
 //! UrlWatcher ──WatcherOutput──▶ GroupWatcher ──TargetsChanged/Replaced/CaughtUp──▶ Subscriber ──▶ agent
 //!  (per URL)                    (per group key)  ◀──FlushDirty── DirtyFlusher
 //! ```
+
+// The core's modules under their own names, so that `crate::model` reads the same here
+// as in the core.
+use kubesd_core::{api, config, error, http, labels, metrics, model, targets, watch};
 
 pub mod backlog;
 pub mod flusher;

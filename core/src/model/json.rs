@@ -26,8 +26,9 @@ where
 /// Deserializes a list (`null` as empty) into a boxed slice of exactly its length.
 ///
 /// Serde's own `Vec` grows as elements arrive (JSON gives no length up front), to 4 and
-/// then by doubling, so a pod's 3 containers, its ports 2 by 2 and its one owner kept
-/// ~260 bytes of spare capacity each, 26 MB in a 100k-pod cache. Elements are
+/// then by doubling, so a cached object's short lists (a pod's containers, their ports,
+/// its owners) would each keep spare capacity for as long as the object is cached.
+/// Elements are
 /// gathered in a per-thread scratch vector of their type instead, and moved once into
 /// an exact allocation (no extra allocation: the scratch is reused, and keeps the
 /// capacity of the longest list of its type seen on its thread). A boxed slice rather
@@ -251,16 +252,12 @@ thread_local! {
 /// For the object of a `MODIFIED` event: the cache holds its previous version, whose
 /// strings are already the shared ones, and the group points the new object at the
 /// equal ones (`Object::share_strings_of`). A look-up in the watcher thread's intern
-/// table was a quarter of that thread's time in the flood bench (perf annotate: three
-/// quarters of it on two loads and a `lock xadd`, i.e. cache misses on the table and on
-/// the string, and the reference count's cache line taken back from the group's thread,
-/// which clones and drops the same strings for targets); copying every string instead
-/// was faster (BENCHMARKS.md, sixth round), but each copy then cost an allocation here
-/// and, once shared away, a comparison and a free on the group's thread, which the
-/// allocator here paid again collecting it (a third of this thread's time in the
-/// seventh round's profile). The cache in front gives back the very strings the cached
-/// object holds for those that repeat across objects (keys, namespaces, images, short
-/// label values): allocations per flood event 83.6 → 38.4.
+/// table misses the CPU cache on the table and on the string, and takes the string's
+/// reference count back from the group's thread, which clones and drops the same
+/// strings for targets; copying every string instead costs an allocation here and, once
+/// shared away, a comparison and a free on the group's thread. The cache in front
+/// gives back the very strings the cached object holds for those that repeat across
+/// objects (keys, namespaces, images, short label values) without either cost.
 pub(crate) fn without_interning<T>(decode: impl FnOnce() -> T) -> T {
     /// Restores the flag however `decode` ends.
     struct Restore(bool);
@@ -375,16 +372,16 @@ const PERMANENT_AFTER_HITS: u32 = 8;
 /// The reference count that makes a string found often enough permanent. A string
 /// unique to one object (a pod's name in a label value) is found again each time its
 /// object is decoded again, on every relist, but only that object and its labels (and
-/// the table and its cache) hold it: without this test, the soak bench's 380 relists
-/// made such strings permanent at ~1 KB per thousand events.
+/// the table and its cache) hold it: without this test, every relist would make more
+/// such strings permanent, and memory would grow with the number of relists.
 const PERMANENT_MIN_HOLDERS: usize = 32;
 
 /// The most bytes all threads together may make permanent. Permanent strings are never
 /// freed, so this bounds what strings that stop being used (node names of nodes long
 /// gone, a rolled-out deployment's `pod-template-hash`) can hold for the life of the
-/// process; once it is spent, interned strings stay reference-counted, as before.
-/// A cluster's repeating strings take far less: those of the flood bench's 100k pods on
-/// 2k nodes, 30 KB.
+/// process; once it is spent, interned strings stay reference-counted. A cluster's
+/// repeating strings (namespaces, node names, images, label keys) take a small fraction
+/// of it.
 pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
 
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
@@ -400,10 +397,9 @@ fn permanent_cost(s: &str) -> u64 {
 /// touch its reference count: they read a flag and stop. That is the point. The strings
 /// that repeat across objects are the ones the watcher's thread hands out (decoding) and
 /// the group's thread clones into labels and drops with old targets at once; each
-/// count change took the string's cache line from the other core, and the watcher's
-/// read of the string behind the next clone waited for it: in the flood bench's
-/// profile, reading a recently interned string's header was 57 % of `shared_str`, its
-/// `lock xadd` 13 %. Read-only, the line stays in both cores' caches.
+/// count change takes the string's cache line from the other core, and the watcher's
+/// read of the string behind the next clone waits for it. Read-only, the line stays in
+/// both cores' caches.
 fn make_permanent(s: &ArcStr, used: &Gauge, limit: u64) -> bool {
     let charged = used.add_within(permanent_cost(s), limit);
     if charged {
@@ -437,10 +433,9 @@ struct Interner {
     ordinary: usize,
     recent: Vec<Option<ArcStr>>,
     /// Beside each slot of `recent`, the top half of its string's hash: a probe for a
-    /// string the cache does not hold (most strings unique to a pod, with 100k pods)
+    /// string the cache does not hold (most strings unique to a pod, in a big cluster)
     /// stops here instead of reading the header of the slot's string, which is most
-    /// likely out of the cache by then (flood bench, perf annotate: 59 % of
-    /// `shared_str`'s samples on that read).
+    /// likely out of the CPU cache by then.
     recent_tags: Vec<u32>,
 }
 

@@ -41,22 +41,9 @@ impl<'a> BackingPods<'a> {
         }
     }
 
-    /// Adds the pod's labels to an endpoint target on `port`, and the labels of the
-    /// container that declares `port`, if one does.
-    pub(super) fn add_matching_container(
-        &mut self,
-        b: &mut LabelsBuilder,
-        pod: &'a Pod,
-        port: i64,
-        ctx: &TargetContext<'_>,
-    ) {
-        add_pod_common_labels(b, pod, ctx, related_of_backing_pod(ctx));
-        self.add_matching_container_labels(b, pod, port, None);
-    }
-
-    /// The container half of [`BackingPods::add_matching_container`]: the labels of the
-    /// container that declares `port` (the pod's own labels are the caller's, e.g. in a
-    /// shared part), and `port` recorded as covered. `protocol`, when given, is the
+    /// Adds to an endpoint target on `port` the labels of the container that declares
+    /// `port` (the pod's own labels are the caller's, in the target's shared part), and
+    /// records `port` as covered. `protocol`, when given, is the
     /// endpoint port's, and replaces the container port's protocol.
     pub(super) fn add_matching_container_labels(
         &mut self,

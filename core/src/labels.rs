@@ -223,7 +223,7 @@ impl Labels {
     /// Targets of one object usually have the same own names (a pod's port targets all
     /// carry the same eight), so how many base names they override is worked out once,
     /// and the next target with the same names (told by pointer: names are interned)
-    /// reuses it. That count took a quarter of a pod's label instructions (callgrind).
+    /// reuses it: counting per target would be a large share of a pod's label work.
     pub fn merged_each(&self, overrides: impl IntoIterator<Item = LabelsBuilder>) -> Vec<Labels> {
         self.flat()
             .merged_parts(overrides.into_iter().map(|o| Part::new(o.sorted_unique())))
@@ -778,7 +778,7 @@ pub fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
 /// `__meta_kubernetes_pod_labelpresent_app`.
 ///
 /// Every key of an object's labels and annotations needs both, so one look-up serves
-/// the two (the key's hash was a tenth of a pod's label instructions, callgrind).
+/// the two (hashing the key twice would be a noticeable part of a pod's labels).
 /// Interned as [`prefixed_label_name`] is.
 pub fn prefixed_label_names(
     prefix: &'static str,

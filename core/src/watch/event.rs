@@ -1,4 +1,9 @@
 //! Watch events: one JSON object per line, `{"type": ..., "object": ...}`.
+//!
+//! [`WatchEvent`] is the one decoded event and [`decode_event`] the one way to a
+//! [`WatchEvent`] from a line, whichever thread decodes it (the URL watcher, or the
+//! group for a line the watcher left undecoded). [`EventType`] names an event's type,
+//! read from a decoded event or from the start of a line.
 
 use arcstr::ArcStr;
 use std::fmt;
@@ -8,7 +13,6 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::Status;
-use super::undecoded_event::{ObjectEventType, object_event_type};
 use crate::error::DecodeError;
 use crate::model::json::{empty_str, map_str, nullable_str, without_interning};
 use crate::model::{Object, ObjectSeed, Role};
@@ -42,18 +46,53 @@ impl WatchEvent {
             WatchEvent::Error(_) => None,
         }
     }
+
+    /// The event's type.
+    pub fn event_type(&self) -> EventType {
+        match self {
+            WatchEvent::Added(_) => EventType::Added,
+            WatchEvent::Modified(_) => EventType::Modified,
+            WatchEvent::Deleted(_) => EventType::Deleted,
+            WatchEvent::Bookmark { .. } => EventType::Bookmark,
+            WatchEvent::Error(_) => EventType::Error,
+        }
+    }
 }
 
+/// The `type` of a watch event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EventType {
+pub enum EventType {
+    /// `ADDED`.
     Added,
+    /// `MODIFIED`.
     Modified,
+    /// `DELETED`.
     Deleted,
+    /// `BOOKMARK`.
     Bookmark,
+    /// `ERROR`.
     Error,
 }
 
 impl EventType {
+    /// The type of the object event on `line` if the line starts as the API server
+    /// writes one (`{"type":"MODIFIED","object":`, Go's encoding of
+    /// `metav1.WatchEvent`): `Added`, `Modified` or `Deleted`. `None` for every other
+    /// line (bookmarks, errors, other spacing or key order), which only
+    /// [`decode_event`] reads. The rest of the line is not looked at: whoever trusts
+    /// this must still decode the line and handle its failure.
+    pub fn of_object_line(line: &[u8]) -> Option<EventType> {
+        const PREFIXES: [(&[u8], EventType); 3] = [
+            (br#"{"type":"MODIFIED","object":"#, EventType::Modified),
+            (br#"{"type":"ADDED","object":"#, EventType::Added),
+            (br#"{"type":"DELETED","object":"#, EventType::Deleted),
+        ];
+        PREFIXES
+            .iter()
+            .find(|(prefix, _)| line.starts_with(prefix))
+            .map(|&(_, kind)| kind)
+    }
+
     fn parse(s: &str) -> Option<EventType> {
         Some(match s {
             "ADDED" => EventType::Added,
@@ -73,10 +112,9 @@ impl EventType {
 /// own copies. The object replaces a cached version, and [`Object::share_strings_of`]
 /// points it at that version's equal strings.
 pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> {
-    // Checked as UTF-8 once, the line is parsed without checking each string again
-    // (a sixth of a pod event's decode instructions, callgrind). A line that is not
-    // UTF-8 as a whole goes to the checking parser, which rejects it only where a
-    // string kubesd reads is broken, as before.
+    // Checked as UTF-8 once, the line is parsed without checking each string again. A
+    // line that is not UTF-8 as a whole goes to the checking parser, which rejects it
+    // only where a string kubesd reads is broken.
     let decode = || match std::str::from_utf8(line) {
         Ok(text) => decode_event_from(role, serde_json::Deserializer::from_str(text)),
         Err(_) => decode_event_from(role, serde_json::Deserializer::from_slice(line)),
@@ -84,7 +122,7 @@ pub fn decode_event(role: Role, line: &[u8]) -> Result<WatchEvent, DecodeError> 
     // A modified object replaces a cached one, which the group shares its strings from
     // (`Object::share_strings_of`): cheaper than the intern table's look-ups (see
     // `without_interning`). A line with another key order is decoded the usual way.
-    if object_event_type(line) == Some(ObjectEventType::Modified) {
+    if EventType::of_object_line(line) == Some(EventType::Modified) {
         without_interning(decode)
     } else {
         decode()
@@ -214,8 +252,8 @@ enum DecodedObject {
 }
 
 /// A top-level key of a watch event, told apart in the parser's buffer: serde's
-/// `Cow<str>` always builds a `String`, and the two keys and the type's name cost three
-/// allocations per event (callgrind).
+/// `Cow<str>` always builds a `String`, which would cost an allocation per key and one
+/// for the type's name in every event.
 enum EventKey {
     Type,
     Object,
@@ -302,6 +340,35 @@ impl<'de> Visitor<'de> for EventVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_lines_that_start_as_the_api_server_writes_them_have_a_type_before_decoding() {
+        for (line, kind) in [
+            (
+                &br#"{"type":"MODIFIED","object":{"metadata":{"name":"a"}}}"#[..],
+                EventType::Modified,
+            ),
+            (br#"{"type":"ADDED","object":{}}"#, EventType::Added),
+            (br#"{"type":"DELETED","object":{}}"#, EventType::Deleted),
+        ] {
+            assert_eq!(EventType::of_object_line(line), Some(kind));
+        }
+        for other in [
+            &br#"{"type":"BOOKMARK","object":{}}"#[..],
+            br#"{"type":"ERROR","object":{}}"#,
+            br#"{"object":{},"type":"MODIFIED"}"#,
+            br#"{ "type":"MODIFIED","object":{}}"#,
+            br#"{"type":"MODIFIEDX","object":{}}"#,
+            br#"{"type":"MODIFIED""#,
+        ] {
+            assert_eq!(
+                EventType::of_object_line(other),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
 
     #[test]
     fn lines_that_are_not_utf8_are_judged_by_the_strings_kubesd_reads() {

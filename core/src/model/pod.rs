@@ -209,8 +209,8 @@ impl Pod {
     ///
     /// A pod update whose containers did not change keeps its old targets' own parts
     /// (`targets::pod_targets_after`), and those hold the old pod's container IDs: without
-    /// sharing them, every updated pod kept two copies of each (77-byte strings, three
-    /// per pod of the flood bench: ~29 MB at 100k pods).
+    /// sharing them, every updated pod would keep two copies of each (long strings, one
+    /// per container).
     pub fn share_strings_of(&mut self, previous: &Pod) {
         share_str(&mut self.spec.node_name, &previous.spec.node_name);
         share_str(&mut self.status.phase, &previous.status.phase);

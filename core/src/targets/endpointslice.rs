@@ -3,13 +3,9 @@
 
 use arcstr::ArcStr;
 
-use super::backing_pods::BackingPods;
-use super::meta::{
-    ENDPOINTSLICE, add_labels_and_annotations, add_namespace_metadata, add_node_metadata, bool_str,
-    true_str,
-};
-use super::service::add_service_labels_for_endpoints;
-use super::{EndpointNode, InitContainers, TargetContext, join_host_port};
+use super::endpoint_targets::{ENDPOINTSLICE_ROLE, EndpointTargets};
+use super::meta::{bool_str, true_str};
+use super::{InitContainers, TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder, prefixed_label_name};
 use crate::model::{Endpoint, EndpointPort, EndpointSlice, Service, StringMap};
 
@@ -30,52 +26,25 @@ pub(super) fn endpointslice_targets(eps: &EndpointSlice, ctx: &TargetContext<'_>
     }
     // Both semantics let a slice port match any init container (VictoriaMetrics: corpus
     // cases `endpointslice/init-port-target-*` match a plain init container's port).
-    let mut pods = BackingPods::new(InitContainers::All);
-    let mut targets = Vec::new();
+    let mut targets =
+        EndpointTargets::new(&ENDPOINTSLICE_ROLE, meta, svc, InitContainers::All, ctx);
     for endpoint in &eps.endpoints {
-        let pod = if &*endpoint.target_ref.kind == "Pod" {
-            ctx.cache
-                .pod(&endpoint.target_ref.namespace, &endpoint.target_ref.name)
-        } else {
-            None
-        };
+        let pod = targets.backing_pod(&endpoint.target_ref);
         for port in &eps.ports {
             for address in &endpoint.addresses {
-                let mut b = LabelsBuilder::new();
-                add_owner_labels(&mut b, eps, svc, ctx);
-                add_endpoint_labels(&mut b, eps, address, endpoint, port, ctx);
-                if semantics.endpoint_node() == EndpointNode::FromAddress {
-                    add_endpoint_node_metadata(&mut b, endpoint, ctx);
-                }
-                if let Some(pod) = pod {
-                    pods.add_matching_container(&mut b, pod, port.port.unwrap_or(0), ctx);
-                }
-                targets.push(b.finish());
+                let mut own = endpoint_labels(eps, address, endpoint, port, ctx);
+                targets.add_target_ref(&mut own, &endpoint.target_ref);
+                targets.add_address_node(&mut own, &endpoint.node_name, &endpoint.target_ref);
+                targets.push(own, pod, port.port.unwrap_or(0), None);
             }
         }
     }
-    pods.add_uncovered_ports(&mut targets, ctx, |b, pod| {
-        b.add(
-            arcstr::literal!("__meta_kubernetes_endpointslice_name"),
-            ArcStr::clone(&meta.name),
-        );
+    targets.finish(|b| {
         b.add(
             arcstr::literal!("__meta_kubernetes_endpointslice_address_type"),
             ArcStr::clone(&eps.address_type),
         );
-        if semantics.uncovered_ports_name_their_pod() {
-            b.add(
-                arcstr::literal!("__meta_kubernetes_endpointslice_address_target_kind"),
-                "Pod",
-            );
-            b.add(
-                arcstr::literal!("__meta_kubernetes_endpointslice_address_target_name"),
-                ArcStr::clone(&pod.metadata.name),
-            );
-        }
-        add_owner_labels(b, eps, svc, ctx);
-    });
-    targets
+    })
 }
 
 /// True for the slice of a dual-stack service (`PreferDualStack`/`RequireDualStack`)
@@ -92,49 +61,16 @@ fn is_secondary_family(svc: &Service, eps: &EndpointSlice) -> bool {
     }
 }
 
-/// The labels every target of the slice has from the slice and its service: the
-/// service's (see [`add_service_labels_for_endpoints`]), the slice's labels and
-/// annotations and, where the semantics takes them from the slice, its namespace and
-/// the namespace's metadata.
-fn add_owner_labels(
-    b: &mut LabelsBuilder,
-    eps: &EndpointSlice,
-    svc: Option<&Service>,
-    ctx: &TargetContext<'_>,
-) {
-    if ctx.semantics.endpoints_namespace_from_object() {
-        // Also the namespace itself: an uncovered-port target has no endpoint labels,
-        // and its backing pod's part carries no namespace in this semantics.
-        b.add(
-            arcstr::literal!("__meta_kubernetes_namespace"),
-            ArcStr::clone(&eps.metadata.namespace),
-        );
-        add_namespace_metadata(b, ctx, &eps.metadata.namespace);
-    }
-    if let Some(svc) = svc {
-        add_service_labels_for_endpoints(b, svc, ctx);
-    }
-    add_labels_and_annotations(b, &ENDPOINTSLICE, &eps.metadata);
-}
-
-/// Prometheus' node labels of an endpoint: through its `targetRef` when that names a
-/// Node, else through its `nodeName`.
-fn add_endpoint_node_metadata(b: &mut LabelsBuilder, ep: &Endpoint, ctx: &TargetContext<'_>) {
-    if &*ep.target_ref.kind == "Node" {
-        add_node_metadata(b, ctx, &ep.target_ref.name);
-    } else if !ep.node_name.is_empty() {
-        add_node_metadata(b, ctx, &ep.node_name);
-    }
-}
-
-fn add_endpoint_labels(
-    b: &mut LabelsBuilder,
+/// The labels of one endpoint address and slice port that are the endpointslice
+/// role's own (the `targetRef`'s are added by [`EndpointTargets::add_target_ref`]).
+fn endpoint_labels(
     eps: &EndpointSlice,
     address: &str,
     ep: &Endpoint,
     port: &EndpointPort,
     ctx: &TargetContext<'_>,
-) {
+) -> LabelsBuilder {
+    let mut b = LabelsBuilder::new();
     let semantics = ctx.semantics;
     let number = port.port.or(semantics.absent_slice_port());
     let address = match number {
@@ -193,16 +129,6 @@ fn add_endpoint_labels(
             ArcStr::clone(&port.app_protocol),
         );
     }
-    if !ep.target_ref.kind.is_empty() {
-        b.add(
-            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_kind"),
-            ArcStr::clone(&ep.target_ref.kind),
-        );
-        b.add(
-            arcstr::literal!("__meta_kubernetes_endpointslice_address_target_name"),
-            ArcStr::clone(&ep.target_ref.name),
-        );
-    }
     if !ep.hostname.is_empty() {
         b.add(
             arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_hostname"),
@@ -215,9 +141,9 @@ fn add_endpoint_labels(
             ArcStr::clone(&ep.node_name),
         );
     }
-    add_topology(b, &ep.topology);
+    add_topology(&mut b, &ep.topology);
     if semantics.reads_v1_topology() {
-        add_topology(b, &ep.deprecated_topology);
+        add_topology(&mut b, &ep.deprecated_topology);
         if !ep.zone.is_empty() {
             b.add(
                 arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_zone"),
@@ -225,6 +151,7 @@ fn add_endpoint_labels(
             );
         }
     }
+    b
 }
 
 /// `…_endpoint_topology_<key>` and `…_topology_present_<key>` for each entry.

@@ -8,9 +8,9 @@ mod list_stream;
 mod status;
 mod undecoded_event;
 
-pub use event::{WatchEvent, decode_bookmark, decode_event};
+pub use event::{EventType, WatchEvent, decode_bookmark, decode_event};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
 pub use list_stream::{ListLimits, ListStream, UndecodedItem};
 pub use status::Status;
-pub use undecoded_event::{ObjectEventType, UndecodedEvent, object_event_type};
+pub use undecoded_event::UndecodedEvent;

@@ -1,0 +1,24 @@
+//! kubesd's core: what Kubernetes objects *mean* to discovery, and how they are fetched.
+//!
+//! - [`model`]: the objects discovery reads, decoded into slim structs;
+//! - [`targets`]: their `__meta_kubernetes_*` target labels, per role and semantics;
+//! - [`watch`]: the list/watch wire format (lines, events, LIST streams);
+//! - [`api`]: API paths, selectors and namespaces;
+//! - [`config`]: what a discovery asks for, and the engine's options;
+//! - [`http`]: the client that talks to the API server (TLS, credentials, proxies);
+//! - [`labels`], [`error`], [`kubeconfig`], [`metrics`], [`build_info`].
+//!
+//! The actors that move objects are in `kubesd-actors`; an agent uses both through the
+//! `kubesd` crate, which re-exports them.
+
+pub mod api;
+pub mod build_info;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod kubeconfig;
+pub mod labels;
+pub mod metrics;
+pub mod model;
+pub mod targets;
+pub mod watch;
