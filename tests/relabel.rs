@@ -4,8 +4,8 @@
 
 use kubesd::Labels;
 use kubesd::relabel::{
-    CompiledRule, Dialect, NameValidation, RelabelConfig, Relabeller, RuleOptions,
-    ScrapeSettings, Target, compile_all, compile_all_with, process, relabel,
+    CompiledRule, Dialect, NameValidation, RelabelConfig, Relabeller, RuleOptions, ScrapeSettings,
+    Target, compile_all, compile_all_with, process, relabel,
 };
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -30,7 +30,11 @@ fn assert_relabeller_agrees(input: &Labels, rules: &[CompiledRule], case: &str) 
             .map(|l| (l.name.to_string(), l.value.to_string())),
     );
     for (round, labels) in [input, input, &copy, &copy].into_iter().enumerate() {
-        assert_eq!(relabeller.process(labels, &scrape), want, "{case}, round {round}");
+        assert_eq!(
+            relabeller.process(labels, &scrape),
+            want,
+            "{case}, round {round}"
+        );
     }
 }
 

@@ -32,7 +32,11 @@ pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
 
 /// One rule; false if it drops the target. A name-only rule (`labelmap`, `labeldrop`,
 /// `labelkeep`) asks `memo` for its decisions when given one.
-pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet<'_>, memo: Option<&mut NameMemo>) -> bool {
+pub(super) fn apply(
+    rule: &CompiledRule,
+    set: &mut WorkingSet<'_>,
+    memo: Option<&mut NameMemo>,
+) -> bool {
     if let Some(selector) = &rule.if_selector
         && !selector.matches(|name| set.get(name))
     {
@@ -298,11 +302,16 @@ impl<'a> WorkingSet<'a> {
         seeds: impl Iterator<Item = (&'a ArcStr, &'a ArcStr)>,
     ) -> WorkingSet<'a> {
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(labels.len() + 8);
-        entries.extend(labels.iter().filter(|l| !l.value.is_empty()).map(|l| Entry {
-            name: Cow::Borrowed(&l.name),
-            value: Cow::Borrowed(&l.value),
-            set_order: None,
-        }));
+        entries.extend(
+            labels
+                .iter()
+                .filter(|l| !l.value.is_empty())
+                .map(|l| Entry {
+                    name: Cow::Borrowed(&l.name),
+                    value: Cow::Borrowed(&l.value),
+                    set_order: None,
+                }),
+        );
         // Each seed that is not there yet, with where it goes among the input labels.
         let mut added: Vec<(usize, Entry<'a>)> = Vec::new();
         let mut next_order = 0;
@@ -326,7 +335,9 @@ impl<'a> WorkingSet<'a> {
         if !added.is_empty() {
             // Merged in one pass, comparing the few seeds' names only among themselves
             // (reading every input name again would cost a cache miss each).
-            added.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.name.as_str().cmp(y.name.as_str())));
+            added.sort_by(|(a, x), (b, y)| {
+                a.cmp(b).then_with(|| x.name.as_str().cmp(y.name.as_str()))
+            });
             let mut merged = Vec::with_capacity(entries.len() + added.len() + 8);
             let mut added = added.into_iter().peekable();
             for (i, entry) in entries.into_iter().enumerate() {
