@@ -4,8 +4,8 @@
 
 use kubesd::Labels;
 use kubesd::relabel::{
-    Dialect, NameValidation, RelabelConfig, RuleOptions, ScrapeSettings, Target, compile_all,
-    compile_all_with, process, relabel,
+    CompiledRule, Dialect, NameValidation, RelabelConfig, Relabeller, RuleOptions, ScrapeSettings,
+    Target, compile_all, compile_all_with, process, relabel,
 };
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -15,6 +15,27 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 fn rules(yaml: &str) -> Vec<kubesd::relabel::CompiledRule> {
     let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
     compile_all(&configs).expect("rules are valid")
+}
+
+/// A [`Relabeller`] gives what [`process`] gives: for the same label set again (its
+/// names remembered by address), and for a copy of it (the same names in other
+/// allocations, remembered by content).
+fn assert_relabeller_agrees(input: &Labels, rules: &[CompiledRule], case: &str) {
+    let scrape = ScrapeSettings::new("job");
+    let want = process(input, &scrape, rules);
+    let mut relabeller = Relabeller::new(std::sync::Arc::new(rules.to_vec()));
+    let copy = Labels::from_pairs(
+        input
+            .iter()
+            .map(|l| (l.name.to_string(), l.value.to_string())),
+    );
+    for (round, labels) in [input, input, &copy, &copy].into_iter().enumerate() {
+        assert_eq!(
+            relabeller.process(labels, &scrape),
+            want,
+            "{case}, round {round}"
+        );
+    }
 }
 
 /// `(input, rules, expected output or None for dropped)`.
@@ -308,11 +329,27 @@ fn prometheus_relabel_cases() {
             r#"[{source_labels: [a], regex: "", action: keep}]"#,
             Some(&[("b", "y")]),
         ),
+        // ... and are not copied by labelmap (which would remove the copy's target).
+        (
+            &[("a", "x"), ("l_a", ""), ("l_b", "y")],
+            r#"[{regex: "l_(.*)", replacement: "$1", action: labelmap}]"#,
+            Some(&[("a", "x"), ("b", "y"), ("l_b", "y")]),
+        ),
+        // ... nor kept by labelkeep, nor read as set by keepequal.
+        (
+            &[("a", ""), ("b", "")],
+            r#"
+- {source_labels: [a], target_label: b, action: keepequal}
+- {regex: "a", action: labelkeep}
+"#,
+            Some(&[]),
+        ),
     ];
     for (i, (input, yaml, want)) in cases.iter().enumerate() {
         let got = relabel(&labels(input), &rules(yaml));
         let want = want.map(labels);
         assert_eq!(got, want, "case {i}: {yaml}");
+        assert_relabeller_agrees(&labels(input), &rules(yaml), &format!("case {i}: {yaml}"));
     }
 }
 
@@ -333,6 +370,17 @@ fn labelmap_collisions_follow_prometheus_builder_order() {
     .expect("kept");
     // y_a (untouched) is visited before x_a (written by the first rule), so x_a wins.
     assert_eq!(got.get("a"), Some("written"));
+    let with_address = labels(&[("__address__", "h:1"), ("x_a", "1"), ("y_a", "2")]);
+    assert_relabeller_agrees(
+        &with_address,
+        &rules(
+            r#"
+- {source_labels: [x_a], target_label: x_a, replacement: written}
+- {regex: "[xy]_(.*)", replacement: "$1", action: labelmap}
+"#,
+        ),
+        "labelmap collision",
+    );
 }
 
 #[test]
@@ -452,6 +500,13 @@ fn process_adds_job_and_strips_meta_and_tmp_labels() {
 
     let drop_all = self::rules(r#"[{source_labels: [job], regex: pods, action: drop}]"#);
     assert_eq!(process(&input, &pods, &drop_all), Target::Dropped);
+    // An empty input label is absent: the job's seed takes its place.
+    let empty_job = labels(&[("__address__", "a:1"), ("job", "")]);
+    let Target::Keep(seeded) = process(&empty_job, &pods, &[]) else {
+        panic!("kept");
+    };
+    assert_eq!(seeded.get("job"), Some(pods.job_name.as_str()));
+    assert_relabeller_agrees(&empty_job, &[], "empty job label");
 
     let no_address = self::rules(r#"[{regex: __address__, action: labeldrop}]"#);
     assert_eq!(process(&input, &pods, &no_address), Target::NoAddress);
@@ -491,6 +546,7 @@ fn vmagent_documented_examples() {
                 .collect::<std::collections::BTreeMap<_, _>>()
         });
         assert_eq!(got, case.expect, "{}", case.name);
+        assert_relabeller_agrees(&input, &compiled, &case.name);
     }
 }
 

@@ -1,5 +1,7 @@
 //! Applying relabel rules to one label set: Prometheus' `relabel.Process`.
 
+use std::borrow::Cow;
+
 use arcstr::ArcStr;
 
 use md5::{Digest, Md5};
@@ -9,6 +11,7 @@ use regex::Regex;
 use super::config::{Action, CompiledRule};
 use super::dialect::Dialect;
 use super::graphite::expand_graphite;
+use super::memo::{NameDecision, NameMemo};
 use super::template::expand;
 use crate::labels::{Labels, LabelsBuilder};
 
@@ -20,15 +23,20 @@ use crate::labels::{Labels, LabelsBuilder};
 pub fn relabel(labels: &Labels, rules: &[CompiledRule]) -> Option<Labels> {
     let mut set = WorkingSet::new(labels);
     for rule in rules {
-        if !apply(rule, &mut set) {
+        if !apply(rule, &mut set, None) {
             return None;
         }
     }
     Some(set.finish())
 }
 
-/// One rule; false if it drops the target.
-pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
+/// One rule; false if it drops the target. A name-only rule (`labelmap`, `labeldrop`,
+/// `labelkeep`) asks `memo` for its decisions when given one.
+pub(super) fn apply(
+    rule: &CompiledRule,
+    set: &mut WorkingSet<'_>,
+    memo: Option<&mut NameMemo>,
+) -> bool {
     if let Some(selector) = &rule.if_selector
         && !selector.matches(|name| set.get(name))
     {
@@ -36,15 +44,31 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
         // leaves it alone.
         return rule.action != Action::Keep;
     }
-    let value = source_value(rule, set);
     match rule.action {
-        Action::Drop => return !rule.regex.is_match(&value),
-        Action::Keep => return rule.regex.is_match(&value),
-        Action::DropEqual => return set.get(&rule.target_label) != value,
-        Action::KeepEqual => return set.get(&rule.target_label) == value,
-        Action::Replace => replace(rule, &value, set),
-        Action::Lowercase => set.set(&rule.target_label, &value.to_lowercase()),
-        Action::Uppercase => set.set(&rule.target_label, &value.to_uppercase()),
+        Action::Drop => return !rule.regex.is_match(&source_value(rule, set)),
+        Action::Keep => return rule.regex.is_match(&source_value(rule, set)),
+        Action::DropEqual => return set.get(&rule.target_label) != source_value(rule, set),
+        Action::KeepEqual => return set.get(&rule.target_label) == source_value(rule, set),
+        Action::Replace => match (&rule.copy_to, rule.source_labels.as_slice()) {
+            // `(.*)` matches any value and `$1` is all of it: the source's value as it
+            // is, shared rather than copied.
+            (Some(target), [source]) => {
+                let value = set.get_shared(source);
+                set.set_shared(ArcStr::clone(target), value);
+            }
+            _ => {
+                let value = source_value(rule, set).into_owned();
+                replace(rule, &value, set);
+            }
+        },
+        Action::Lowercase => {
+            let value = source_value(rule, set).to_lowercase();
+            set.set(&rule.target_label, &value);
+        }
+        Action::Uppercase => {
+            let value = source_value(rule, set).to_uppercase();
+            set.set(&rule.target_label, &value);
+        }
         Action::KeepIfEqual => return all_equal(rule, set),
         Action::DropIfEqual => return !all_equal(rule, set),
         Action::KeepIfContains => return contains_all(rule, set),
@@ -54,6 +78,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
         Action::DropMetrics => return !rule.regex.is_match(set.get("__name__")),
         Action::ReplaceAll => {
             if let Some(re) = &rule.unanchored {
+                let value = source_value(rule, set).into_owned();
                 let replaced = replace_every_match(re, &value, &rule.replacement);
                 // vmagent writes the target only when something was replaced.
                 if replaced != value {
@@ -83,6 +108,7 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
             }
         }
         Action::HashMod => {
+            let value = source_value(rule, set);
             let bucket = match rule.dialect {
                 Dialect::Prometheus => hash_mod(&value, rule.modulus),
                 Dialect::VictoriaMetrics => hash_mod_xxhash(&value, rule.modulus),
@@ -90,37 +116,50 @@ pub(super) fn apply(rule: &CompiledRule, set: &mut WorkingSet) -> bool {
             set.set(&rule.target_label, &bucket.to_string());
         }
         Action::LabelMap => {
-            for (name, value) in set.snapshot() {
-                if let Some(caps) = rule.regex.captures(&name) {
-                    let new_name = expand(&rule.replacement, &caps);
-                    // Prometheus writes whatever name comes out; kubesd skips one that is
-                    // not a label name, as `replace` does, so its output stays valid.
-                    if rule.names.is_valid(&new_name) {
-                        set.set_shared(ArcStr::from(new_name), value);
-                    }
+            // Every label the regex maps, copied in the order Prometheus' builder
+            // visits them (the last copy to a name wins), from the labels as they were
+            // before the rule.
+            let mut copies: Vec<((bool, u64), ArcStr, ArcStr)> = Vec::new();
+            let mut memo = memo;
+            for entry in &set.entries {
+                if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
+                    copies.push((entry.visit_order(), new_name, ArcStr::clone(&*entry.value)));
                 }
+            }
+            // Stable: untouched labels stay in name order.
+            copies.sort_by_key(|(order, _, _)| *order);
+            for (_, name, value) in copies {
+                set.set_shared(name, value);
             }
         }
         Action::LabelDrop => {
-            for (name, _) in set.snapshot() {
-                if rule.regex.is_match(&name) {
-                    set.delete(&name);
-                }
-            }
+            let mut memo = memo;
+            set.entries
+                .retain(|e| !decide(rule, &e.name, memo.as_deref_mut()).matches);
         }
         Action::LabelKeep => {
-            for (name, _) in set.snapshot() {
-                if !rule.regex.is_match(&name) {
-                    set.delete(&name);
-                }
-            }
+            let mut memo = memo;
+            set.entries
+                .retain(|e| decide(rule, &e.name, memo.as_deref_mut()).matches);
         }
     }
     true
 }
 
-/// The source labels' values joined with the separator (absent labels are empty).
-fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
+/// A name-only rule's decision for `name`: remembered in `memo` if given.
+fn decide(rule: &CompiledRule, name: &ArcStr, memo: Option<&mut NameMemo>) -> NameDecision {
+    match memo {
+        Some(memo) => memo.decide(rule, name),
+        None => NameDecision::compute(rule, name),
+    }
+}
+
+/// The source labels' values joined with the separator (absent labels are empty);
+/// one source label's value is borrowed.
+fn source_value<'s>(rule: &CompiledRule, set: &'s WorkingSet<'_>) -> Cow<'s, str> {
+    if let [name] = rule.source_labels.as_slice() {
+        return Cow::Borrowed(set.get(name));
+    }
     let mut value = String::new();
     for (i, name) in rule.source_labels.iter().enumerate() {
         if i > 0 {
@@ -128,14 +167,14 @@ fn source_value(rule: &CompiledRule, set: &WorkingSet) -> String {
         }
         value.push_str(set.get(name));
     }
-    value
+    Cow::Owned(value)
 }
 
 /// `replace`: if the regex matches, write the expanded replacement to the expanded
 /// target label; an empty replacement removes the label, and a target that expands to
 /// something that is not a label name is skipped. In vmagent's dialect, `{{name}}` in
 /// the replacement is first replaced by label `name`'s value.
-fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
+fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet<'_>) {
     let Some(caps) = rule.regex.captures(value) else {
         return;
     };
@@ -153,7 +192,7 @@ fn replace(rule: &CompiledRule, value: &str, set: &mut WorkingSet) {
 
 /// vmagent's `{{name}}` references in a replacement, filled from the labels; an
 /// unclosed `{{` is kept as written.
-fn fill_label_references(replacement: &str, set: &WorkingSet) -> String {
+fn fill_label_references(replacement: &str, set: &WorkingSet<'_>) -> String {
     let mut out = String::with_capacity(replacement.len());
     let mut rest = replacement;
     while let Some(open) = rest.find("{{") {
@@ -188,7 +227,7 @@ fn replace_every_match(re: &Regex, value: &str, template: &str) -> String {
 }
 
 /// vmagent's keep/drop_if_equal test: every source label has the first one's value.
-fn all_equal(rule: &CompiledRule, set: &WorkingSet) -> bool {
+fn all_equal(rule: &CompiledRule, set: &WorkingSet<'_>) -> bool {
     let mut values = rule.source_labels.iter().map(|name| set.get(name));
     let first = values.next().unwrap_or("");
     values.all(|v| v == first)
@@ -196,7 +235,7 @@ fn all_equal(rule: &CompiledRule, set: &WorkingSet) -> bool {
 
 /// vmagent's keep/drop_if_contains test: `target_label`'s value contains each source
 /// label's value.
-fn contains_all(rule: &CompiledRule, set: &WorkingSet) -> bool {
+fn contains_all(rule: &CompiledRule, set: &WorkingSet<'_>) -> bool {
     let haystack = set.get(&rule.target_label);
     rule.source_labels
         .iter()
@@ -227,37 +266,97 @@ pub fn hash_mod_xxhash(value: &str, modulus: u64) -> u64 {
 /// order they were first written; when two labels map to one name, the last visited
 /// wins, so kubesd visits in the same order. (For scrape targets Prometheus fills its
 /// builder from a Go map, so there its order is unspecified; kubesd's is deterministic.)
-pub(super) struct WorkingSet {
-    entries: Vec<Entry>,
+pub(super) struct WorkingSet<'a> {
+    /// Sorted by name.
+    entries: Vec<Entry<'a>>,
     next_order: u64,
 }
 
-struct Entry {
-    name: ArcStr,
-    value: ArcStr,
+/// A label while rules run: the input's and the seeds' strings are borrowed (most of a
+/// target's labels are read or removed, never kept, so they cost no reference counts),
+/// what rules write is owned.
+struct Entry<'a> {
+    name: Cow<'a, ArcStr>,
+    value: Cow<'a, ArcStr>,
     set_order: Option<u64>,
 }
 
-impl WorkingSet {
+impl Entry<'_> {
+    /// Where the builder visits this label: untouched labels first (in name order,
+    /// as the entries are sorted), then written ones in the order they were written.
+    fn visit_order(&self) -> (bool, u64) {
+        self.set_order.map_or((false, 0), |o| (true, o))
+    }
+}
+
+impl<'a> WorkingSet<'a> {
     /// The set for `labels`, without their empty values.
-    pub(super) fn new(labels: &Labels) -> WorkingSet {
-        let entries = labels
-            .iter()
-            .filter(|l| !l.value.is_empty())
-            .map(|l| Entry {
-                name: ArcStr::clone(&l.name),
-                value: ArcStr::clone(&l.value),
-                set_order: None,
-            })
-            .collect();
+    pub(super) fn new(labels: &'a Labels) -> WorkingSet<'a> {
+        WorkingSet::seeded(labels, std::iter::empty())
+    }
+
+    /// The set for `labels` (without their empty values), then each of `seeds` set in
+    /// turn unless a label of that name is already there.
+    pub(super) fn seeded(
+        labels: &'a Labels,
+        seeds: impl Iterator<Item = (&'a ArcStr, &'a ArcStr)>,
+    ) -> WorkingSet<'a> {
+        let mut entries: Vec<Entry<'a>> = Vec::with_capacity(labels.len() + 8);
+        entries.extend(
+            labels
+                .iter()
+                .filter(|l| !l.value.is_empty())
+                .map(|l| Entry {
+                    name: Cow::Borrowed(&l.name),
+                    value: Cow::Borrowed(&l.value),
+                    set_order: None,
+                }),
+        );
+        // Each seed that is not there yet, with where it goes among the input labels.
+        let mut added: Vec<(usize, Entry<'a>)> = Vec::new();
+        let mut next_order = 0;
+        for (name, value) in seeds {
+            let Err(at) = entries.binary_search_by(|e| e.name.as_str().cmp(name)) else {
+                continue;
+            };
+            if value.is_empty() || added.iter().any(|(_, e)| **e.name == **name) {
+                continue;
+            }
+            added.push((
+                at,
+                Entry {
+                    name: Cow::Borrowed(name),
+                    value: Cow::Borrowed(value),
+                    set_order: Some(next_order),
+                },
+            ));
+            next_order += 1;
+        }
+        if !added.is_empty() {
+            // Merged in one pass, comparing the few seeds' names only among themselves
+            // (reading every input name again would cost a cache miss each).
+            added.sort_by(|(a, x), (b, y)| {
+                a.cmp(b).then_with(|| x.name.as_str().cmp(y.name.as_str()))
+            });
+            let mut merged = Vec::with_capacity(entries.len() + added.len() + 8);
+            let mut added = added.into_iter().peekable();
+            for (i, entry) in entries.into_iter().enumerate() {
+                while let Some((_, seed)) = added.next_if(|(at, _)| *at == i) {
+                    merged.push(seed);
+                }
+                merged.push(entry);
+            }
+            merged.extend(added.map(|(_, seed)| seed));
+            entries = merged;
+        }
         WorkingSet {
             entries,
-            next_order: 0,
+            next_order,
         }
     }
 
     fn find(&self, name: &str) -> Result<usize, usize> {
-        self.entries.binary_search_by(|e| (*e.name).cmp(name))
+        self.entries.binary_search_by(|e| e.name.as_str().cmp(name))
     }
 
     /// The value of `name`, empty if absent.
@@ -265,6 +364,14 @@ impl WorkingSet {
         match self.find(name) {
             Ok(i) => &self.entries[i].value,
             Err(_) => "",
+        }
+    }
+
+    /// The value of `name`, shared; empty if absent.
+    pub(super) fn get_shared(&self, name: &str) -> ArcStr {
+        match self.find(name) {
+            Ok(i) => ArcStr::clone(&*self.entries[i].value),
+            Err(_) => ArcStr::new(),
         }
     }
 
@@ -285,7 +392,7 @@ impl WorkingSet {
         match self.find(&name) {
             Ok(i) => {
                 let entry = &mut self.entries[i];
-                entry.value = value;
+                entry.value = Cow::Owned(value);
                 // A label rules already wrote keeps its place in the write order; an
                 // input label joins the end of it, as in Prometheus' builder.
                 if entry.set_order.is_none() {
@@ -297,8 +404,8 @@ impl WorkingSet {
                 self.entries.insert(
                     i,
                     Entry {
-                        name,
-                        value,
+                        name: Cow::Owned(name),
+                        value: Cow::Owned(value),
                         set_order: Some(self.next_order),
                     },
                 );
@@ -318,10 +425,10 @@ impl WorkingSet {
     pub(super) fn snapshot(&self) -> Vec<(ArcStr, ArcStr)> {
         let mut order: Vec<&Entry> = self.entries.iter().collect();
         // Stable: untouched labels stay in name order.
-        order.sort_by_key(|e| e.set_order.map_or((false, 0), |o| (true, o)));
+        order.sort_by_key(|e| e.visit_order());
         order
             .into_iter()
-            .map(|e| (ArcStr::clone(&e.name), ArcStr::clone(&e.value)))
+            .map(|e| (ArcStr::clone(&*e.name), ArcStr::clone(&*e.value)))
             .collect()
     }
 
@@ -336,7 +443,7 @@ impl WorkingSet {
     }
 
     /// The final label set.
-    pub(super) fn finish(self) -> Labels {
+    pub(super) fn finish(&self) -> Labels {
         let mut b = LabelsBuilder::new();
         for e in &self.entries {
             b.add_shared(&e.name, &e.value);

@@ -341,6 +341,9 @@ pub struct CompiledRule {
     pub(super) dialect: Dialect,
     /// Which names the rule may write.
     pub(super) names: NameValidation,
+    /// A `replace` that copies its one source label's value as it is (regex `(.*)`,
+    /// replacement `$1`) to this fixed target label.
+    pub(super) copy_to: Option<ArcStr>,
 }
 
 /// How a rule is read and checked.
@@ -495,6 +498,13 @@ impl RelabelConfig {
             Action::DropMetrics => (Action::Drop, vec![arcstr::literal!("__name__")]),
             other => (other, source_labels),
         };
+        let copy_to = (action == Action::Replace
+            && pattern == DEFAULT_REGEX
+            && replacement == DEFAULT_REPLACEMENT
+            && source_labels.len() == 1
+            && !target.contains('$')
+            && names.is_valid(target))
+        .then(|| ArcStr::from(target));
         Ok(CompiledRule {
             source_labels,
             separator: separator.to_string(),
@@ -508,6 +518,7 @@ impl RelabelConfig {
             graphite,
             dialect,
             names,
+            copy_to,
         })
     }
 }

@@ -10,11 +10,14 @@
 //! - [`process`] adds the steps Prometheus wraps around it for a scrape target (the
 //!   job's scrape settings seeded before; the `__address__` check and the removal of
 //!   `__meta_*`, `__tmp_*` and defaults after).
+//! - [`Relabeller`] is [`process`] for many targets: it remembers what `labelmap`,
+//!   `labeldrop` and `labelkeep` decide for each label name.
 
 mod apply;
 mod config;
 mod dialect;
 mod graphite;
+mod memo;
 mod names;
 mod selector;
 mod target;
@@ -25,5 +28,6 @@ pub use config::{
     Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
 };
 pub use dialect::Dialect;
+pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
 pub use target::{PARAM_PREFIX, ScrapeSettings, Target, process};

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::apply::{WorkingSet, apply};
 use super::config::CompiledRule;
+use super::memo::NameMemo;
 use crate::labels::Labels;
 
 /// What became of a discovered target.
@@ -96,31 +97,42 @@ impl ScrapeSettings {
 /// Not done, because the program reading kubesd's output does it after its own
 /// relabelling, where it belongs: setting `instance` to `__address__` when absent.
 pub fn process(labels: &Labels, scrape: &ScrapeSettings, rules: &[CompiledRule]) -> Target {
-    let mut set = WorkingSet::new(labels);
-    // Shared strings: seeding costs reference counts, not allocations.
-    let seeds = [
-        (arcstr::literal!("job"), &scrape.job_name),
-        (
-            arcstr::literal!("__scrape_interval__"),
-            &scrape.scrape_interval,
-        ),
-        (
-            arcstr::literal!("__scrape_timeout__"),
-            &scrape.scrape_timeout,
-        ),
-        (arcstr::literal!("__metrics_path__"), &scrape.metrics_path),
-        (arcstr::literal!("__scheme__"), &scrape.scheme),
+    process_with(labels, scrape, rules, None)
+}
+
+/// [`process`], with `memos` (one per rule, at its index) remembering name-only rules'
+/// decisions.
+pub(super) fn process_with(
+    labels: &Labels,
+    scrape: &ScrapeSettings,
+    rules: &[CompiledRule],
+    mut memos: Option<&mut [NameMemo]>,
+) -> Target {
+    // Borrowed strings: seeding costs neither allocations nor reference counts.
+    static SEED_NAMES: [ArcStr; 5] = [
+        arcstr::literal!("job"),
+        arcstr::literal!("__scrape_interval__"),
+        arcstr::literal!("__scrape_timeout__"),
+        arcstr::literal!("__metrics_path__"),
+        arcstr::literal!("__scheme__"),
     ];
-    for (name, value) in seeds
-        .into_iter()
-        .chain(scrape.params.iter().map(|(n, v)| (n.clone(), v)))
-    {
-        if !set.contains(&name) {
-            set.set_shared(name, value.clone());
-        }
-    }
-    for rule in rules {
-        if !apply(rule, &mut set) {
+    let seeds = [
+        &scrape.job_name,
+        &scrape.scrape_interval,
+        &scrape.scrape_timeout,
+        &scrape.metrics_path,
+        &scrape.scheme,
+    ];
+    let mut set = WorkingSet::seeded(
+        labels,
+        SEED_NAMES
+            .iter()
+            .zip(seeds)
+            .chain(scrape.params.iter().map(|(n, v)| (n, v))),
+    );
+    for (i, rule) in rules.iter().enumerate() {
+        let memo = memos.as_deref_mut().and_then(|m| m.get_mut(i));
+        if !apply(rule, &mut set, memo) {
             return Target::Dropped;
         }
     }

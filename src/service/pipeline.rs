@@ -23,7 +23,7 @@ use arcstr::ArcStr;
 use super::shard::Shard;
 use crate::labels::Labels;
 use crate::model::ObjectKey;
-use crate::relabel::{CompiledRule, ScrapeSettings, Target, process};
+use crate::relabel::{CompiledRule, Relabeller, ScrapeSettings, Target, process};
 use crate::sd_output::{ObjectGroups, ObjectGroupsList};
 use crate::{Subscription, TargetChanges, TargetsUpdated};
 
@@ -50,11 +50,17 @@ impl Relabelling {
         !rules.iter().any(|r| r.reads_label("job"))
     }
 
-    /// One object's targets after relabelling and sharding, as serialized groups.
-    fn object_groups(&self, discovered: &[Labels], scratch: &mut Vec<Labels>) -> ObjectGroups {
+    /// One object's targets after relabelling (by `relabeller`, these rules) and
+    /// sharding, as serialized groups.
+    fn object_groups(
+        &self,
+        relabeller: &mut Relabeller,
+        discovered: &[Labels],
+        scratch: &mut Vec<Labels>,
+    ) -> ObjectGroups {
         scratch.clear();
         for labels in discovered {
-            if let Target::Keep(target) = process(labels, &self.scrape, &self.rules)
+            if let Target::Keep(target) = relabeller.process(labels, &self.scrape)
                 && self.shard.keeps(target.get("__address__").unwrap_or(""))
             {
                 scratch.push(target);
@@ -99,6 +105,8 @@ pub struct PipelineWork {
 pub struct Pipeline {
     subscription: Option<Subscription<Labels>>,
     relabelling: Relabelling,
+    /// The relabelling's rules, remembering their decisions per label name.
+    relabeller: Relabeller,
     /// Each object's groups at its slot, with its key.
     by_slot: Vec<Option<(ObjectKey, Arc<ObjectGroups>)>>,
     /// The objects in body order: by key, to their slot.
@@ -124,6 +132,7 @@ impl Pipeline {
     pub fn new(subscription: Subscription<Labels>, relabelling: Relabelling) -> Pipeline {
         Pipeline {
             subscription: Some(subscription),
+            relabeller: Relabeller::new(Arc::clone(&relabelling.rules)),
             relabelling,
             by_slot: Vec::new(),
             order: BTreeMap::new(),
@@ -176,9 +185,11 @@ impl Pipeline {
             let slot = object.slot.0 as usize;
             let new = object.object.and_then(|(key, discovered)| {
                 self.work.objects_relabelled += 1;
-                let groups = self
-                    .relabelling
-                    .object_groups(&discovered, &mut self.scratch);
+                let groups = self.relabelling.object_groups(
+                    &mut self.relabeller,
+                    &discovered,
+                    &mut self.scratch,
+                );
                 (!groups.is_empty()).then_some((key, groups))
             });
             if slot >= self.by_slot.len() {

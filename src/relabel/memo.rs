@@ -1,0 +1,194 @@
+//! A job's rules with a memory of what their name-only rules decided, for a caller that
+//! relabels many targets with the same rules (a service pipeline).
+//!
+//! `labelmap`, `labeldrop` and `labelkeep` look only at a label's *name*: whether the
+//! regex matches it and, for `labelmap`, the name it maps to. That decision is a pure
+//! function of the rule and the name, and label names repeat across every target of a
+//! cluster (a pod's targets share theirs, and discovery interns them), so the
+//! [`Relabeller`] runs each such rule's regex once per distinct name and remembers the
+//! outcome. Results are exactly those of [`super::process`].
+//!
+//! Identity: a [`Relabeller`] owns its rules, so its memory can never be applied to
+//! other rules; new rules mean a new `Relabeller`. Names are looked up by their
+//! allocation's address first (the entry holds the name, so that address cannot be
+//! reused for another string while it is remembered), then by content (the same name
+//! in another allocation). Label names come from the cluster, so the memory is bounded:
+//! past [`MAX_NAMES`] names per rule it starts over.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arcstr::ArcStr;
+
+use super::config::{Action, CompiledRule};
+use super::target::{ScrapeSettings, Target, process_with};
+use super::template::expand;
+use crate::labels::Labels;
+
+/// Distinct names a rule remembers before it forgets them all. A cluster's pod label
+/// keys number in the hundreds; this bounds a cluster whose keys never repeat.
+pub const MAX_NAMES: usize = 1 << 14;
+
+/// What a name-only rule decided for one label name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct NameDecision {
+    /// The rule's regex matches the name.
+    pub(super) matches: bool,
+    /// `labelmap`: the name the label is copied to, when the regex matched and the
+    /// expansion is a label name the rule may write.
+    pub(super) renamed: Option<ArcStr>,
+}
+
+impl NameDecision {
+    /// `rule`'s decision for `name`, computed.
+    pub(super) fn compute(rule: &CompiledRule, name: &str) -> NameDecision {
+        match rule.action {
+            Action::LabelMap => match rule.regex.captures(name) {
+                Some(caps) => {
+                    let new_name = expand(&rule.replacement, &caps);
+                    // Prometheus writes whatever name comes out; kubesd skips one that
+                    // is not a label name, as `replace` does, so its output stays valid.
+                    NameDecision {
+                        matches: true,
+                        renamed: rule
+                            .names
+                            .is_valid(&new_name)
+                            .then(|| ArcStr::from(new_name)),
+                    }
+                }
+                None => NameDecision::default(),
+            },
+            _ => NameDecision {
+                matches: rule.regex.is_match(name),
+                renamed: None,
+            },
+        }
+    }
+}
+
+/// One rule's remembered decisions.
+#[derive(Default)]
+pub(super) struct NameMemo {
+    /// By the address of the name's bytes, with the name itself (which keeps that
+    /// address its own).
+    by_address: HashMap<usize, (ArcStr, NameDecision), foldhash::fast::RandomState>,
+    /// By content.
+    by_content: HashMap<ArcStr, NameDecision, foldhash::fast::RandomState>,
+}
+
+impl NameMemo {
+    /// `rule`'s decision for `name`, remembered.
+    pub(super) fn decide(&mut self, rule: &CompiledRule, name: &ArcStr) -> NameDecision {
+        let address = name.as_ptr() as usize;
+        if let Some((_, decision)) = self.by_address.get(&address) {
+            return decision.clone();
+        }
+        if self.by_address.len() >= MAX_NAMES || self.by_content.len() >= MAX_NAMES {
+            self.by_address.clear();
+            self.by_content.clear();
+        }
+        let decision = match self.by_content.get(name.as_str()) {
+            Some(d) => d.clone(),
+            None => {
+                let d = NameDecision::compute(rule, name);
+                self.by_content.insert(ArcStr::clone(name), d.clone());
+                d
+            }
+        };
+        self.by_address
+            .insert(address, (ArcStr::clone(name), decision.clone()));
+        decision
+    }
+
+    /// Names remembered (by address).
+    fn len(&self) -> usize {
+        self.by_address.len()
+    }
+}
+
+/// A job's rules and what their name-only rules decided so far. See the module
+/// documentation.
+pub struct Relabeller {
+    rules: Arc<Vec<CompiledRule>>,
+    /// One per rule, at the rule's index; used by name-only rules.
+    memos: Vec<NameMemo>,
+}
+
+impl Relabeller {
+    /// `rules`, with nothing remembered yet.
+    pub fn new(rules: Arc<Vec<CompiledRule>>) -> Relabeller {
+        let memos = rules.iter().map(|_| NameMemo::default()).collect();
+        Relabeller { rules, memos }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &Arc<Vec<CompiledRule>> {
+        &self.rules
+    }
+
+    /// [`super::process`] of `labels` with these rules.
+    pub fn process(&mut self, labels: &Labels, scrape: &ScrapeSettings) -> Target {
+        process_with(labels, scrape, &self.rules, Some(&mut self.memos))
+    }
+
+    /// Names remembered, over all rules (for tests).
+    pub fn remembered(&self) -> usize {
+        self.memos.iter().map(NameMemo::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::relabel::{RelabelConfig, compile_all, process};
+
+    fn rules(yaml: &str) -> Arc<Vec<CompiledRule>> {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
+        Arc::new(compile_all(&configs).expect("rules are valid"))
+    }
+
+    /// Past the bound the memory starts over, and answers stay right.
+    #[test]
+    fn memory_is_bounded_and_stays_exact() {
+        let rules = rules(
+            r#"
+- {regex: "l_(.*)", replacement: "m_$1", action: labelmap}
+- {regex: "l_.*", action: labeldrop}
+"#,
+        );
+        let scrape = ScrapeSettings::new("job");
+        let mut relabeller = Relabeller::new(Arc::clone(&rules));
+        for i in 0..MAX_NAMES + 10 {
+            let name = format!("l_{i}");
+            let labels = Labels::from_pairs([("__address__", "h:1"), (name.as_str(), "v")]);
+            let want = process(&labels, &scrape, &rules);
+            assert_eq!(relabeller.process(&labels, &scrape), want, "{name}");
+            // Two rules, each remembering the name and `__address__` (the seeded
+            // labels are literals: remembered too).
+            assert!(relabeller.remembered() <= 2 * MAX_NAMES, "{name}");
+        }
+        let Target::Keep(last) = relabeller.process(
+            &Labels::from_pairs([("__address__", "h:1"), ("l_x", "v")]),
+            &scrape,
+        ) else {
+            panic!("kept");
+        };
+        assert_eq!(last.get("m_x"), Some("v"));
+        assert_eq!(last.get("l_x"), None);
+    }
+
+    /// A name is decided once by content and once per allocation, whatever the number
+    /// of targets carrying it.
+    #[test]
+    fn names_are_decided_once() {
+        let rules = rules(r#"[{regex: "l_(.*)", replacement: "m_$1", action: labelmap}]"#);
+        let scrape = ScrapeSettings::new("job");
+        let mut relabeller = Relabeller::new(rules);
+        let labels = Labels::from_pairs([("__address__", "h:1"), ("l_a", "v")]);
+        for _ in 0..3 {
+            relabeller.process(&labels, &scrape);
+        }
+        // `__address__`, `l_a` and the five seeded labels of one job.
+        assert_eq!(relabeller.remembered(), 7);
+    }
+}
