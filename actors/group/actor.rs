@@ -8,7 +8,7 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::{Replies, Reply, ReplyFrom, SubscriberSlot};
+use super::fanout::{Replies, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
 use crate::api::{ResourceUrl, resource_urls};
 use crate::backlog::Backlog;
@@ -284,7 +284,7 @@ impl GroupWatcher {
         let window = self.setup.options.watcher_in_flight;
         self.subscriber_behind = self
             .subscribers
-            .values()
+            .values_mut()
             .flatten()
             .any(|s| s.is_behind(window));
     }
@@ -704,13 +704,9 @@ impl Handler<RegisterPending> for GroupWatcher {
             if synced {
                 self.synced.insert(role);
             }
-            let id = link.id;
             let mut slot = SubscriberSlot::new(link);
-            let reply: Reply = slot.replace(snapshot, synced);
-            let slots = self.subscribers.entry(role).or_default();
-            slots.push(slot);
-            let index = slots.len() - 1;
-            self.replies.push(ReplyFrom { role, index, id }, reply);
+            slot.replace(snapshot, synced);
+            self.subscribers.entry(role).or_default().push(slot);
         }
         debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
     }

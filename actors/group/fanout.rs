@@ -10,8 +10,17 @@
 //! last reply comes back the subscriber gets the whole backlog in one message
 //! ([`TargetsCaughtUp`]). Other subscribers are never held up, and nothing travels
 //! upstream but the replies.
+//!
+//! A slot looks at its replies when the group next sends it something, not as each
+//! comes back: a reply that wakes the group costs a pass of its context, and with a
+//! hundred subscribers those passes were most of the group's thread. Only a slot that
+//! holds batches back needs to hear of its reply at once; it hands the newest to the
+//! group's [`ReplyStream`] (a subscriber answers in order, so the newest coming back
+//! means all have).
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -33,15 +42,19 @@ use crate::model::Role;
 pub struct SubscriberSlot {
     /// How to reach it.
     pub link: SubscriberLink,
-    /// Messages sent whose replies have not come back.
-    unanswered: usize,
+    /// Replies to messages sent, oldest first, not yet seen to have come back.
+    outstanding: VecDeque<HeldReply>,
+    /// Whether one more reply is with the group's [`ReplyStream`], which wakes the group
+    /// when it comes (while batches are held back).
+    awaited: bool,
     /// Batches held back while it lags.
     backlog: Option<Backlog>,
 }
 
-/// The reply to one message a group sent a subscriber. The group awaits it (the
-/// actor's context polls it) and then calls [`SubscriberSlot::replied`]. An error (the
-/// subscriber stopped) counts as a reply: its `Unsubscribe` is on the way.
+/// The reply to one message a group sent a subscriber: kept by its slot, or awaited by
+/// the group (the actor's context polls it), which then calls
+/// [`SubscriberSlot::replied`]. An error (the subscriber stopped) counts as a reply: its
+/// `Unsubscribe` is on the way.
 pub type Reply = Either<
     RecipientRequest<TargetsChanged>,
     Either<RecipientRequest<TargetsReplaced>, RecipientRequest<TargetsCaughtUp>>,
@@ -59,7 +72,11 @@ pub struct ReplyFrom {
     pub id: SubscriberId,
 }
 
-type Tagged = Join<Reply, Ready<ReplyFrom>>;
+/// A reply as a slot keeps it: pinned on the heap, since actix's request futures are not
+/// `Unpin`.
+pub type HeldReply = Pin<Box<Reply>>;
+
+type Tagged = Join<HeldReply, Ready<ReplyFrom>>;
 
 /// The replies a group awaits, shared between the group (which adds them) and its
 /// [`ReplyStream`] (which its context polls). Kept in one `FuturesUnordered` rather than
@@ -79,7 +96,7 @@ pub struct Replies(Rc<RefCell<Pending>>);
 
 impl Replies {
     /// Awaits `reply`; [`ReplyStream`] yields `from` once it has come.
-    pub fn push(&self, from: ReplyFrom, reply: Reply) {
+    pub fn push(&self, from: ReplyFrom, reply: HeldReply) {
         let pending = self.0.borrow_mut();
         pending.replies.push(join(reply, ready(from)));
         if let Some(waker) = &pending.waker {
@@ -122,30 +139,61 @@ impl SubscriberSlot {
     pub fn new(link: SubscriberLink) -> SubscriberSlot {
         SubscriberSlot {
             link,
-            unanswered: 0,
+            outstanding: VecDeque::new(),
+            awaited: false,
             backlog: None,
         }
     }
 
+    /// Messages sent whose replies have not been seen.
+    fn unanswered(&self) -> usize {
+        self.outstanding.len() + usize::from(self.awaited)
+    }
+
+    /// Drops the replies that have come back, oldest first. Polled without a waker:
+    /// nothing is woken when the rest come; the slot looks again next time.
+    fn forget_answered(&mut self) {
+        let mut cx = Context::from_waker(Waker::noop());
+        while let Some(oldest) = self.outstanding.front_mut() {
+            if oldest.as_mut().poll(&mut cx).is_pending() {
+                break;
+            }
+            self.outstanding.pop_front();
+        }
+    }
+
+    /// Hands the newest reply to the group to await, so that it hears when the
+    /// subscriber has handled everything sent.
+    fn await_newest(&mut self) -> Option<HeldReply> {
+        if self.awaited {
+            return None;
+        }
+        let newest = self.outstanding.pop_back()?;
+        self.awaited = true;
+        Some(newest)
+    }
+
     /// Sends the full set of targets, replacing what the subscriber had.
-    pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) -> Reply {
+    pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
-        self.unanswered += 1;
-        Either::Right(Either::Left(
-            self.link.replaced.send(TargetsReplaced { targets, synced }),
-        ))
+        self.outstanding
+            .push_back(Box::pin(Either::Right(Either::Left(
+                self.link.replaced.send(TargetsReplaced { targets, synced }),
+            ))));
     }
 
     /// True while the subscriber has more than `unhandled` messages unanswered, or the
     /// group holds batches back for it.
-    pub fn is_behind(&self, unhandled: usize) -> bool {
-        self.backlog.is_some() || self.unanswered > unhandled
+    pub fn is_behind(&mut self, unhandled: usize) -> bool {
+        self.forget_answered();
+        self.backlog.is_some() || self.unanswered() > unhandled
     }
 
     /// Sends a batch, or holds it back if the subscriber is behind. `limit` is how many
     /// messages it may have unanswered, `bound` how many changes its backlog may hold
     /// before it is compacted ([`Backlog::bound`]). `received` is when the group
-    /// received the batch's events.
+    /// received the batch's events. Returns a reply for the group to await when the
+    /// slot starts holding batches back.
     pub fn push(
         &mut self,
         batch: &Arc<[TargetChange]>,
@@ -153,44 +201,53 @@ impl SubscriberSlot {
         received: Instant,
         limit: usize,
         bound: usize,
-    ) -> Option<Reply> {
+    ) -> Option<HeldReply> {
         if let Some(backlog) = &mut self.backlog {
             backlog.push(batch);
             if backlog.changes() > bound {
                 backlog.compact();
             }
-            None
-        } else if self.unanswered >= limit {
+            return None;
+        }
+        self.forget_answered();
+        if self.unanswered() >= limit {
             METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::new(received);
             backlog.push(batch);
             self.backlog = Some(backlog);
-            None
+            self.await_newest()
         } else {
-            self.unanswered += 1;
-            Some(Either::Left(self.link.changed.send(TargetsChanged {
-                changes: Arc::clone(batch),
-                synced,
-                received,
-            })))
+            self.outstanding
+                .push_back(Box::pin(Either::Left(self.link.changed.send(
+                    TargetsChanged {
+                        changes: Arc::clone(batch),
+                        synced,
+                        received,
+                    },
+                ))));
+            None
         }
     }
 
-    /// A reply came back. Once none is outstanding, the held-back batches go in one
-    /// message, whose reply is returned for the group to await.
-    pub fn replied(&mut self, synced: bool) -> Option<Reply> {
-        self.unanswered = self.unanswered.saturating_sub(1);
-        if self.unanswered != 0 {
-            return None;
+    /// The reply the group awaited came back. Once none is outstanding, the held-back
+    /// batches go in one message; if some still are, the newest of them is returned for
+    /// the group to await.
+    pub fn replied(&mut self, synced: bool) -> Option<HeldReply> {
+        self.awaited = false;
+        self.forget_answered();
+        self.backlog.as_ref()?;
+        if !self.outstanding.is_empty() {
+            return self.await_newest();
         }
         let backlog = self.backlog.take()?;
-        self.unanswered += 1;
-        Some(Either::Right(Either::Right(self.link.caught_up.send(
-            TargetsCaughtUp {
-                received: backlog.received(),
-                batches: backlog.into_batches(),
-                synced,
-            },
-        ))))
+        self.outstanding
+            .push_back(Box::pin(Either::Right(Either::Right(
+                self.link.caught_up.send(TargetsCaughtUp {
+                    received: backlog.received(),
+                    batches: backlog.into_batches(),
+                    synced,
+                }),
+            ))));
+        None
     }
 }
