@@ -150,22 +150,35 @@ impl Api {
     async fn call(&mut self, method: &str, path: &str, body: Option<(&str, &Value)>) -> Value {
         let url = format!("{}{path}", self.server);
         let method = awc::http::Method::from_bytes(method.as_bytes()).expect("an HTTP method");
-        let mut req = self
-            .client
-            .request(method.clone(), &url)
-            .insert_header(("User-Agent", SUITE_AGENT));
-        if let Some(auth) = self.credentials.header().expect("the suite's credentials") {
-            req = req.insert_header(("Authorization", auth));
-        }
-        let sent = match body {
-            Some((content_type, body)) => {
-                req.insert_header(("Content-Type", content_type))
-                    .send_body(body.to_string())
-                    .await
+        // A request that got no response at all is sent again (a few times): after the
+        // API server restarts, the suite's pooled connections to it are dead.
+        let mut attempt = 0;
+        let mut resp = loop {
+            let mut req = self
+                .client
+                .request(method.clone(), &url)
+                .insert_header(("User-Agent", SUITE_AGENT));
+            if let Some(auth) = self.credentials.header().expect("the suite's credentials") {
+                req = req.insert_header(("Authorization", auth));
             }
-            None => req.send().await,
+            let sent = match body {
+                Some((content_type, body)) => {
+                    req.insert_header(("Content-Type", content_type))
+                        .send_body(body.to_string())
+                        .await
+                }
+                None => req.send().await,
+            };
+            match sent {
+                Ok(resp) => break resp,
+                Err(e) if attempt < 5 => {
+                    attempt += 1;
+                    println!("live: {method} {url}: {e}; sending it again");
+                    actix_rt::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => panic!("{method} {url}: {e}"),
+            }
         };
-        let mut resp = sent.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
         let bytes = resp
             .body()
             .limit(256 << 20)
@@ -1080,10 +1093,15 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
             .as_deref()
             .map(audit_lines)
             .unwrap_or_default();
-        let status = Command::new("sh")
-            .args(["-c", restart])
-            .status()
-            .expect("the restart command runs");
+        // Off the actix thread, so that kubesd's HTTP server and the suite's client stay
+        // served while the API server restarts.
+        let command = restart.clone();
+        let status = actix_rt::task::spawn_blocking(move || {
+            Command::new("sh").args(["-c", &command]).status()
+        })
+        .await
+        .expect("the restart command's thread")
+        .expect("the restart command runs");
         assert!(status.success(), "KUBESD_LIVE_RESTART failed: {status}");
         api.merge_patch(
             &format!("/api/v1/namespaces/{a}/pods/web-5d9c7b-2"),
