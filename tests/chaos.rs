@@ -333,7 +333,7 @@ async fn an_expired_continue_token_restarts_the_list() {
         ..chaos_options()
     };
     let discovery = Discovery::start(options);
-    let config = SdConfig::new(Role::Pod, running.url());
+    let config = running.sd_config(Role::Pod);
     let gone_before = total(|m| m.gone.get());
     let sub = discovery
         .subscribe(&config, keep_all)

@@ -46,7 +46,7 @@ async fn pods_converge_through_adds_updates_and_deletes() {
     let running = cluster(1).await;
     let sim = running.sim();
     let discovery = Discovery::start(SimulatedCluster::engine_options());
-    let config = SdConfig::new(Role::Pod, running.url());
+    let config = running.sd_config(Role::Pod);
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -69,7 +69,7 @@ async fn dropped_connections_and_410s_lose_nothing() {
     let running = cluster(2).await;
     let sim = running.sim();
     let discovery = Discovery::start(SimulatedCluster::engine_options());
-    let config = SdConfig::new(Role::Pod, running.url());
+    let config = running.sd_config(Role::Pod);
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -246,9 +246,9 @@ async fn every_role_with_namespaces_and_selectors() {
 async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
     let running = cluster(5).await;
     let discovery = Discovery::start(SimulatedCluster::engine_options());
-    let pods = SdConfig::new(Role::Pod, running.url());
-    let endpoints = SdConfig::new(Role::Endpoints, running.url());
-    let mut other = SdConfig::new(Role::Pod, running.url());
+    let pods = running.sd_config(Role::Pod);
+    let endpoints = running.sd_config(Role::Endpoints);
+    let mut other = running.sd_config(Role::Pod);
     other.namespaces.names = vec!["default".into()];
 
     let a = discovery

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use base64::Engine;
+use kubesd::Discovery;
 use kubesd::config::{HttpHeader, OAuth2, Secret};
 use kubesd::model::Role;
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
-use kubesd::{Discovery, SdConfig};
 use support::{converge, keep_all};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -93,7 +93,7 @@ async fn an_https_api_server_through_a_connect_proxy() {
     support::init_logs();
     let running = cluster(true, "T").await;
     let (proxy, log) = fake_proxy().await;
-    let mut config = SdConfig::new(Role::Node, running.url());
+    let mut config = running.sd_config(Role::Node);
     config.http.bearer_token = Secret("T".into());
     // Inline PEM: the simulator's certificate is its own CA.
     config.http.tls_config.ca = running.server.ca_pem().map(str::to_string);
@@ -144,7 +144,7 @@ async fn http_headers_reach_the_server_and_no_proxy_bypasses_the_proxy() {
     let dir = std::env::temp_dir().join(format!("kubesd-http-client-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("tenant"), "from-file\n").expect("header file");
-    let mut config = SdConfig::new(Role::Pod, running.url());
+    let mut config = running.sd_config(Role::Pod);
     config.http.bearer_token = Secret("T".into());
     config.http.proxy_url = Some(format!("http://{proxy}"));
     config.http.http_headers.insert(
@@ -285,7 +285,7 @@ async fn oauth2_client_credentials_and_renewal() {
     // Ten seconds: due for renewal at once (Go's oauth2 renews 10 s ahead), so the
     // next request renews it; no test clock needed.
     let (token_url, log, handle) = fake_token_endpoint(10).await;
-    let mut config = SdConfig::new(Role::Node, running.url());
+    let mut config = running.sd_config(Role::Node);
     config.http.oauth2 = Some(OAuth2 {
         client_id: "client-id".into(),
         client_secret: Secret("s3cret".into()),

@@ -102,7 +102,7 @@ async fn a_rejected_token_is_not_logged_or_exported() {
     let discovery = Discovery::start(SimulatedCluster::engine_options());
 
     // Wrong token: 401s, retried with backoff and logged; never with the token.
-    let mut wrong = SdConfig::new(Role::Pod, running.url());
+    let mut wrong = running.sd_config(Role::Pod);
     wrong.http.bearer_token = Secret(WRONG_TOKEN.into());
     let failing = discovery
         .subscribe(&wrong, keep_all)
@@ -125,7 +125,7 @@ async fn a_rejected_token_is_not_logged_or_exported() {
     );
 
     // The right token works.
-    let mut right = SdConfig::new(Role::Pod, running.url());
+    let mut right = running.sd_config(Role::Pod);
     right.http.bearer_token = Secret(TOKEN.into());
     let ok = discovery
         .subscribe(&right, keep_all)
@@ -158,7 +158,7 @@ async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
     // No CA given: the self-signed certificate is not trusted, nothing is discovered.
     let node_errors = || METRICS.role_total(Role::Node, |m| m.request_errors.total());
     let before = node_errors();
-    let untrusted = SdConfig::new(Role::Node, running.url());
+    let untrusted = running.sd_config(Role::Node);
     let sub = discovery
         .subscribe(&untrusted, keep_all)
         .await
@@ -177,7 +177,7 @@ async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
     );
 
     // The CA given: verified, discovered.
-    let mut trusted = SdConfig::new(Role::Node, running.url());
+    let mut trusted = running.sd_config(Role::Node);
     trusted.http.tls_config = TlsConfig {
         ca_file: Some(ca.clone()),
         ..TlsConfig::default()
@@ -191,7 +191,7 @@ async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
 
     // Verification off: works, and says so.
     assert!(!log_text().contains("insecure_skip_verify is on"));
-    let mut insecure = SdConfig::new(Role::Service, running.url());
+    let mut insecure = running.sd_config(Role::Service);
     insecure.http.tls_config.insecure_skip_verify = true;
     let sub = discovery
         .subscribe(&insecure, keep_all)

@@ -8,9 +8,9 @@ mod support;
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use kubesd::Discovery;
 use kubesd::model::Role;
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, SimulatorConfig};
-use kubesd::{Discovery, SdConfig};
 use support::keep_all;
 
 #[actix_rt::test]
@@ -32,7 +32,7 @@ async fn the_stream_yields_the_set_now_then_the_latest_after_changes_and_ends_wi
         .expect("cluster starts");
     let sim = running.sim();
     let discovery = Discovery::start(SimulatedCluster::engine_options());
-    let config = SdConfig::new(Role::Pod, running.url());
+    let config = running.sd_config(Role::Pod);
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
