@@ -105,7 +105,9 @@ pub struct GroupWatcher {
     /// Set by each push: a subscriber has more batches unanswered than a watcher's
     /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
     subscriber_behind: bool,
-    /// The subscribers' replies it awaits: its flow control towards them.
+    /// The replies it awaits: one per subscriber it holds batches back for, whose
+    /// coming back makes that subscriber due its backlog (the other replies stay with
+    /// their slots, [`SubscriberSlot`]).
     replies: Replies,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
