@@ -206,6 +206,42 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
     );
     assert_ne!(etags[0], etags[1], "a and b differ in their job label");
 
+    // Annotate three pods with an annotation no rule reads: each pipeline sees each
+    // change and tells it cannot reach its targets, without relabelling it.
+    for mut pod in sim.list(Resource::Pods, None).into_iter().take(changed) {
+        pod["metadata"]["annotations"]["deploy/revision"] = serde_json::json!("2");
+        sim.update(Resource::Pods, pod).expect("pod updates");
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let unseen = loop {
+        let now = set.pipeline_work().await;
+        if now.objects_unseen - idle.objects_unseen >= 2 * changed as u64 {
+            break now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "unseen changes not taken: {now:?}"
+        );
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(
+        (
+            unseen.objects_relabelled,
+            unseen.objects_changed,
+            unseen.lists_built
+        ),
+        (
+            idle.objects_relabelled,
+            idle.objects_changed,
+            idle.lists_built
+        ),
+        "an annotation no rule reads relabels nothing and changes no body"
+    );
+    for ((_, job), etag) in jobs.iter().zip(&etags) {
+        assert_eq!(&served(job).await.1, etag, "unchanged body, same ETag");
+    }
+    converge(&set, sim, &url, &config, "after the annotations").await;
+
     // Each job counted the changes it applied and how long they took to be visible.
     for (name, job) in &jobs {
         let status = job.send(GetStatus).await.expect("job alive");

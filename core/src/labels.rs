@@ -300,6 +300,54 @@ impl Labels {
             .count()
     }
 
+    /// True when each of `new` is the label set at its index in `old` but for labels
+    /// whose names `ignorable` accepts: those may differ in value, or be in one and not
+    /// the other. Every other label is in both with the same value.
+    ///
+    /// How a consumer tells that an object's change cannot reach it (a pod whose only
+    /// change is an annotation no rule reads). Targets of one object share their base,
+    /// so each distinct pair of bases is compared once, and each target's own part on
+    /// its own: parts equal but for ignorable labels merge into sets equal but for
+    /// ignorable labels, whatever overrides what.
+    pub fn same_except_each(
+        old: &[Labels],
+        new: &[Labels],
+        mut ignorable: impl FnMut(&ArcStr) -> bool,
+    ) -> bool {
+        if old.len() != new.len() {
+            return false;
+        }
+        let mut bases_compared: Option<(&Part, &Part)> = None;
+        for (o, n) in old.iter().zip(new) {
+            if o.ptr_eq(n) {
+                continue;
+            }
+            let split_alike = o.own.is_empty() == n.own.is_empty()
+                && o.base.inherited().is_empty() == n.base.inherited().is_empty();
+            if !split_alike {
+                if !same_except(o.iter(), n.iter(), &mut ignorable) {
+                    return false;
+                }
+                continue;
+            }
+            let known =
+                bases_compared.is_some_and(|(ob, nb)| ob.ptr_eq(&o.base) && nb.ptr_eq(&n.base));
+            if !known && !o.base.ptr_eq(&n.base) {
+                let (oi, ni) = (o.base.inherited(), n.base.inherited());
+                if !same_except(o.base.iter(), n.base.iter(), &mut ignorable)
+                    || !same_except(oi.iter(), ni.iter(), &mut ignorable)
+                {
+                    return false;
+                }
+                bases_compared = Some((&o.base, &n.base));
+            }
+            if !same_except(o.own.iter(), n.own.iter(), &mut ignorable) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Builds a label set from pairs; a later pair wins over an earlier one of the same
     /// name.
     pub fn from_pairs<N, V>(pairs: impl IntoIterator<Item = (N, V)>) -> Labels
@@ -312,6 +360,35 @@ impl Labels {
             b.add(n.into(), v.into());
         }
         b.finish()
+    }
+}
+
+/// True when both name-sorted sequences hold the same labels but for those whose names
+/// `ignorable` accepts (in either, with any value). Labels that are alike are passed
+/// over without asking.
+fn same_except<'a>(
+    a: impl Iterator<Item = &'a Label>,
+    b: impl Iterator<Item = &'a Label>,
+    ignorable: &mut impl FnMut(&ArcStr) -> bool,
+) -> bool {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    loop {
+        match (a.peek(), b.peek()) {
+            (None, None) => return true,
+            (Some(x), Some(y))
+                if (ArcStr::ptr_eq(&x.name, &y.name) || x.name == y.name) && x.value == y.value =>
+            {
+                a.next();
+                b.next();
+            }
+            (Some(x), _) if ignorable(&x.name) => {
+                a.next();
+            }
+            (_, Some(y)) if ignorable(&y.name) => {
+                b.next();
+            }
+            _ => return false,
+        }
     }
 }
 

@@ -23,6 +23,7 @@ use arcstr::ArcStr;
 use super::config::{Action, CompiledRule};
 use super::target::{ScrapeSettings, Target, process_with};
 use super::template::expand;
+use super::visibility::Visibility;
 use crate::labels::Labels;
 
 /// Distinct names a rule remembers before it forgets them all. A cluster's pod label
@@ -112,13 +113,19 @@ pub struct Relabeller {
     rules: Arc<Vec<CompiledRule>>,
     /// One per rule, at the rule's index; used by name-only rules.
     memos: Vec<NameMemo>,
+    /// Which label names the rules cannot see.
+    visibility: Visibility,
 }
 
 impl Relabeller {
     /// `rules`, with nothing remembered yet.
     pub fn new(rules: Arc<Vec<CompiledRule>>) -> Relabeller {
         let memos = rules.iter().map(|_| NameMemo::default()).collect();
-        Relabeller { rules, memos }
+        Relabeller {
+            visibility: Visibility::new(Arc::clone(&rules)),
+            rules,
+            memos,
+        }
     }
 
     /// The rules.
@@ -129,6 +136,13 @@ impl Relabeller {
     /// [`super::process`] of `labels` with these rules.
     pub fn process(&mut self, labels: &Labels, scrape: &ScrapeSettings) -> Target {
         process_with(labels, scrape, &self.rules, Some(&mut self.memos))
+    }
+
+    /// True when `new` (an object's discovered targets) gives the same targets as `old`:
+    /// they differ only in values the rules cannot see (see [`Visibility`]), so `new`
+    /// need not be relabelled.
+    pub fn same_targets(&mut self, old: &[Labels], new: &[Labels]) -> bool {
+        self.visibility.same_targets(old, new)
     }
 
     /// Names remembered, over all rules (for tests).

@@ -11,7 +11,8 @@
 //!   job's scrape settings seeded before; the `__address__` check and the removal of
 //!   `__meta_*`, `__tmp_*` and defaults after).
 //! - [`Relabeller`] is [`process`] for many targets: it remembers what `labelmap`,
-//!   `labeldrop` and `labelkeep` decide for each label name.
+//!   `labeldrop` and `labelkeep` decide for each label name, and tells a change its
+//!   rules cannot see ([`Visibility`]) from one they must relabel.
 
 mod apply;
 mod config;
@@ -22,6 +23,7 @@ mod names;
 mod selector;
 mod target;
 mod template;
+mod visibility;
 
 pub use apply::{hash_mod, hash_mod_xxhash, relabel};
 pub use config::{
@@ -31,3 +33,4 @@ pub use dialect::Dialect;
 pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
 pub use target::{PARAM_PREFIX, ScrapeSettings, Target, process};
+pub use visibility::Visibility;

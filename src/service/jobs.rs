@@ -303,6 +303,7 @@ impl JobSet {
         for shared in self.pipelines.values() {
             if let Ok(w) = shared.addr.send(super::GetWork).await {
                 total.objects_relabelled += w.objects_relabelled;
+                total.objects_unseen += w.objects_unseen;
                 total.objects_changed += w.objects_changed;
                 total.lists_built += w.lists_built;
                 total.takes += w.takes;

@@ -10,8 +10,11 @@
 //! hole in the bytes that each job fills with its name, see [`ObjectGroups`]), so
 //! twenty such jobs relabel each change once.
 //!
-//! Its subscription keeps the discovered label sets (shared with the group's cache,
-//! nothing copied); the relabelled targets live only while an object is serialized.
+//! A change the rules cannot see is not relabelled at all: most updates of a pod move
+//! annotations and status fields no rule reads, which relabel to the same bytes (see
+//! [`crate::relabel::Visibility`]). The pipeline keeps each object's discovered label
+//! sets to compare with (shared with the group's cache, nothing copied); the
+//! relabelled targets live only while an object is serialized.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -92,6 +95,9 @@ impl Relabelling {
 pub struct PipelineWork {
     /// Objects relabelled and serialized.
     pub objects_relabelled: u64,
+    /// Objects whose change the rules cannot see (values of labels no rule reads and
+    /// the output drops, see [`crate::relabel::Visibility`]): not relabelled.
+    pub objects_unseen: u64,
     /// Objects whose groups came out different (or appeared, or left).
     pub objects_changed: u64,
     /// Times the ordered list of every object was rebuilt (at most once per request
@@ -101,14 +107,24 @@ pub struct PipelineWork {
     pub takes: u64,
 }
 
+/// One object as a pipeline holds it.
+struct SlotState {
+    key: ObjectKey,
+    /// Its discovered targets (shared with the group's cache): what the next change is
+    /// compared with, to tell whether the rules can see it.
+    discovered: Vec<Labels>,
+    /// Its groups; `None` when no target is left after relabelling.
+    groups: Option<Arc<ObjectGroups>>,
+}
+
 /// The pipeline actor. See the module documentation.
 pub struct Pipeline {
     subscription: Option<Subscription<Labels>>,
     relabelling: Relabelling,
     /// The relabelling's rules, remembering their decisions per label name.
     relabeller: Relabeller,
-    /// Each object's groups at its slot, with its key.
-    by_slot: Vec<Option<(ObjectKey, Arc<ObjectGroups>)>>,
+    /// Each object at its slot.
+    by_slot: Vec<Option<SlotState>>,
     /// The objects in body order: by key, to their slot.
     order: BTreeMap<ObjectKey, u32>,
     /// The ordered list, until the next change.
@@ -174,61 +190,82 @@ impl Pipeline {
     fn apply(&mut self, changes: TargetChanges<Labels>) {
         self.work.takes += 1;
         let taken = changes.objects.len();
-        let mut changed = 0;
-        if changes.reset {
-            changed += self.by_slot.iter().flatten().count();
-            self.by_slot.clear();
+        let reset = changes.reset;
+        // After a reset the objects handed out are all there is: what was held is only
+        // compared with (a relist that changed nothing relabels nothing), and what is
+        // not handed out again is gone.
+        let mut previous = Vec::new();
+        if reset {
+            previous = std::mem::take(&mut self.by_slot);
             self.order.clear();
             self.targets = 0;
         }
+        let mut changed = 0;
         for object in changes.objects {
             let slot = object.slot.0 as usize;
-            let new = object.object.and_then(|(key, discovered)| {
-                self.work.objects_relabelled += 1;
-                let groups = self.relabelling.object_groups(
-                    &mut self.relabeller,
-                    &discovered,
-                    &mut self.scratch,
-                );
-                (!groups.is_empty()).then_some((key, groups))
-            });
-            if slot >= self.by_slot.len() {
-                if new.is_none() {
-                    continue;
-                }
-                self.by_slot.resize_with(slot + 1, || None);
+            let held = if reset {
+                previous.get_mut(slot).and_then(Option::take)
+            } else {
+                self.by_slot.get_mut(slot).and_then(Option::take)
+            };
+            if let Some(held) = &held
+                && !reset
+            {
+                self.unlist(held);
             }
-            let entry = &mut self.by_slot[slot];
-            match (entry.take(), new) {
-                (None, None) => continue,
-                (Some((key, groups)), None) => {
-                    self.order.remove(&key);
-                    self.targets -= groups.targets();
+            let Some((key, discovered)) = object.object else {
+                changed += usize::from(held.is_some_and(|h| h.groups.is_some()));
+                continue;
+            };
+            let state = match held {
+                Some(mut held)
+                    if held.key == key
+                        && self.relabeller.same_targets(&held.discovered, &discovered) =>
+                {
+                    self.work.objects_unseen += 1;
+                    held.discovered = discovered;
+                    held
                 }
-                (None, Some((key, groups))) => {
-                    self.order.insert(key.clone(), object.slot.0);
-                    self.targets += groups.targets();
-                    *entry = Some((key, Arc::new(groups)));
-                }
-                (Some((key, groups)), Some((new_key, new_groups))) => {
-                    if key.same_strings(&new_key) && *groups == new_groups {
-                        *entry = Some((key, groups));
-                        continue;
+                held => {
+                    self.work.objects_relabelled += 1;
+                    let groups = self.relabelling.object_groups(
+                        &mut self.relabeller,
+                        &discovered,
+                        &mut self.scratch,
+                    );
+                    let groups = (!groups.is_empty()).then_some(groups);
+                    match held {
+                        // The same bytes: nothing downstream changes, and the groups
+                        // already in the list stay shared.
+                        Some(held)
+                            if held.key == key && held.groups.as_deref() == groups.as_ref() =>
+                        {
+                            SlotState {
+                                key: held.key,
+                                discovered,
+                                groups: held.groups,
+                            }
+                        }
+                        held => {
+                            if held.is_some_and(|h| h.groups.is_some()) || groups.is_some() {
+                                changed += 1;
+                            }
+                            SlotState {
+                                key,
+                                discovered,
+                                groups: groups.map(Arc::new),
+                            }
+                        }
                     }
-                    // A reused slot: another object took it.
-                    let key = if key == new_key {
-                        key
-                    } else {
-                        self.order.remove(&key);
-                        self.order.insert(new_key.clone(), object.slot.0);
-                        new_key
-                    };
-                    self.targets = self.targets - groups.targets() + new_groups.targets();
-                    *entry = Some((key, Arc::new(new_groups)));
                 }
-            }
-            changed += 1;
+            };
+            self.place(slot, state);
         }
+        changed += previous
+            .iter()
+            .flatten()
+            .filter(|h| h.groups.is_some())
+            .count();
         if taken == 0 && changed == 0 {
             return;
         }
@@ -251,6 +288,26 @@ impl Pipeline {
         self.readers.retain(|join| join.reader.connected());
     }
 
+    /// Takes `held` (just removed from its slot) out of the body order and the count.
+    fn unlist(&mut self, held: &SlotState) {
+        if let Some(groups) = &held.groups {
+            self.order.remove(&held.key);
+            self.targets -= groups.targets();
+        }
+    }
+
+    /// Puts `state` at `slot`, in the body order if it has targets.
+    fn place(&mut self, slot: usize, state: SlotState) {
+        if let Some(groups) = &state.groups {
+            self.order.insert(state.key.clone(), slot as u32);
+            self.targets += groups.targets();
+        }
+        if slot >= self.by_slot.len() {
+            self.by_slot.resize_with(slot + 1, || None);
+        }
+        self.by_slot[slot] = Some(state);
+    }
+
     fn list(&mut self) -> ObjectGroupsList {
         if let Some(list) = &self.list {
             return Arc::clone(list);
@@ -260,7 +317,7 @@ impl Pipeline {
             .order
             .values()
             .filter_map(|&slot| {
-                let (_, groups) = self.by_slot.get(slot as usize)?.as_ref()?;
+                let groups = self.by_slot.get(slot as usize)?.as_ref()?.groups.as_ref()?;
                 Some(Arc::clone(groups))
             })
             .collect();

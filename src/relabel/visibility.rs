@@ -1,0 +1,230 @@
+//! Which discovered labels a job's rules can see, so that a change they cannot see is
+//! not relabelled at all.
+//!
+//! Most changes to a Kubernetes object move values that no scrape job reads: a pod's
+//! `resourceVersion`-like annotations, a deployment tool's bookkeeping, the time its
+//! status last changed. A label whose value can change a job's targets is one a rule
+//! reads (its sources, an `if` selector, a `labelmap` that copies it, ...) or one the
+//! job's output keeps. Every other label is *unseen*: a `__meta_*` or `__tmp_*` label
+//! (removed after relabelling) that no rule reads. Two label sets that differ only in
+//! unseen labels (their values, or whether they are there at all) relabel to the same
+//! target: nothing reads them, and the output drops them. (A `labeldrop` or `labelkeep`
+//! may remove one; that changes nothing either.)
+//!
+//! The decision is per name, against [`CompiledRule::reads_label`] (conservative: a
+//! rule with an `if` selector or a `{{label}}` template reads every label), and
+//! remembered per name as the relabeller remembers its name-only rules' decisions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arcstr::ArcStr;
+
+use super::config::CompiledRule;
+use super::memo::MAX_NAMES;
+use super::target::{META_PREFIX, TMP_PREFIX};
+use crate::labels::Labels;
+
+/// A job's rules and which label names they cannot see, remembered.
+pub struct Visibility {
+    rules: Arc<Vec<CompiledRule>>,
+    /// By the address of the name's bytes, with the name itself (which keeps that
+    /// address its own while remembered).
+    unseen: HashMap<usize, (ArcStr, bool), foldhash::fast::RandomState>,
+}
+
+impl Visibility {
+    /// Nothing remembered yet about `rules`.
+    pub fn new(rules: Arc<Vec<CompiledRule>>) -> Visibility {
+        Visibility {
+            rules,
+            unseen: HashMap::default(),
+        }
+    }
+
+    /// True when no rule reads `name` and the output drops it: its value cannot change
+    /// a target.
+    pub fn unseen(&mut self, name: &ArcStr) -> bool {
+        let address = name.as_ptr() as usize;
+        if let Some((_, unseen)) = self.unseen.get(&address) {
+            return *unseen;
+        }
+        if self.unseen.len() >= MAX_NAMES {
+            self.unseen.clear();
+        }
+        let unseen = (name.starts_with(META_PREFIX) || name.starts_with(TMP_PREFIX))
+            && !self.rules.iter().any(|r| r.reads_label(name));
+        self.unseen.insert(address, (ArcStr::clone(name), unseen));
+        unseen
+    }
+
+    /// True when `new` (an object's discovered targets) relabels to exactly what `old`
+    /// does: the same label sets but for unseen labels.
+    pub fn same_targets(&mut self, old: &[Labels], new: &[Labels]) -> bool {
+        Labels::same_except_each(old, new, |name| self.unseen(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::relabel::{RelabelConfig, ScrapeSettings, compile_all, process};
+
+    fn visibility(yaml: &str) -> (Visibility, Arc<Vec<CompiledRule>>) {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
+        let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
+        (Visibility::new(Arc::clone(&rules)), rules)
+    }
+
+    fn pod(annotation: &str, label: &str, phase: &str) -> Labels {
+        Labels::from_pairs([
+            ("__address__", "10.0.0.1:80"),
+            ("__meta_kubernetes_pod_annotation_seq", annotation),
+            ("__meta_kubernetes_pod_label_app", label),
+            ("__meta_kubernetes_pod_phase", phase),
+        ])
+    }
+
+    const RULES: &str = r#"
+- {action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}
+- {source_labels: [__meta_kubernetes_pod_phase], regex: Unknown, action: drop}
+"#;
+
+    /// Whenever it says two sets relabel alike, they do: over rule sets that read,
+    /// copy, drop and keep labels by name and by value, and changes to every kind of
+    /// label.
+    #[test]
+    fn a_change_called_unseen_relabels_to_the_same_target() {
+        let rule_sets = [
+            RULES,
+            "[{action: labeldrop, regex: __meta_kubernetes_pod_annotation_.*}]",
+            "[{action: labelkeep, regex: __address__|__meta_kubernetes_pod_label_app}]",
+            "[{action: labelmap, regex: __meta_kubernetes_pod_(.+)}]",
+            "[{source_labels: [__meta_kubernetes_pod_annotation_seq], target_label: seq}]",
+            "[{source_labels: [__address__], modulus: 4, target_label: __tmp_hash, action: hashmod},
+              {source_labels: [__tmp_hash], regex: '1', action: drop}]",
+            "[{source_labels: [__meta_kubernetes_pod_label_app], target_label: __meta_kubernetes_pod_annotation_x},
+              {source_labels: [__meta_kubernetes_pod_annotation_x], target_label: app}]",
+        ];
+        let with = |extra: Option<(&str, &str)>, seq: &str, app: &str, phase: &str| {
+            let mut pairs = vec![
+                ("__address__", "10.0.0.1:80"),
+                ("__meta_kubernetes_pod_annotation_seq", seq),
+                ("__meta_kubernetes_pod_label_app", app),
+                ("__meta_kubernetes_pod_phase", phase),
+            ];
+            pairs.extend(extra);
+            Labels::from_pairs(pairs)
+        };
+        let variants = [
+            with(None, "1", "web", "Running"),
+            with(None, "2", "web", "Running"),
+            with(None, "", "web", "Running"),
+            with(None, "1", "api", "Running"),
+            with(None, "1", "", "Running"),
+            with(None, "1", "web", "Unknown"),
+            with(
+                Some(("__meta_kubernetes_pod_annotation_new", "x")),
+                "1",
+                "web",
+                "Running",
+            ),
+            with(
+                Some(("__meta_kubernetes_pod_label_new", "x")),
+                "1",
+                "web",
+                "Running",
+            ),
+            with(Some(("__tmp_hash", "1")), "1", "web", "Running"),
+        ];
+        let scrape = ScrapeSettings::new("job");
+        let mut unseen_pairs = 0;
+        for yaml in rule_sets {
+            let (mut v, rules) = visibility(yaml);
+            for old in &variants {
+                for new in &variants {
+                    let same = v.same_targets(std::slice::from_ref(old), std::slice::from_ref(new));
+                    unseen_pairs += usize::from(same && old != new);
+                    assert!(
+                        !same || process(old, &scrape, &rules) == process(new, &scrape, &rules),
+                        "rules {yaml}: {old:?} -> {new:?}"
+                    );
+                }
+            }
+        }
+        assert!(
+            unseen_pairs > 20,
+            "the test exercises unseen changes: {unseen_pairs}"
+        );
+    }
+
+    /// An annotation no rule reads is unseen, whatever its value or if it is gone; a
+    /// mapped label, a label a rule reads and a label the output keeps are seen.
+    #[test]
+    fn only_values_no_rule_reads_and_the_output_drops_are_unseen() {
+        let (mut v, _) = visibility(RULES);
+        let old = [pod("1", "web", "Running")];
+        assert!(v.same_targets(&old, &[pod("2", "web", "Running")]));
+        assert!(
+            v.same_targets(&old, &[pod("", "web", "Running")]),
+            "emptied"
+        );
+        assert!(
+            !v.same_targets(&old, &[pod("1", "", "Running")]),
+            "mapped, emptied"
+        );
+        assert!(
+            !v.same_targets(&old, &[pod("1", "api", "Running")]),
+            "mapped"
+        );
+        assert!(
+            !v.same_targets(&old, &[pod("1", "web", "Failed")]),
+            "read by drop"
+        );
+        let moved = Labels::from_pairs([
+            ("__address__", "10.0.0.2:80"),
+            ("__meta_kubernetes_pod_annotation_seq", "1"),
+            ("__meta_kubernetes_pod_label_app", "web"),
+            ("__meta_kubernetes_pod_phase", "Running"),
+        ]);
+        assert!(!v.same_targets(&old, &[moved]), "kept in the output");
+        assert!(!v.same_targets(&old, &[]), "a target fewer");
+    }
+
+    /// A rule with an `if` selector may read any label: nothing is unseen.
+    #[test]
+    fn a_selector_sees_every_label() {
+        let (mut v, _) =
+            visibility(r#"[{action: keep, if: '{__meta_kubernetes_pod_annotation_seq="1"}'}]"#);
+        let old = [pod("1", "web", "Running")];
+        assert!(!v.same_targets(&old, &[pod("2", "web", "Running")]));
+    }
+
+    /// Targets built over a shared base compare alike however the base is split.
+    #[test]
+    fn shared_bases_compare_by_their_labels() {
+        let (mut v, _) = visibility(RULES);
+        let base = |seq: &str| {
+            Labels::from_pairs([
+                ("__meta_kubernetes_pod_annotation_seq", seq),
+                ("__meta_kubernetes_pod_label_app", "web"),
+            ])
+        };
+        let targets = |seq: &str| {
+            let base = base(seq);
+            (1..=3)
+                .map(|port| {
+                    let mut own = crate::labels::LabelsBuilder::new();
+                    own.add("__address__", format!("10.0.0.1:{port}"));
+                    base.merged(own)
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(v.same_targets(&targets("1"), &targets("2")));
+        let mut other_port = targets("2");
+        let mut own = crate::labels::LabelsBuilder::new();
+        own.add("__address__", "10.0.0.1:9");
+        other_port[2] = base("2").merged(own);
+        assert!(!v.same_targets(&targets("1"), &other_port));
+    }
+}
