@@ -36,6 +36,59 @@ fn assert_relabeller_agrees(input: &Labels, rules: &[CompiledRule], case: &str) 
             "{case}, round {round}"
         );
     }
+    assert_object_relabelling_agrees(input, rules, case);
+}
+
+/// [`Relabeller::process_object`] (the rules run once on the labels an object's targets
+/// share) gives what [`process`] gives for each target: over every way of splitting
+/// `input` into shared labels and a target's own, with the own labels as they are,
+/// changed, and emptied, in three targets over one shared part.
+fn assert_object_relabelling_agrees(input: &Labels, rules: &[CompiledRule], case: &str) {
+    let scrape = ScrapeSettings::new("job");
+    let all: Vec<(String, String)> = input
+        .iter()
+        .map(|l| (l.name.to_string(), l.value.to_string()))
+        .collect();
+    let n = all.len();
+    // Every subset of the labels as the own part, for small inputs; else each label
+    // alone, the first half and all of them.
+    let splits: Vec<Vec<bool>> = if n <= 6 {
+        (0u32..1 << n)
+            .map(|mask| (0..n).map(|i| mask & (1 << i) != 0).collect())
+            .collect()
+    } else {
+        let mut splits: Vec<Vec<bool>> = (0..n).map(|k| (0..n).map(|i| i == k).collect()).collect();
+        splits.push((0..n).map(|i| i < n / 2).collect());
+        splits.push(vec![true; n]);
+        splits
+    };
+    let mut relabeller = Relabeller::new(std::sync::Arc::new(rules.to_vec()));
+    for own_mask in splits {
+        let base = Labels::from_pairs(
+            all.iter()
+                .zip(&own_mask)
+                .filter(|(_, own)| !**own)
+                .map(|((k, v), _)| (k.as_str(), v.as_str())),
+        );
+        let own_values = |f: &dyn Fn(&str) -> String| {
+            let mut b = kubesd::labels::LabelsBuilder::new();
+            for ((k, v), own) in all.iter().zip(&own_mask) {
+                if *own {
+                    b.add(k.clone(), f(v));
+                }
+            }
+            base.merged(b)
+        };
+        let targets = [
+            own_values(&|v| v.to_string()),
+            own_values(&|v| format!("{v}x")),
+            own_values(&|_| String::new()),
+        ];
+        let want: Vec<Target> = targets.iter().map(|t| process(t, &scrape, rules)).collect();
+        let mut got = Vec::new();
+        relabeller.process_object(&targets, &scrape, |t| got.push(t));
+        assert_eq!(got, want, "{case}, own part {own_mask:?}");
+    }
 }
 
 /// `(input, rules, expected output or None for dropped)`.

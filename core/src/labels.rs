@@ -209,6 +209,28 @@ impl Labels {
         self.base.ptr_eq(&other.base) && self.own.ptr_eq(&other.own)
     }
 
+    /// The target's own labels (sorted by name): what it does not share with the other
+    /// targets of its object. Empty for a set built flat.
+    pub fn own_labels(&self) -> &[Label] {
+        &self.own
+    }
+
+    /// The labels this target shares with the other targets of its object: this set
+    /// without its own part (what the base inherits stays).
+    pub fn without_own(&self) -> Labels {
+        let shadowed = self.shadowed_by_base(&self.own);
+        Labels {
+            base: self.base.clone(),
+            own: Part::empty(),
+            len: (self.len as usize + shadowed - self.own.len()) as u32,
+        }
+    }
+
+    /// True when both share the same base (and what it inherits): targets of one object.
+    pub fn same_base(&self, other: &Labels) -> bool {
+        self.base.ptr_eq(&other.base)
+    }
+
     /// This set with `overrides` laid over it: a name in both takes the override's value.
     ///
     /// How a pod's targets are built: the labels all its targets share are sorted once

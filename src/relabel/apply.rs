@@ -270,6 +270,9 @@ pub(super) struct WorkingSet<'a> {
     /// Sorted by name.
     entries: Vec<Entry<'a>>,
     next_order: u64,
+    /// When recording: every name a rule wrote or removed by name (see
+    /// [`WorkingSet::record_writes`]).
+    written: Option<Vec<ArcStr>>,
 }
 
 /// A label while rules run: the input's and the seeds' strings are borrowed (most of a
@@ -352,6 +355,7 @@ impl<'a> WorkingSet<'a> {
         WorkingSet {
             entries,
             next_order,
+            written: None,
         }
     }
 
@@ -385,6 +389,9 @@ impl<'a> WorkingSet<'a> {
     }
 
     pub(super) fn set_shared(&mut self, name: ArcStr, value: ArcStr) {
+        if let Some(written) = &mut self.written {
+            written.push(ArcStr::clone(&name));
+        }
         if value.is_empty() {
             self.delete(&name);
             return;
@@ -416,6 +423,9 @@ impl<'a> WorkingSet<'a> {
 
     /// Removes `name` if present.
     pub(super) fn delete(&mut self, name: &str) {
+        if let Some(written) = &mut self.written {
+            written.push(ArcStr::from(name));
+        }
         if let Ok(i) = self.find(name) {
             self.entries.remove(i);
         }
@@ -430,6 +440,18 @@ impl<'a> WorkingSet<'a> {
             .into_iter()
             .map(|e| (ArcStr::clone(&*e.name), ArcStr::clone(&*e.value)))
             .collect()
+    }
+
+    /// From now on, records the name of every label a rule writes or removes by name
+    /// (not those `labeldrop` and `labelkeep` remove: they decide by name, and the
+    /// caller asks them).
+    pub(super) fn record_writes(&mut self) {
+        self.written = Some(Vec::new());
+    }
+
+    /// The names recorded since [`WorkingSet::record_writes`].
+    pub(super) fn take_written(&mut self) -> Vec<ArcStr> {
+        self.written.take().unwrap_or_default()
     }
 
     /// Whether `name` is set.

@@ -362,7 +362,8 @@ impl CompiledRule {
     }
 
     /// True if what this rule does can depend on the *value* of label `name`: it reads
-    /// it as a source, compares with it (`keepequal`, `dropequal`), or copies it under
+    /// it as a source, compares with it (`keepequal`, `dropequal`, `keep_if_contains`,
+    /// `drop_if_contains`), or copies it under
     /// a new name (`labelmap`). Writing or deleting the label does not count. Rules
     /// that never read `job` give the same targets for every job name but in their
     /// `job` label, which lets jobs that differ only in name share their work.
@@ -376,7 +377,12 @@ impl CompiledRule {
             || self.source_labels.iter().any(|s| s.as_str() == name)
             || (matches!(
                 self.action,
-                Action::KeepEqual | Action::DropEqual | Action::KeepIfEqual | Action::DropIfEqual
+                Action::KeepEqual
+                    | Action::DropEqual
+                    | Action::KeepIfEqual
+                    | Action::DropIfEqual
+                    | Action::KeepIfContains
+                    | Action::DropIfContains
             ) && self.target_label == name)
             || (self.action == Action::LabelMap && self.regex.is_match(name))
             || (self.action == Action::LabelMapAll

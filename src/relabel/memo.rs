@@ -21,6 +21,7 @@ use std::sync::Arc;
 use arcstr::ArcStr;
 
 use super::config::{Action, CompiledRule};
+use super::shared::LeftAlone;
 use super::target::{ScrapeSettings, Target, process_with};
 use super::template::expand;
 use super::visibility::Visibility;
@@ -110,11 +111,15 @@ impl NameMemo {
 /// A job's rules and what their name-only rules decided so far. See the module
 /// documentation.
 pub struct Relabeller {
-    rules: Arc<Vec<CompiledRule>>,
+    pub(super) rules: Arc<Vec<CompiledRule>>,
     /// One per rule, at the rule's index; used by name-only rules.
-    memos: Vec<NameMemo>,
+    pub(super) memos: Vec<NameMemo>,
     /// Which label names the rules cannot see.
     visibility: Visibility,
+    /// Which label names the rules leave alone (see [`super::shared`]).
+    pub(super) left_alone: LeftAlone,
+    /// Targets given their object's shared result rather than relabelled whole.
+    pub(super) from_shared: u64,
 }
 
 impl Relabeller {
@@ -123,6 +128,8 @@ impl Relabeller {
         let memos = rules.iter().map(|_| NameMemo::default()).collect();
         Relabeller {
             visibility: Visibility::new(Arc::clone(&rules)),
+            left_alone: LeftAlone::default(),
+            from_shared: 0,
             rules,
             memos,
         }
@@ -143,6 +150,12 @@ impl Relabeller {
     /// need not be relabelled.
     pub fn same_targets(&mut self, old: &[Labels], new: &[Labels]) -> bool {
         self.visibility.same_targets(old, new)
+    }
+
+    /// Targets that [`Relabeller::process_object`] gave their object's shared result
+    /// instead of relabelling them whole (work counted, for tests and benchmarks).
+    pub fn targets_from_shared(&self) -> u64 {
+        self.from_shared
     }
 
     /// Names remembered, over all rules (for tests).

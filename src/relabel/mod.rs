@@ -21,6 +21,7 @@ mod graphite;
 mod memo;
 mod names;
 mod selector;
+mod shared;
 mod target;
 mod template;
 mod visibility;

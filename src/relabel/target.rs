@@ -106,16 +106,27 @@ pub(super) fn process_with(
     labels: &Labels,
     scrape: &ScrapeSettings,
     rules: &[CompiledRule],
-    mut memos: Option<&mut [NameMemo]>,
+    memos: Option<&mut [NameMemo]>,
 ) -> Target {
-    // Borrowed strings: seeding costs neither allocations nor reference counts.
-    static SEED_NAMES: [ArcStr; 5] = [
-        arcstr::literal!("job"),
-        arcstr::literal!("__scrape_interval__"),
-        arcstr::literal!("__scrape_timeout__"),
-        arcstr::literal!("__metrics_path__"),
-        arcstr::literal!("__scheme__"),
-    ];
+    let Some(mut set) = run_rules(labels, scrape, rules, memos, false) else {
+        return Target::Dropped;
+    };
+    if !set.contains(ADDRESS_LABEL) {
+        return Target::NoAddress;
+    }
+    Target::Keep(output(&mut set, scrape))
+}
+
+/// Steps 1 and 2 of [`process`]: the working set after seeding and the rules, or `None`
+/// if a rule dropped the target. With `record_writes`, the set records the names the
+/// rules write.
+pub(super) fn run_rules<'a>(
+    labels: &'a Labels,
+    scrape: &'a ScrapeSettings,
+    rules: &[CompiledRule],
+    mut memos: Option<&mut [NameMemo]>,
+    record_writes: bool,
+) -> Option<WorkingSet<'a>> {
     let seeds = [
         &scrape.job_name,
         &scrape.scrape_interval,
@@ -130,20 +141,36 @@ pub(super) fn process_with(
             .zip(seeds)
             .chain(scrape.params.iter().map(|(n, v)| (n, v))),
     );
+    if record_writes {
+        set.record_writes();
+    }
     for (i, rule) in rules.iter().enumerate() {
         let memo = memos.as_deref_mut().and_then(|m| m.get_mut(i));
         if !apply(rule, &mut set, memo) {
-            return Target::Dropped;
+            return None;
         }
     }
-    if !set.contains(ADDRESS_LABEL) {
-        return Target::NoAddress;
-    }
+    Some(set)
+}
+
+/// The labels [`process`] seeds a target with (with `__param_*`); borrowed strings:
+/// seeding costs neither allocations nor reference counts.
+pub(super) static SEED_NAMES: [ArcStr; 5] = [
+    arcstr::literal!("job"),
+    arcstr::literal!("__scrape_interval__"),
+    arcstr::literal!("__scrape_timeout__"),
+    arcstr::literal!("__metrics_path__"),
+    arcstr::literal!("__scheme__"),
+];
+
+/// Step 4 of [`process`]: what the program reading kubesd's output needs, from the
+/// working set after the rules.
+pub(super) fn output(set: &mut WorkingSet<'_>, scrape: &ScrapeSettings) -> Labels {
     let unchanged = |name: &str, seeded: &str, set: &WorkingSet| set.get(name) == seeded;
-    let drop_interval = unchanged(SCRAPE_INTERVAL_LABEL, &scrape.scrape_interval, &set);
-    let drop_timeout = unchanged(SCRAPE_TIMEOUT_LABEL, &scrape.scrape_timeout, &set);
-    let drop_scheme = unchanged(SCHEME_LABEL, DEFAULT_SCHEME, &set);
-    let drop_path = unchanged(METRICS_PATH_LABEL, DEFAULT_METRICS_PATH, &set);
+    let drop_interval = unchanged(SCRAPE_INTERVAL_LABEL, &scrape.scrape_interval, set);
+    let drop_timeout = unchanged(SCRAPE_TIMEOUT_LABEL, &scrape.scrape_timeout, set);
+    let drop_scheme = unchanged(SCHEME_LABEL, DEFAULT_SCHEME, set);
+    let drop_path = unchanged(METRICS_PATH_LABEL, DEFAULT_METRICS_PATH, set);
     set.retain(|name| {
         !(name.starts_with(META_PREFIX)
             || name.starts_with(TMP_PREFIX)
@@ -152,5 +179,5 @@ pub(super) fn process_with(
             || (drop_scheme && name == SCHEME_LABEL)
             || (drop_path && name == METRICS_PATH_LABEL))
     });
-    Target::Keep(set.finish())
+    set.finish()
 }

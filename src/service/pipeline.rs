@@ -62,13 +62,13 @@ impl Relabelling {
         scratch: &mut Vec<Labels>,
     ) -> ObjectGroups {
         scratch.clear();
-        for labels in discovered {
-            if let Target::Keep(target) = relabeller.process(labels, &self.scrape)
+        relabeller.process_object(discovered, &self.scrape, |target| {
+            if let Target::Keep(target) = target
                 && self.shard.keeps(target.get("__address__").unwrap_or(""))
             {
                 scratch.push(target);
             }
-        }
+        });
         let groups = ObjectGroups::new(scratch, &self.scrape.job_name);
         scratch.clear();
         groups

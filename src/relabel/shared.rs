@@ -1,0 +1,255 @@
+//! Relabelling an object's targets once for the labels they share.
+//!
+//! A pod's targets (one per container port) carry the same ~45 pod labels and differ
+//! in a handful of their own: the address and the container's and port's labels. Rules
+//! that never touch those own labels give each target the shared labels' result with
+//! its own labels laid over it. So the rules run once per object on the shared labels,
+//! and each target costs only the check that its own labels are left alone:
+//!
+//! - no rule reads the name ([`CompiledRule::reads_label`]: sources, selectors,
+//!   templates, `labelmap`), and no `labeldrop` or `labelkeep` removes it;
+//! - no rule wrote it while running on the shared labels (recorded as they ran: what a
+//!   rule writes depends only on what it reads, and it reads only shared labels);
+//! - it is not one of the labels the job seeds (`job`, `__scheme__`, ...);
+//! - it does not empty a shared label of the same name (an empty value is an absent
+//!   label, which the shared run did not see).
+//!
+//! A target that fails a check is relabelled whole, as [`super::process`] does. The
+//! result is the same either way (tested against every relabelling case).
+
+use std::collections::HashMap;
+
+use arcstr::ArcStr;
+
+use super::config::{Action, CompiledRule};
+use super::memo::{MAX_NAMES, Relabeller};
+use super::target::{
+    ADDRESS_LABEL, META_PREFIX, PARAM_PREFIX, SEED_NAMES, ScrapeSettings, TMP_PREFIX, Target,
+    output, run_rules,
+};
+use crate::labels::{Label, Labels, LabelsBuilder};
+
+/// The rules' result on one object's shared labels.
+enum SharedResult {
+    /// A rule dropped them: every target whose own labels the rules neither read nor
+    /// remove is dropped too (what the rules wrote before does not matter: the
+    /// target is gone either way).
+    Dropped,
+    /// The shared part of each target, as the output has it.
+    Kept {
+        /// The output labels, before each target's own are laid over them.
+        output: Labels,
+        /// Whether `__address__` was there after the rules (else only a target's own
+        /// address gives it one).
+        has_address: bool,
+        written: Vec<ArcStr>,
+    },
+}
+
+impl SharedResult {
+    fn written(&self) -> &[ArcStr] {
+        match self {
+            SharedResult::Dropped => &[],
+            SharedResult::Kept { written, .. } => written,
+        }
+    }
+}
+
+/// Per label name: whether the rules leave it alone but for what they write (see the
+/// module documentation), remembered by the name's address, with the name kept.
+#[derive(Default)]
+pub(super) struct LeftAlone(HashMap<usize, (ArcStr, bool), foldhash::fast::RandomState>);
+
+impl Relabeller {
+    /// [`Relabeller::process`] of each of one object's `targets`, in order, given to
+    /// `each`: the rules run once for the labels the targets share (see the module
+    /// documentation).
+    pub fn process_object(
+        &mut self,
+        targets: &[Labels],
+        scrape: &ScrapeSettings,
+        mut each: impl FnMut(Target),
+    ) {
+        // The shared labels' result, for the base of the target it was computed from.
+        let mut shared: Option<(Labels, SharedResult)> = None;
+        for target in targets {
+            let alone_with_others = targets.len() > 1 && !target.own_labels().is_empty();
+            if !alone_with_others {
+                each(self.process(target, scrape));
+                continue;
+            }
+            if !shared.as_ref().is_some_and(|(b, _)| b.same_base(target)) {
+                let base = target.without_own();
+                let result = self.run_shared(&base, scrape);
+                shared = Some((base, result));
+            }
+            let Some((base, result)) = &shared else {
+                continue;
+            };
+            match self.with_own(base, result, target.own_labels()) {
+                Some(t) => {
+                    self.from_shared += 1;
+                    each(t)
+                }
+                None => each(self.process(target, scrape)),
+            }
+        }
+    }
+
+    /// The rules on `base` (a target's shared labels), recording what they write.
+    fn run_shared(&mut self, base: &Labels, scrape: &ScrapeSettings) -> SharedResult {
+        match run_rules(base, scrape, &self.rules, Some(&mut self.memos), true) {
+            None => SharedResult::Dropped,
+            Some(mut set) => {
+                let written = set.take_written();
+                let has_address = set.contains(ADDRESS_LABEL);
+                SharedResult::Kept {
+                    output: output(&mut set, scrape),
+                    has_address,
+                    written,
+                }
+            }
+        }
+    }
+
+    /// A target with these `own` labels over `base`, from the shared result; `None`
+    /// when the rules do not leave its own labels alone.
+    fn with_own(&mut self, base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Target> {
+        for label in own {
+            let alone = self.left_alone.decide(&self.rules, &label.name)
+                && !result.written().iter().any(|w| *w == label.name)
+                && !(label.value.is_empty() && base.get(&label.name).is_some());
+            if !alone {
+                return None;
+            }
+        }
+        match result {
+            SharedResult::Dropped => Some(Target::Dropped),
+            SharedResult::Kept {
+                output,
+                has_address,
+                ..
+            } => {
+                let mut kept = LabelsBuilder::new();
+                let mut own_address = false;
+                for label in own {
+                    if label.value.is_empty()
+                        || label.name.starts_with(META_PREFIX)
+                        || label.name.starts_with(TMP_PREFIX)
+                    {
+                        continue;
+                    }
+                    own_address |= &*label.name == ADDRESS_LABEL;
+                    kept.add_shared(&label.name, &label.value);
+                }
+                if !has_address && !own_address {
+                    return Some(Target::NoAddress);
+                }
+                Some(Target::Keep(if kept.is_empty() {
+                    output.clone()
+                } else {
+                    output.merged(kept)
+                }))
+            }
+        }
+    }
+}
+
+impl LeftAlone {
+    /// Whether `rules` leave `name` alone but for what they write, remembered.
+    pub(super) fn decide(&mut self, rules: &[CompiledRule], name: &ArcStr) -> bool {
+        let address = name.as_ptr() as usize;
+        if let Some((_, alone)) = self.0.get(&address) {
+            return *alone;
+        }
+        if self.0.len() >= MAX_NAMES {
+            self.0.clear();
+        }
+        let seeded = SEED_NAMES.iter().any(|s| *s == *name) || name.starts_with(PARAM_PREFIX);
+        let alone = !seeded
+            && rules.iter().all(|rule| {
+                !rule.reads_label(name)
+                    && match rule.action {
+                        Action::LabelDrop => !rule.regex.is_match(name),
+                        Action::LabelKeep => rule.regex.is_match(name),
+                        _ => true,
+                    }
+            });
+        self.0.insert(address, (ArcStr::clone(name), alone));
+        alone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::relabel::{RelabelConfig, compile_all, process};
+
+    fn relabeller(yaml: &str) -> Relabeller {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
+        Relabeller::new(Arc::new(compile_all(&configs).expect("rules are valid")))
+    }
+
+    /// Three port targets over one pod's labels.
+    fn pod_targets() -> Vec<Labels> {
+        let base = Labels::from_pairs([
+            ("__meta_kubernetes_namespace", "default"),
+            ("__meta_kubernetes_pod_label_app", "web"),
+            ("__meta_kubernetes_pod_name", "web-1"),
+        ]);
+        (1..=3)
+            .map(|port| {
+                let mut own = LabelsBuilder::new();
+                own.add("__address__", format!("10.0.0.1:{port}"));
+                own.add(
+                    "__meta_kubernetes_pod_container_port_number",
+                    port.to_string(),
+                );
+                base.merged(own)
+            })
+            .collect()
+    }
+
+    fn both(relabeller: &mut Relabeller, targets: &[Labels]) -> (Vec<Target>, Vec<Target>) {
+        let scrape = ScrapeSettings::new("job");
+        let want = targets
+            .iter()
+            .map(|t| process(t, &scrape, relabeller.rules()))
+            .collect();
+        let mut got = Vec::new();
+        relabeller.process_object(targets, &scrape, |t| got.push(t));
+        (got, want)
+    }
+
+    /// Rules that read only the pod's labels run once for its targets.
+    #[test]
+    fn rules_on_shared_labels_serve_every_target_of_the_object() {
+        let mut r = relabeller(
+            r#"
+- {action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}
+- {source_labels: [__meta_kubernetes_namespace], target_label: namespace}
+- {source_labels: [__meta_kubernetes_pod_name], target_label: pod}
+"#,
+        );
+        let (got, want) = both(&mut r, &pod_targets());
+        assert_eq!(got, want);
+        assert_eq!(r.targets_from_shared(), 3);
+    }
+
+    /// A rule that reads or writes a target's own label makes it relabelled whole.
+    #[test]
+    fn rules_that_touch_own_labels_relabel_each_target_whole() {
+        for yaml in [
+            "[{source_labels: [__address__], regex: '.*:1', action: drop}]",
+            "[{source_labels: [__meta_kubernetes_pod_name], target_label: __address__}]",
+            "[{action: labeldrop, regex: __meta_kubernetes_pod_container_port_number}]",
+        ] {
+            let mut r = relabeller(yaml);
+            let (got, want) = both(&mut r, &pod_targets());
+            assert_eq!(got, want, "{yaml}");
+            assert_eq!(r.targets_from_shared(), 0, "{yaml}");
+        }
+    }
+}
