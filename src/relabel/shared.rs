@@ -117,7 +117,7 @@ impl Relabeller {
     fn with_own(&mut self, base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Target> {
         for label in own {
             let alone = self.left_alone.decide(&self.rules, &label.name)
-                && !result.written().iter().any(|w| *w == label.name)
+                && !result.written().contains(&label.name)
                 && !(label.value.is_empty() && base.get(&label.name).is_some());
             if !alone {
                 return None;
@@ -165,7 +165,7 @@ impl LeftAlone {
         if self.0.len() >= MAX_NAMES {
             self.0.clear();
         }
-        let seeded = SEED_NAMES.iter().any(|s| *s == *name) || name.starts_with(PARAM_PREFIX);
+        let seeded = SEED_NAMES.contains(name) || name.starts_with(PARAM_PREFIX);
         let alone = !seeded
             && rules.iter().all(|rule| {
                 !rule.reads_label(name)
