@@ -157,6 +157,11 @@ struct Args {
     /// Events of the deps scenario (0: `--events / 10`).
     #[arg(long, default_value_t = 0)]
     deps_events: usize,
+    /// What each flood event changes besides its annotations: `annotation` (nothing
+    /// else: no job's targets change) or `label` (the pod label `bench-seq` too: every
+    /// event changes the targets of a job that maps pod labels).
+    #[arg(long, default_value = "annotation", value_parser = ["annotation", "label"])]
+    flood_touches: String,
     /// Job counts of the service scenario.
     #[arg(long, value_delimiter = ',', default_values_t = [1, 20])]
     jobs: Vec<usize>,
@@ -402,6 +407,8 @@ impl Server {
                 &args.services.to_string(),
                 "--events",
                 &args.events.to_string(),
+                "--flood-touches",
+                &args.flood_touches,
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -1139,7 +1146,7 @@ fn ceiling(args: &Args) -> f64 {
     let distinct = 1000.min(args.pods);
     let mut stream = Vec::new();
     for i in 0..distinct {
-        let pod = flood_server::bench_pod_json(i);
+        let pod = flood_server::bench_pod_json(i, false);
         stream
             .extend_from_slice(format!("{{\"type\":\"MODIFIED\",\"object\":{pod}}}\n").as_bytes());
     }
@@ -1171,6 +1178,7 @@ fn main() {
             nodes: args.nodes,
             services: args.services,
             events: args.events,
+            touch_label: args.flood_touches == "label",
         });
     }
     args.apply_quick();
@@ -1181,10 +1189,11 @@ fn main() {
     COUNT_ALLOCS.store(!args.no_count_allocs, Relaxed);
     let run = |s: &str| args.scenario.iter().any(|x| x == s);
     println!(
-        "flood bench: pods={} nodes={} events={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
+        "flood bench: pods={} nodes={} events={} flood_touches={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
         args.pods,
         args.nodes,
         args.events,
+        args.flood_touches,
         args.services,
         args.deps_events,
         args.subscribers,

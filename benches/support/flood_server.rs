@@ -8,7 +8,8 @@
 //!   LIST (one body with `Content-Length`), or with `watch=1` a chunked WATCH stream.
 //! - The pods WATCH streams `MODIFIED` events of the listed pods, cycling over them:
 //!   event `k` (from 1) modifies pod `(k - 1) % pods`, with annotations
-//!   `bench/seq = k` and `bench/sent = ` the wall clock in ns when its chunk was written.
+//!   `bench/seq = k` and `bench/sent = ` the wall clock in ns when its chunk was written
+//!   (with `touch_label`, `k` goes into the pod label `bench-seq` too).
 //!   It streams only as far as the *gate* allows: `GET /bench/go?upto=K` lets every open
 //!   pods watch stream up to event `K` (0 holds them). Other watches stay open, idle.
 //!   Event `events + 1`, past the flood, `DELETED`s pod 0: a change every reader sees
@@ -30,6 +31,9 @@ pub struct ServerSpec {
     pub nodes: usize,
     pub services: usize,
     pub events: usize,
+    /// Each event also writes its sequence number into the pod's label `bench-seq`:
+    /// every event changes what a job mapping pod labels serves.
+    pub touch_label: bool,
 }
 
 /// Width of the `bench/sent` and `bench/seq` values; fixed so they are patched in place.
@@ -41,6 +45,8 @@ struct EventLine {
     bytes: Vec<u8>,
     sent_at: usize,
     seq_at: usize,
+    /// Where the `bench-seq` label's value is, if the pods have it.
+    label_seq_at: Option<usize>,
 }
 
 struct Data {
@@ -66,9 +72,14 @@ fn pod_ip(i: usize) -> String {
     format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255)
 }
 
-/// A pod's JSON with the two benchmark annotations (zeroed) added first.
-pub fn bench_pod_json(i: usize) -> String {
-    let json = realistic_pod::realistic_pod_json(i);
+/// A pod's JSON with the two benchmark annotations (zeroed) added first, and with
+/// `touch_label` the `bench-seq` label (zeroed).
+pub fn bench_pod_json(i: usize, touch_label: bool) -> String {
+    let mut json = realistic_pod::realistic_pod_json(i);
+    if touch_label {
+        let at = json.find("\"labels\":{").expect("pod has labels") + 10;
+        json.insert_str(at, &format!("\"bench-seq\":\"{}\",", "0".repeat(SEQ_WIDTH)));
+    }
     let at = json.find("\"annotations\":{").expect("pod has annotations") + 15;
     let mut out = String::with_capacity(json.len() + 64);
     out.push_str(&json[..at]);
@@ -151,17 +162,19 @@ fn build_par(n: usize, f: impl Fn(usize) -> String + Sync) -> Vec<String> {
 }
 
 fn build(spec: ServerSpec) -> Data {
-    let pods = build_par(spec.pods, bench_pod_json);
+    let pods = build_par(spec.pods, |i| bench_pod_json(i, spec.touch_label));
     let events = pods
         .iter()
         .map(|p| {
             let line = format!("{{\"type\":\"MODIFIED\",\"object\":{p}}}\n");
             let sent_at = line.find("\"bench/sent\":\"").expect("sent") + 14;
             let seq_at = line.find("\"bench/seq\":\"").expect("seq") + 13;
+            let label_seq_at = line.find("\"bench-seq\":\"").map(|at| at + 13);
             EventLine {
                 bytes: line.into_bytes(),
                 sent_at,
                 seq_at,
+                label_seq_at,
             }
         })
         .collect();
@@ -327,10 +340,9 @@ fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Resu
             let ev = &data.events[(k - 1) % data.events.len()];
             let at = chunk.len();
             chunk.extend_from_slice(&ev.bytes);
-            write_digits(
-                &mut chunk[at + ev.seq_at..at + ev.seq_at + SEQ_WIDTH],
-                k as u64,
-            );
+            for seq_at in std::iter::once(ev.seq_at).chain(ev.label_seq_at) {
+                write_digits(&mut chunk[at + seq_at..at + seq_at + SEQ_WIDTH], k as u64);
+            }
             marks.push(at + ev.sent_at);
             k += 1;
         }
