@@ -208,13 +208,13 @@ impl Pipeline {
             } else {
                 self.by_slot.get_mut(slot).and_then(Option::take)
             };
-            if let Some(held) = &held
-                && !reset
-            {
-                self.unlist(held);
-            }
             let Some((key, discovered)) = object.object else {
-                changed += usize::from(held.is_some_and(|h| h.groups.is_some()));
+                if let Some(held) = held {
+                    if !reset {
+                        self.unlist(&held);
+                    }
+                    changed += usize::from(held.groups.is_some());
+                }
                 continue;
             };
             let state = match held {
@@ -224,9 +224,20 @@ impl Pipeline {
                 {
                     self.work.objects_unseen += 1;
                     held.discovered = discovered;
-                    held
+                    if reset {
+                        self.place(slot, held);
+                    } else {
+                        // Still listed and counted where it was.
+                        self.by_slot[slot] = Some(held);
+                    }
+                    continue;
                 }
                 held => {
+                    if let Some(held) = &held
+                        && !reset
+                    {
+                        self.unlist(held);
+                    }
                     self.work.objects_relabelled += 1;
                     let groups = self.relabelling.object_groups(
                         &mut self.relabeller,
