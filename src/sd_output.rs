@@ -377,7 +377,10 @@ impl Iterator for BodyChunks {
         if self.done {
             return None;
         }
-        let mut out = Vec::with_capacity(self.size.min(self.body.len));
+        // Sized to be filled, never grown: a piece ends before the object that would
+        // not fit (growing it would copy it again, and a fresh large allocation costs
+        // its pages once more).
+        let mut out = Vec::with_capacity(self.size.min(self.body.len + 2));
         if !self.started {
             self.started = true;
             out.push(b'[');
@@ -388,18 +391,21 @@ impl Iterator for BodyChunks {
                 self.object = 0;
                 continue;
             };
-            self.object += 1;
             if object.is_empty() {
+                self.object += 1;
                 continue;
             }
+            // The object, its comma, and room for the closing bracket.
+            let needs = object.len_with(&self.body.job_json) + 2;
+            if !out.is_empty() && out.len() + needs > out.capacity() {
+                return Some(out.into());
+            }
+            self.object += 1;
             if self.wrote_object {
                 out.push(b',');
             }
             self.wrote_object = true;
             object.write(&self.body.job_json, &mut out);
-            if out.len() >= self.size {
-                return Some(out.into());
-            }
         }
         out.push(b']');
         self.done = true;
@@ -477,6 +483,7 @@ pub fn write_file_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn target(pairs: &[(&str, &str)]) -> Labels {
         Labels::from_pairs(pairs.iter().copied())
@@ -593,6 +600,47 @@ mod tests {
             text.contains(r#"quote\" backslash\\ newline\n tab\t ctrl\u0001"#),
             "{text}"
         );
+    }
+
+    /// Streamed pieces join into the whole body; each is at most the piece size
+    /// unless one object alone is larger; empty objects and parts are passed over.
+    #[test]
+    fn pieces_join_into_the_body_and_keep_to_their_size() {
+        let placeholder = ArcStr::from("placeholder");
+        let objects: Vec<Arc<ObjectGroups>> = (0..50)
+            .map(|i| {
+                let labels: Vec<Labels> = (0..i % 4)
+                    .map(|p| {
+                        target(&[
+                            ("__address__", &format!("10.0.{i}.{p}:80")),
+                            ("pod", &"p".repeat(i * 7)),
+                        ])
+                    })
+                    .collect();
+                Arc::new(ObjectGroups::new(&labels, &placeholder))
+            })
+            .collect();
+        let parts: Vec<ObjectGroupsList> =
+            vec![objects[..20].into(), Arc::new([]), objects[20..].into()];
+        let body = SdBody::new("job", parts);
+        let whole = body.to_vec();
+        serde_json::from_slice::<serde_json::Value>(&whole).expect("the body is JSON");
+        for size in [1, 64, 300, 1000, 1 << 20] {
+            let pieces: Vec<bytes::Bytes> = body.chunks_of(size).collect();
+            assert_eq!(pieces.concat(), whole, "size {size}");
+            let largest = objects
+                .iter()
+                .map(|o| o.len_with(b"\"job\"") + 2)
+                .max()
+                .unwrap_or(0);
+            for piece in &pieces {
+                assert!(
+                    piece.len() <= size.max(largest + 1),
+                    "size {size}: {}",
+                    piece.len()
+                );
+            }
+        }
     }
 
     #[test]
