@@ -3,7 +3,7 @@
 //! per-object parts only when asked and kept until they change.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -15,7 +15,7 @@ use super::pipeline::{
     GetList, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll, WaitSynced,
 };
 use crate::labels::Labels;
-use crate::relabel::{ScrapeSettings, Target, process};
+use crate::relabel::{Relabeller, ScrapeSettings, Target};
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
 
@@ -120,11 +120,22 @@ pub fn job_constructor(
     rules: Arc<Vec<crate::relabel::CompiledRule>>,
     shard: super::Shard,
 ) -> impl Fn(&Labels) -> Option<Labels> + Send + Sync + 'static {
-    move |labels| match process(labels, &scrape, &rules) {
-        Target::Keep(target) if shard.keeps(target.get("__address__").unwrap_or("")) => {
-            Some(target)
+    // One relabeller, remembering its name-only rules' decisions across targets. A
+    // subscriber calls its constructor from its own thread, one target at a time: the
+    // lock is never contended.
+    let relabeller = Mutex::new(Relabeller::new(rules));
+    move |labels| {
+        let target = match relabeller.lock() {
+            Ok(mut r) => r.process(labels, &scrape),
+            // A panic elsewhere cannot leave the memory wrong: it holds only decisions.
+            Err(poisoned) => poisoned.into_inner().process(labels, &scrape),
+        };
+        match target {
+            Target::Keep(target) if shard.keeps(target.get("__address__").unwrap_or("")) => {
+                Some(target)
+            }
+            _ => None,
         }
-        _ => None,
     }
 }
 
@@ -272,5 +283,45 @@ impl Handler<StopJob> for JobActor {
             p.do_send(Leave(self.id));
         }
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::relabel::{RelabelConfig, compile_all, process};
+
+    /// The constructor keeps what `process` keeps, in this replica's shard, target
+    /// after target (its relabeller's memory carried across them).
+    #[test]
+    fn the_constructor_relabels_as_process_does_within_its_shard() {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(
+            r#"[{action: labelmap, regex: "l_(.+)"}, {source_labels: [l_app], regex: db, action: drop}]"#,
+        )
+        .expect("rules parse");
+        let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
+        let scrape = Arc::new(ScrapeSettings::new("job"));
+        let shards = [
+            super::super::Shard::new(0, 2),
+            super::super::Shard::new(1, 2),
+        ]
+        .map(|s| s.expect("valid shard"));
+        let constructors =
+            shards.map(|shard| job_constructor(Arc::clone(&scrape), Arc::clone(&rules), shard));
+        for i in 0..40 {
+            let labels = Labels::from_pairs([
+                ("__address__", format!("10.0.0.{i}:80")),
+                ("l_app", if i % 3 == 0 { "db" } else { "web" }.to_string()),
+            ]);
+            let want = match process(&labels, &scrape, &rules) {
+                Target::Keep(t) => Some(t),
+                _ => None,
+            };
+            let got: Vec<Labels> = constructors.iter().filter_map(|c| c(&labels)).collect();
+            match want {
+                Some(t) => assert_eq!(got, vec![t], "target {i}: in exactly one shard"),
+                None => assert!(got.is_empty(), "target {i}: dropped"),
+            }
+        }
     }
 }
