@@ -2,6 +2,7 @@
 //! cluster, so any client (kubectl, vmagent, Prometheus, kubesd itself) can be pointed
 //! at it.
 
+use crate::simulator::Resource;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -79,12 +80,19 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     });
 
     let url = running.url();
+    let sim = running.sim();
+    let count = |r: Resource| sim.list(r, None).len();
     println!(
-        "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses in namespaces {}",
+        "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses, \
+         {} deployments, {} replicasets, {} cronjobs, {} jobs in namespaces {}",
         made.nodes,
         made.pods,
         made.services,
         made.ingresses,
+        count(Resource::Deployments),
+        count(Resource::ReplicaSets),
+        count(Resource::CronJobs),
+        count(Resource::Jobs),
         made.namespaces.join(", ")
     );
     let mut kubectl = format!("kubectl --server {url}");
