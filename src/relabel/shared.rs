@@ -72,9 +72,13 @@ impl Relabeller {
     ) {
         // The shared labels' result, for the base of the target it was computed from.
         let mut shared: Option<(Labels, SharedResult)> = None;
+        // The last own part whose names were checked against that result, and the
+        // verdict: an object's targets carry the same own names (interned strings), so
+        // the next one with the very same names is not checked again.
+        let mut names_checked: Option<(&[Label], bool)> = None;
         for target in targets {
-            let alone_with_others = targets.len() > 1 && !target.own_labels().is_empty();
-            if !alone_with_others {
+            let own = target.own_labels();
+            if targets.len() < 2 || own.is_empty() {
                 each(self.process(target, scrape));
                 continue;
             }
@@ -82,11 +86,20 @@ impl Relabeller {
                 let base = target.without_own();
                 let result = self.run_shared(&base, scrape);
                 shared = Some((base, result));
+                names_checked = None;
             }
             let Some((base, result)) = &shared else {
                 continue;
             };
-            match self.with_own(base, result, target.own_labels()) {
+            let names_alone = match names_checked {
+                Some((checked, alone)) if same_names(checked, own) => alone,
+                _ => {
+                    let alone = self.names_left_alone(result, own);
+                    names_checked = Some((own, alone));
+                    alone
+                }
+            };
+            match names_alone.then(|| with_own(base, result, own)).flatten() {
                 Some(t) => {
                     self.from_shared += 1;
                     each(t)
@@ -94,6 +107,15 @@ impl Relabeller {
                 None => each(self.process(target, scrape)),
             }
         }
+    }
+
+    /// True when the rules neither read nor remove any of `own`'s names, and did not
+    /// write one while running on the shared labels (`result`).
+    fn names_left_alone(&mut self, result: &SharedResult, own: &[Label]) -> bool {
+        own.iter().all(|label| {
+            self.left_alone.decide(&self.rules, &label.name)
+                && !result.written().contains(&label.name)
+        })
     }
 
     /// The rules on `base` (a target's shared labels), recording what they write.
@@ -111,48 +133,56 @@ impl Relabeller {
             }
         }
     }
+}
 
-    /// A target with these `own` labels over `base`, from the shared result; `None`
-    /// when the rules do not leave its own labels alone.
-    fn with_own(&mut self, base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Target> {
-        for label in own {
-            let alone = self.left_alone.decide(&self.rules, &label.name)
-                && !result.written().contains(&label.name)
-                && !(label.value.is_empty() && base.get(&label.name).is_some());
-            if !alone {
-                return None;
-            }
-        }
-        match result {
-            SharedResult::Dropped => Some(Target::Dropped),
-            SharedResult::Kept {
-                output,
-                has_address,
-                ..
-            } => {
-                let mut kept = LabelsBuilder::new();
-                let mut own_address = false;
-                for label in own {
-                    if label.value.is_empty()
-                        || label.name.starts_with(META_PREFIX)
-                        || label.name.starts_with(TMP_PREFIX)
-                    {
-                        continue;
-                    }
-                    own_address |= &*label.name == ADDRESS_LABEL;
-                    kept.add_shared(&label.name, &label.value);
+/// A target with these `own` labels (whose names the rules leave alone) over `base`,
+/// from the shared result; `None` when an own label empties a shared one of its name
+/// (an absent label the shared run saw).
+fn with_own(base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Target> {
+    if own
+        .iter()
+        .any(|label| label.value.is_empty() && base.get(&label.name).is_some())
+    {
+        return None;
+    }
+    match result {
+        SharedResult::Dropped => Some(Target::Dropped),
+        SharedResult::Kept {
+            output,
+            has_address,
+            ..
+        } => {
+            let mut kept = LabelsBuilder::new();
+            let mut own_address = false;
+            for label in own {
+                if label.value.is_empty()
+                    || label.name.starts_with(META_PREFIX)
+                    || label.name.starts_with(TMP_PREFIX)
+                {
+                    continue;
                 }
-                if !has_address && !own_address {
-                    return Some(Target::NoAddress);
-                }
-                Some(Target::Keep(if kept.is_empty() {
-                    output.clone()
-                } else {
-                    output.merged(kept)
-                }))
+                own_address |= &*label.name == ADDRESS_LABEL;
+                kept.add_shared(&label.name, &label.value);
             }
+            if !has_address && !own_address {
+                return Some(Target::NoAddress);
+            }
+            Some(Target::Keep(if kept.is_empty() {
+                output.clone()
+            } else {
+                output.merged(kept)
+            }))
         }
     }
+}
+
+/// True when both hold the very same name strings, in order (an object's targets'
+/// own parts: names are interned).
+fn same_names(a: &[Label], b: &[Label]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| ArcStr::ptr_eq(&x.name, &y.name))
 }
 
 impl LeftAlone {
