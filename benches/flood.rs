@@ -1062,6 +1062,22 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         ),
     }];
 
+    // The same request with nothing else running, three times: the transfer's floor,
+    // against which the flood's latencies read (the first also assembles the body).
+    let mut idle_ms = Vec::new();
+    for _ in 0..3 {
+        let a = addr.clone();
+        let t = Instant::now();
+        let ok = actix_rt::task::spawn_blocking(move || http_get(&a, "/sd/pods-0"))
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .is_some_and(|(code, _)| code == 200);
+        if ok {
+            idle_ms.push(format!("{:.0}", t.elapsed().as_secs_f64() * 1000.0));
+        }
+    }
+
     // The reader: one job's /sd, every `sd_poll_ms`, on a thread of its own.
     let stop = Arc::new(AtomicBool::new(false));
     let reader = {
@@ -1117,12 +1133,15 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         p50_ms: pct(0.5),
         p99_ms: pct(0.99),
         extra: format!(
-            "{}p50/p99 are /sd/pods-0 ({} requests, {:.1} MB body); pipelines relabelled {} objects, \
+            "{}p50/p99 are /sd/pods-0 ({} requests, {:.1} MB body; before the flood: {} ms); \
+             pipelines relabelled {} objects, saw {} unseen changes, \
              changed {}, built {} lists; job 0 applied {} object changes ({visible} observed)",
             if ok { "" } else { "TIMED OUT; " },
             latencies.len(),
             body_bytes as f64 / 1e6,
+            idle_ms.join("/"),
             work.objects_relabelled - work0.objects_relabelled,
+            work.objects_unseen - work0.objects_unseen,
             work.objects_changed - work0.objects_changed,
             work.lists_built - work0.lists_built,
             last.first().map_or(0, |s| s.applied),
