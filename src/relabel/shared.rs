@@ -42,11 +42,14 @@ enum SharedResult {
         /// Whether `__address__` was there after the rules (else only a target's own
         /// address gives it one).
         has_address: bool,
+        /// Every name the rules wrote or removed by name.
         written: Vec<ArcStr>,
     },
 }
 
 impl SharedResult {
+    /// The names the rules wrote (none recorded for a dropped target: they do not
+    /// matter then).
     fn written(&self) -> &[ArcStr] {
         match self {
             SharedResult::Dropped => &[],
