@@ -31,6 +31,39 @@ use crate::labels::Labels;
 /// keys number in the hundreds; this bounds a cluster whose keys never repeat.
 pub const MAX_NAMES: usize = 1 << 14;
 
+/// Something decided per label name, remembered by the address of the name's bytes
+/// (the entry holds the name, so that address cannot be reused for another string
+/// while it is remembered). Label names come from the cluster, so it is bounded: past
+/// [`MAX_NAMES`] names it starts over.
+pub(super) struct ByAddress<V>(HashMap<usize, (ArcStr, V), foldhash::fast::RandomState>);
+
+impl<V> Default for ByAddress<V> {
+    fn default() -> Self {
+        ByAddress(HashMap::default())
+    }
+}
+
+impl<V: Clone> ByAddress<V> {
+    /// What was decided for `name`, or `decide(name)`, remembered.
+    pub(super) fn get_or_decide(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> V {
+        let address = name.as_ptr() as usize;
+        if let Some((_, value)) = self.0.get(&address) {
+            return value.clone();
+        }
+        if self.0.len() >= MAX_NAMES {
+            self.0.clear();
+        }
+        let value = decide(name);
+        self.0.insert(address, (ArcStr::clone(name), value.clone()));
+        value
+    }
+
+    /// Names remembered.
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 /// What a name-only rule decided for one label name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct NameDecision {
@@ -71,35 +104,29 @@ impl NameDecision {
 /// One rule's remembered decisions.
 #[derive(Default)]
 pub(super) struct NameMemo {
-    /// By the address of the name's bytes, with the name itself (which keeps that
-    /// address its own).
-    by_address: HashMap<usize, (ArcStr, NameDecision), foldhash::fast::RandomState>,
-    /// By content.
+    /// By the address of the name's bytes.
+    by_address: ByAddress<NameDecision>,
+    /// By content: the same name in another allocation.
     by_content: HashMap<ArcStr, NameDecision, foldhash::fast::RandomState>,
 }
 
 impl NameMemo {
     /// `rule`'s decision for `name`, remembered.
     pub(super) fn decide(&mut self, rule: &CompiledRule, name: &ArcStr) -> NameDecision {
-        let address = name.as_ptr() as usize;
-        if let Some((_, decision)) = self.by_address.get(&address) {
-            return decision.clone();
-        }
-        if self.by_address.len() >= MAX_NAMES || self.by_content.len() >= MAX_NAMES {
-            self.by_address.clear();
-            self.by_content.clear();
-        }
-        let decision = match self.by_content.get(name.as_str()) {
-            Some(d) => d.clone(),
-            None => {
-                let d = NameDecision::compute(rule, name);
-                self.by_content.insert(ArcStr::clone(name), d.clone());
-                d
+        let by_content = &mut self.by_content;
+        self.by_address.get_or_decide(name, |name| {
+            if by_content.len() >= MAX_NAMES {
+                by_content.clear();
             }
-        };
-        self.by_address
-            .insert(address, (ArcStr::clone(name), decision.clone()));
-        decision
+            match by_content.get(name.as_str()) {
+                Some(d) => d.clone(),
+                None => {
+                    let d = NameDecision::compute(rule, name);
+                    by_content.insert(ArcStr::clone(name), d.clone());
+                    d
+                }
+            }
+        })
     }
 
     /// Names remembered (by address).

@@ -17,12 +17,10 @@
 //! A target that fails a check is relabelled whole, as [`super::process`] does. The
 //! result is the same either way (tested against every relabelling case).
 
-use std::collections::HashMap;
-
 use arcstr::ArcStr;
 
 use super::config::{Action, CompiledRule};
-use super::memo::{MAX_NAMES, Relabeller};
+use super::memo::{ByAddress, Relabeller};
 use super::target::{
     ADDRESS_LABEL, META_PREFIX, PARAM_PREFIX, SEED_NAMES, ScrapeSettings, TMP_PREFIX, Target,
     output, run_rules,
@@ -59,9 +57,9 @@ impl SharedResult {
 }
 
 /// Per label name: whether the rules leave it alone but for what they write (see the
-/// module documentation), remembered by the name's address, with the name kept.
+/// module documentation).
 #[derive(Default)]
-pub(super) struct LeftAlone(HashMap<usize, (ArcStr, bool), foldhash::fast::RandomState>);
+pub(super) struct LeftAlone(ByAddress<bool>);
 
 impl Relabeller {
     /// [`Relabeller::process`] of each of one object's `targets`, in order, given to
@@ -191,25 +189,18 @@ fn same_names(a: &[Label], b: &[Label]) -> bool {
 impl LeftAlone {
     /// Whether `rules` leave `name` alone but for what they write, remembered.
     pub(super) fn decide(&mut self, rules: &[CompiledRule], name: &ArcStr) -> bool {
-        let address = name.as_ptr() as usize;
-        if let Some((_, alone)) = self.0.get(&address) {
-            return *alone;
-        }
-        if self.0.len() >= MAX_NAMES {
-            self.0.clear();
-        }
-        let seeded = SEED_NAMES.contains(name) || name.starts_with(PARAM_PREFIX);
-        let alone = !seeded
-            && rules.iter().all(|rule| {
-                !rule.reads_label(name)
-                    && match rule.action {
-                        Action::LabelDrop => !rule.regex.is_match(name),
-                        Action::LabelKeep => rule.regex.is_match(name),
-                        _ => true,
-                    }
-            });
-        self.0.insert(address, (ArcStr::clone(name), alone));
-        alone
+        self.0.get_or_decide(name, |name| {
+            let seeded = SEED_NAMES.contains(name) || name.starts_with(PARAM_PREFIX);
+            !seeded
+                && rules.iter().all(|rule| {
+                    !rule.reads_label(name)
+                        && match rule.action {
+                            Action::LabelDrop => !rule.regex.is_match(name),
+                            Action::LabelKeep => rule.regex.is_match(name),
+                            _ => true,
+                        }
+                })
+        })
     }
 }
 

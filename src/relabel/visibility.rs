@@ -15,22 +15,20 @@
 //! rule with an `if` selector or a `{{label}}` template reads every label), and
 //! remembered per name as the relabeller remembers its name-only rules' decisions.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arcstr::ArcStr;
 
 use super::config::CompiledRule;
-use super::memo::MAX_NAMES;
+use super::memo::ByAddress;
 use super::target::{META_PREFIX, TMP_PREFIX};
 use crate::labels::Labels;
 
 /// A job's rules and which label names they cannot see, remembered.
 pub struct Visibility {
     rules: Arc<Vec<CompiledRule>>,
-    /// By the address of the name's bytes, with the name itself (which keeps that
-    /// address its own while remembered).
-    unseen: HashMap<usize, (ArcStr, bool), foldhash::fast::RandomState>,
+    /// Per name: unseen or not.
+    unseen: ByAddress<bool>,
 }
 
 impl Visibility {
@@ -38,24 +36,18 @@ impl Visibility {
     pub fn new(rules: Arc<Vec<CompiledRule>>) -> Visibility {
         Visibility {
             rules,
-            unseen: HashMap::default(),
+            unseen: ByAddress::default(),
         }
     }
 
     /// True when no rule reads `name` and the output drops it: its value cannot change
     /// a target.
     pub fn unseen(&mut self, name: &ArcStr) -> bool {
-        let address = name.as_ptr() as usize;
-        if let Some((_, unseen)) = self.unseen.get(&address) {
-            return *unseen;
-        }
-        if self.unseen.len() >= MAX_NAMES {
-            self.unseen.clear();
-        }
-        let unseen = (name.starts_with(META_PREFIX) || name.starts_with(TMP_PREFIX))
-            && !self.rules.iter().any(|r| r.reads_label(name));
-        self.unseen.insert(address, (ArcStr::clone(name), unseen));
-        unseen
+        let rules = &self.rules;
+        self.unseen.get_or_decide(name, |name| {
+            (name.starts_with(META_PREFIX) || name.starts_with(TMP_PREFIX))
+                && !rules.iter().any(|r| r.reads_label(name))
+        })
     }
 
     /// True when `new` (an object's discovered targets) relabels to exactly what `old`
