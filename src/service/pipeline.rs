@@ -146,8 +146,12 @@ impl Pipeline {
     /// A pipeline over `subscription` (whose constructor keeps the discovered label
     /// sets as they are).
     pub fn new(subscription: Subscription<Labels>, relabelling: Relabelling) -> Pipeline {
+        Pipeline::over(Some(subscription), relabelling)
+    }
+
+    fn over(subscription: Option<Subscription<Labels>>, relabelling: Relabelling) -> Pipeline {
         Pipeline {
-            subscription: Some(subscription),
+            subscription,
             relabeller: Relabeller::new(Arc::clone(&relabelling.rules)),
             relabelling,
             by_slot: Vec::new(),
@@ -217,7 +221,7 @@ impl Pipeline {
                 }
                 continue;
             };
-            let state = match held {
+            let held = match held {
                 Some(mut held)
                     if held.key == key
                         && self.relabeller.same_targets(&held.discovered, &discovered) =>
@@ -232,44 +236,15 @@ impl Pipeline {
                     }
                     continue;
                 }
-                held => {
-                    if let Some(held) = &held
-                        && !reset
-                    {
-                        self.unlist(held);
-                    }
-                    self.work.objects_relabelled += 1;
-                    let groups = self.relabelling.object_groups(
-                        &mut self.relabeller,
-                        &discovered,
-                        &mut self.scratch,
-                    );
-                    let groups = (!groups.is_empty()).then_some(groups);
-                    match held {
-                        // The same bytes: nothing downstream changes, and the groups
-                        // already in the list stay shared.
-                        Some(held)
-                            if held.key == key && held.groups.as_deref() == groups.as_ref() =>
-                        {
-                            SlotState {
-                                key: held.key,
-                                discovered,
-                                groups: held.groups,
-                            }
-                        }
-                        held => {
-                            if held.is_some_and(|h| h.groups.is_some()) || groups.is_some() {
-                                changed += 1;
-                            }
-                            SlotState {
-                                key,
-                                discovered,
-                                groups: groups.map(Arc::new),
-                            }
-                        }
-                    }
-                }
+                held => held,
             };
+            if let Some(held) = &held
+                && !reset
+            {
+                self.unlist(held);
+            }
+            let (state, differs) = self.relabel(key, discovered, held);
+            changed += usize::from(differs);
             self.place(slot, state);
         }
         changed += previous
@@ -297,6 +272,41 @@ impl Pipeline {
             });
         }
         self.readers.retain(|join| join.reader.connected());
+    }
+
+    /// The object `key` with its `discovered` targets relabelled and serialized, and
+    /// whether its groups differ from those `held` had (or it is another object): the
+    /// same bytes keep the groups already in the list, shared.
+    fn relabel(
+        &mut self,
+        key: ObjectKey,
+        discovered: Vec<Labels>,
+        held: Option<SlotState>,
+    ) -> (SlotState, bool) {
+        self.work.objects_relabelled += 1;
+        let groups =
+            self.relabelling
+                .object_groups(&mut self.relabeller, &discovered, &mut self.scratch);
+        let groups = (!groups.is_empty()).then_some(groups);
+        match held {
+            Some(held) if held.key == key && held.groups.as_deref() == groups.as_ref() => (
+                SlotState {
+                    key: held.key,
+                    discovered,
+                    groups: held.groups,
+                },
+                false,
+            ),
+            held => {
+                let differs = held.is_some_and(|h| h.groups.is_some()) || groups.is_some();
+                let state = SlotState {
+                    key,
+                    discovered,
+                    groups: groups.map(Arc::new),
+                };
+                (state, differs)
+            }
+        }
     }
 
     /// Takes `held` (just removed from its slot) out of the body order and the count.
@@ -500,5 +510,123 @@ impl Handler<StopPipeline> for Pipeline {
             .into_actor(self)
             .map(|(), _, ctx| ctx.stop()),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ObjectSlot;
+    use crate::relabel::{RelabelConfig, compile_all};
+    use crate::sd_output::SdBody;
+    use crate::{SlotTargets, TargetChanges};
+
+    fn pipeline() -> Pipeline {
+        let configs: Vec<RelabelConfig> =
+            serde_norway::from_str("[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}]")
+                .expect("rules parse");
+        let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
+        Pipeline::over(
+            None,
+            Relabelling {
+                rules,
+                shard: Shard::ALL,
+                scrape: ScrapeSettings::new("pods"),
+            },
+        )
+    }
+
+    /// Pod `i` with two port targets, its `app` label and an annotation.
+    fn pod(i: u32, app: &str, annotation: &str) -> SlotTargets<Labels> {
+        let base = Labels::from_pairs([
+            (
+                "__meta_kubernetes_pod_annotation_seq",
+                annotation.to_string(),
+            ),
+            ("__meta_kubernetes_pod_label_app", app.to_string()),
+        ]);
+        let targets = (1..=2)
+            .map(|port| {
+                let mut own = crate::labels::LabelsBuilder::new();
+                own.add("__address__", format!("10.0.0.{i}:{port}"));
+                base.merged(own)
+            })
+            .collect();
+        SlotTargets {
+            slot: ObjectSlot(i),
+            object: Some((
+                ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from(format!("pod-{i}"))),
+                targets,
+            )),
+        }
+    }
+
+    fn changes(reset: bool, objects: Vec<SlotTargets<Labels>>) -> TargetChanges<Labels> {
+        TargetChanges {
+            reset,
+            objects,
+            oldest: None,
+        }
+    }
+
+    fn body(p: &mut Pipeline) -> Vec<u8> {
+        SdBody::new("pods", vec![p.list()]).to_vec()
+    }
+
+    /// A reset hands out every object again: those whose change the rules cannot see
+    /// are kept as they were, those that changed are relabelled, those not handed out
+    /// are gone; the body is what relabelling everything anew would give.
+    #[test]
+    fn a_reset_relabels_only_what_changed_and_drops_what_is_gone() {
+        let mut p = pipeline();
+        p.apply(changes(true, (0..4).map(|i| pod(i, "web", "1")).collect()));
+        assert_eq!(p.work.objects_relabelled, 4);
+        assert_eq!(p.targets, 8);
+        let first = body(&mut p);
+
+        // The same pods, annotations moved: nothing relabelled, the same list.
+        p.apply(changes(true, (0..4).map(|i| pod(i, "web", "2")).collect()));
+        assert_eq!((p.work.objects_relabelled, p.work.objects_unseen), (4, 4));
+        assert_eq!(p.work.lists_built, 1, "the list built before still serves");
+        assert_eq!(body(&mut p), first);
+
+        // Pod 1 relabelled, pod 3 gone.
+        p.apply(changes(
+            true,
+            vec![pod(0, "web", "3"), pod(1, "api", "3"), pod(2, "web", "3")],
+        ));
+        assert_eq!((p.work.objects_relabelled, p.work.objects_unseen), (5, 6));
+        assert_eq!(p.targets, 6);
+        let mut fresh = pipeline();
+        fresh.apply(changes(
+            true,
+            vec![pod(0, "web", "3"), pod(1, "api", "3"), pod(2, "web", "3")],
+        ));
+        assert_eq!(body(&mut p), body(&mut fresh));
+    }
+
+    /// Without a reset, a change only the output drops leaves the object where it is;
+    /// a change that reaches the targets replaces its groups; a deletion removes them.
+    #[test]
+    fn changes_apply_to_their_objects_only() {
+        let mut p = pipeline();
+        p.apply(changes(true, (0..3).map(|i| pod(i, "web", "1")).collect()));
+        let before = body(&mut p);
+        p.apply(changes(false, vec![pod(1, "web", "2")]));
+        assert_eq!(p.work.objects_unseen, 1);
+        assert_eq!(body(&mut p), before);
+        assert_eq!(p.work.lists_built, 1);
+        p.apply(changes(false, vec![pod(1, "db", "2")]));
+        assert_eq!(p.work.objects_relabelled, 4);
+        assert_ne!(body(&mut p), before);
+        p.apply(changes(
+            false,
+            vec![SlotTargets {
+                slot: ObjectSlot(2),
+                object: None,
+            }],
+        ));
+        assert_eq!(p.targets, 4);
+        assert_eq!(p.work.objects_changed, 3 + 1 + 1);
     }
 }
