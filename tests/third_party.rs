@@ -448,3 +448,116 @@ fn role_endpointslices_is_read_as_endpointslice() {
     assert_eq!(job.sd_configs[0].role, Role::EndpointSlice);
     let _: &SdConfig = &job.sd_configs[0];
 }
+
+/// A copy of an object's `targets` whose shared labels are `change`d, each target
+/// keeping its own labels (as discovery rebuilds a changed pod over its old own parts).
+fn with_shared_change(
+    targets: &[Labels],
+    change: impl Fn(&mut Vec<(String, String)>),
+) -> Vec<Labels> {
+    let Some(first) = targets.first() else {
+        return Vec::new();
+    };
+    let mut shared: Vec<(String, String)> = first
+        .without_own()
+        .iter()
+        .map(|l| (l.name.to_string(), l.value.to_string()))
+        .collect();
+    change(&mut shared);
+    let base = Labels::from_pairs(shared);
+    Labels::rebased_each(targets, &base)
+}
+
+/// The pipeline's two shortcuts agree with relabelling each target whole, under every
+/// job the third-party configs hold, over every object the simulator makes of their
+/// roles: running the rules once for an object's shared labels
+/// (`Relabeller::process_object`), and passing over a change the rules cannot see
+/// (`Relabeller::same_targets`: whenever it says so, each target relabels alike). The
+/// changes: an annotation's value, an annotation added or removed, a label's value.
+#[actix_rt::test]
+async fn shortcuts_agree_with_relabelling_each_target_under_third_party_rules() {
+    use kubesd::relabel::{Relabeller, ScrapeSettings};
+    let running = cluster().await;
+    let sim = running.sim();
+    let url = running.url();
+    let (mut from_shared, mut unseen, mut jobs) = (0, 0, 0);
+    for file in all_configs() {
+        let Ok(loaded) = load(&file, &url, true) else {
+            continue;
+        };
+        for job in &loaded.jobs {
+            jobs += 1;
+            let scrape: &ScrapeSettings = &job.scrape;
+            let mut relabeller = Relabeller::new(Arc::new(job.rules.clone()));
+            for sd in &job.sd_configs {
+                for targets in support::discovered(sim, sd) {
+                    let want: Vec<Target> = targets
+                        .iter()
+                        .map(|t| process(t, scrape, &job.rules))
+                        .collect();
+                    let mut got = Vec::new();
+                    relabeller.process_object(&targets, scrape, |t| got.push(t));
+                    assert_eq!(got, want, "{}: job {}", file.display(), job.name);
+
+                    let annotation = |s: &mut Vec<(String, String)>| {
+                        for (n, v) in s.iter_mut() {
+                            if n.contains("_annotation_") && !n.contains("annotationpresent") {
+                                v.push('x');
+                            }
+                        }
+                    };
+                    let added = |s: &mut Vec<(String, String)>| {
+                        s.push((
+                            "__meta_kubernetes_pod_annotation_deploy_revision".into(),
+                            "7".into(),
+                        ));
+                        s.push((
+                            "__meta_kubernetes_pod_annotationpresent_deploy_revision".into(),
+                            "true".into(),
+                        ));
+                    };
+                    let removed = |s: &mut Vec<(String, String)>| {
+                        if let Some(at) = s.iter().position(|(n, _)| n.contains("_annotation_")) {
+                            s.remove(at);
+                        }
+                    };
+                    let label = |s: &mut Vec<(String, String)>| {
+                        for (n, v) in s.iter_mut() {
+                            if n.contains("_label_") && !n.contains("labelpresent") {
+                                v.push('x');
+                            }
+                        }
+                    };
+                    let variants = [
+                        with_shared_change(&targets, annotation),
+                        with_shared_change(&targets, added),
+                        with_shared_change(&targets, removed),
+                        with_shared_change(&targets, label),
+                    ];
+                    for changed in &variants {
+                        if !relabeller.same_targets(&targets, changed) {
+                            continue;
+                        }
+                        unseen += 1;
+                        for (old, new) in targets.iter().zip(changed) {
+                            assert_eq!(
+                                process(old, scrape, &job.rules),
+                                process(new, scrape, &job.rules),
+                                "{}: job {}: {new:?}",
+                                file.display(),
+                                job.name
+                            );
+                        }
+                    }
+                }
+            }
+            from_shared += relabeller.targets_from_shared();
+        }
+    }
+    assert!(jobs > 200, "{jobs} jobs");
+    assert!(
+        from_shared > 0 && unseen > 0,
+        "both shortcuts taken: {from_shared} targets from shared labels, {unseen} unseen changes"
+    );
+    running.stop().await;
+}

@@ -96,6 +96,18 @@ fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
 
 /// Every target a job of `config` must have, from the simulator's current state.
 pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
+    let mut out: Vec<Target> = discovered(sim, config)
+        .iter()
+        .flatten()
+        .map(to_map)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Each object's discovered targets for a job of `config`, from the simulator's current
+/// state, as discovery builds them (an object's targets share their common labels).
+pub fn discovered(sim: &Simulator, config: &SdConfig) -> Vec<Vec<Labels>> {
     let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
     for role in config.watched_roles() {
@@ -111,13 +123,7 @@ pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
         attach: config.attach_metadata,
         cache: &cache,
     };
-    let mut out: Vec<Target> = subjects
-        .iter()
-        .flat_map(|o| target_labels(o, &ctx))
-        .map(|l| to_map(&l))
-        .collect();
-    out.sort();
-    out
+    subjects.iter().map(|o| target_labels(o, &ctx)).collect()
 }
 
 /// A label set as a sorted map.
