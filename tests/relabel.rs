@@ -410,30 +410,18 @@ fn prometheus_relabel_cases() {
 fn labelmap_collisions_follow_prometheus_builder_order() {
     // Untouched labels are visited in name order, then labels rules wrote in the order
     // they were written; the last visited wins.
-    let input = labels(&[("x_a", "1"), ("y_a", "2")]);
-    let got = relabel(
-        &input,
-        &rules(
-            r#"
+    let collision = rules(
+        r#"
 - {source_labels: [x_a], target_label: x_a, replacement: written}
 - {regex: "[xy]_(.*)", replacement: "$1", action: labelmap}
 "#,
-        ),
-    )
-    .expect("kept");
+    );
+    let input = labels(&[("x_a", "1"), ("y_a", "2")]);
+    let got = relabel(&input, &collision).expect("kept");
     // y_a (untouched) is visited before x_a (written by the first rule), so x_a wins.
     assert_eq!(got.get("a"), Some("written"));
     let with_address = labels(&[("__address__", "h:1"), ("x_a", "1"), ("y_a", "2")]);
-    assert_relabeller_agrees(
-        &with_address,
-        &rules(
-            r#"
-- {source_labels: [x_a], target_label: x_a, replacement: written}
-- {regex: "[xy]_(.*)", replacement: "$1", action: labelmap}
-"#,
-        ),
-        "labelmap collision",
-    );
+    assert_relabeller_agrees(&with_address, &collision, "labelmap collision");
 }
 
 #[test]
