@@ -414,8 +414,10 @@ fn same_except<'a>(
     }
 }
 
-/// True when both hold the very same name strings, in the same order.
-fn same_names(a: &[Label], b: &[Label]) -> bool {
+/// True when both hold the very same name strings, in the same order: the own parts of
+/// an object's targets usually do (names are interned), which lets a caller reuse what
+/// it worked out for the previous target's names.
+pub fn same_names(a: &[Label], b: &[Label]) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b)

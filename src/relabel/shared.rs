@@ -25,7 +25,7 @@ use super::target::{
     ADDRESS_LABEL, META_PREFIX, PARAM_PREFIX, SEED_NAMES, ScrapeSettings, TMP_PREFIX, Target,
     output, run_rules,
 };
-use crate::labels::{Label, Labels, LabelsBuilder};
+use crate::labels::{Label, Labels, LabelsBuilder, same_names};
 
 /// The rules' result on one object's shared labels.
 enum SharedResult {
@@ -175,15 +175,6 @@ fn with_own(base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Targe
             }))
         }
     }
-}
-
-/// True when both hold the very same name strings, in order (an object's targets'
-/// own parts: names are interned).
-fn same_names(a: &[Label], b: &[Label]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| ArcStr::ptr_eq(&x.name, &y.name))
 }
 
 impl LeftAlone {
