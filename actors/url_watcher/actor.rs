@@ -32,10 +32,11 @@ use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
 use crate::config::EngineOptions;
+use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
-use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
+use crate::metrics::{ApiServerMetrics, ListMethod, METRICS, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
@@ -64,6 +65,8 @@ pub struct UrlWatcher {
     machine: Machine,
     /// The discovery metrics of this watcher's API server.
     metrics: Arc<ApiServerMetrics>,
+    /// How this URL is listed now, as counted in `kubesd_list_mode_watchers`.
+    list_method: ListMethod,
     client: Option<awc::Client>,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
@@ -99,13 +102,20 @@ impl UrlWatcher {
         let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
         let o = &setup.options;
         let metrics = METRICS.api_server(&setup.endpoint.base_url);
+        let streaming = o.list_mode == ListMode::Auto;
         let machine = Machine::new(
             role,
             can_fall_back,
             o.backoff_initial,
             o.backoff_max,
             o.max_event_size,
-        );
+        )
+        .with_streaming_lists(streaming);
+        let list_method = if streaming {
+            ListMethod::Streaming
+        } else {
+            ListMethod::List
+        };
         let credentials = Credentials::from_config(&setup.endpoint.http);
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
@@ -114,6 +124,7 @@ impl UrlWatcher {
             version: ApiGroupVersion::Current,
             machine,
             metrics,
+            list_method,
             client: None,
             credentials,
             stream: None,
@@ -157,7 +168,25 @@ impl UrlWatcher {
                     self.metrics().watch_restarts.inc();
                 }
                 self.watched_since_list = true;
-                self.watch(resource_version, ctx);
+                self.watch(resource_version, false, ctx);
+            }
+            Action::StreamList { resource_version } => {
+                self.status.phase = UrlPhase::Listing;
+                self.watched_since_list = false;
+                self.watch(resource_version, true, ctx);
+            }
+            Action::ListPart { objects, first } => self.emit(
+                WatcherOutput::ListPart {
+                    url: self.setup.id,
+                    objects,
+                    undecoded: Vec::new(),
+                    first,
+                },
+                ctx,
+            ),
+            Action::WatchOnStream => {
+                self.status.phase = UrlPhase::Watching;
+                self.watched_since_list = true;
             }
             Action::CloseStream => self.close_stream(ctx),
             Action::AbandonList => {
@@ -200,6 +229,14 @@ impl UrlWatcher {
 
     fn metrics(&self) -> &RoleMetrics {
         self.metrics.role(self.setup.url.role)
+    }
+
+    /// Moves this watcher's count in `kubesd_list_mode_watchers` to `method`.
+    fn set_list_method(&mut self, method: ListMethod) {
+        let gauge = &self.metrics().list_mode;
+        gauge.add(self.list_method, -1);
+        gauge.add(method, 1);
+        self.list_method = method;
     }
 
     /// Counts what the machine reports, and logs each change of this URL's state once:
@@ -309,6 +346,16 @@ impl UrlWatcher {
             }
             Report::Rewatching => {
                 debug!(parent: &self.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
+                return;
+            }
+            Report::StreamingListNotServed { why } => {
+                info!(parent: &self.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
+                self.set_list_method(ListMethod::List);
+                return;
+            }
+            Report::SkippedInitialEvent { reason, message } => {
+                m.rejected.inc(reason);
+                warn!(parent: &self.span, "streaming LIST {url}: skipped an object ({message})");
                 return;
             }
         };
@@ -555,7 +602,8 @@ impl UrlWatcher {
         }));
     }
 
-    fn watch(&mut self, resource_version: ArcStr, ctx: &mut Context<Self>) {
+    /// Opens a watch from `resource_version`; with `initial_events`, a streaming list.
+    fn watch(&mut self, resource_version: ArcStr, initial_events: bool, ctx: &mut Context<Self>) {
         self.close_stream(ctx);
         let (lo, hi) = self.setup.options.watch_timeout;
         // Spread reconnections so that many watchers do not reconnect in step.
@@ -565,7 +613,9 @@ impl UrlWatcher {
         let query = WatchQuery {
             resource_version: resource_version.to_string(),
             timeout_seconds,
+            send_initial_events: initial_events,
         };
+        let list_body_timeout = self.setup.options.list_body_timeout;
         // An idle watch is healthy; if the server does not end it at its
         // `timeoutSeconds`, it is reopened a little after.
         let lasts = Duration::from_secs(u64::from(timeout_seconds))
@@ -590,6 +640,7 @@ impl UrlWatcher {
                     act.open_watch = Some(OpenWatch {
                         opened: now,
                         expires: now + lasts,
+                        initial_events_due: initial_events.then(|| now + list_body_timeout),
                         healthy: false,
                         partial: None,
                     });
@@ -630,9 +681,11 @@ impl UrlWatcher {
     /// `healthy_after` at a line boundary; stalled when the same line stays incomplete
     /// past `watch_stall_timeout`; expired (quietly reopened) at its own deadline.
     fn check_watch(&mut self, ctx: &mut Context<Self>) {
-        if !matches!(self.machine.state(), State::Watching { .. }) {
-            return;
-        }
+        let listing = match self.machine.state() {
+            State::Watching { .. } => false,
+            State::StreamingList { .. } => true,
+            _ => return,
+        };
         let partial = self.machine.partial_line();
         let o = &self.setup.options;
         let Some(open) = self.open_watch.as_mut() else {
@@ -653,6 +706,11 @@ impl UrlWatcher {
             }
         };
         let input = input.or_else(|| {
+            if listing {
+                // The rest waits for the watch the stream becomes.
+                let overdue = open.initial_events_due.is_some_and(|due| now >= due);
+                return overdue.then_some(Input::InitialEventsOverdue);
+            }
             if now >= open.expires {
                 Some(Input::WatchExpired)
             } else if !open.healthy
@@ -677,6 +735,8 @@ struct OpenWatch {
     opened: Instant,
     /// When it is reopened if the server has not ended it.
     expires: Instant,
+    /// A streaming list's: when its initial-events-end bookmark is overdue.
+    initial_events_due: Option<Instant>,
     /// [`Input::Healthy`] was fed for it.
     healthy: bool,
     /// The incomplete line seen pending (by the count of lines before it), and since
@@ -755,11 +815,13 @@ impl Actor for UrlWatcher {
             });
         }
         ctx.spawn(ReplyReader);
+        self.metrics().list_mode.add(self.list_method, 1);
         debug!(parent: &self.span, "started");
         self.feed(Input::Start, ctx);
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
+        self.metrics().list_mode.add(self.list_method, -1);
         debug!(parent: &self.span, "stopped");
     }
 }

@@ -15,6 +15,13 @@
 //!          BackingOff{then: Relist(reason) | Rewatch(rv)} ◀── any other problem
 //! ```
 //!
+//! With streaming lists on (`EngineOptions::list_mode`), `Listing` is replaced by
+//! `StreamingList`: a watch with `sendInitialEvents=true` whose `ADDED` events are the
+//! list, up to the bookmark annotated `k8s.io/initial-events-end`; from there the same
+//! stream is `Watching`. A server that refuses such a watch (400, 403, 422), ignores
+//! it, or ends it before that bookmark turns streaming lists off for this URL for
+//! good, and the URL is listed with LIST at once ([`Report::StreamingListNotServed`]).
+//!
 //! One backoff paces every retry, relists included, and starts over only once a watch
 //! has been healthy ([`Input::Healthy`]); so a server that fails in any lasting way
 //! sees at most about two requests per backoff interval.
@@ -33,6 +40,13 @@ use crate::watch::{
     EventType, LineBuffer, ListPage, Status, UndecodedEvent, WatchEvent, decode_event,
 };
 
+use super::initial_events::{InitialEvents, InitialOutcome};
+
+/// How many objects of a streaming list's initial events go to the group in one
+/// [`Action::ListPart`]: as a LIST's parts, enough to amortise a message, few enough
+/// that the group labels while the stream still arrives.
+const STREAM_PART_OBJECTS: usize = 256;
+
 /// Where the watcher is in the list/watch protocol; each state holds what it needs.
 #[derive(Debug)]
 pub enum State {
@@ -44,6 +58,17 @@ pub enum State {
         reason: RelistReason,
         /// The objects of the pages so far.
         items: Vec<Object>,
+    },
+    /// A streaming list is open, or being opened: its initial events are the list.
+    /// `items` holds those not yet handed to the group as parts ([`Action::ListPart`]);
+    /// as for a LIST, the group applies a relist only when it is complete.
+    StreamingList {
+        /// Why this list was started.
+        reason: RelistReason,
+        /// The objects of the initial events so far, not yet sent as a part.
+        items: Vec<Object>,
+        /// The attempt's first part went to the group.
+        first_sent: bool,
     },
     /// A WATCH is open, or being opened, from `resource_version`, which advances with
     /// every event accepted.
@@ -123,6 +148,9 @@ pub enum Input<'a> {
     WatchExpired,
     /// The backoff delay is over.
     BackoffElapsed,
+    /// A streaming list has been open for `list_body_timeout` without its
+    /// initial-events-end bookmark: the server ignored `sendInitialEvents`.
+    InitialEventsOverdue,
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
     /// The group could not decode an event this machine handed on undecoded
@@ -147,6 +175,23 @@ pub enum Action {
         /// Where to start.
         resource_version: ArcStr,
     },
+    /// Open a streaming list: a WATCH with `sendInitialEvents=true` and
+    /// `resourceVersionMatch=NotOlderThan` from `resource_version` (empty: the
+    /// current state).
+    StreamList {
+        /// The last resourceVersion known, or empty.
+        resource_version: ArcStr,
+    },
+    /// Hand these objects of a streaming list's initial events to the group, as a
+    /// LIST's part.
+    ListPart {
+        /// The objects, in stream order.
+        objects: Vec<Object>,
+        /// The first part of a new list attempt.
+        first: bool,
+    },
+    /// The streaming list's stream goes on as the watch (its list is complete).
+    WatchOnStream,
     /// Close the open watch stream (the machine gave up on it).
     CloseStream,
     /// Tell the group to drop what it holds of the LIST attempt that failed.
@@ -174,8 +219,22 @@ pub enum Action {
 /// Something the actor counts in metrics and logs (the machine does neither).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Report {
-    /// A LIST starts.
+    /// A LIST (or streaming list) starts.
     Relisting(RelistReason),
+    /// The server does not serve streaming lists for this URL: it is listed with LIST
+    /// from now on. Reported once per watcher.
+    StreamingListNotServed {
+        /// How it showed, in words.
+        why: String,
+    },
+    /// An initial event of a streaming list could not be decoded: skipped, as a LIST
+    /// skips its bad items.
+    SkippedInitialEvent {
+        /// Why.
+        reason: RejectReason,
+        /// What was wrong, in words.
+        message: String,
+    },
     /// A 410 Gone was met (as status or `ERROR` event).
     Gone {
         /// The step it answered.
@@ -265,6 +324,9 @@ pub enum Step {
     List,
     /// A WATCH request or its stream.
     Watch,
+    /// A streaming list: a WATCH request with `sendInitialEvents`, up to its
+    /// initial-events-end bookmark.
+    StreamingList,
 }
 
 impl std::fmt::Display for Step {
@@ -272,6 +334,7 @@ impl std::fmt::Display for Step {
         f.write_str(match self {
             Step::List => "LIST",
             Step::Watch => "WATCH",
+            Step::StreamingList => "streaming LIST",
         })
     }
 }
@@ -332,6 +395,12 @@ pub struct Machine {
     defer_every: usize,
     /// Object event lines since the last one handed on undecoded.
     since_deferred: usize,
+    /// Lists are streamed; false with LIST only, or once the server showed it does
+    /// not serve streaming lists.
+    streaming: bool,
+    /// The last resourceVersion watched from, where a streaming relist starts (empty
+    /// after a 410, and before the first list).
+    last_rv: ArcStr,
 }
 
 impl Machine {
@@ -358,7 +427,21 @@ impl Machine {
             denied_in_a_row: 0,
             defer_every: 0,
             since_deferred: 0,
+            streaming: false,
+            last_rv: ArcStr::default(),
         }
+    }
+
+    /// Lists with streaming lists (`true`) until the server shows it does not serve
+    /// them, or with LIST only.
+    pub fn with_streaming_lists(mut self, on: bool) -> Machine {
+        self.streaming = on;
+        self
+    }
+
+    /// Whether lists are streamed now.
+    pub fn streaming_lists(&self) -> bool {
+        self.streaming
     }
 
     /// From now on hand every `n`-th object event to the group undecoded (0: decode
@@ -406,6 +489,18 @@ impl Machine {
             Input::WatchFailed(failure) => self.on_watch_failed(failure, &mut out),
             Input::Chunks(chunks) => self.on_chunks(chunks, &mut out),
             Input::StreamEnded => self.on_stream_ended(&mut out),
+            Input::StreamBroken(why) if self.is_streaming_list() => {
+                out.push(Action::AbandonList);
+                let then = Next::Relist(RelistReason::Retry);
+                let why = format!("the stream broke before its initial-events-end bookmark: {why}");
+                self.fail(
+                    Step::StreamingList,
+                    RequestError::Connection,
+                    why,
+                    then,
+                    &mut out,
+                );
+            }
             Input::StreamBroken(why) => {
                 if let Some(rv) = self.watching_from() {
                     self.fail(
@@ -426,6 +521,24 @@ impl Machine {
                     self.gone_since_healthy = false;
                     self.denied_in_a_row = 0;
                     out.push(Action::Report(Report::Healthy));
+                }
+            }
+            Input::Stalled if self.is_streaming_list() => {
+                out.push(Action::CloseStream);
+                out.push(Action::AbandonList);
+                let report = |retry_in| {
+                    Some(Report::Stalled {
+                        reason: StallReason::List,
+                        retry_in,
+                    })
+                };
+                self.back_off(Next::Relist(RelistReason::Retry), None, report, &mut out);
+            }
+            Input::InitialEventsOverdue => {
+                if self.is_streaming_list() {
+                    out.push(Action::CloseStream);
+                    let why = "no initial-events-end bookmark came within list_body_timeout";
+                    self.fall_back_to_list(why.into(), &mut out);
                 }
             }
             Input::Stalled => {
@@ -458,7 +571,7 @@ impl Machine {
                         *then = Next::Relist(RelistReason::Resync);
                     }
                 }
-                State::Listing { .. } => {}
+                State::Listing { .. } | State::StreamingList { .. } => {}
             },
             Input::DeferredEventRejected { attempt } => {
                 if attempt != self.attempt {
@@ -475,7 +588,7 @@ impl Machine {
                     }
                     // The stream is already given up: list instead of watching again.
                     State::BackingOff { then } => *then = Next::Relist(RelistReason::BadEvent),
-                    State::Listing { .. } => {}
+                    State::Listing { .. } | State::StreamingList { .. } => {}
                 }
             }
             Input::BackoffElapsed => {
@@ -500,17 +613,48 @@ impl Machine {
         }
     }
 
+    fn is_streaming_list(&self) -> bool {
+        matches!(self.state, State::StreamingList { .. })
+    }
+
+    /// Keeps the open watch's resourceVersion, where a streaming relist starts.
+    fn remember_rv(&mut self) {
+        if let Some(rv) = self.watching_from() {
+            self.last_rv = rv;
+        }
+    }
+
     fn relist(&mut self, reason: RelistReason, out: &mut Vec<Action>) {
+        self.remember_rv();
         self.attempt += 1;
         self.lines.clear();
+        out.push(Action::Report(Report::Relisting(reason)));
+        if self.streaming {
+            self.state = State::StreamingList {
+                reason,
+                items: Vec::new(),
+                first_sent: false,
+            };
+            out.push(Action::StreamList {
+                resource_version: self.last_rv.clone(),
+            });
+            return;
+        }
         self.state = State::Listing {
             reason,
             items: Vec::new(),
         };
-        out.push(Action::Report(Report::Relisting(reason)));
         out.push(Action::List {
             continue_token: None,
         });
+    }
+
+    /// The server does not serve streaming lists: LIST from now on, at once.
+    fn fall_back_to_list(&mut self, why: String, out: &mut Vec<Action>) {
+        self.streaming = false;
+        out.push(Action::AbandonList);
+        out.push(Action::Report(Report::StreamingListNotServed { why }));
+        self.relist(RelistReason::FallBack, out);
     }
 
     fn watch(&mut self, resource_version: ArcStr, out: &mut Vec<Action>) {
@@ -533,6 +677,7 @@ impl Machine {
     ) {
         let delay = self.delays.next();
         let delay = retry_after.map_or(delay, |asked| delay.max(asked.min(self.delays.max)));
+        self.remember_rv();
         self.lines.clear();
         self.state = State::BackingOff { then };
         if let Some(report) = report(delay) {
@@ -591,6 +736,12 @@ impl Machine {
     /// A 410 from `step`: relist at once the first time since the watch was last
     /// healthy; a 410 that repeats right after a relist waits for the backoff.
     fn gone(&mut self, step: Step, message: String, out: &mut Vec<Action>) {
+        // Nothing is kept of the expired resourceVersion: a streaming relist starts
+        // from the current state.
+        self.state = State::BackingOff {
+            then: Next::Relist(RelistReason::Gone),
+        };
+        self.last_rv = ArcStr::default();
         let repeated = self.gone_since_healthy;
         self.gone_since_healthy = true;
         out.push(Action::Report(Report::Gone {
@@ -670,7 +821,53 @@ impl Machine {
         }
     }
 
+    /// A streaming list's request failed: a refusal (400, 403, 422) means the server
+    /// does not serve streaming lists; anything else is retried as a LIST would be.
+    fn on_streaming_list_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        if let Failure::Status {
+            code: code @ (400 | 403 | 422),
+            message,
+            ..
+        } = &failure
+        {
+            return self.fall_back_to_list(status_words(*code, message), out);
+        }
+        out.push(Action::AbandonList);
+        let then = Next::Relist(RelistReason::Retry);
+        let step = Step::StreamingList;
+        match failure {
+            Failure::Gone { message } => self.gone(step, message, out),
+            Failure::Status { code: 404, .. } if self.can_fall_back => {
+                self.can_fall_back = false;
+                out.push(Action::FallBackToBeta);
+                self.relist(RelistReason::FallBack, out);
+            }
+            Failure::Status {
+                code,
+                retry_after,
+                message,
+            } => self.fail_after(
+                step,
+                status_reason(code),
+                status_words(code, &message),
+                then,
+                retry_after,
+                out,
+            ),
+            Failure::Transport(why) | Failure::BadBody(why) => {
+                self.fail(step, RequestError::Connection, why, then, out)
+            }
+            Failure::Stalled => {
+                let why = "no answer".to_string();
+                self.fail(step, RequestError::Connection, why, then, out)
+            }
+        }
+    }
+
     fn on_watch_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            return self.on_streaming_list_failed(failure, out);
+        }
         let Some(rv) = self.watching_from() else {
             return;
         };
@@ -705,6 +902,10 @@ impl Machine {
     }
 
     fn on_stream_ended(&mut self, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            let why = "the server ended the stream before the initial-events-end bookmark";
+            return self.fall_back_to_list(why.into(), out);
+        }
         let State::Watching {
             resource_version,
             healthy,
@@ -730,8 +931,143 @@ impl Machine {
         }
     }
 
+    /// The initial events of a streaming list in `chunks`: objects kept (and handed on
+    /// in parts), up to the initial-events-end bookmark, after which the stream is a
+    /// watch.
+    fn on_initial_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
+        let State::StreamingList { items, .. } = &mut self.state else {
+            return;
+        };
+        let mut initial = InitialEvents::new(self.role, std::mem::take(items));
+        let mut pushed = Ok(());
+        for bytes in chunks {
+            pushed = self.lines.push(bytes, |line| initial.line(line));
+            let ended_badly = matches!(
+                initial.outcome,
+                Some(InitialOutcome::NotServed(_) | InitialOutcome::Error(_))
+            );
+            if pushed.is_err() || ended_badly {
+                break;
+            }
+        }
+        for e in initial.skipped.drain(..) {
+            out.push(Action::Report(Report::SkippedInitialEvent {
+                reason: e.reason(),
+                message: e.to_string(),
+            }));
+        }
+        if let Err(too_long) = pushed {
+            out.push(Action::CloseStream);
+            out.push(Action::AbandonList);
+            let e = DecodeError::TooLarge {
+                role: self.role,
+                limit: too_long.limit,
+            };
+            let report = |retry_in| {
+                Some(Report::Rejected {
+                    reason: e.reason(),
+                    message: e.to_string(),
+                    retry_in,
+                })
+            };
+            self.back_off(Next::Relist(RelistReason::BadEvent), None, report, out);
+            return;
+        }
+        match initial.outcome {
+            None => self.keep_initial(initial.items, out),
+            Some(InitialOutcome::Ended(rv)) => {
+                self.initial_events_ended(rv, initial.items, initial.after, out)
+            }
+            Some(InitialOutcome::NotServed(why)) => {
+                out.push(Action::CloseStream);
+                self.fall_back_to_list(why, out);
+            }
+            Some(InitialOutcome::Error(status)) => {
+                out.push(Action::CloseStream);
+                out.push(Action::AbandonList);
+                if status.is_gone() {
+                    return self.gone(Step::StreamingList, status.message, out);
+                }
+                let why = format!(
+                    "the server ended the stream with an error: {}",
+                    status_text(&status)
+                );
+                let then = Next::Relist(RelistReason::Retry);
+                self.fail(
+                    Step::StreamingList,
+                    RequestError::ErrorEvent,
+                    why,
+                    then,
+                    out,
+                );
+            }
+        }
+    }
+
+    /// Keeps the initial events so far, handing a part to the group when there are
+    /// enough.
+    fn keep_initial(&mut self, objects: Vec<Object>, out: &mut Vec<Action>) {
+        let State::StreamingList {
+            items, first_sent, ..
+        } = &mut self.state
+        else {
+            return;
+        };
+        if objects.len() >= STREAM_PART_OBJECTS {
+            let first = !std::mem::replace(first_sent, true);
+            out.push(Action::ListPart { objects, first });
+        } else {
+            *items = objects;
+        }
+    }
+
+    /// The initial-events-end bookmark at `rv`: the list is complete, and the stream
+    /// goes on as a watch from `rv`, starting with the lines `after` the bookmark.
+    fn initial_events_ended(
+        &mut self,
+        rv: ArcStr,
+        objects: Vec<Object>,
+        mut after: Vec<u8>,
+        out: &mut Vec<Action>,
+    ) {
+        let State::StreamingList { first_sent, .. } = self.state else {
+            return;
+        };
+        if !first_sent {
+            out.push(Action::ListPart {
+                objects: Vec::new(),
+                first: true,
+            });
+        }
+        out.push(Action::Relisted(objects));
+        if rv.is_empty() {
+            // Nothing to watch from: list again, paced, as after such a LIST.
+            out.push(Action::CloseStream);
+            let then = Next::Relist(RelistReason::NoResourceVersion);
+            let report = |retry_in| Some(Report::NoResourceVersion { retry_in });
+            self.back_off(then, None, report, out);
+            return;
+        }
+        self.last_rv = rv.clone();
+        self.state = State::Watching {
+            resource_version: rv,
+            healthy: false,
+        };
+        out.push(Action::WatchOnStream);
+        if !after.is_empty() {
+            // The watch events that came with the bookmark, then the line still
+            // incomplete, as one piece of the stream.
+            after.extend_from_slice(self.lines.pending());
+            self.lines.clear();
+            self.on_chunks(&[bytes::Bytes::from(after)], out);
+        }
+    }
+
     /// The events of `chunks` (consecutive pieces of the stream) as one batch.
     fn on_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            return self.on_initial_chunks(chunks, out);
+        }
         let State::Watching {
             resource_version, ..
         } = &mut self.state
@@ -890,7 +1226,9 @@ impl WatchBatch {
                 self.advance(o.resource_version());
                 self.deltas.push(Delta::Decoded(event));
             }
-            WatchEvent::Bookmark { resource_version } => self.advance(&resource_version),
+            WatchEvent::Bookmark {
+                resource_version, ..
+            } => self.advance(&resource_version),
             WatchEvent::Error(status) if status.is_gone() => {
                 self.problem = Some(StreamProblem::Gone(status));
             }

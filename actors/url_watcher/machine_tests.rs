@@ -817,3 +817,300 @@ fn every_watch_answering_an_error_410_event_makes_at_most_twenty_requests_a_minu
     assert!(per_minute.iter().all(|n| *n <= 20), "{per_minute:?}");
     assert!(per_minute[0] >= 4, "it does retry: {per_minute:?}");
 }
+
+// Streaming lists: a watch with sendInitialEvents whose ADDED events are the list, up
+// to the bookmark annotated k8s.io/initial-events-end.
+
+fn streaming(role: Role) -> Machine {
+    machine(role).with_streaming_lists(true)
+}
+
+fn stream_list_from(rv: &str) -> Action {
+    Action::StreamList {
+        resource_version: rv.into(),
+    }
+}
+
+/// The bookmark that ends a streaming list's initial events, as the API server writes it.
+fn initial_events_end(rv: u64) -> String {
+    format!(
+        "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{{\"resourceVersion\":\"{rv}\",\"creationTimestamp\":null,\"annotations\":{{\"k8s.io/initial-events-end\":\"true\"}}}}}}}}\n"
+    )
+}
+
+/// A bookmark without the annotation: a plain watch's.
+fn plain_bookmark(rv: u64) -> String {
+    format!(
+        "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"Pod\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}}}}}}\n"
+    )
+}
+
+/// The objects' names of the list parts and the completed list, in order.
+fn listed(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ListPart { objects, .. } | Action::Relisted(objects) => Some(objects),
+            _ => None,
+        })
+        .flatten()
+        .map(|o| o.key().to_string())
+        .collect()
+}
+
+fn not_served(actions: &[Action]) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(a, Action::Report(Report::StreamingListNotServed { .. })))
+}
+
+/// Starts a streaming machine and completes its list of `a` at resourceVersion 10.
+fn stream_watching() -> Machine {
+    let mut m = streaming(Role::Pod);
+    assert_eq!(acts(m.on(Input::Start)), [stream_list_from("")]);
+    let text = format!("{}{}", event("ADDED", "a", 7), initial_events_end(10));
+    m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert_eq!(m.resource_version().map(|v| &**v), Some("10"));
+    m
+}
+
+#[test]
+fn a_streaming_list_is_its_initial_events_and_the_same_stream_then_watches() {
+    let mut m = streaming(Role::Pod);
+    let start = m.on(Input::Start);
+    assert_eq!(reports(&start), [&Report::Relisting(RelistReason::Initial)]);
+    assert_eq!(acts(start), [stream_list_from("")]);
+    // Split at every byte boundary of one piece: the list ends only at the bookmark.
+    let text = format!(
+        "{}{}{}{}",
+        event("ADDED", "a", 7),
+        event("ADDED", "b", 9),
+        initial_events_end(12),
+        event("MODIFIED", "a", 13)
+    );
+    let (head, tail) = text.as_bytes().split_at(text.len() / 3);
+    let first = m.on(Input::Chunks(&piece(head)));
+    assert!(
+        listed(&first).is_empty(),
+        "held until the bookmark: {first:?}"
+    );
+    assert!(matches!(m.state(), State::StreamingList { .. }));
+    let rest = m.on(Input::Chunks(&piece(tail)));
+    assert_eq!(
+        rest[0],
+        Action::ListPart {
+            objects: Vec::new(),
+            first: true
+        }
+    );
+    assert!(matches!(&rest[1], Action::Relisted(o) if o.len() == 2));
+    assert_eq!(rest[2], Action::WatchOnStream);
+    assert_eq!(listed(&rest), ["ns/a", "ns/b"]);
+    assert_eq!(deltas(&rest), [("ns/a".to_string(), b'+')]);
+    assert!(!rest.iter().any(|a| matches!(a, Action::Watch { .. })));
+    assert_eq!(m.resource_version().map(|v| &**v), Some("13"));
+    assert!(m.streaming_lists());
+}
+
+#[test]
+fn a_streaming_list_at_every_split_of_its_bytes_gives_the_same_list_and_watch() {
+    let text = format!(
+        "{}{}{}{}",
+        event("ADDED", "a", 7),
+        event("ADDED", "b", 9),
+        initial_events_end(12),
+        event("DELETED", "b", 14)
+    );
+    for cut in 1..text.len() {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let (head, tail) = text.as_bytes().split_at(cut);
+        let mut actions = m.on(Input::Chunks(&piece(head)));
+        actions.extend(m.on(Input::Chunks(&piece(tail))));
+        assert_eq!(listed(&actions), ["ns/a", "ns/b"], "cut at {cut}");
+        assert_eq!(
+            deltas(&actions),
+            [("ns/b".to_string(), b'-')],
+            "cut at {cut}"
+        );
+        assert_eq!(m.resource_version().map(|v| &**v), Some("14"));
+    }
+}
+
+#[test]
+fn a_big_streaming_list_reaches_the_group_in_parts_first_one_marked() {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    let text: String = (0..600)
+        .map(|i| event("ADDED", &format!("p{i}"), 5))
+        .collect();
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert!(
+        matches!(&actions[..], [Action::ListPart { objects, first: true }] if objects.len() == 600)
+    );
+    let more: String = (600..900)
+        .map(|i| event("ADDED", &format!("p{i}"), 5))
+        .collect();
+    let actions = m.on(Input::Chunks(&piece(more.as_bytes())));
+    assert!(matches!(
+        &actions[..],
+        [Action::ListPart { first: false, .. }]
+    ));
+    let end = m.on(Input::Chunks(&piece(initial_events_end(6).as_bytes())));
+    assert!(matches!(&end[0], Action::Relisted(o) if o.is_empty()));
+}
+
+#[test]
+fn a_server_that_refuses_streaming_lists_is_listed_at_once_and_for_good() {
+    for code in [400, 403, 422] {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let actions = m.on(Input::WatchFailed(Failure::Status {
+            code,
+            retry_after: None,
+            message: "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled".into(),
+        }));
+        assert!(not_served(&actions), "{code}: {actions:?}");
+        assert!(reports(&actions).contains(&&Report::Relisting(RelistReason::FallBack)));
+        assert_eq!(acts(actions), [Action::AbandonList, list_from_scratch()]);
+        assert!(!m.streaming_lists());
+        // Remembered: the relist after a 410 is a LIST too.
+        m.on(page(10, &["a"], None));
+        let gone = m.on(Input::WatchFailed(Failure::Gone {
+            message: "too old".into(),
+        }));
+        assert_eq!(acts(gone), [list_from_scratch()]);
+    }
+}
+
+#[test]
+fn a_plain_watch_instead_of_a_streaming_list_falls_back_to_list() {
+    // A server that ignores sendInitialEvents: synthetic ADDED events, then changes,
+    // or bookmarks without the annotation.
+    for after in [event("MODIFIED", "a", 8), plain_bookmark(8)] {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let text = format!("{}{after}", event("ADDED", "a", 7));
+        let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+        assert!(not_served(&actions), "{actions:?}");
+        assert_eq!(
+            acts(actions),
+            [
+                Action::CloseStream,
+                Action::AbandonList,
+                list_from_scratch()
+            ]
+        );
+        assert!(!m.streaming_lists());
+    }
+}
+
+#[test]
+fn a_stream_ended_before_the_bookmark_falls_back_to_list() {
+    // The API server on etcd 3.4: 200, then the end of the stream at once.
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    let actions = m.on(Input::StreamEnded);
+    assert!(not_served(&actions));
+    assert_eq!(acts(actions), [Action::AbandonList, list_from_scratch()]);
+    // Or after some of the initial events.
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
+    assert!(not_served(&m.on(Input::StreamEnded)));
+    assert!(!m.streaming_lists());
+}
+
+#[test]
+fn a_bookmark_that_never_comes_falls_back_to_list() {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
+    let actions = m.on(Input::InitialEventsOverdue);
+    assert!(not_served(&actions));
+    assert_eq!(
+        acts(actions),
+        [
+            Action::CloseStream,
+            Action::AbandonList,
+            list_from_scratch()
+        ]
+    );
+    // Once watching, the deadline means nothing.
+    let mut m = stream_watching();
+    assert!(m.on(Input::InitialEventsOverdue).is_empty());
+}
+
+#[test]
+fn a_streaming_relist_after_410_starts_from_the_current_state() {
+    let mut m = stream_watching();
+    let actions = m.on(Input::Chunks(&piece(gone_event().as_bytes())));
+    assert!(reports(&actions).contains(&&Report::Relisting(RelistReason::Gone)));
+    assert_eq!(acts(actions), [Action::CloseStream, stream_list_from("")]);
+    let text = format!("{}{}", event("ADDED", "b", 30), initial_events_end(31));
+    let relisted = m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert_eq!(listed(&relisted), ["ns/b"]);
+    assert_eq!(m.resource_version().map(|v| &**v), Some("31"));
+}
+
+#[test]
+fn a_periodic_streaming_relist_starts_from_the_last_resource_version() {
+    let mut m = stream_watching();
+    m.on(Input::Chunks(&piece(event("MODIFIED", "a", 15).as_bytes())));
+    let actions = m.on(Input::Resync);
+    assert_eq!(acts(actions), [Action::CloseStream, stream_list_from("15")]);
+}
+
+#[test]
+fn a_streaming_list_that_fails_otherwise_is_retried_streaming_after_the_backoff() {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
+    let actions = m.on(Input::StreamBroken("connection reset".into()));
+    assert!(actions.contains(&Action::AbandonList));
+    assert!(wait_of(&actions).is_some());
+    assert!(!not_served(&actions));
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [stream_list_from("")]);
+    let failed = m.on(Input::WatchFailed(Failure::Status {
+        code: 503,
+        retry_after: None,
+        message: String::new(),
+    }));
+    assert!(wait_of(&failed).is_some());
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [stream_list_from("")]);
+    // An ERROR event other than 410 among the initial events, the same.
+    let error =
+        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}\n";
+    let actions = m.on(Input::Chunks(&piece(error.as_bytes())));
+    assert!(actions.contains(&Action::AbandonList));
+    assert!(wait_of(&actions).is_some());
+    assert!(m.streaming_lists());
+}
+
+#[test]
+fn a_bad_initial_event_is_skipped_as_a_bad_list_item_is() {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    let text = format!(
+        "{}{{\"type\":\"ADDED\",\"object\":{{\"kind\":\"Pod\"}}}}\n{}",
+        event("ADDED", "a", 7),
+        initial_events_end(8)
+    );
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert!(actions.iter().any(|a| matches!(
+        a,
+        Action::Report(Report::SkippedInitialEvent {
+            reason: RejectReason::Undecodable,
+            ..
+        })
+    )));
+    assert_eq!(listed(&actions), ["ns/a"]);
+    assert!(matches!(m.state(), State::Watching { .. }));
+}
+
+#[test]
+fn list_only_never_streams() {
+    let mut m = machine(Role::Pod);
+    assert!(!m.streaming_lists());
+    assert_eq!(acts(m.on(Input::Start)), [list_from_scratch()]);
+}

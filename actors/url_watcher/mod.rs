@@ -1,8 +1,10 @@
 //! The URL watcher: one per watched API URL. It lists, then watches, the URL and hands
 //! decoded deltas to its group; it keeps no cache. The protocol logic is the pure
-//! [`machine`]; [`actor`] performs its actions with awc.
+//! [`machine`] (with `initial_events`, the start of a streaming list); [`actor`]
+//! performs its actions with awc.
 
 pub mod actor;
+mod initial_events;
 pub mod machine;
 #[cfg(test)]
 mod machine_tests;

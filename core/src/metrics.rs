@@ -7,7 +7,8 @@
 //!
 //! Counters split by a reason ([`ReasonCounter`]) carry a `reason` label whose values
 //! an enum declares ([`RelistReason`], [`RequestError`], [`RejectReason`],
-//! [`StallReason`]).
+//! [`StallReason`]); a gauge split the same way ([`ModeGauge`]) carries a `mode`
+//! label ([`ListMethod`]).
 //!
 //! The discovery metrics ([`RoleMetrics`]) are kept per API server and role: a URL
 //! watcher or a group takes its API server's [`ApiServerMetrics`] once, when it starts
@@ -137,6 +138,17 @@ reasons! {
     }
 }
 
+reasons! {
+    /// How a URL watcher gets a URL's state (`kubesd_list_mode_watchers{mode}`).
+    ListMethod {
+        /// A streaming list: a watch with `sendInitialEvents=true` whose initial
+        /// events end at the `k8s.io/initial-events-end` bookmark.
+        Streaming => "streaming",
+        /// A LIST request, then a watch from its resourceVersion.
+        List => "list",
+    }
+}
+
 /// A counter: only goes up.
 #[derive(Default, Debug)]
 pub struct Counter(AtomicU64);
@@ -221,10 +233,13 @@ impl Gauge {
 }
 
 /// How a metric shows its samples: its Prometheus type, and each value with the value
-/// of its `reason` label if it has one.
+/// of its `reason` (or [`Samples::LABEL`]) label if it has one.
 pub trait Samples {
     /// Prometheus' type name.
     const TYPE: &'static str;
+
+    /// The name of the label that splits the samples, if they are split.
+    const LABEL: &'static str = "reason";
 
     /// Calls `f` with each sample: `reason` label value (None: no such label), value.
     fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64));
@@ -317,6 +332,55 @@ impl<R: Reason> Samples for ReasonCounter<R> {
     }
 }
 
+/// A gauge split by a `mode` label (one value per value of `R`): how many of
+/// something are in each mode now.
+#[derive(Debug)]
+pub struct ModeGauge<R> {
+    values: [AtomicI64; MAX_REASONS],
+    mode: std::marker::PhantomData<R>,
+}
+
+impl<R: Reason> ModeGauge<R> {
+    /// Every value at zero.
+    pub const fn new() -> Self {
+        ModeGauge {
+            values: [const { AtomicI64::new(0) }; MAX_REASONS],
+            mode: std::marker::PhantomData,
+        }
+    }
+
+    /// Adds `n` (negative to subtract) to `mode`'s value.
+    pub fn add(&self, mode: R, n: i64) {
+        let i = R::ALL.iter().position(|r| *r == mode).unwrap_or(0);
+        if let Some(v) = self.values.get(i) {
+            v.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The value of `mode`.
+    pub fn get(&self, mode: R) -> i64 {
+        let i = R::ALL.iter().position(|r| *r == mode).unwrap_or(0);
+        self.values.get(i).map_or(0, |v| v.load(Ordering::Relaxed))
+    }
+}
+
+impl<R: Reason> Default for ModeGauge<R> {
+    fn default() -> Self {
+        ModeGauge::new()
+    }
+}
+
+impl<R: Reason> Samples for ModeGauge<R> {
+    const TYPE: &'static str = "gauge";
+    const LABEL: &'static str = "mode";
+
+    fn each(&self, f: &mut dyn FnMut(Option<&'static str>, i64)) {
+        for &mode in R::ALL {
+            f(Some(mode.as_str()), self.get(mode));
+        }
+    }
+}
+
 /// Defines a struct of metrics and, from the same list, how each is rendered: field,
 /// kind ([`Counter`] or [`Gauge`]), Prometheus name and help text, written once.
 macro_rules! metric_set {
@@ -339,9 +403,9 @@ macro_rules! metric_set {
             }
 
             /// Calls `f` with each metric's name, type and help, and one of its samples
-            /// (`reason` label value, value), in definition order.
-            fn each_sample(&self, f: &mut dyn FnMut(&'static str, &'static str, &'static str, Option<&'static str>, i64)) {
-                $( self.$field.each(&mut |reason, value| f($name, <$kind as Samples>::TYPE, $help, reason, value)); )*
+            /// ((label name, label value), value), in definition order.
+            fn each_sample(&self, f: &mut dyn FnMut(&'static str, &'static str, &'static str, Option<(&'static str, &'static str)>, i64)) {
+                $( self.$field.each(&mut |value_of_label, value| f($name, <$kind as Samples>::TYPE, $help, value_of_label.map(|v| (<$kind as Samples>::LABEL, v)), value)); )*
             }
         }
 
@@ -391,6 +455,11 @@ metric_set! {
         /// Streams (watch or LIST) cut because they stopped making progress mid-object.
         stalls: ReasonCounter<StallReason> = "kubesd_stalls_total",
             "Watches and LISTs cut for making no progress mid-object.";
+        /// Running URL watchers by how they get their URL's state now: streaming lists,
+        /// or LIST (chosen, or fallen back to because the server does not serve
+        /// streaming lists).
+        list_mode: ModeGauge<ListMethod> = "kubesd_list_mode_watchers",
+            "Running URL watchers by how they list: streaming (a watch with sendInitialEvents) or list.";
     }
 }
 
@@ -534,7 +603,7 @@ impl Metrics {
                 families.push((name, kind, help));
             }
         });
-        let mut rows: Vec<(&str, String, Role, Option<&str>, i64)> = Vec::new();
+        let mut rows: Vec<(&str, String, Role, Option<(&str, &str)>, i64)> = Vec::new();
         for (server, metrics) in &servers {
             let server = escape_label_value(server);
             for role in Role::ALL {
@@ -549,9 +618,9 @@ impl Metrics {
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
             for (_, server, role, reason, value) in rows.iter().filter(|r| r.0 == name) {
                 let _ = match reason {
-                    Some(reason) => writeln!(
+                    Some((label, reason)) => writeln!(
                         out,
-                        "{name}{{api_server=\"{server}\",role=\"{role}\",reason=\"{reason}\"}} {value}"
+                        "{name}{{api_server=\"{server}\",role=\"{role}\",{label}=\"{reason}\"}} {value}"
                     ),
                     None => writeln!(
                         out,
@@ -560,12 +629,13 @@ impl Metrics {
                 };
             }
         }
-        let mut globals = |name: &str, kind: &str, help: &str, _: Option<&str>, value: i64| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-            );
-        };
+        let mut globals =
+            |name: &str, kind: &str, help: &str, _: Option<(&str, &str)>, value: i64| {
+                let _ = writeln!(
+                    out,
+                    "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+                );
+            };
         self.engine.each_sample(&mut globals);
         self.service.each_sample(&mut globals);
         let discoveries = self
@@ -638,7 +708,15 @@ mod tests {
         let server = METRICS.api_server("https://render-test:6443");
         server.role(Role::Pod).relists.inc(RelistReason::Gone);
         server.role(Role::Node).objects.add(3);
+        server
+            .role(Role::Pod)
+            .list_mode
+            .add(ListMethod::Streaming, 1);
         let text = METRICS.render();
+        assert!(text.contains(
+            "kubesd_list_mode_watchers{api_server=\"https://render-test:6443\",role=\"pod\",mode=\"streaming\"} 1\n"
+        ));
+        assert!(text.contains("# TYPE kubesd_list_mode_watchers gauge"));
         assert!(text.contains("# TYPE kubesd_relists_total counter"));
         assert!(text.contains("# TYPE kubesd_objects gauge"));
         assert!(text.contains(
@@ -670,6 +748,7 @@ mod tests {
             RequestError::ALL.len(),
             RejectReason::ALL.len(),
             StallReason::ALL.len(),
+            ListMethod::ALL.len(),
         ] {
             assert!(len <= MAX_REASONS);
         }

@@ -21,6 +21,11 @@ pub struct WatchQuery {
     pub resource_version: String,
     /// `timeoutSeconds`: the server ends the stream cleanly after this long.
     pub timeout_seconds: u32,
+    /// A streaming list: `sendInitialEvents=true` with
+    /// `resourceVersionMatch=NotOlderThan`, so that the stream starts with the
+    /// current state as `ADDED` events, ended by a bookmark annotated
+    /// `k8s.io/initial-events-end` (`resource_version` may then be empty).
+    pub send_initial_events: bool,
 }
 
 fn encode(pairs: &[(&str, &str)]) -> String {
@@ -72,6 +77,12 @@ impl ResourceUrl {
             ("resourceVersion", q.resource_version.as_str()),
             ("timeoutSeconds", timeout.as_str()),
         ]);
+        if q.send_initial_events {
+            pairs.extend([
+                ("sendInitialEvents", "true"),
+                ("resourceVersionMatch", "NotOlderThan"),
+            ]);
+        }
         with_query(self.path(version), &pairs)
     }
 }
@@ -119,6 +130,7 @@ mod tests {
             &WatchQuery {
                 resource_version: "42".into(),
                 timeout_seconds: 300,
+                send_initial_events: false,
             },
         );
         assert!(
@@ -126,6 +138,21 @@ mod tests {
                 "&watch=1&allowWatchBookmarks=true&resourceVersion=42&timeoutSeconds=300"
             ),
             "{watch}"
+        );
+        let streaming = url().watch_path(
+            ApiGroupVersion::Current,
+            &WatchQuery {
+                resource_version: String::new(),
+                timeout_seconds: 300,
+                send_initial_events: true,
+            },
+        );
+        assert!(
+            streaming.ends_with(
+                "&watch=1&allowWatchBookmarks=true&resourceVersion=&timeoutSeconds=300\
+                 &sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+            ),
+            "{streaming}"
         );
         let plain = ResourceUrl {
             role: Role::Node,

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::ListMode;
 use crate::targets::Semantics;
 
 /// Options of a [`crate::Discovery`] engine.
@@ -22,6 +23,13 @@ pub struct EngineOptions {
     /// consistent (quorum) read: far cheaper for etcd in big clusters, which is why it is
     /// the default. Consistent reads are paginated with `list_page_size`.
     pub list_from_watch_cache: bool,
+    /// How URLs are listed: streaming lists where the API server serves them (`Auto`,
+    /// the default), else LIST; or LIST only. A URL whose server refuses a streaming
+    /// list (400, 403, 422), ignores it (a plain watch: no initial-events-end bookmark
+    /// within `list_body_timeout`, a bookmark without it, or an event other than
+    /// `ADDED` before it) or ends it before that bookmark falls back to LIST for the
+    /// rest of its watcher's life, logged once.
+    pub list_mode: ListMode,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
     /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
@@ -100,6 +108,7 @@ impl Default for EngineOptions {
             flush_soon_delay: Duration::from_millis(100),
             flush_soon_max: 128,
             list_from_watch_cache: true,
+            list_mode: ListMode::Auto,
             list_page_size: 500,
             max_list_body: 1 << 30,
             max_event_size: 4 << 20,

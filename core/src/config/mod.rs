@@ -3,10 +3,12 @@
 
 mod engine;
 mod http;
+mod list_mode;
 mod sd;
 
 pub use engine::EngineOptions;
 pub use http::{
     Authorization, BasicAuth, HttpClientConfig, HttpHeader, OAuth2, Secret, TlsConfig, TlsVersion,
 };
+pub use list_mode::{ListMode, UnknownListMode};
 pub use sd::{ConfigError, NamespaceDiscovery, SdConfig, watched_roles};

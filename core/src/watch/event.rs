@@ -30,6 +30,9 @@ pub enum WatchEvent {
     Bookmark {
         /// The resourceVersion to resume from.
         resource_version: ArcStr,
+        /// The bookmark is annotated `k8s.io/initial-events-end: "true"`: on a
+        /// streaming list (`sendInitialEvents=true`) it ends the initial state.
+        initial_events_end: bool,
     },
     /// The server ended the watch with an error, typically 410 Gone.
     Error(Status),
@@ -42,7 +45,9 @@ impl WatchEvent {
             WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
                 Some(o.resource_version())
             }
-            WatchEvent::Bookmark { resource_version } => Some(resource_version),
+            WatchEvent::Bookmark {
+                resource_version, ..
+            } => Some(resource_version),
             WatchEvent::Error(_) => None,
         }
     }
@@ -166,9 +171,10 @@ fn decode_event_from<'de, R: serde_json::de::Read<'de>>(
         (EventType::Added, Decoded::Object(o)) => WatchEvent::Added(o.validate()?),
         (EventType::Modified, Decoded::Object(o)) => WatchEvent::Modified(o.validate()?),
         (EventType::Deleted, Decoded::Object(o)) => WatchEvent::Deleted(o.validate()?),
-        (EventType::Bookmark, Decoded::Bookmark(resource_version)) => {
-            WatchEvent::Bookmark { resource_version }
-        }
+        (EventType::Bookmark, Decoded::Bookmark(meta)) => WatchEvent::Bookmark {
+            initial_events_end: meta.initial_events_end(),
+            resource_version: meta.resource_version,
+        },
         (EventType::Error, Decoded::Status(status)) => WatchEvent::Error(status),
         // The object is decoded by the type it came with, and a second `type` is
         // rejected while parsing, so the pairs agree; should they not, it is bad input.
@@ -202,6 +208,26 @@ struct BookmarkMeta {
         deserialize_with = "nullable_str"
     )]
     resource_version: ArcStr,
+    /// Only the one annotation a bookmark is read for; any other is skipped unread.
+    #[serde(default)]
+    annotations: Option<BookmarkAnnotations>,
+}
+
+impl BookmarkMeta {
+    fn initial_events_end(&self) -> bool {
+        self.annotations
+            .as_ref()
+            .and_then(|a| a.initial_events_end.as_deref())
+            == Some("true")
+    }
+}
+
+/// The annotations of a bookmark: `k8s.io/initial-events-end` marks the end of a
+/// streaming list's initial state (Kubernetes' `metav1.InitialEventsAnnotationKey`).
+#[derive(Deserialize, Default)]
+struct BookmarkAnnotations {
+    #[serde(rename = "k8s.io/initial-events-end", default)]
+    initial_events_end: Option<String>,
 }
 
 // Short-lived on the stack while one event is decoded; boxing would add an allocation
@@ -209,7 +235,7 @@ struct BookmarkMeta {
 #[allow(clippy::large_enum_variant)]
 enum Decoded {
     Object(Object),
-    Bookmark(ArcStr),
+    Bookmark(BookmarkMeta),
     Status(Status),
 }
 
@@ -233,9 +259,7 @@ impl<'de> DeserializeSeed<'de> for ObjectOfEvent {
             EventType::Added | EventType::Modified | EventType::Deleted => {
                 Decoded::Object(ObjectSeed(self.role).deserialize(d)?)
             }
-            EventType::Bookmark => {
-                Decoded::Bookmark(BookmarkObject::deserialize(d)?.metadata.resource_version)
-            }
+            EventType::Bookmark => Decoded::Bookmark(BookmarkObject::deserialize(d)?.metadata),
             EventType::Error => Decoded::Status(Status::deserialize(d)?),
         })
     }
@@ -407,9 +431,28 @@ mod tests {
         assert_eq!(
             bookmark,
             WatchEvent::Bookmark {
-                resource_version: "12".into()
+                resource_version: "12".into(),
+                initial_events_end: false,
             }
         );
+        // The end of a streaming list's initial events, as the API server writes it;
+        // other annotations, and a value other than "true", do not end it.
+        let end = br#"{"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"13","annotations":{"other":"x","k8s.io/initial-events-end":"true"}}}}"#;
+        assert_eq!(
+            decode_event(Role::Pod, end).unwrap(),
+            WatchEvent::Bookmark {
+                resource_version: "13".into(),
+                initial_events_end: true,
+            }
+        );
+        let not_end = br#"{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"14","annotations":{"k8s.io/initial-events-end":"false"}}}}"#;
+        assert!(matches!(
+            decode_event(Role::Pod, not_end).unwrap(),
+            WatchEvent::Bookmark {
+                initial_events_end: false,
+                ..
+            }
+        ));
         let error = decode_event(Role::Pod, br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}}"#).unwrap();
         assert!(matches!(error, WatchEvent::Error(s) if s.is_gone()));
     }
