@@ -603,7 +603,7 @@ impl Metrics {
                 families.push((name, kind, help));
             }
         });
-        let mut rows: Vec<(&str, String, Role, Option<(&str, &str)>, i64)> = Vec::new();
+        let mut rows: Vec<(&str, String, Role, Option<SplitLabel>, i64)> = Vec::new();
         for (server, metrics) in &servers {
             let server = escape_label_value(server);
             for role in Role::ALL {
@@ -670,6 +670,9 @@ impl Metrics {
         out
     }
 }
+
+/// A sample's splitting label: (name, value), e.g. `("reason", "gone")`.
+type SplitLabel = (&'static str, &'static str);
 
 /// `base_url` without user information (`https://user:pw@host` → `https://host`), so
 /// that a credential written into an `api_server` URL never becomes a label.

@@ -17,7 +17,9 @@ use crate::promconfig::parse_config;
 use crate::service::{
     GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
 };
-use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
+use crate::simulator::{
+    Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
+};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -50,6 +52,11 @@ pub struct DemoArgs {
     /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
     #[arg(long, default_value_t = Semantics::Prometheus)]
     pub semantics: Semantics,
+    /// How the simulated API server answers streaming lists: served, refused (422,
+    /// no WatchList feature), ended-at-once (an API server on etcd 3.4), ignored (an
+    /// API server from before streaming lists).
+    #[arg(long = "sim.streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
+    pub streaming_lists: StreamingLists,
 }
 
 /// The demo's jobs, in the config format `kubesd run` reads.
@@ -144,6 +151,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let sim = SimulatedCluster::start(config, &spec)
         .await
         .map_err(|e| e.to_string())?;
+    sim.sim().faults().set_streaming_lists(args.streaming_lists);
     let made = &sim.made;
     let config =
         parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use actix_rt::signal::unix::{SignalKind, signal};
 use tracing::{error, info, warn};
 
+use crate::config::ListMode;
 use crate::http::resolve_endpoint;
 use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
@@ -53,9 +54,23 @@ pub struct JobArgs {
     /// kubesd runs outside a cluster; default `$KUBECONFIG`.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
+    /// How to get each URL's state from the API server: auto (streaming lists,
+    /// `sendInitialEvents`, where the server serves them; LIST and WATCH where it
+    /// does not) or list (LIST and WATCH only).
+    #[arg(long = "kubernetes.list-mode", default_value_t = ListMode::Auto)]
+    pub list_mode: ListMode,
 }
 
 impl JobArgs {
+    /// The engine's options these arguments choose.
+    fn engine_options(&self) -> EngineOptions {
+        EngineOptions {
+            semantics: self.semantics,
+            list_mode: self.list_mode,
+            ..EngineOptions::default()
+        }
+    }
+
     /// How the config file is read.
     fn load_options(&self) -> LoadOptions {
         let dialect = self.config_dialect.unwrap_or(match self.semantics {
@@ -182,10 +197,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     };
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions {
-            semantics: args.jobs.semantics,
-            ..EngineOptions::default()
-        }),
+        Discovery::start(args.jobs.engine_options()),
         options(&args.jobs)?,
         Arc::clone(&published),
     );
@@ -261,10 +273,7 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
     let config = load(&args.jobs)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut jobs = JobSet::new(
-        Discovery::start(EngineOptions {
-            semantics: args.jobs.semantics,
-            ..EngineOptions::default()
-        }),
+        Discovery::start(args.jobs.engine_options()),
         options(&args.jobs)?,
         published,
     );

@@ -12,6 +12,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
+use super::streaming_lists::StreamingLists;
+
 /// An injected error status for whole requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -58,6 +60,8 @@ struct State {
     gone_watches_left: u32,
     split_events_left: u32,
     stalled: bool,
+    streaming_lists: StreamingLists,
+    streaming_list_requests: u64,
 }
 
 /// The armed request-level faults. Shared by all request handlers.
@@ -124,6 +128,24 @@ impl Faults {
     pub fn stalled(&self) -> bool {
         self.lock().stalled
     }
+
+    /// Sets how watches with `sendInitialEvents=true` are answered from now on.
+    pub fn set_streaming_lists(&self, mode: StreamingLists) {
+        self.lock().streaming_lists = mode;
+    }
+
+    /// Counts one watch with `sendInitialEvents=true` and returns how to answer it.
+    pub fn take_streaming_list(&self) -> StreamingLists {
+        let mut s = self.lock();
+        s.streaming_list_requests += 1;
+        s.streaming_lists
+    }
+
+    /// How many watches with `sendInitialEvents=true` were asked for so far (whether
+    /// served or not): tests check that a client that fell back asks no more.
+    pub fn streaming_list_requests(&self) -> u64 {
+        self.lock().streaming_list_requests
+    }
 }
 
 /// The JSON body of `POST /sim/faults`, e.g. `{"fault":"fail","failure":"server_error","count":3}`.
@@ -165,6 +187,11 @@ pub enum FaultRequest {
     },
     /// Restart the API server with reset resourceVersions.
     Restart,
+    /// Serve streaming lists, or act out a server that does not.
+    StreamingLists {
+        /// How.
+        mode: StreamingLists,
+    },
     /// Drop all retained watch history.
     Compact,
 }

@@ -5,7 +5,7 @@
 //!
 //! It serves the real API paths for nodes, namespaces, pods, services,
 //! endpoints, endpointslices and ingresses (list with selectors and
-//! pagination, chunked watches with bookmarks, writes, discovery), keeps
+//! pagination, chunked watches with bookmarks, streaming lists, writes, discovery), keeps
 //! endpoints in sync like the Kubernetes controllers do, can generate a
 //! realistic cluster from a seed and churn it, and injects the faults a real
 //! API server and network produce. It works on `serde_json::Value` objects as
@@ -38,6 +38,7 @@ pub mod selector;
 pub mod server;
 pub mod sim;
 pub mod store;
+pub mod streaming_lists;
 pub mod timestamp;
 pub mod tls;
 
@@ -50,3 +51,4 @@ pub use resource::Resource;
 pub use server::{RunningSimulator, SimulatorConfig, serve, serve_cluster};
 pub use sim::Simulator;
 pub use store::{ChangeType, WriteMode};
+pub use streaming_lists::StreamingLists;

@@ -249,6 +249,7 @@ impl Simulator {
             FaultRequest::Inject { line } => self.inject(line),
             FaultRequest::Stall { on } => self.stall_watches(on),
             FaultRequest::Restart => self.restart(),
+            FaultRequest::StreamingLists { mode } => self.faults().set_streaming_lists(mode),
             FaultRequest::Compact => self.compact(),
         }
     }

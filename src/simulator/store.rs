@@ -83,6 +83,9 @@ pub struct Subscription {
     pub initial: Vec<Arc<Change>>,
     /// Live messages, starting right after `initial`.
     pub rx: mpsc::UnboundedReceiver<WatchMessage>,
+    /// The store's resourceVersion when the watch opened: `initial` and `rx` together
+    /// cover every change after it (for `sendInitialEvents`' closing bookmark).
+    pub rv: u64,
 }
 
 /// The result of a successful write.
@@ -442,7 +445,13 @@ impl Store {
             namespace: namespace.map(str::to_string),
             tx,
         });
-        Ok(Subscription { id, initial, rx })
+        let rv = inner.rv;
+        Ok(Subscription {
+            id,
+            initial,
+            rx,
+            rv,
+        })
     }
 
     /// Removes a watch from the registry (its stream ended).

@@ -9,6 +9,11 @@
 //! that keeps matching is MODIFIED. A resourceVersion that left the history
 //! window gets one `ERROR` event (410 Expired) and the end of the stream.
 //!
+//! With `sendInitialEvents=true` (a streaming list) the stream starts with
+//! ADDED events of the current state and a bookmark annotated
+//! `k8s.io/initial-events-end`, then goes on as a watch; or it acts out a server
+//! that does not serve streaming lists ([`StreamingLists`]).
+//!
 //! The stream also acts out injected faults: abrupt drops (optionally
 //! mid-event), bad lines, split events and stalls.
 
@@ -32,6 +37,7 @@ use crate::simulator::resource::Resource;
 use crate::simulator::selector::Selector;
 use crate::simulator::sim::Simulator;
 use crate::simulator::store::{Change, ChangeType, WatchMessage};
+use crate::simulator::streaming_lists::StreamingLists;
 
 /// Serves a WATCH request.
 pub fn serve(
@@ -40,7 +46,29 @@ pub fn serve(
     target: &Target,
     query: &HashMap<String, String>,
 ) -> HttpResponse {
-    match open(state, req, target, query) {
+    let mut query = query.clone();
+    if is_true(query.get("sendInitialEvents")) {
+        match state.sim.faults().take_streaming_list() {
+            StreamingLists::Served => {}
+            StreamingLists::Refused => {
+                return error_response(&ApiError::new(
+                    422,
+                    "Invalid",
+                    "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                ));
+            }
+            StreamingLists::EndedAtOnce => {
+                return HttpResponse::Ok()
+                    .content_type("application/json")
+                    .streaming(futures_util::stream::empty::<Result<Bytes, io::Error>>());
+            }
+            StreamingLists::Ignored => {
+                query.remove("sendInitialEvents");
+                query.remove("resourceVersionMatch");
+            }
+        }
+    }
+    match open(state, req, target, &query) {
         Ok(stream) => HttpResponse::Ok()
             .content_type("application/json")
             .streaming(futures_util::stream::unfold(
@@ -75,15 +103,27 @@ fn open(
         ));
     }
     let selector = parse_selector(target, query)?;
-    if query
-        .get("resourceVersionMatch")
-        .is_some_and(|m| !m.is_empty())
-    {
-        return Err(ApiError::bad_request(
-            "resourceVersionMatch is forbidden for watch",
-        ));
+    let initial_events = is_true(query.get("sendInitialEvents"));
+    match query.get("resourceVersionMatch").map(String::as_str) {
+        None | Some("") => {}
+        Some("NotOlderThan") if initial_events => {}
+        Some(_) if initial_events => {
+            return Err(ApiError::new(
+                422,
+                "Invalid",
+                "resourceVersionMatch: Unsupported value: sendInitialEvents requires NotOlderThan",
+            ));
+        }
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
     }
     let from = match query.get("resourceVersion").map(String::as_str) {
+        // A streaming list starts from the current state, which is never older
+        // than any resourceVersion the client can have seen.
+        _ if initial_events => None,
         None | Some("" | "0") => None,
         Some(rv) => Some(
             rv.parse::<u64>()
@@ -111,6 +151,7 @@ fn open(
     Ok(WatchStream {
         sim: sim.clone(),
         id: sub.id,
+        initial_events_end: initial_events.then_some(sub.rv),
         resource: target.resource,
         selector,
         table,
@@ -145,6 +186,9 @@ struct WatchStream {
     /// `Some` when the client wants Table objects (kubectl `get -w`).
     table: Option<IncludeObject>,
     initial: VecDeque<Arc<Change>>,
+    /// A streaming list's: the resourceVersion of the bookmark that ends its initial
+    /// events, sent once `initial` is.
+    initial_events_end: Option<u64>,
     rx: UnboundedReceiver<WatchMessage>,
     out: VecDeque<Out>,
     /// Messages received while stalled, replayed on resume.
@@ -193,6 +237,9 @@ impl WatchStream {
                 self.emit_change(&change);
                 continue;
             }
+            if !self.stalled && self.end_initial_events() {
+                continue;
+            }
             let stalled = self.stalled;
             let deadline = self.deadline;
             let bookmarks = self.bookmarks.as_mut();
@@ -235,6 +282,7 @@ impl WatchStream {
                     while let Some(change) = self.initial.pop_front() {
                         self.emit_change(&change);
                     }
+                    self.end_initial_events();
                     while let Some(held) = self.held.pop_front() {
                         self.handle(held);
                     }
@@ -256,12 +304,11 @@ impl WatchStream {
                 other => self.held.push_back(other),
             },
             WatchMessage::Change(change) => self.emit_change(&change),
+            // Until a streaming list's initial events have ended, the watch cache
+            // sends no other bookmark.
+            WatchMessage::Bookmark(_) if self.initial_events_end.is_some() => {}
             WatchMessage::Bookmark(rv) => {
-                let line = format!(
-                    "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"}}}}}}\n",
-                    self.resource.kind(),
-                    self.resource.api_version()
-                );
+                let line = self.bookmark_line(rv, "");
                 self.out.push_back(Out::Chunk(Bytes::from(line)));
             }
             WatchMessage::End => self.finished = true,
@@ -281,6 +328,27 @@ impl WatchStream {
                 self.out.push_back(Out::Chunk(Bytes::from(line)));
             }
         }
+    }
+
+    /// A `BOOKMARK` line at `rv`, with `annotations` (JSON members) in its metadata.
+    fn bookmark_line(&self, rv: u64, annotations: &str) -> String {
+        format!(
+            "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"{annotations}}}}}}}\n",
+            self.resource.kind(),
+            self.resource.api_version()
+        )
+    }
+
+    /// Sends the bookmark that ends a streaming list's initial events, once; true
+    /// if it did.
+    fn end_initial_events(&mut self) -> bool {
+        let Some(rv) = self.initial_events_end.take() else {
+            return false;
+        };
+        let annotations = r#","annotations":{"k8s.io/initial-events-end":"true"}"#;
+        let line = self.bookmark_line(rv, annotations);
+        self.out.push_back(Out::Chunk(Bytes::from(line)));
+        true
     }
 
     /// A syntactically valid event line of the watched kind.

@@ -1,0 +1,28 @@
+//! Whether and how the simulator serves streaming lists (a watch with
+//! `sendInitialEvents=true`): served as a current API server serves them, or acted
+//! out as each kind of server that does not, so that a client's fallback to LIST and
+//! WATCH is exercised on every path.
+
+use serde::{Deserialize, Serialize};
+
+/// How a watch with `sendInitialEvents=true` is answered (switchable at run time with
+/// [`crate::simulator::Simulator::set_streaming_lists`], or `POST /sim/faults` with
+/// `{"fault":"streaming_lists","mode":"refused"}`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamingLists {
+    /// Served: `ADDED` events of the current state, then a `BOOKMARK` annotated
+    /// `k8s.io/initial-events-end: "true"` at the state's resourceVersion, then the
+    /// changes after it, on the same stream.
+    #[default]
+    Served,
+    /// `422 Invalid`, as an API server without the `WatchList` feature answers.
+    Refused,
+    /// `200` and the end of the stream at once, with no event: what an API server on
+    /// etcd 3.4 does (it cannot serve them from its watch cache).
+    EndedAtOnce,
+    /// The parameters are ignored: a plain watch (synthetic `ADDED` events when no
+    /// resourceVersion is given, then changes, and bookmarks without the annotation),
+    /// as an API server from before streaming lists answers.
+    Ignored,
+}

@@ -1,0 +1,191 @@
+//! Streaming lists against the simulator over real HTTP: every role and
+//! attach_metadata gives the same targets through a streaming list as through LIST;
+//! a server that refuses, ignores or cuts streaming lists is listed with LIST, ends
+//! synced with the same targets, and is not asked for a streaming list again; a 410
+//! relists through a streaming list.
+
+mod support;
+
+use kubesd::config::ListMode;
+use kubesd::metrics::{ListMethod, METRICS};
+use kubesd::model::Role;
+use kubesd::simulator::{
+    Churn, ChurnRates, ClusterSpec, SimulatedCluster, Simulator, StreamingLists,
+};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use support::{actual, all_jobs, converge, subscribe_all};
+
+async fn cluster(seed: u64) -> SimulatedCluster {
+    let spec = ClusterSpec {
+        nodes: 3,
+        pods: 30,
+        namespaces: 3,
+        pods_per_workload: 3,
+        ..ClusterSpec::default()
+    };
+    SimulatedCluster::seeded(seed, spec)
+        .await
+        .expect("cluster starts")
+}
+
+fn options(list_mode: ListMode) -> EngineOptions {
+    EngineOptions {
+        list_mode,
+        ..SimulatedCluster::engine_options()
+    }
+}
+
+/// Every role's job with the metadata it can attach, and again with none.
+fn jobs(url: &str) -> Vec<SdConfig> {
+    let mut jobs = all_jobs(url);
+    for role in Role::DISCOVERY {
+        jobs.push(SdConfig::new(role, url));
+    }
+    jobs
+}
+
+/// URL watchers of `url` that list with `method` now, over every role.
+fn watchers_listing(url: &str, method: ListMethod) -> i64 {
+    let server = METRICS.api_server(url);
+    Role::ALL
+        .into_iter()
+        .map(|role| server.role(role).list_mode.get(method))
+        .sum()
+}
+
+/// 410s met at `url`, over every role.
+fn gone_at(url: &str) -> u64 {
+    let server = METRICS.api_server(url);
+    Role::ALL
+        .into_iter()
+        .map(|role| server.role(role).gone.get())
+        .sum()
+}
+
+/// Answers every watch request with 410 until one was met, so that the URLs relist.
+async fn force_410(running: &SimulatedCluster) {
+    let before = gone_at(&running.url());
+    running.sim().faults().gone_next_watches(u32::MAX);
+    running.sim().drop_watches(false);
+    while gone_at(&running.url()) == before {
+        actix_rt::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    running.sim().faults().gone_next_watches(0);
+}
+
+async fn converge_all(
+    subs: &[Subscription<Labels>],
+    sim: &Simulator,
+    jobs: &[SdConfig],
+    what: &str,
+) {
+    for (sub, config) in subs.iter().zip(jobs) {
+        converge(sub, sim, config, what).await;
+    }
+}
+
+async fn stop_all(subs: Vec<Subscription<Labels>>) {
+    for sub in subs {
+        sub.stop().await;
+    }
+}
+
+#[actix_rt::test]
+async fn every_role_and_attachment_gives_the_same_targets_streamed_as_listed() {
+    support::init_logs();
+    let running = cluster(301).await;
+    let sim = running.sim();
+    let jobs = jobs(&running.url());
+    let listing = Discovery::start(options(ListMode::List));
+    let listed = subscribe_all(&listing, &jobs).await;
+    assert_eq!(sim.faults().streaming_list_requests(), 0, "LIST only");
+    let streaming = Discovery::start(options(ListMode::Auto));
+    let streamed = subscribe_all(&streaming, &jobs).await;
+    assert!(sim.faults().streaming_list_requests() > 0);
+    assert!(watchers_listing(&running.url(), ListMethod::Streaming) > 0);
+    assert!(watchers_listing(&running.url(), ListMethod::List) > 0);
+    for ((a, b), config) in listed.iter().zip(&streamed).zip(&jobs) {
+        let (a, b) = (actual(a).await, actual(b).await);
+        assert!(
+            !a.is_empty() || config.role == Role::Ingress,
+            "{}",
+            config.role
+        );
+        assert_eq!(a, b, "{} with {:?}", config.role, config.attach_metadata);
+    }
+    converge_all(&streamed, sim, &jobs, "streamed").await;
+    // The streams go on as watches.
+    let mut churn = Churn::new(3011, ChurnRates::default());
+    churn.step(sim, 30).expect("churn");
+    converge_all(&streamed, sim, &jobs, "after churn").await;
+    stop_all(listed).await;
+    stop_all(streamed).await;
+    running.stop().await;
+}
+
+/// A server that does not serve streaming lists, acted out as `mode`: every job ends
+/// synced with the right targets, and the fallback is remembered.
+async fn falls_back_and_remembers(seed: u64, mode: StreamingLists) {
+    support::init_logs();
+    let running = cluster(seed).await;
+    let sim = running.sim();
+    sim.faults().set_streaming_lists(mode);
+    let jobs = jobs(&running.url());
+    let discovery = Discovery::start(options(ListMode::Auto));
+    let subs = subscribe_all(&discovery, &jobs).await;
+    converge_all(&subs, sim, &jobs, &format!("{mode:?}")).await;
+    let asked = sim.faults().streaming_list_requests();
+    assert!(asked > 0, "{mode:?}: a streaming list was tried");
+    assert_eq!(
+        watchers_listing(&running.url(), ListMethod::Streaming),
+        0,
+        "{mode:?}: every URL fell back"
+    );
+    // Served from now on, but the watchers remember: their relists after a 410 LIST.
+    sim.faults().set_streaming_lists(StreamingLists::Served);
+    force_410(&running).await;
+    let mut churn = Churn::new(seed, ChurnRates::default());
+    churn.step(sim, 20).expect("churn");
+    converge_all(&subs, sim, &jobs, &format!("{mode:?}, after a 410")).await;
+    assert_eq!(sim.faults().streaming_list_requests(), asked, "{mode:?}");
+    stop_all(subs).await;
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn a_server_that_refuses_streaming_lists_with_422_is_listed() {
+    falls_back_and_remembers(302, StreamingLists::Refused).await;
+}
+
+#[actix_rt::test]
+async fn a_server_that_ends_the_stream_at_once_is_listed() {
+    falls_back_and_remembers(303, StreamingLists::EndedAtOnce).await;
+}
+
+#[actix_rt::test]
+async fn a_server_that_ignores_send_initial_events_is_listed() {
+    falls_back_and_remembers(304, StreamingLists::Ignored).await;
+}
+
+#[actix_rt::test]
+async fn a_410_relists_through_a_streaming_list() {
+    support::init_logs();
+    let running = cluster(305).await;
+    let sim = running.sim();
+    let jobs = vec![running.sd_config(Role::Pod)];
+    let discovery = Discovery::start(options(ListMode::Auto));
+    let subs = subscribe_all(&discovery, &jobs).await;
+    let asked = sim.faults().streaming_list_requests();
+    // The watch is cut and its reconnect answered 410: the URL is listed again.
+    force_410(&running).await;
+    let mut churn = Churn::new(3051, ChurnRates::default());
+    churn.step(sim, 20).expect("churn");
+    converge_all(&subs, sim, &jobs, "after a 410").await;
+    assert!(
+        sim.faults().streaming_list_requests() > asked,
+        "the relist was a streaming list"
+    );
+    assert!(watchers_listing(&running.url(), ListMethod::Streaming) > 0);
+    stop_all(subs).await;
+    running.stop().await;
+}
