@@ -9,6 +9,7 @@ mod support;
 
 use std::time::Duration;
 
+use kubesd::config::ListMode;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{
@@ -330,6 +331,8 @@ async fn an_expired_continue_token_restarts_the_list() {
     let sim = running.sim();
     let options = EngineOptions {
         list_page_size: 2,
+        // Continue tokens are LIST's.
+        list_mode: ListMode::List,
         ..chaos_options()
     };
     let discovery = Discovery::start(options);

@@ -601,6 +601,8 @@ impl Run {
             .args(["run", "--config"])
             .arg(&config)
             .args(["--listen", "127.0.0.1:0"])
+            // The fake answers LISTs and plain watches: what is tested is the LIST.
+            .args(["--kubernetes.list-mode", "list"])
             .env("RUST_LOG", "warn")
             .stderr(std::process::Stdio::piped())
             .spawn()

@@ -640,7 +640,10 @@ impl UrlWatcher {
                     act.open_watch = Some(OpenWatch {
                         opened: now,
                         expires: now + lasts,
-                        initial_events_due: initial_events.then(|| now + list_body_timeout),
+                        initial_events: initial_events.then(|| InitialEventsClock {
+                            due: now + list_body_timeout,
+                            progress: (0, now),
+                        }),
                         healthy: false,
                         partial: None,
                     });
@@ -686,6 +689,7 @@ impl UrlWatcher {
             State::StreamingList { .. } => true,
             _ => return,
         };
+        let lines_done = self.machine.lines_completed();
         let partial = self.machine.partial_line();
         let o = &self.setup.options;
         let Some(open) = self.open_watch.as_mut() else {
@@ -708,8 +712,12 @@ impl UrlWatcher {
         let input = input.or_else(|| {
             if listing {
                 // The rest waits for the watch the stream becomes.
-                let overdue = open.initial_events_due.is_some_and(|due| now >= due);
-                return overdue.then_some(Input::InitialEventsOverdue);
+                let clock = open.initial_events.as_mut()?;
+                if clock.progress.0 != lines_done {
+                    clock.progress = (lines_done, now);
+                }
+                let quiet = now.duration_since(clock.progress.1) >= o.watch_stall_timeout;
+                return (quiet || now >= clock.due).then_some(Input::InitialEventsOverdue);
             }
             if now >= open.expires {
                 Some(Input::WatchExpired)
@@ -735,13 +743,23 @@ struct OpenWatch {
     opened: Instant,
     /// When it is reopened if the server has not ended it.
     expires: Instant,
-    /// A streaming list's: when its initial-events-end bookmark is overdue.
-    initial_events_due: Option<Instant>,
+    /// A streaming list's, until its initial events end.
+    initial_events: Option<InitialEventsClock>,
     /// [`Input::Healthy`] was fed for it.
     healthy: bool,
     /// The incomplete line seen pending (by the count of lines before it), and since
     /// when.
     partial: Option<(u64, Instant)>,
+}
+
+/// When a streaming list's initial-events-end bookmark is overdue: at `due`
+/// (`list_body_timeout` after the stream opened), or once no line has completed for
+/// `watch_stall_timeout` (a server that ignored `sendInitialEvents` and has nothing,
+/// or nothing more, to send).
+struct InitialEventsClock {
+    due: Instant,
+    /// Lines completed when last counted, and when that count last changed.
+    progress: (u64, Instant),
 }
 
 /// Adds a watch batch's events to the role's counters.

@@ -148,8 +148,9 @@ pub enum Input<'a> {
     WatchExpired,
     /// The backoff delay is over.
     BackoffElapsed,
-    /// A streaming list has been open for `list_body_timeout` without its
-    /// initial-events-end bookmark: the server ignored `sendInitialEvents`.
+    /// A streaming list has no initial-events-end bookmark after `list_body_timeout`,
+    /// or nothing more arrived for `watch_stall_timeout`: the server ignored
+    /// `sendInitialEvents` (a plain watch of nothing, or of objects without changes).
     InitialEventsOverdue,
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
@@ -473,6 +474,12 @@ impl Machine {
         }
     }
 
+    /// The number of lines of the stream completed so far: whether a stream makes
+    /// progress.
+    pub fn lines_completed(&self) -> u64 {
+        self.lines.completed()
+    }
+
     /// While watching: the number of lines completed so far, if an incomplete one is
     /// pending (the actor times how long the same one stays incomplete).
     pub fn partial_line(&self) -> Option<u64> {
@@ -537,7 +544,8 @@ impl Machine {
             Input::InitialEventsOverdue => {
                 if self.is_streaming_list() {
                     out.push(Action::CloseStream);
-                    let why = "no initial-events-end bookmark came within list_body_timeout";
+                    let why = "no initial-events-end bookmark came: nothing for \
+                               watch_stall_timeout, or not within list_body_timeout";
                     self.fall_back_to_list(why.into(), &mut out);
                 }
             }
