@@ -189,3 +189,52 @@ async fn a_410_relists_through_a_streaming_list() {
     stop_all(subs).await;
     running.stop().await;
 }
+
+/// A server that ignores `sendInitialEvents` and has nothing to send: a plain watch that
+/// stays open and quiet. After `watch_stall_timeout` with nothing, the URL is listed.
+#[actix_rt::test]
+async fn a_quiet_plain_watch_instead_of_a_streaming_list_is_listed_after_the_stall_timeout() {
+    use support::fake_api::{FakeApi, Reply, Request};
+    support::init_logs();
+    let pod = r#"{"metadata":{"name":"p","namespace":"ns","resourceVersion":"5"},"spec":{"containers":[{"name":"c"}]},"status":{"phase":"Running","podIP":"10.0.0.1"}}"#;
+    let list = format!(
+        r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"5"}},"items":[{pod}]}}"#
+    );
+    let api = FakeApi::start(move |r: &Request| {
+        if r.is_watch() {
+            Reply::watch(Vec::new(), std::time::Duration::from_secs(30))
+        } else {
+            Reply::json(list.clone())
+        }
+    })
+    .await;
+    let discovery = Discovery::start(EngineOptions {
+        watch_stall_timeout: std::time::Duration::from_millis(200),
+        ..options(ListMode::Auto)
+    });
+    let sub = discovery
+        .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    let targets = actual(&sub).await;
+    assert_eq!(targets.len(), 1, "{targets:?}");
+    let requests: Vec<String> = api.requests().into_iter().map(|r| r.target).collect();
+    assert!(
+        requests[0].contains("sendInitialEvents=true"),
+        "{requests:?}"
+    );
+    assert!(
+        !requests[1].contains("watch=1"),
+        "then a LIST: {requests:?}"
+    );
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|t| t.contains("sendInitialEvents"))
+            .count(),
+        1,
+        "{requests:?}"
+    );
+    sub.stop().await;
+}
