@@ -238,3 +238,78 @@ async fn a_quiet_plain_watch_instead_of_a_streaming_list_is_listed_after_the_sta
     );
     sub.stop().await;
 }
+
+/// `kubesd once` against a fake server counting requests, with `args`: its targets
+/// and the requests it made.
+async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
+    use support::fake_api::{FakeApi, Reply, Request};
+    let pod = r#"{"metadata":{"name":"p","namespace":"ns","resourceVersion":"5"},"spec":{"containers":[{"name":"c"}]},"status":{"phase":"Running","podIP":"10.0.0.1"}}"#;
+    let list = format!(
+        r#"{{"kind":"PodList","apiVersion":"v1","metadata":{{"resourceVersion":"5"}},"items":[{pod}]}}"#
+    );
+    let initial = vec![
+        format!(r#"{{"type":"ADDED","object":{pod}}}"#),
+        r#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"5","annotations":{"k8s.io/initial-events-end":"true"}}}}"#.to_string(),
+    ];
+    let hold = std::time::Duration::from_secs(30);
+    let api = FakeApi::start(move |r: &Request| {
+        if r.target.contains("sendInitialEvents=true") {
+            Reply::watch(initial.clone(), hold)
+        } else if r.is_watch() {
+            Reply::watch(Vec::new(), hold)
+        } else {
+            Reply::json(list.clone())
+        }
+    })
+    .await;
+    let dir =
+        std::env::temp_dir().join(format!("kubesd-once-{}-{}", args.len(), std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let config = dir.join("kubesd.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "scrape_configs:\n  - job_name: pods\n    kubernetes_sd_configs:\n      - {{role: pod, api_server: \"{}\"}}\n",
+            api.url
+        ),
+    )
+    .expect("config written");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubesd"))
+        .args(["once", "--timeout", "20s", "--config"])
+        .arg(&config)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kubesd starts");
+    // Polled, so that this thread keeps serving the fake meanwhile.
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("kubesd runs") {
+            break status;
+        }
+        actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut stdout, &mut out).expect("stdout");
+    }
+    assert!(status.success(), "kubesd once {args:?} failed: {out}");
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, api.requests().into_iter().map(|r| r.target).collect())
+}
+
+#[actix_rt::test]
+async fn once_lists_and_opens_no_watch() {
+    let (out, requests) = once_against_fake(&[]).await;
+    assert!(out.contains("10.0.0.1"), "{out}");
+    assert_eq!(
+        requests.len(),
+        1,
+        "one streaming list, ended at its bookmark: {requests:?}"
+    );
+    assert!(requests[0].contains("sendInitialEvents=true"));
+    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "list"]).await;
+    assert!(out.contains("10.0.0.1"), "{out}");
+    assert_eq!(requests.len(), 1, "one LIST: {requests:?}");
+    assert!(!requests[0].contains("watch=1"));
+}

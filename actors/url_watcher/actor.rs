@@ -110,7 +110,8 @@ impl UrlWatcher {
             o.backoff_max,
             o.max_event_size,
         )
-        .with_streaming_lists(streaming);
+        .with_streaming_lists(streaming)
+        .with_watch(o.watch_after_list);
         let list_method = if streaming {
             ListMethod::Streaming
         } else {

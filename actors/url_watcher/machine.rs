@@ -78,6 +78,9 @@ pub enum State {
         /// The watch has been open for `healthy_after` at a line boundary.
         healthy: bool,
     },
+    /// The list is complete and no watch follows it (a one-shot sync, see
+    /// [`Machine::with_watch`]): the machine does nothing more.
+    Listed,
     /// Waiting out a delay after a problem, then doing `then`.
     BackingOff {
         /// What to do when the delay is over.
@@ -402,6 +405,8 @@ pub struct Machine {
     /// The last resourceVersion watched from, where a streaming relist starts (empty
     /// after a 410, and before the first list).
     last_rv: ArcStr,
+    /// A watch follows each list; false for a one-shot sync.
+    watch_after_list: bool,
 }
 
 impl Machine {
@@ -430,6 +435,7 @@ impl Machine {
             since_deferred: 0,
             streaming: false,
             last_rv: ArcStr::default(),
+            watch_after_list: true,
         }
     }
 
@@ -437,6 +443,14 @@ impl Machine {
     /// them, or with LIST only.
     pub fn with_streaming_lists(mut self, on: bool) -> Machine {
         self.streaming = on;
+        self
+    }
+
+    /// Whether a watch follows each list (the default); without, the machine stops
+    /// once the first list is complete, and a streaming list's stream is closed at its
+    /// initial-events-end bookmark (`kubesd once`).
+    pub fn with_watch(mut self, on: bool) -> Machine {
+        self.watch_after_list = on;
         self
     }
 
@@ -579,7 +593,7 @@ impl Machine {
                         *then = Next::Relist(RelistReason::Resync);
                     }
                 }
-                State::Listing { .. } | State::StreamingList { .. } => {}
+                State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
             },
             Input::DeferredEventRejected { attempt } => {
                 if attempt != self.attempt {
@@ -596,7 +610,7 @@ impl Machine {
                     }
                     // The stream is already given up: list instead of watching again.
                     State::BackingOff { then } => *then = Next::Relist(RelistReason::BadEvent),
-                    State::Listing { .. } | State::StreamingList { .. } => {}
+                    State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
                 }
             }
             Input::BackoffElapsed => {
@@ -782,6 +796,10 @@ impl Machine {
             let then = Next::Relist(RelistReason::NoResourceVersion);
             let report = |retry_in| Some(Report::NoResourceVersion { retry_in });
             self.back_off(then, None, report, out);
+            return;
+        }
+        if !self.watch_after_list {
+            self.state = State::Listed;
             return;
         }
         self.watch(page.resource_version, out);
@@ -1054,6 +1072,11 @@ impl Machine {
             let then = Next::Relist(RelistReason::NoResourceVersion);
             let report = |retry_in| Some(Report::NoResourceVersion { retry_in });
             self.back_off(then, None, report, out);
+            return;
+        }
+        if !self.watch_after_list {
+            out.push(Action::CloseStream);
+            self.state = State::Listed;
             return;
         }
         self.last_rv = rv.clone();

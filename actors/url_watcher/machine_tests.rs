@@ -1114,3 +1114,27 @@ fn list_only_never_streams() {
     assert!(!m.streaming_lists());
     assert_eq!(acts(m.on(Input::Start)), [list_from_scratch()]);
 }
+
+#[test]
+fn a_one_shot_sync_lists_and_opens_no_watch() {
+    let mut m = machine(Role::Pod).with_watch(false);
+    m.on(Input::Start);
+    let actions = m.on(page(10, &["a"], None));
+    assert!(matches!(&actions[..], [Action::Relisted(o)] if o.len() == 1));
+    assert!(matches!(m.state(), State::Listed));
+    // A streaming list's stream is closed at its bookmark.
+    let mut m = streaming(Role::Pod).with_watch(false);
+    m.on(Input::Start);
+    let text = format!(
+        "{}{}{}",
+        event("ADDED", "a", 7),
+        initial_events_end(10),
+        event("MODIFIED", "a", 11)
+    );
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert_eq!(listed(&actions), ["ns/a"]);
+    assert_eq!(actions.last(), Some(&Action::CloseStream));
+    assert!(deltas(&actions).is_empty());
+    assert!(matches!(m.state(), State::Listed));
+    assert!(m.on(Input::StreamEnded).is_empty());
+}

@@ -272,11 +272,12 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
 pub async fn once(args: OnceArgs) -> Result<(), String> {
     let config = load(&args.jobs)?;
     let published = Arc::new(RwLock::new(BTreeMap::new()));
-    let mut jobs = JobSet::new(
-        Discovery::start(args.jobs.engine_options()),
-        options(&args.jobs)?,
-        published,
-    );
+    // Lists only: a watch would be closed unread when the targets are printed.
+    let engine = EngineOptions {
+        watch_after_list: false,
+        ..args.jobs.engine_options()
+    };
+    let mut jobs = JobSet::new(Discovery::start(engine), options(&args.jobs)?, published);
     jobs.apply(&config).await.map_err(|e| e.to_string())?;
     let output = collect_once(&jobs, args.timeout, args.jobs.output_dir.as_deref()).await;
     jobs.stop_all().await;

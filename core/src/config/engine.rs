@@ -30,6 +30,10 @@ pub struct EngineOptions {
     /// `ADDED` before it) or ends it before that bookmark falls back to LIST for the
     /// rest of its watcher's life, logged once.
     pub list_mode: ListMode,
+    /// Open a watch after each list (the default). Off for a one-shot sync
+    /// (`kubesd once`): each URL is listed once and not watched, and a streaming
+    /// list's stream is closed at its initial-events-end bookmark.
+    pub watch_after_list: bool,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
     /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
@@ -109,6 +113,7 @@ impl Default for EngineOptions {
             flush_soon_max: 128,
             list_from_watch_cache: true,
             list_mode: ListMode::Auto,
+            watch_after_list: true,
             list_page_size: 500,
             max_list_body: 1 << 30,
             max_event_size: 4 << 20,
