@@ -28,6 +28,7 @@ use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use tracing::{debug, info, warn};
 
+use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
 use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
@@ -68,6 +69,10 @@ pub struct UrlWatcher {
     /// How this URL is listed now, as counted in `kubesd_list_mode_watchers`.
     list_method: ListMethod,
     client: Option<awc::Client>,
+    /// The client of LIST requests, which follow redirects by hand ([`ListRequests`]).
+    list_client: Option<awc::Client>,
+    /// What the current LIST attempt has asked for.
+    list_attempt: ListAttempt,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
     stream: Option<SpawnHandle>,
@@ -127,6 +132,8 @@ impl UrlWatcher {
             metrics,
             list_method,
             client: None,
+            list_client: None,
+            list_attempt: ListAttempt::default(),
             credentials,
             stream: None,
             stream_generation: 0,
@@ -451,6 +458,28 @@ impl UrlWatcher {
         }
     }
 
+    /// How this attempt's LIST requests are sent: the redirect-less client, the
+    /// credentials now, the budget.
+    fn list_requests(&mut self) -> Result<ListRequests, Failure> {
+        let client = self
+            .list_client
+            .clone()
+            .ok_or_else(|| Failure::Transport("client not started".into()))?;
+        let authorization = self
+            .credentials
+            .header()
+            .map_err(|e| Failure::Transport(e.to_string()))?;
+        let endpoint = &self.setup.endpoint;
+        Ok(ListRequests {
+            client,
+            authorization,
+            origin: origin(&endpoint.base_url).to_string(),
+            follow_redirects: endpoint.http.follow_redirects,
+            max_requests: self.setup.options.max_list_pages,
+            timeout: self.setup.options.request_timeout,
+        })
+    }
+
     /// A GET request for `path_and_query`, with auth.
     fn request(&mut self, path_and_query: &str) -> Result<awc::ClientRequest, Failure> {
         let client = self
@@ -495,10 +524,15 @@ impl UrlWatcher {
         };
         let path = self.setup.url.list_path(self.version, &query);
         debug!(parent: &self.span, %path, "list");
-        let req = match self.request(&path) {
-            Ok(req) => req,
+        let requests = match self.list_requests() {
+            Ok(requests) => requests,
             Err(failure) => return self.feed(Input::ListFailed(failure), ctx),
         };
+        let url = format!("{}{path}", self.setup.endpoint.base_url);
+        if continue_token_was_none {
+            self.list_attempt = ListAttempt::default();
+        }
+        let mut attempt = std::mem::take(&mut self.list_attempt);
         let role = self.setup.url.role;
         let (max_body, body_timeout) = (o.max_list_body, o.list_body_timeout);
         let progress_deadline = o.watch_stall_timeout;
@@ -514,12 +548,9 @@ impl UrlWatcher {
             window: o.watcher_in_flight.max(1),
             pending: VecDeque::new(),
         };
-        let fut = async move {
+        let read_list_page = async move |sent: Result<Sent, Failure>| {
             let mut parts = parts;
-            let resp = req
-                .send()
-                .await
-                .map_err(|e| Failure::Transport(e.to_string()))?;
+            let resp = sent?.map_err(|e| Failure::Transport(e.to_string()))?;
             let mut resp = resp.timeout(body_timeout);
             let status = resp.status();
             if !status.is_success() {
@@ -589,18 +620,35 @@ impl UrlWatcher {
             }
             Ok((page, errors))
         };
-        ctx.spawn(fut.into_actor(self).map(|result, act, ctx| match result {
+        let fut = async move {
+            let sent = requests.send(url, &mut attempt).await;
+            (read_list_page(sent).await, attempt)
+        };
+        ctx.spawn(fut.into_actor(self).map(|(result, attempt), act, ctx| {
+            act.list_attempt = attempt;
+            act.on_list_result(result, ctx);
+        }));
+    }
+
+    /// Feeds the outcome of one LIST request to the machine, counting and logging the
+    /// objects it skipped.
+    fn on_list_result(
+        &mut self,
+        result: Result<(crate::watch::ListPage, Vec<DecodeError>), Failure>,
+        ctx: &mut Context<Self>,
+    ) {
+        match result {
             Ok((page, errors)) => {
                 if let Some(first) = errors.first() {
                     for e in &errors {
-                        act.metrics().rejected.inc(e.reason());
+                        self.metrics().rejected.inc(e.reason());
                     }
-                    warn!(parent: &act.span, "LIST {}{}: skipped {} of its objects, the first: {first}", act.setup.endpoint.base_url, act.setup.url, errors.len());
+                    warn!(parent: &self.span, "LIST {}{}: skipped {} of its objects, the first: {first}", self.setup.endpoint.base_url, self.setup.url, errors.len());
                 }
-                act.feed(Input::ListPage(page), ctx);
+                self.feed(Input::ListPage(page), ctx);
             }
-            Err(failure) => act.feed(Input::ListFailed(failure), ctx),
-        }));
+            Err(failure) => self.feed(Input::ListFailed(failure), ctx),
+        }
     }
 
     /// Opens a watch from `resource_version`; with `initial_events`, a streaming list.
@@ -823,6 +871,14 @@ impl Actor for UrlWatcher {
                 None
             }
         };
+        let mut without_redirects = self.setup.endpoint.clone();
+        without_redirects.http.follow_redirects = false;
+        self.list_client = build_endpoint_client(
+            &without_redirects,
+            self.setup.tls.clone(),
+            o.request_timeout,
+        )
+        .ok();
         let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
         if let Some(every) = o.relist_interval {

@@ -58,6 +58,10 @@ pub enum State {
         reason: RelistReason,
         /// The objects of the pages so far.
         items: Vec<Object>,
+        /// The continue tokens this attempt asked with so far: a page that comes
+        /// round again ends the attempt at once. (The actor bounds the number of
+        /// requests, `EngineOptions::max_list_pages`.)
+        tokens: Vec<String>,
     },
     /// A streaming list is open, or being opened: its initial events are the list.
     /// `items` holds those not yet handed to the group as parts ([`Action::ListPart`]);
@@ -122,6 +126,9 @@ pub enum Failure {
     /// A LIST body that is not a whole list of the role: another kind, truncated,
     /// undecodable, or over the size ceiling.
     BadBody(String),
+    /// A LIST attempt that would not end: over its request budget, or redirected back
+    /// to a URL it had already asked for. In words.
+    Endless(String),
 }
 
 /// What happened, fed to [`Machine::on`].
@@ -424,6 +431,7 @@ impl Machine {
             state: State::Listing {
                 reason: RelistReason::Initial,
                 items: Vec::new(),
+                tokens: Vec::new(),
             },
             lines: LineBuffer::new(max_event),
             delays: RetryDelays::new(backoff_initial, backoff_max),
@@ -665,6 +673,7 @@ impl Machine {
         self.state = State::Listing {
             reason,
             items: Vec::new(),
+            tokens: Vec::new(),
         };
         out.push(Action::List {
             continue_token: None,
@@ -779,11 +788,18 @@ impl Machine {
     }
 
     fn on_list_page(&mut self, page: ListPage, out: &mut Vec<Action>) {
-        let State::Listing { items, .. } = &mut self.state else {
+        let State::Listing { items, tokens, .. } = &mut self.state else {
             return;
         };
         items.extend(page.items);
         if let Some(token) = page.continue_token {
+            if tokens.contains(&token) {
+                out.push(Action::AbandonList);
+                let why = "its pages came round again: a continue token repeated".into();
+                let then = Next::Relist(RelistReason::Retry);
+                return self.fail(Step::List, RequestError::EndlessList, why, then, out);
+            }
+            tokens.push(token.clone());
             out.push(Action::List {
                 continue_token: Some(token),
             });
@@ -835,6 +851,9 @@ impl Machine {
                 self.fail(Step::List, RequestError::Connection, why, then, out)
             }
             Failure::BadBody(why) => self.fail(Step::List, RequestError::BadBody, why, then, out),
+            Failure::Endless(why) => {
+                self.fail(Step::List, RequestError::EndlessList, why, then, out)
+            }
             Failure::Stalled => {
                 let report = |retry_in| {
                     Some(Report::Stalled {
@@ -880,7 +899,7 @@ impl Machine {
                 retry_after,
                 out,
             ),
-            Failure::Transport(why) | Failure::BadBody(why) => {
+            Failure::Transport(why) | Failure::BadBody(why) | Failure::Endless(why) => {
                 self.fail(step, RequestError::Connection, why, then, out)
             }
             Failure::Stalled => {
@@ -912,7 +931,7 @@ impl Machine {
                 retry_after,
                 out,
             ),
-            Failure::Transport(why) | Failure::BadBody(why) => {
+            Failure::Transport(why) | Failure::BadBody(why) | Failure::Endless(why) => {
                 self.fail(Step::Watch, RequestError::Connection, why, then, out)
             }
             Failure::Stalled => {

@@ -1138,3 +1138,27 @@ fn a_one_shot_sync_lists_and_opens_no_watch() {
     assert!(matches!(m.state(), State::Listed));
     assert!(m.on(Input::StreamEnded).is_empty());
 }
+
+#[test]
+fn pages_that_come_round_again_end_the_attempt_and_back_off() {
+    let mut m = machine(Role::Pod);
+    m.on(Input::Start);
+    m.on(page(5, &["a"], Some("t1")));
+    m.on(page(5, &["b"], Some("t2")));
+    let actions = m.on(page(5, &["c"], Some("t1")));
+    assert!(actions.contains(&Action::AbandonList), "{actions:?}");
+    assert!(reports(&actions).iter().any(|r| matches!(
+        r,
+        Report::RequestFailed {
+            reason: RequestError::EndlessList,
+            ..
+        }
+    )));
+    assert!(wait_of(&actions).is_some());
+    assert!(matches!(
+        m.state(),
+        State::BackingOff {
+            then: Next::Relist(RelistReason::Retry)
+        }
+    ));
+}

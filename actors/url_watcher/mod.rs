@@ -5,6 +5,7 @@
 
 pub mod actor;
 mod initial_events;
+mod list_requests;
 pub mod machine;
 #[cfg(test)]
 mod machine_tests;

@@ -109,6 +109,10 @@ reasons! {
         /// A watch the server ended cleanly before it had been healthy for
         /// `EngineOptions::healthy_after`.
         ShortWatch => "short_watch",
+        /// A LIST attempt whose pages did not end within
+        /// `EngineOptions::max_list_pages`, or came round again, or that was
+        /// redirected back to a URL it had already asked for.
+        EndlessList => "endless_list",
     }
 }
 

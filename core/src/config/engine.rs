@@ -34,6 +34,14 @@ pub struct EngineOptions {
     /// (`kubesd once`): each URL is listed once and not watched, and a streaming
     /// list's stream is closed at its initial-events-end bookmark.
     pub watch_after_list: bool,
+    /// The most requests one LIST attempt makes: its pages, and the redirects it
+    /// follows. A server whose continue tokens never end (or that sends one although
+    /// no `limit` was asked for, and keeps doing so) ends the attempt as a failure
+    /// after this many; a continue token that comes round again, or a redirect back to
+    /// a URL the attempt already asked for, ends it at once. The last good targets are
+    /// kept and the next attempt waits for the backoff. Default 1000 (500,000 objects
+    /// at the default page size).
+    pub max_list_pages: usize,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
     /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
@@ -114,6 +122,7 @@ impl Default for EngineOptions {
             list_from_watch_cache: true,
             list_mode: ListMode::Auto,
             watch_after_list: true,
+            max_list_pages: 1000,
             list_page_size: 500,
             max_list_body: 1 << 30,
             max_event_size: 4 << 20,
