@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering:
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use kubesd::config::Secret;
+use kubesd::config::{ListMode, Secret};
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::targets::AttachMetadata;
@@ -191,6 +191,10 @@ struct Args {
     /// Whose target semantics the discoveries follow: prometheus or victoriametrics.
     #[arg(long, default_value_t = Semantics::Prometheus)]
     semantics: Semantics,
+    /// How URLs are listed: auto (streaming lists, which the fake server serves) or
+    /// list (LIST, then WATCH).
+    #[arg(long, default_value_t = ListMode::Auto)]
+    list_mode: ListMode,
     /// Do not count allocations.
     #[arg(long)]
     no_count_allocs: bool,
@@ -666,6 +670,7 @@ fn options(args: &Args) -> EngineOptions {
             .subscriber_in_flight
             .unwrap_or(defaults.subscriber_in_flight),
         semantics: args.semantics,
+        list_mode: args.list_mode,
         ..defaults
     }
 }

@@ -6,6 +6,9 @@
 //!
 //! - `GET /api/v1/pods`, `/api/v1/nodes`, `/api/v1/services`, `/api/v1/endpoints`: the
 //!   LIST (one body with `Content-Length`), or with `watch=1` a chunked WATCH stream.
+//!   With `sendInitialEvents=true` too (a streaming list), the stream starts with the
+//!   LIST's items as `ADDED` events and the bookmark annotated
+//!   `k8s.io/initial-events-end`, then goes on as the WATCH.
 //! - The pods WATCH streams `MODIFIED` events of the listed pods, cycling over them:
 //!   event `k` (from 1) modifies pod `(k - 1) % pods`, with annotations
 //!   `bench/seq = k` and `bench/sent = ` the wall clock in ns when its chunk was written
@@ -19,6 +22,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -49,12 +53,18 @@ struct EventLine {
     label_seq_at: Option<usize>,
 }
 
+/// A LIST body and where each of its items is in it (for streaming lists).
+struct ListBody {
+    body: Vec<u8>,
+    items: Vec<Range<usize>>,
+}
+
 struct Data {
     spec: ServerSpec,
-    pods_list: Vec<u8>,
-    nodes_list: Vec<u8>,
-    services_list: Vec<u8>,
-    endpoints_list: Vec<u8>,
+    pods_list: ListBody,
+    nodes_list: ListBody,
+    services_list: ListBody,
+    endpoints_list: ListBody,
     events: Vec<EventLine>,
     /// The event after the flood: pod 0 deleted.
     end: Vec<u8>,
@@ -134,19 +144,24 @@ fn endpoints_json(s: usize, spec: &ServerSpec) -> String {
     )
 }
 
-fn list_body(kind: &str, items: impl Iterator<Item = String>) -> Vec<u8> {
+fn list_body(kind: &str, items: impl Iterator<Item = String>) -> ListBody {
     let mut out = format!(
         r#"{{"kind":"{kind}","apiVersion":"v1","metadata":{{"resourceVersion":"1000"}},"items":["#
     )
     .into_bytes();
+    let mut ranges = Vec::new();
     for (n, item) in items.enumerate() {
         if n > 0 {
             out.push(b',');
         }
+        ranges.push(out.len()..out.len() + item.len());
         out.extend_from_slice(item.as_bytes());
     }
     out.extend_from_slice(b"]}");
-    out
+    ListBody {
+        body: out,
+        items: ranges,
+    }
 }
 
 /// Builds `f(0..n)` on two threads, in order.
@@ -220,7 +235,7 @@ pub fn serve(spec: ServerSpec) -> ! {
         "listening {} built_s={:.1} pods_list_mb={:.0} events_mb={:.0}",
         listener.local_addr().expect("addr"),
         t.elapsed().as_secs_f64(),
-        data.pods_list.len() as f64 / 1e6,
+        data.pods_list.body.len() as f64 / 1e6,
         data.spec.events as f64 * data.events[0].bytes.len() as f64 / 1e6,
     );
     std::io::stdout().flush().ok();
@@ -266,22 +281,31 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
             return respond(&mut out, b"ok");
         }
         if path == "/bench/stream" {
+            out.write_all(WATCH_HEAD)?;
             return stream_events(&mut out, data, false);
         }
         let resource = path.rsplit('/').next().unwrap_or("");
+        let list = match resource {
+            "pods" => Some(&data.pods_list),
+            "nodes" => Some(&data.nodes_list),
+            "services" => Some(&data.services_list),
+            "endpoints" => Some(&data.endpoints_list),
+            _ => None,
+        };
         if watch {
+            out.write_all(WATCH_HEAD)?;
+            if query.split('&').any(|p| p == "sendInitialEvents=true") {
+                initial_events(&mut out, list)?;
+            }
             return if resource == "pods" {
                 stream_events(&mut out, data, true)
             } else {
-                idle_watch(&mut out, &mut reader)
+                idle_watch(&mut reader)
             };
         }
-        let body: &[u8] = match resource {
-            "pods" => &data.pods_list,
-            "nodes" => &data.nodes_list,
-            "services" => &data.services_list,
-            "endpoints" => &data.endpoints_list,
-            _ => br#"{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[]}"#,
+        let body: &[u8] = match list {
+            Some(list) => &list.body,
+            None => br#"{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[]}"#,
         };
         respond(&mut out, body)?;
     }
@@ -299,18 +323,45 @@ fn respond(out: &mut TcpStream, body: &[u8]) -> std::io::Result<()> {
 const WATCH_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
 
-/// A watch that never sends an event: holds until the client goes away.
-fn idle_watch(out: &mut TcpStream, reader: &mut BufReader<TcpStream>) -> std::io::Result<()> {
-    out.write_all(WATCH_HEAD)?;
+/// A streaming list's start: the items of `list` as `ADDED` events, in chunks of about
+/// 64 KiB, then the bookmark that ends them, at the LIST's resourceVersion.
+fn initial_events(out: &mut TcpStream, list: Option<&ListBody>) -> std::io::Result<()> {
+    let mut chunk: Vec<u8> = Vec::with_capacity(80 * 1024);
+    let (body, items) = list.map_or((&[][..], &[][..]), |l| (&l.body[..], &l.items[..]));
+    for range in items {
+        chunk.extend_from_slice(br#"{"type":"ADDED","object":"#);
+        chunk.extend_from_slice(&body[range.clone()]);
+        chunk.extend_from_slice(b"}\n");
+        if chunk.len() >= 64 * 1024 {
+            write_chunk(out, &chunk)?;
+            chunk.clear();
+        }
+    }
+    chunk.extend_from_slice(
+        br#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"1000","annotations":{"k8s.io/initial-events-end":"true"}}}}"#,
+    );
+    chunk.push(b'\n');
+    write_chunk(out, &chunk)
+}
+
+fn write_chunk(out: &mut TcpStream, chunk: &[u8]) -> std::io::Result<()> {
+    write!(out, "{:x}\r\n", chunk.len())?;
+    out.write_all(chunk)?;
+    out.write_all(b"\r\n")
+}
+
+/// A watch that never sends an event (its head already sent): holds until the client
+/// goes away.
+fn idle_watch(reader: &mut BufReader<TcpStream>) -> std::io::Result<()> {
     let mut buf = [0u8; 1024];
     while reader.read(&mut buf)? > 0 {}
     Ok(())
 }
 
-/// Streams the events in chunks of about 64 KiB, stamping each chunk's events with the
-/// time just before it is written. Gated: waits at the gate; else all, then the end.
+/// Streams the events (the head already sent) in chunks of about 64 KiB, stamping
+/// each chunk's events with the time just before it is written. Gated: waits at the
+/// gate; else all, then the end.
 fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Result<()> {
-    out.write_all(WATCH_HEAD)?;
     let flood = data.spec.events;
     let total = flood + usize::from(gated);
     let mut chunk: Vec<u8> = Vec::with_capacity(80 * 1024);
