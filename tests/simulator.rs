@@ -16,7 +16,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, RunningSimulator, Simulator,
-    SimulatorConfig, generate, serve,
+    SimulatorConfig, StreamingLists, generate, serve,
 };
 use serde_json::{Value, json};
 
@@ -1165,5 +1165,69 @@ async fn churn_driver_runs_on_an_interval() {
     }
     handle.stop();
     check_endpoints_consistent(sim).expect("consistent after driven churn");
+    running.stop().await;
+}
+
+/// A streaming list: the current state as ADDED events, the bookmark annotated
+/// `k8s.io/initial-events-end` at the state's resourceVersion, then the changes; or,
+/// switched off, each way a server without streaming lists answers.
+#[actix_rt::test]
+async fn streaming_lists_are_served_or_refused_cut_or_ignored() {
+    let running = start(config()).await;
+    let sim = running.sim();
+    sim.create(Resource::Pods, pod("ns", "a", json!({})))
+        .expect("create");
+    let rv = sim
+        .create(Resource::Pods, pod("ns", "b", json!({})))
+        .expect("create");
+    let url = format!(
+        "{}/api/v1/pods?watch=1&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=",
+        running.url()
+    );
+    let mut watch = Watch::open(&url).await;
+    let mut initial = vec![summary(&watch.event().await), summary(&watch.event().await)];
+    initial.sort();
+    assert_eq!(
+        initial,
+        [("ADDED".into(), "a".into()), ("ADDED".into(), "b".into())]
+    );
+    let end = watch.event().await;
+    assert_eq!(end["type"], "BOOKMARK");
+    assert_eq!(end["object"]["metadata"]["resourceVersion"], rv.to_string());
+    assert_eq!(
+        end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    sim.create(Resource::Pods, pod("ns", "c", json!({})))
+        .expect("create");
+    assert_eq!(summary(&watch.event().await), ("ADDED".into(), "c".into()));
+
+    sim.faults().set_streaming_lists(StreamingLists::Refused);
+    let (status, body) = get_json(&url).await;
+    assert_eq!(status, 422);
+    assert_eq!(body["reason"], "Invalid");
+
+    sim.faults()
+        .set_streaming_lists(StreamingLists::EndedAtOnce);
+    assert!(matches!(Watch::open(&url).await.next().await, Next::End));
+
+    // Ignored: a plain watch, whose bookmarks carry no annotation.
+    sim.faults().set_streaming_lists(StreamingLists::Ignored);
+    let mut plain = Watch::open(&url).await;
+    let mut seen = Vec::new();
+    loop {
+        let ev = plain.event().await;
+        if ev["type"] == "BOOKMARK" {
+            assert!(
+                ev["object"]["metadata"].get("annotations").is_none(),
+                "{ev}"
+            );
+            break;
+        }
+        seen.push(summary(&ev).1);
+    }
+    seen.sort();
+    assert_eq!(seen, ["a", "b", "c"]);
+    assert_eq!(sim.faults().streaming_list_requests(), 4);
     running.stop().await;
 }

@@ -55,7 +55,7 @@ pub struct DemoArgs {
     /// How the simulated API server answers streaming lists: served, refused (422,
     /// no WatchList feature), ended-at-once (an API server on etcd 3.4), ignored (an
     /// API server from before streaming lists).
-    #[arg(long = "sim.streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
+    #[arg(long = "streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
     pub streaming_lists: StreamingLists,
 }
 

@@ -7,7 +7,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::simulator::{Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig};
+use crate::simulator::{
+    Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
+};
 
 /// Arguments of `kubesd simulate`.
 #[derive(Debug, clap::Args)]
@@ -42,6 +44,11 @@ pub struct SimulateArgs {
     /// Watch events kept for resuming watches (older resourceVersions get 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub history: usize,
+    /// How streaming lists (watches with sendInitialEvents) are answered: served,
+    /// refused (422, no WatchList feature), ended-at-once (an API server on etcd 3.4),
+    /// ignored (an API server from before streaming lists).
+    #[arg(long = "streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
+    pub streaming_lists: StreamingLists,
 }
 
 /// Runs the simulator until interrupted.
@@ -64,6 +71,10 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let running = SimulatedCluster::start(config, &spec)
         .await
         .map_err(|e| format!("{e} (serving on {})", args.listen))?;
+    running
+        .sim()
+        .faults()
+        .set_streaming_lists(args.streaming_lists);
     let made = &running.made;
     if let Some(pem) = running.server.ca_pem() {
         std::fs::write(&args.ca_file, pem)
