@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use crate::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
-use crate::model::{Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service};
+use crate::model::{
+    Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
+};
 use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};
 
 /// An object of some role, as the dependency index names it.
@@ -419,6 +421,12 @@ impl CacheView for RecordingView<'_> {
     fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
         match self.lookup(Role::Job, namespace, name)? {
             Object::Job(j) => Some(j),
+            _ => None,
+        }
+    }
+    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway> {
+        match self.lookup(Role::Gateway, namespace, name)? {
+            Object::Gateway(g) => Some(g),
             _ => None,
         }
     }

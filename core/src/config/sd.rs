@@ -340,6 +340,10 @@ pub fn watched_roles(role: Role, attach: AttachMetadata) -> Vec<Role> {
     if matches!(role, Role::Endpoints | Role::EndpointSlice) {
         roles.extend([Role::Pod, Role::Service]);
     }
+    // A route's parentRefs name Gateways (their listeners) or Services (their ports).
+    if matches!(role, Role::HttpRoute | Role::GrpcRoute) {
+        roles.extend([Role::Gateway, Role::Service]);
+    }
     if attach.node && matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice) {
         roles.push(Role::Node);
     }
@@ -365,6 +369,8 @@ fn selector_roles(role: Role) -> Vec<Role> {
         Role::Endpoints => vec![Role::Endpoints, Role::Pod, Role::Service],
         Role::EndpointSlice => vec![Role::EndpointSlice, Role::Pod, Role::Service],
         Role::Pod => vec![Role::Pod, Role::Node],
+        Role::HttpRoute => vec![Role::HttpRoute, Role::Gateway, Role::Service],
+        Role::GrpcRoute => vec![Role::GrpcRoute, Role::Gateway, Role::Service],
         other => vec![other],
     }
 }
