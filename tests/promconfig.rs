@@ -661,7 +661,12 @@ scrape_configs:
         assert_eq!(roles, [Role::HttpRoute, Role::GrpcRoute, Role::Gateway]);
         assert_eq!(
             loaded.jobs[0].sd_configs[0].watched_roles(),
-            [Role::HttpRoute, Role::Gateway, Role::Service, Role::Namespace]
+            [
+                Role::HttpRoute,
+                Role::Gateway,
+                Role::Service,
+                Role::Namespace
+            ]
         );
     }
     let wrong = r#"

@@ -1064,6 +1064,7 @@ async fn generated_cluster_stays_consistent_under_churn() {
             update: 10,
             delete: 3,
             rollout: 1,
+            route: 0,
         },
     );
     let mut totals = (0, 0, 0, 0, 0);

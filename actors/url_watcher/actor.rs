@@ -35,7 +35,7 @@ use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
-use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
+use crate::metrics::{ApiServerMetrics, METRICS, RequestError, RoleMetrics, StallReason};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
@@ -246,18 +246,14 @@ impl UrlWatcher {
                 retry_in,
             } => {
                 m.request_errors.inc(reason);
-                let text = if configuration {
-                    format!(
-                        "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {}",
-                        seconds(retry_in)
-                    )
-                } else {
-                    format!(
-                        "{step} {url} failed: {message}; retrying in {}",
-                        seconds(retry_in)
-                    )
+                let failure = RequestFailure {
+                    step,
+                    reason,
+                    message: &message,
+                    configuration,
+                    retry_in,
                 };
-                let problem = UrlProblem::Request(reason);
+                let (problem, text) = self.request_failure(url, &failure);
                 (error(step, problem, &message, configuration), text)
             }
             Report::Rejected {
@@ -321,6 +317,28 @@ impl UrlWatcher {
             self.logged = Some(kind);
         }
         self.status.last_error = Some(error);
+    }
+
+    /// The problem and the log line of a failed request. A 404 for a Gateway API
+    /// resource (in every version tried) means the cluster has no such CRDs: a state of
+    /// its own, said so plainly, re-checked at the longest backoff.
+    fn request_failure(&self, url: &str, f: &RequestFailure<'_>) -> (UrlProblem, String) {
+        let (step, message, wait) = (f.step, f.message, seconds(f.retry_in));
+        if f.reason == RequestError::NotFound && self.setup.url.role.is_gateway_api() {
+            let text = format!(
+                "{step} {url}: the Gateway API is not installed in this cluster ({message}); the job has no {} targets until its CRDs (gateway.networking.k8s.io) are; re-checking every {wait}",
+                self.setup.url.role
+            );
+            return (UrlProblem::NotInstalled, text);
+        }
+        let text = if f.configuration {
+            format!(
+                "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {wait}"
+            )
+        } else {
+            format!("{step} {url} failed: {message}; retrying in {wait}")
+        };
+        (UrlProblem::Request(f.reason), text)
     }
 
     /// Sends the URL's status to the group when it changed.
@@ -1009,4 +1027,13 @@ fn plain_text(body: &[u8]) -> String {
         .collect();
     out.truncate(out.trim_end().len());
     out
+}
+
+/// What [`UrlWatcher::request_failure`] words: one `Report::RequestFailed`.
+struct RequestFailure<'a> {
+    step: Step,
+    reason: RequestError,
+    message: &'a str,
+    configuration: bool,
+    retry_in: Duration,
 }

@@ -1,7 +1,8 @@
 //! The synthetic cluster generator: nodes, namespaces, workloads' pods and the
 //! objects that own them (Deployments and their ReplicaSets, CronJobs and their
-//! Jobs, standalone Jobs), services, ingresses (and, through the controllers,
-//! endpoints and endpointslices), deterministically from a seed.
+//! Jobs, standalone Jobs), services, ingresses, Gateway API gateways and routes
+//! (and, through the controllers, endpoints and endpointslices), deterministically
+//! from a seed.
 //!
 //! Objects are shaped and sized like a real cluster's (a pod is ~4 KB of JSON
 //! with owner references, containers, probes, env, volumes, statuses and
@@ -62,6 +63,8 @@ pub struct GeneratedCluster {
     pub cron_jobs: usize,
     /// Job count, those of CronJobs included.
     pub jobs: usize,
+    /// Gateway API objects (a Gateway per namespace, routes for Deployments).
+    pub routes: super::gateway_api::GeneratedRoutes,
 }
 
 /// The kind of controller owning a workload's pods.
@@ -267,6 +270,12 @@ fn fill(
             out.ingresses += 1;
         }
     }
+    let web: Vec<(String, String)> = workloads
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::Deployment)
+        .map(|w| (w.namespace.clone(), w.name.clone()))
+        .collect();
+    out.routes = super::gateway_api::generate(sim, &out.namespaces, &web)?;
     for ns in &out.namespaces {
         // A selector-less service: no endpoints are derived for it.
         sim.apply(

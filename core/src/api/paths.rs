@@ -42,9 +42,7 @@ impl ApiGroupVersion {
             (
                 Role::EndpointSlice | Role::Ingress | Role::Gateway | Role::HttpRoute,
                 ApiGroupVersion::Current,
-            ) => {
-                Some(ApiGroupVersion::Beta)
-            }
+            ) => Some(ApiGroupVersion::Beta),
             _ => None,
         }
     }

@@ -35,12 +35,18 @@ pub(super) fn gateway_targets(gw: &Gateway, ctx: &TargetContext<'_>) -> Vec<Labe
                 arcstr::literal!("__address__"),
                 join_host_port(&l.hostname, l.port),
             );
-            b.add("__meta_kubernetes_gateway_listener_name", ArcStr::clone(&l.name));
+            b.add(
+                "__meta_kubernetes_gateway_listener_name",
+                ArcStr::clone(&l.name),
+            );
             b.add(
                 "__meta_kubernetes_gateway_listener_hostname",
                 ArcStr::clone(&l.hostname),
             );
-            b.add("__meta_kubernetes_gateway_listener_port", port_string(l.port));
+            b.add(
+                "__meta_kubernetes_gateway_listener_port",
+                port_string(l.port),
+            );
             b.add(
                 "__meta_kubernetes_gateway_listener_protocol",
                 ArcStr::clone(&l.protocol),

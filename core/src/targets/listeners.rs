@@ -102,7 +102,10 @@ fn selected(r: &ParentReference, name: &str, port: i64) -> bool {
 pub(super) fn admitted_hostnames(listener: &ArcStr, route_hostnames: &[ArcStr]) -> Vec<ArcStr> {
     if route_hostnames.is_empty() {
         let concrete = !listener.is_empty() && !listener.starts_with("*.");
-        return concrete.then(|| ArcStr::clone(listener)).into_iter().collect();
+        return concrete
+            .then(|| ArcStr::clone(listener))
+            .into_iter()
+            .collect();
     }
     route_hostnames
         .iter()
