@@ -330,16 +330,66 @@ async fn a_cluster_without_the_crds_is_one_clear_state_rechecked_at_the_backoff_
             .starts_with("/apis/gateway.networking.k8s.io/v1beta1/")),
         "v1beta1 is tried after v1's 404"
     );
-    // Re-checked once per backoff cap, per URL: never a storm.
+    // Re-checked once per backoff cap, per URL (v1, then v1beta1): never a storm.
     let requests = api.requests_since(start);
     let gateway_api = requests
         .iter()
         .filter(|r| r.target.starts_with("/apis/gateway.networking.k8s.io/"))
         .count() as u128;
-    let allowed = 2 * (window.as_millis() / CAP.as_millis() + 1);
+    let allowed = 2 * 2 * (window.as_millis() / CAP.as_millis() + 1);
     assert!(
         (1..=allowed).contains(&gateway_api),
         "{gateway_api} Gateway API requests in {window:?}, allowed {allowed}"
     );
     sub.stop().await;
+}
+
+#[actix_rt::test]
+async fn crds_installed_later_are_picked_up_at_the_next_check() {
+    let running = cluster().await;
+    let (sim, url) = (running.sim(), running.url());
+    sim.set_gateway_api(false);
+    let client = awc::Client::default();
+    let status = |path: &'static str| {
+        let request = client.get(format!("{url}{path}"));
+        async move { request.send().await.expect("request").status().as_u16() }
+    };
+    assert_eq!(
+        status("/apis/gateway.networking.k8s.io/v1/httproutes").await,
+        404
+    );
+    assert_eq!(status("/apis/gateway.networking.k8s.io/v1").await, 404);
+
+    let discovery = Discovery::start(SimulatedCluster::engine_options());
+    let sub = discovery
+        .subscribe(&running.sd_config(Role::HttpRoute), support::keep_all)
+        .await
+        .expect("subscribes");
+    let reason = sub
+        .synced_within(Duration::from_secs(2))
+        .await
+        .expect_err("no CRDs, no sync");
+    assert!(
+        matches!(&reason, kubesd::NotSynced::Failing(e) if e.problem == kubesd::UrlProblem::NotInstalled),
+        "{reason}"
+    );
+
+    sim.set_gateway_api(true);
+    assert_eq!(status("/apis/gateway.networking.k8s.io/v1").await, 200);
+    // `synced_within` would answer at once with the standing error: wait for the sync.
+    actix_rt::time::timeout(Duration::from_secs(10), sub.synced())
+        .await
+        .expect("synced once the CRDs are served");
+    let routes = sim.list(Resource::HttpRoutes, None).len();
+    assert!(routes > 0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while support::actual(&sub).await.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no route targets after the CRDs came"
+        );
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    }
+    sub.stop().await;
+    running.stop().await;
 }

@@ -172,6 +172,10 @@ impl UrlWatcher {
                 info!(parent: &self.span, "{}{}: the API version is not served (404); trying v1beta1", self.setup.endpoint.base_url, self.setup.url);
                 self.version = ApiGroupVersion::Beta;
             }
+            Action::BackToCurrent => {
+                debug!(parent: &self.span, "v1beta1 is not served either; the next check starts from the current version");
+                self.version = ApiGroupVersion::Current;
+            }
             Action::Deltas { deltas, counts } => {
                 count_events(self.metrics(), counts);
                 if !deltas.is_empty() {
