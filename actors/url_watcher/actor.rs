@@ -168,10 +168,7 @@ impl UrlWatcher {
                 debug!(parent: &self.span, ?delay, "backing off");
                 ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
             }
-            Action::FallBackToBeta => {
-                info!(parent: &self.span, "{}{}: the API version is not served (404); trying v1beta1", self.setup.endpoint.base_url, self.setup.url);
-                self.version = ApiGroupVersion::Beta;
-            }
+            Action::FallBackToBeta => self.fall_back_to_beta(),
             Action::BackToCurrent => {
                 debug!(parent: &self.span, "v1beta1 is not served either; the next check starts from the current version");
                 self.version = ApiGroupVersion::Current;
@@ -200,6 +197,18 @@ impl UrlWatcher {
             }
             Action::Report(report) => self.report(report),
         }
+    }
+
+    /// Lists from `v1beta1` from now on, saying so once per run of problems: a check
+    /// repeated at the backoff cap (a resource served in neither version) stays quiet.
+    fn fall_back_to_beta(&mut self) {
+        let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
+        if self.logged.is_none() {
+            info!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+        } else {
+            debug!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+        }
+        self.version = ApiGroupVersion::Beta;
     }
 
     fn metrics(&self) -> &RoleMetrics {

@@ -11,7 +11,7 @@
 use arcstr::ArcStr;
 
 use super::TargetContext;
-use crate::model::{Listener, ParentReference};
+use crate::model::ParentReference;
 
 /// One listener a route is attached to (a Gateway listener, or a Service port).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +60,7 @@ fn gateway_listeners(
             .listeners
             .iter()
             .filter(|l| selected(r, &l.name, l.port))
-            .map(|l: &Listener| AttachedListener {
+            .map(|l| AttachedListener {
                 hostname: ArcStr::clone(&l.hostname),
                 protocol: ArcStr::clone(&l.protocol),
             }),
