@@ -393,3 +393,95 @@ async fn crds_installed_later_are_picked_up_at_the_next_check() {
     sub.stop().await;
     running.stop().await;
 }
+
+/// Waits until `sub` serves what the simulator's state gives a job of `config` in
+/// `semantics`.
+async fn converge_in(
+    sub: &kubesd::Subscription<kubesd::Labels>,
+    sim: &Simulator,
+    config: &kubesd::SdConfig,
+    semantics: Semantics,
+    what: &str,
+) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let want = support::expected_in(sim, config, semantics);
+        let got = support::actual(sub).await;
+        if want == got {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} ({semantics}): {}",
+            support::diff(&want, &got)
+        );
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Replaces Gateway `from` in `ns` by an equal one called `to`.
+fn rename_gateway(sim: &Simulator, ns: &str, from: &str, to: &str) {
+    let mut gateway = sim.get(Resource::Gateways, ns, from).expect("gateway");
+    if let Some(meta) = gateway["metadata"].as_object_mut() {
+        for server_owned in ["uid", "resourceVersion", "creationTimestamp"] {
+            meta.remove(server_owned);
+        }
+        meta.insert("name".into(), json!(to));
+    }
+    sim.create(Resource::Gateways, gateway).expect("created");
+    sim.delete(Resource::Gateways, ns, from).expect("deleted");
+}
+
+#[actix_rt::test]
+async fn namespaces_selectors_and_namespace_metadata_apply_to_routes_and_their_parents() {
+    let running = cluster().await;
+    let sim = running.sim();
+    let ns = sim.list(Resource::Gateways, None)[0]["metadata"]["namespace"]
+        .as_str()
+        .expect("namespace")
+        .to_string();
+    let left_out = sim.list(Resource::HttpRoutes, Some(&ns))[0]["metadata"]["name"]
+        .as_str()
+        .expect("a route")
+        .to_string();
+    for semantics in Semantics::ALL {
+        let discovery = Discovery::start(EngineOptions {
+            semantics,
+            ..SimulatedCluster::engine_options()
+        });
+        let mut config = running.sd_config(Role::HttpRoute);
+        config.namespaces.names = vec![ns.clone()];
+        config.attach_metadata.namespace = true;
+        config.selectors = vec![
+            kubesd::api::RoleSelector {
+                role: "httproute".into(),
+                label: format!("app!={left_out}"),
+                field: String::new(),
+            },
+            kubesd::api::RoleSelector {
+                role: "gateway".into(),
+                label: String::new(),
+                field: format!("metadata.name={GATEWAY_NAME}"),
+            },
+        ];
+        let sub = discovery
+            .subscribe(&config, support::keep_all)
+            .await
+            .expect("subscribes");
+        converge_in(&sub, sim, &config, semantics, "initial list").await;
+        assert!(!support::actual(&sub).await.is_empty());
+
+        // The Gateway leaves the selector: in victoriametrics semantics its routes
+        // lose their listeners, in prometheus semantics nothing changes.
+        rename_gateway(sim, &ns, GATEWAY_NAME, "edge-2");
+        converge_in(&sub, sim, &config, semantics, "gateway renamed").await;
+        let routes_left = support::actual(&sub).await.len();
+        assert_eq!(routes_left == 0, semantics == Semantics::VictoriaMetrics);
+
+        // Put back for the next semantics.
+        rename_gateway(sim, &ns, "edge-2", GATEWAY_NAME);
+        converge_in(&sub, sim, &config, semantics, "gateway back").await;
+        sub.stop().await;
+    }
+    running.stop().await;
+}
