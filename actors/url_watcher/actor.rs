@@ -339,7 +339,7 @@ impl UrlWatcher {
         let (step, message, wait) = (f.step, f.message, seconds(f.retry_in));
         if f.reason == RequestError::NotFound && self.setup.url.role.is_gateway_api() {
             let text = format!(
-                "{step} {url}: the Gateway API is not installed in this cluster ({message}); the job has no {} targets until its CRDs (gateway.networking.k8s.io) are; re-checking every {wait}",
+                "{step} {url}: the Gateway API is not installed in this cluster ({message}); no {} objects until its CRDs (gateway.networking.k8s.io) are; re-checking every {wait}",
                 self.setup.url.role
             );
             return (UrlProblem::NotInstalled, text);

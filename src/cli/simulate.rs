@@ -42,6 +42,10 @@ pub struct SimulateArgs {
     /// Watch events kept for resuming watches (older resourceVersions get 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub history: usize,
+    /// Answer 404 for the Gateway API's resources, as a cluster without its CRDs does
+    /// (the objects are generated all the same).
+    #[arg(long)]
+    pub without_gateway_api: bool,
 }
 
 /// Runs the simulator until interrupted.
@@ -65,6 +69,7 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         .await
         .map_err(|e| format!("{e} (serving on {})", args.listen))?;
     let made = &running.made;
+    running.sim().set_gateway_api(!args.without_gateway_api);
     if let Some(pem) = running.server.ca_pem() {
         std::fs::write(&args.ca_file, pem)
             .map_err(|e| format!("cannot write {}: {e}", args.ca_file.display()))?;
@@ -84,7 +89,8 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let count = |r: Resource| sim.list(r, None).len();
     println!(
         "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses, \
-         {} deployments, {} replicasets, {} cronjobs, {} jobs in namespaces {}",
+         {} deployments, {} replicasets, {} cronjobs, {} jobs, {} gateways, {} httproutes, \
+         {} grpcroutes{} in namespaces {}",
         made.nodes,
         made.pods,
         made.services,
@@ -93,6 +99,14 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         count(Resource::ReplicaSets),
         count(Resource::CronJobs),
         count(Resource::Jobs),
+        made.routes.gateways,
+        made.routes.http_routes,
+        made.routes.grpc_routes,
+        if args.without_gateway_api {
+            " (not served: --without-gateway-api)"
+        } else {
+            ""
+        },
         made.namespaces.join(", ")
     );
     let mut kubectl = format!("kubectl --server {url}");
