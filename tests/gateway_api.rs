@@ -289,9 +289,11 @@ fn crd_less(r: &Request) -> Reply {
 async fn a_cluster_without_the_crds_is_one_clear_state_rechecked_at_the_backoff_cap() {
     support::init_logs();
     let api = FakeApi::start(crd_less).await;
+    // VictoriaMetrics' semantics: the routes' Gateways are watched too.
     let discovery = Discovery::start(EngineOptions {
         backoff_initial: Duration::from_millis(10),
         backoff_max: CAP,
+        semantics: Semantics::VictoriaMetrics,
         ..SimulatedCluster::engine_options()
     });
     let config = kubesd::SdConfig::new(Role::HttpRoute, &api.url);

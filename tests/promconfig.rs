@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kubesd::Role;
 use kubesd::promconfig::{LoadError, LoadOptions, load_config, parse_config, parse_config_with};
 use kubesd::relabel::Dialect;
+use kubesd::{Role, Semantics};
 
 /// A fresh directory for one test's files.
 fn temp_dir(test: &str) -> PathBuf {
@@ -659,14 +659,20 @@ scrape_configs:
         let loaded = parse_config_with(yaml, path, &options, &|_| None).expect("loads");
         let roles: Vec<Role> = loaded.jobs.iter().map(|j| j.sd_configs[0].role).collect();
         assert_eq!(roles, [Role::HttpRoute, Role::GrpcRoute, Role::Gateway]);
+        let sd = &loaded.jobs[0].sd_configs[0];
         assert_eq!(
-            loaded.jobs[0].sd_configs[0].watched_roles(),
+            sd.watched_roles(Semantics::VictoriaMetrics),
             [
                 Role::HttpRoute,
                 Role::Gateway,
                 Role::Service,
                 Role::Namespace
             ]
+        );
+        // Prometheus' draft reads the route alone.
+        assert_eq!(
+            sd.watched_roles(Semantics::Prometheus),
+            [Role::HttpRoute, Role::Namespace]
         );
     }
     let wrong = r#"

@@ -128,7 +128,7 @@ pub fn discovered_in(
 ) -> Vec<Vec<Labels>> {
     let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
-    for role in config.watched_roles() {
+    for role in config.watched_roles(semantics) {
         for object in visible(sim, config, role) {
             if role == config.role {
                 subjects.push(object.clone());
