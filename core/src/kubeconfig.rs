@@ -534,7 +534,7 @@ users:
   user:
     exec:
       apiVersion: client.authentication.k8s.io/v1beta1
-      args: [--region, eu-west-1, eks, get-token, --cluster-name, prod, --output, json]
+      args: [--region, eu-west-1, eks, get-token, --cluster-name, prod, --role-arn, secret-arn]
       command: aws
       env:
       - {name: AWS_PROFILE, value: prod-secret-profile}
@@ -552,7 +552,8 @@ users:
         );
         assert_eq!(exec.env[0].value.expose(), "prod-secret-profile");
         assert!(exec.cluster.is_none(), "no provideClusterInfo");
-        assert!(!format!("{:?}", t.http).contains("prod-secret-profile"));
+        let debug = format!("{:?}", t.http);
+        assert!(!debug.contains("prod-secret-profile") && !debug.contains("secret-arn"));
 
         // A relative path with a slash is the kubeconfig's; a token of the user's own
         // wins over the plugin, as in client-go.

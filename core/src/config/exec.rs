@@ -12,8 +12,10 @@ use super::http::Secret;
 
 /// `users[].user.exec`: a program that prints an `ExecCredential`. Part of the group
 /// key (through [`super::HttpClientConfig`]), and the key of the process-wide plugin
-/// source: every job that uses the same kubeconfig user shares one plugin run.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// source: every job that uses the same kubeconfig user shares one plugin run. Its
+/// Debug output leaves out the arguments and `env` values, which some plugins are
+/// handed keys in.
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ExecConfig {
     /// The kubeconfig user's name, for errors.
     pub user: String,
@@ -34,6 +36,20 @@ pub struct ExecConfig {
     /// The cluster's connection settings for `KUBERNETES_EXEC_INFO`, when
     /// `provideClusterInfo` is true.
     pub cluster: Option<ExecCluster>,
+}
+
+impl std::fmt::Debug for ExecConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecConfig")
+            .field("user", &self.user)
+            .field("command", &self.command)
+            .field("args", &format_args!("<{} arguments>", self.args.len()))
+            .field("env", &self.env)
+            .field("api_version", &self.api_version)
+            .field("interactive_mode", &self.interactive_mode)
+            .field("cluster", &self.cluster)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One `env` entry of an `exec` plugin.
