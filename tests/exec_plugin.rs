@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kubesd::config::{ExecApiVersion, ExecConfig, HttpClientConfig, InteractiveMode, TlsConfig};
-use kubesd::http::{ExecSource, PluginProblem, build_client, endpoint_tls_config, run_plugin};
+use kubesd::http::{
+    Credentials, ExecSource, PluginProblem, build_client, endpoint_tls_config, run_plugin,
+};
 use kubesd::kubeconfig::parse_kubeconfig;
 use kubesd::metrics::{METRICS, RequestError};
 use kubesd::model::Role;
@@ -398,11 +400,11 @@ async fn a_401_runs_the_plugin_again_once_per_wave() {
     assert_eq!(source.runs(), 2);
 }
 
-/// A CA, and certificates it signed for the server (127.0.0.1) and the client.
+/// A CA, and certificates it signed for the server (127.0.0.1) and two clients.
 struct Pki {
     ca: String,
     server: (String, String),
-    client: (String, String),
+    clients: [(String, String); 2],
 }
 
 fn pki() -> Pki {
@@ -421,8 +423,15 @@ fn pki() -> Pki {
         (cert.pem(), key.serialize_pem())
     };
     let server = issue("127.0.0.1");
-    let client = issue("kubesd-plugin-user");
-    Pki { ca, server, client }
+    let clients = [
+        issue("kubesd-plugin-user"),
+        issue("kubesd-plugin-user-renewed"),
+    ];
+    Pki {
+        ca,
+        server,
+        clients,
+    }
 }
 
 /// A one-request HTTPS server on 127.0.0.1 that requires a client certificate signed
@@ -480,21 +489,40 @@ fn mtls_server(pki: &Pki) -> (u16, std::sync::mpsc::Receiver<Option<Vec<u8>>>) {
     (port, rx)
 }
 
+/// Sends one request to a new server that requires a client certificate, with a new
+/// awc client over `tls`, and returns the certificate the server was shown.
+async fn certificate_shown(pki: &Pki, tls: &Arc<rustls::ClientConfig>) -> Option<Vec<u8>> {
+    let (port, shown) = mtls_server(pki);
+    let client = build_client(Some(Arc::clone(tls)), false, TIMEOUT);
+    let response = client
+        .get(format!("https://127.0.0.1:{port}/api/v1/pods"))
+        .send()
+        .await
+        .expect("the server accepts the plugin's certificate");
+    assert_eq!(response.status(), 200);
+    shown
+        .recv_timeout(TIMEOUT)
+        .expect("the server saw a certificate")
+}
+
 #[actix_rt::test]
 async fn a_client_certificate_from_the_plugin_reaches_the_tls_handshake() {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     let dir = Dir::new("cert");
     let pki = pki();
-    let answer = serde_json::json!({
-        "apiVersion": V1,
-        "kind": "ExecCredential",
-        "status": {
-            "clientCertificateData": pki.client.0,
-            "clientKeyData": pki.client.1,
-        },
-    });
-    let plugin = dir.printing("cert", &answer.to_string());
+    // The plugin prints the answer the file `which` names.
+    for (i, (cert, key)) in pki.clients.iter().enumerate() {
+        let answer = serde_json::json!({
+            "apiVersion": V1,
+            "kind": "ExecCredential",
+            "status": { "clientCertificateData": cert, "clientKeyData": key },
+        });
+        std::fs::write(dir.path(&format!("answer{i}")), answer.to_string()).expect("written");
+    }
+    let which = dir.path("which");
+    std::fs::write(&which, dir.path("answer0").display().to_string()).expect("written");
+    let plugin = dir.script("cert", &format!("cat \"$(cat '{}')\"", which.display()));
     let config = exec("mtls-user", &plugin);
     let credential = run_plugin(&config, TIMEOUT).await.expect("answers");
     assert!(credential.token.is_none() && credential.client_cert.is_some());
@@ -509,24 +537,33 @@ async fn a_client_certificate_from_the_plugin_reaches_the_tls_handshake() {
         exec: Some(config.clone()),
         ..HttpClientConfig::default()
     };
-    ExecSource::for_config(&config)
-        .ensure(TIMEOUT)
-        .await
-        .expect("the plugin answers");
+    let source = ExecSource::for_config(&config);
+    source.ensure(TIMEOUT).await.expect("the plugin answers");
+    let mut credentials = Credentials::from_config(&http, TIMEOUT);
+    assert_eq!(
+        credentials.header().expect("a credential"),
+        None,
+        "no token"
+    );
+    let first = credentials.client_cert_generation();
+    assert!(first.is_some());
     let tls = endpoint_tls_config(&http).expect("TLS config");
-    let (port, shown) = mtls_server(&pki);
-    let client = build_client(Some(tls), false, TIMEOUT);
-    let response = client
-        .get(format!("https://127.0.0.1:{port}/api/v1/pods"))
-        .send()
-        .await
-        .expect("the server accepts the plugin's certificate");
-    assert_eq!(response.status(), 200);
-    let want = CertificateDer::from_pem_slice(pki.client.0.as_bytes()).expect("cert");
-    let shown = shown
-        .recv_timeout(TIMEOUT)
-        .expect("the server saw a certificate");
-    assert_eq!(shown.as_deref(), Some(want.as_ref()));
+    let der = |pem: &str| CertificateDer::from_pem_slice(pem.as_bytes()).expect("cert");
+    let shown = certificate_shown(&pki, &tls).await;
+    assert_eq!(shown.as_deref(), Some(der(&pki.clients[0].0).as_ref()));
+
+    // Refused (the plugin gave no expiry): it runs again and gives another certificate,
+    // which new connections over the same TLS config present.
+    std::fs::write(&which, dir.path("answer1").display().to_string()).expect("written");
+    credentials.refused();
+    source.ensure(TIMEOUT).await.expect("the re-run");
+    assert_ne!(
+        credentials.client_cert_generation(),
+        first,
+        "a new certificate"
+    );
+    let shown = certificate_shown(&pki, &tls).await;
+    assert_eq!(shown.as_deref(), Some(der(&pki.clients[1].0).as_ref()));
 }
 
 /// The simulator, requiring `Authorization: Bearer TOKEN`.

@@ -57,35 +57,10 @@ pub(super) fn exec_config(
     if exec.command.is_empty() {
         return Err(format!("{} is not set", at("command")));
     }
-    let api_version = match exec.api_version.as_str() {
-        "client.authentication.k8s.io/v1" => ExecApiVersion::V1,
-        "client.authentication.k8s.io/v1beta1" => ExecApiVersion::V1Beta1,
-        "" => return Err(format!("{} is not set", at("apiVersion"))),
-        other => {
-            return Err(format!(
-                "{} {other:?} is not supported: use client.authentication.k8s.io/v1 or v1beta1",
-                at("apiVersion")
-            ));
-        }
-    };
-    let interactive_mode = match (exec.interactive_mode.as_str(), api_version) {
-        ("Never", _) => InteractiveMode::Never,
-        ("IfAvailable", _) | ("", ExecApiVersion::V1Beta1) => InteractiveMode::IfAvailable,
-        ("Always", _) => InteractiveMode::Always,
-        ("", ExecApiVersion::V1) => {
-            return Err(format!(
-                "{} must be set with {} (Never, IfAvailable or Always)",
-                at("interactiveMode"),
-                api_version.as_str()
-            ));
-        }
-        (other, _) => {
-            return Err(format!(
-                "{} {other:?} is not Never, IfAvailable or Always",
-                at("interactiveMode")
-            ));
-        }
-    };
+    let api_version =
+        api_version(&exec.api_version).map_err(|e| format!("{} {e}", at("apiVersion")))?;
+    let interactive_mode = interactive_mode(&exec.interactive_mode, api_version)
+        .map_err(|e| format!("{} {e}", at("interactiveMode")))?;
     let mut env = Vec::new();
     for var in exec.env.unwrap_or_default() {
         if var.name.is_empty() {
@@ -119,6 +94,32 @@ pub(super) fn exec_config(
         interactive_mode,
         cluster,
     })
+}
+
+/// `apiVersion`: `v1` or `v1beta1`.
+fn api_version(text: &str) -> Result<ExecApiVersion, String> {
+    match text {
+        "client.authentication.k8s.io/v1" => Ok(ExecApiVersion::V1),
+        "client.authentication.k8s.io/v1beta1" => Ok(ExecApiVersion::V1Beta1),
+        "" => Err("is not set".into()),
+        other => Err(format!(
+            "{other:?} is not supported: use client.authentication.k8s.io/v1 or v1beta1"
+        )),
+    }
+}
+
+/// `interactiveMode`: required by `v1`, `IfAvailable` by default in `v1beta1`.
+fn interactive_mode(text: &str, version: ExecApiVersion) -> Result<InteractiveMode, String> {
+    match (text, version) {
+        ("Never", _) => Ok(InteractiveMode::Never),
+        ("IfAvailable", _) | ("", ExecApiVersion::V1Beta1) => Ok(InteractiveMode::IfAvailable),
+        ("Always", _) => Ok(InteractiveMode::Always),
+        ("", ExecApiVersion::V1) => Err(format!(
+            "must be set with {} (Never, IfAvailable or Always)",
+            version.as_str()
+        )),
+        (other, _) => Err(format!("{other:?} is not Never, IfAvailable or Always")),
+    }
 }
 
 /// The cluster's settings as `KUBERNETES_EXEC_INFO` carries them; a CA given as a
