@@ -8,7 +8,7 @@
 //! The files stay until the process ends; they hold what the kubeconfig already holds.
 //!
 //! A cluster's `proxy-url` is used as `proxy_url` (an `http://` proxy, through a CONNECT
-//! tunnel). A user's `exec` credential plugin is read by [`exec`] and run as kubectl
+//! tunnel). A user's `exec` credential plugin is read by `kubeconfig/exec.rs` and run as kubectl
 //! runs it ([`crate::http::ExecSource`]). Refused with an error naming the field:
 //! `auth-provider`, the plugins compiled into old kubectl versions (gcp, azure, oidc),
 //! which Kubernetes removed in favour of `exec` plugins.
