@@ -65,6 +65,9 @@ pub struct UrlWatcher {
     /// The discovery metrics of this watcher's API server.
     metrics: Arc<ApiServerMetrics>,
     client: Option<awc::Client>,
+    /// The credential plugin's client certificate the client was built with (see
+    /// [`Credentials::client_cert_generation`]).
+    client_cert: Option<u64>,
     credentials: Credentials,
     /// The open watch stream, and its generation (items of older streams are ignored).
     stream: Option<SpawnHandle>,
@@ -106,7 +109,10 @@ impl UrlWatcher {
             o.backoff_max,
             o.max_event_size,
         );
-        let credentials = Credentials::from_config(&setup.endpoint.http);
+        let credentials = Credentials::from_config(
+            &setup.endpoint.http,
+            setup.options.credential_plugin_timeout,
+        );
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
         UrlWatcher {
@@ -115,6 +121,7 @@ impl UrlWatcher {
             machine,
             metrics,
             client: None,
+            client_cert: None,
             credentials,
             stream: None,
             stream_generation: 0,
@@ -137,6 +144,13 @@ impl UrlWatcher {
     }
 
     fn feed(&mut self, input: Input<'_>, ctx: &mut Context<Self>) {
+        if let Input::ListFailed(Failure::Status { code: 401, .. })
+        | Input::WatchFailed(Failure::Status { code: 401, .. }) = &input
+        {
+            // A credential plugin's credential runs out with a 401 when it has no
+            // expiry: it runs again (once for every watcher the 401 reaches).
+            self.credentials.refused();
+        }
         let actions = self.machine.on(input);
         for action in actions {
             self.execute(action, ctx);
@@ -436,6 +450,18 @@ impl UrlWatcher {
 
     /// A GET request for `path_and_query`, with auth.
     fn request(&mut self, path_and_query: &str) -> Result<awc::ClientRequest, Failure> {
+        let header = self
+            .credentials
+            .header()
+            .map_err(|e| Failure::Credentials(e.to_string()))?;
+        let cert = self.credentials.client_cert_generation();
+        if cert != self.client_cert {
+            // A credential plugin gave a new client certificate: the pooled
+            // connections were made with the old one, so a new client (and
+            // connection pool) makes new ones.
+            self.client_cert = cert;
+            self.client = self.build_client();
+        }
         let client = self
             .client
             .as_ref()
@@ -448,14 +474,27 @@ impl UrlWatcher {
             .insert_header((ACCEPT, "application/json"))
             .insert_header((USER_AGENT, user_agent()))
             .timeout(self.setup.options.request_timeout);
-        if let Some(value) = self
-            .credentials
-            .header()
-            .map_err(|e| Failure::Transport(e.to_string()))?
-        {
+        if let Some(value) = header {
             req = req.insert_header((AUTHORIZATION, value));
         }
         Ok(req)
+    }
+
+    /// The awc client, as the endpoint's settings say; `None` (requests then fail and
+    /// are retried) only if a header file vanished since the job subscribed, where it
+    /// was checked.
+    fn build_client(&self) -> Option<awc::Client> {
+        match build_endpoint_client(
+            &self.setup.endpoint,
+            self.setup.tls.clone(),
+            self.setup.options.request_timeout,
+        ) {
+            Ok(client) => Some(client),
+            Err(e) => {
+                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
+                None
+            }
+        }
     }
 
     fn list(&mut self, continue_token: Option<String>, ctx: &mut Context<Self>) {
@@ -761,20 +800,9 @@ impl Actor for UrlWatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.client = self.build_client();
+        self.client_cert = self.credentials.client_cert_generation();
         let o = &self.setup.options;
-        // Checked when the job subscribed (`Discovery::subscribe`), so this fails only if
-        // a header file vanished since; requests then fail and are retried.
-        self.client = match build_endpoint_client(
-            &self.setup.endpoint,
-            self.setup.tls.clone(),
-            o.request_timeout,
-        ) {
-            Ok(client) => Some(client),
-            Err(e) => {
-                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
-                None
-            }
-        };
         let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
         if let Some(every) = o.relist_interval {

@@ -89,6 +89,9 @@ pub enum Failure {
     },
     /// The connection failed or timed out, or the body broke off.
     Transport(String),
+    /// No credential to send (a kubeconfig credential plugin failed, or has not
+    /// answered yet); no request was made.
+    Credentials(String),
     /// A LIST body that made no progress for the progress deadline.
     Stalled,
     /// A LIST body that is not a whole list of the role: another kind, truncated,
@@ -680,6 +683,9 @@ impl Machine {
             Failure::Transport(why) => {
                 self.fail(Step::List, RequestError::Connection, why, then, out)
             }
+            Failure::Credentials(why) => {
+                self.fail(Step::List, RequestError::Credentials, why, then, out)
+            }
             Failure::BadBody(why) => self.fail(Step::List, RequestError::BadBody, why, then, out),
             Failure::Stalled => {
                 let report = |retry_in| {
@@ -714,6 +720,9 @@ impl Machine {
             ),
             Failure::Transport(why) | Failure::BadBody(why) => {
                 self.fail(Step::Watch, RequestError::Connection, why, then, out)
+            }
+            Failure::Credentials(why) => {
+                self.fail(Step::Watch, RequestError::Credentials, why, then, out)
             }
             Failure::Stalled => {
                 self.fail(

@@ -108,6 +108,9 @@ reasons! {
         /// A watch the server ended cleanly before it had been healthy for
         /// `EngineOptions::healthy_after`.
         ShortWatch => "short_watch",
+        /// No credential to send: a kubeconfig credential plugin failed or has not
+        /// answered yet (no request was made).
+        Credentials => "credentials",
     }
 }
 
