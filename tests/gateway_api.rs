@@ -339,6 +339,7 @@ async fn a_cluster_without_the_crds_is_one_clear_state_rechecked_at_the_backoff_
         .filter(|r| r.target.starts_with("/apis/gateway.networking.k8s.io/"))
         .count() as u128;
     let allowed = 2 * 2 * (window.as_millis() / CAP.as_millis() + 1);
+    eprintln!("without the CRDs: {gateway_api} Gateway API requests in {window:?} (cap {CAP:?})");
     assert!(
         (1..=allowed).contains(&gateway_api),
         "{gateway_api} Gateway API requests in {window:?}, allowed {allowed}"
