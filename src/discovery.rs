@@ -44,8 +44,8 @@ use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 use crate::config::{ConfigError, EngineOptions, SdConfig};
 use crate::http::{
-    Credentials, TlsError, TokenSource, build_tls_config, proxy_for, read_http_headers,
-    resolve_endpoint,
+    Credentials, ExecSource, TlsError, TokenSource, endpoint_tls_config, proxy_for,
+    read_http_headers, resolve_endpoint,
 };
 use crate::labels::Labels;
 use crate::model::Role;
@@ -186,14 +186,25 @@ impl Discovery {
             std::env::var(name).ok()
         })
         .map_err(|e| ConfigError::Credentials(e.to_string()))?;
-        Credentials::from_config(&key.endpoint.http)
-            .header()
-            .map_err(|e| ConfigError::Credentials(e.to_string()))?;
+        match &http.exec {
+            // A credential plugin's failure is the job's to report (its URLs' status)
+            // and to retry with backoff, as it may pass (a network blip, a login
+            // refreshed meanwhile); it is run now so that the first requests carry its
+            // credential.
+            Some(exec) => {
+                let timeout = self.inner.options.credential_plugin_timeout;
+                if let Err(e) = ExecSource::for_config(exec).ensure(timeout).await {
+                    tracing::warn!("{e}");
+                }
+            }
+            None => {
+                Credentials::from_config(http, std::time::Duration::ZERO)
+                    .header()
+                    .map_err(|e| ConfigError::Credentials(e.to_string()))?;
+            }
+        }
         let tls = if key.endpoint.base_url.starts_with("https://") {
-            Some(build_tls_config(
-                &key.endpoint.http.tls_config,
-                key.endpoint.http.enable_http2,
-            )?)
+            Some(endpoint_tls_config(http)?)
         } else {
             None
         };

@@ -1248,7 +1248,7 @@ fn check_config(text: &str) -> Result<(), TestCaseError> {
             for job in &loaded.jobs {
                 for sd in &job.sd_configs {
                     let _ = sd.validate();
-                    for role in sd.watched_roles() {
+                    for role in sd.watched_roles(kubesd::Semantics::default()) {
                         let _ = selectors_for_role(role, &sd.selectors);
                     }
                 }

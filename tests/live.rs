@@ -143,7 +143,7 @@ impl Api {
         Api {
             server: env.server.clone(),
             client: build_client(tls, true, Duration::from_secs(30)),
-            credentials: Credentials::from_config(&env.http),
+            credentials: Credentials::from_config(&env.http, Duration::from_secs(60)),
         }
     }
 

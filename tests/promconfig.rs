@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kubesd::Role;
 use kubesd::promconfig::{LoadError, LoadOptions, load_config, parse_config, parse_config_with};
 use kubesd::relabel::Dialect;
+use kubesd::{Role, Semantics};
 
 /// A fresh directory for one test's files.
 fn temp_dir(test: &str) -> PathBuf {
@@ -628,4 +628,61 @@ scrape_configs:
         http.http_headers["X-Tenant"].files,
         [Path::new("/etc/kubesd/tenant")]
     );
+}
+
+#[test]
+fn gateway_api_roles_load_in_both_dialects() {
+    // vmagent spells its roles `httproute` and `grpcroute`, as kubesd does; `gateway`
+    // is Prometheus' draft's.
+    let yaml = r#"
+scrape_configs:
+  - job_name: routes
+    kubernetes_sd_configs:
+      - role: httproute
+        api_server: "https://k:6443"
+        namespaces: {names: [shop]}
+        selectors:
+          - {role: httproute, label: "probe=true"}
+          - {role: gateway, field: "metadata.name=edge"}
+        attach_metadata: {namespace: true}
+  - job_name: grpc
+    kubernetes_sd_configs: [{role: grpcroute, api_server: "https://k:6443"}]
+  - job_name: listeners
+    kubernetes_sd_configs: [{role: gateway, api_server: "https://k:6443"}]
+"#;
+    let path = Path::new("/etc/kubesd/prometheus.yml");
+    for dialect in [Dialect::Prometheus, Dialect::VictoriaMetrics] {
+        let options = LoadOptions {
+            dialect,
+            ..LoadOptions::default()
+        };
+        let loaded = parse_config_with(yaml, path, &options, &|_| None).expect("loads");
+        let roles: Vec<Role> = loaded.jobs.iter().map(|j| j.sd_configs[0].role).collect();
+        assert_eq!(roles, [Role::HttpRoute, Role::GrpcRoute, Role::Gateway]);
+        let sd = &loaded.jobs[0].sd_configs[0];
+        assert_eq!(
+            sd.watched_roles(Semantics::VictoriaMetrics),
+            [
+                Role::HttpRoute,
+                Role::Gateway,
+                Role::Service,
+                Role::Namespace
+            ]
+        );
+        // Prometheus' draft reads the route alone.
+        assert_eq!(
+            sd.watched_roles(Semantics::Prometheus),
+            [Role::HttpRoute, Role::Namespace]
+        );
+    }
+    let wrong = r#"
+scrape_configs:
+  - job_name: listeners
+    kubernetes_sd_configs:
+      - role: gateway
+        api_server: "https://k:6443"
+        selectors: [{role: httproute, label: "a=b"}]
+"#;
+    let err = parse(wrong).expect_err("a gateway job does not watch routes");
+    assert!(err.to_string().contains("selectors[0].role"), "{err}");
 }

@@ -606,9 +606,22 @@ async fn writes_over_http_and_merge_patch() {
             .any(|r| r["name"] == "pods" && r["namespaced"] == true)
     }));
     let (_, apis) = get_json(&format!("{}/apis", running.url())).await;
-    assert_eq!(apis["groups"].as_array().map(Vec::len), Some(2));
+    // The Gateway API's group is listed while its CRDs are "installed".
+    assert_eq!(apis["groups"].as_array().map(Vec::len), Some(3));
     let (_, slices) = get_json(&format!("{}/apis/discovery.k8s.io/v1", running.url())).await;
     assert_eq!(slices["resources"][0]["kind"], "EndpointSlice");
+    let gateway_v1 = format!("{}/apis/gateway.networking.k8s.io/v1", running.url());
+    let (_, gateway) = get_json(&gateway_v1).await;
+    let kinds: Vec<&str> = gateway["resources"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|r| r["kind"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(kinds, ["Gateway", "HTTPRoute", "GRPCRoute"]);
+    running.sim().set_gateway_api(false);
+    let (_, apis) = get_json(&format!("{}/apis", running.url())).await;
+    assert_eq!(apis["groups"].as_array().map(Vec::len), Some(2));
+    let (status, _) = get_json(&gateway_v1).await;
+    assert_eq!(status, 404);
     running.stop().await;
 }
 
@@ -1064,6 +1077,7 @@ async fn generated_cluster_stays_consistent_under_churn() {
             update: 10,
             delete: 3,
             rollout: 1,
+            route: 0,
         },
     );
     let mut totals = (0, 0, 0, 0, 0);

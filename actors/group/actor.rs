@@ -156,10 +156,6 @@ impl GroupWatcher {
         }
     }
 
-    fn attach(&self) -> crate::targets::AttachMetadata {
-        self.setup.key.attach
-    }
-
     fn target_options(&self) -> crate::targets::TargetOptions {
         self.setup.key.target_options()
     }
@@ -167,7 +163,7 @@ impl GroupWatcher {
     /// Starts the URL watchers that `role`'s targets need and are not running yet.
     fn ensure_watchers(&mut self, role: Role, ctx: &mut Context<Self>) {
         let key = &self.setup.key;
-        for watched in watched_roles(role, key.attach) {
+        for watched in watched_roles(role, key.target_options()) {
             for url in resource_urls(watched, &key.namespaces, &key.selectors) {
                 if self.urls.iter().any(|u| u.url == url) {
                     continue;
@@ -196,7 +192,7 @@ impl GroupWatcher {
 
     /// The state of every URL `role` needs (those that reported one).
     fn url_statuses(&self, role: Role) -> Vec<UrlStatus> {
-        let needed = watched_roles(role, self.attach());
+        let needed = watched_roles(role, self.target_options());
         self.urls
             .iter()
             .filter(|u| needed.contains(&u.url.role))
@@ -213,8 +209,8 @@ impl GroupWatcher {
         let url_role = slot.url.role;
         let problem = status.last_error.clone().filter(|e| e.configuration);
         slot.status = Some(status);
-        let attach = self.attach();
-        let needs = |role: Role| watched_roles(role, attach).contains(&url_role);
+        let options = self.target_options();
+        let needs = |role: Role| watched_roles(role, options).contains(&url_role);
         for (subscriber, role, recipient) in &self.status_watchers {
             if needs(*role) {
                 recipient.do_send(UrlStatusChanged {
@@ -246,7 +242,7 @@ impl GroupWatcher {
     }
 
     fn role_synced(&self, role: Role) -> bool {
-        let needed = watched_roles(role, self.attach());
+        let needed = watched_roles(role, self.target_options());
         self.urls
             .iter()
             .filter(|u| needed.contains(&u.url.role))
@@ -743,7 +739,7 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
         if self.synced.contains(&role) {
             return Box::pin(async { Ok(()) });
         }
-        let needed = watched_roles(role, self.attach());
+        let needed = watched_roles(role, self.target_options());
         let failing = self
             .urls
             .iter()

@@ -17,7 +17,9 @@ use std::sync::Arc;
 
 use crate::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
-use crate::model::{Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service};
+use crate::model::{
+    Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
+};
 use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};
 
 /// An object of some role, as the dependency index names it.
@@ -422,6 +424,12 @@ impl CacheView for RecordingView<'_> {
             _ => None,
         }
     }
+    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway> {
+        match self.lookup(Role::Gateway, namespace, name)? {
+            Object::Gateway(g) => Some(g),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -661,6 +669,75 @@ mod tests {
             "a removed endpoints object depends on nothing"
         );
         c.clear();
+    }
+
+    fn gateway(protocol_of_b: &str) -> Object {
+        obj(
+            Role::Gateway,
+            &format!(
+                r#"{{"metadata":{{"name":"gw","namespace":"ns"}},"spec":{{"listeners":[
+                    {{"name":"a","hostname":"*.example.com","port":80,"protocol":"HTTP"}},
+                    {{"name":"b","hostname":"*.example.com","port":443,"protocol":"{protocol_of_b}"}}]}}}}"#
+            ),
+        )
+    }
+
+    fn route(name: &str, section: &str) -> Object {
+        obj(
+            Role::HttpRoute,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"spec":{{
+                    "parentRefs":[{{"name":"gw","sectionName":"{section}"}}],
+                    "hostnames":["{name}.example.com"],"rules":[{{}}]}}}}"#
+            ),
+        )
+    }
+
+    #[test]
+    fn a_listener_change_dirties_the_routes_of_its_gateway_and_changes_those_on_it() {
+        // ATTACH is in VictoriaMetrics' semantics, where routes look their parents up.
+        let vm = ATTACH;
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), gateway("HTTPS"));
+        c.upsert(UrlId(1), route("on-a", "a"));
+        c.upsert(UrlId(1), route("on-b", "b"));
+        // A route whose Gateway is not cached: a recorded miss.
+        c.upsert(UrlId(1), obj(Role::HttpRoute, r#"{"metadata":{"name":"elsewhere","namespace":"ns"},"spec":{"parentRefs":[{"name":"other"}],"hostnames":["x.example.com"]}}"#));
+        for name in ["on-a", "on-b", "elsewhere"] {
+            c.compute_targets(Role::HttpRoute, &key(name), vm);
+        }
+        assert_eq!(c.dirty_len(), 0);
+
+        c.upsert(UrlId(0), gateway("TLS"));
+        let mut dirty = c.take_dirty();
+        dirty.sort();
+        assert_eq!(
+            dirty,
+            [
+                (Role::HttpRoute, key("on-a")),
+                (Role::HttpRoute, key("on-b"))
+            ]
+        );
+        // Both are recomputed; only the one on the changed listener has new targets.
+        assert!(
+            c.compute_targets(Role::HttpRoute, &key("on-a"), vm)
+                .is_none()
+        );
+        let change = c
+            .compute_targets(Role::HttpRoute, &key("on-b"), vm)
+            .expect("re-labelled");
+        let targets = change.targets.expect("targets");
+        assert_eq!(
+            targets[0].get("__meta_kubernetes_httproute_scheme"),
+            Some("tls")
+        );
+        // The Gateway a route missed arrives: that route, and it alone, is dirty.
+        let other = obj(
+            Role::Gateway,
+            r#"{"metadata":{"name":"other","namespace":"ns"},"spec":{"listeners":[{"name":"x","port":80,"protocol":"HTTP"}]}}"#,
+        );
+        c.upsert(UrlId(0), other);
+        assert_eq!(c.take_dirty(), [(Role::HttpRoute, key("elsewhere"))]);
     }
 
     #[test]

@@ -37,7 +37,9 @@ use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
-use crate::metrics::{ApiServerMetrics, ListMethod, METRICS, RoleMetrics, StallReason};
+use crate::metrics::{
+    ApiServerMetrics, ListMethod, METRICS, RequestError, RoleMetrics, StallReason,
+};
 use crate::model::Object;
 use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
 
@@ -69,6 +71,9 @@ pub struct UrlWatcher {
     /// How this URL is listed now, as counted in `kubesd_list_mode_watchers`.
     list_method: ListMethod,
     client: Option<awc::Client>,
+    /// The credential plugin's client certificate the client was built with (see
+    /// [`Credentials::client_cert_generation`]).
+    client_cert: Option<u64>,
     /// The client of LIST requests, which follow redirects by hand ([`ListRequests`]).
     list_client: Option<awc::Client>,
     /// What the current LIST attempt has asked for.
@@ -122,7 +127,10 @@ impl UrlWatcher {
         } else {
             ListMethod::List
         };
-        let credentials = Credentials::from_config(&setup.endpoint.http);
+        let credentials = Credentials::from_config(
+            &setup.endpoint.http,
+            setup.options.credential_plugin_timeout,
+        );
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
         UrlWatcher {
@@ -132,6 +140,7 @@ impl UrlWatcher {
             metrics,
             list_method,
             client: None,
+            client_cert: None,
             list_client: None,
             list_attempt: ListAttempt::default(),
             credentials,
@@ -156,6 +165,13 @@ impl UrlWatcher {
     }
 
     fn feed(&mut self, input: Input<'_>, ctx: &mut Context<Self>) {
+        if let Input::ListFailed(Failure::Status { code: 401, .. })
+        | Input::WatchFailed(Failure::Status { code: 401, .. }) = &input
+        {
+            // A credential plugin's credential runs out with a 401 when it has no
+            // expiry: it runs again (once for every watcher the 401 reaches).
+            self.credentials.refused();
+        }
         let actions = self.machine.on(input);
         for action in actions {
             self.execute(action, ctx);
@@ -205,9 +221,10 @@ impl UrlWatcher {
                 debug!(parent: &self.span, ?delay, "backing off");
                 ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
             }
-            Action::FallBackToBeta => {
-                info!(parent: &self.span, "{}{}: the API version is not served (404); trying v1beta1", self.setup.endpoint.base_url, self.setup.url);
-                self.version = ApiGroupVersion::Beta;
+            Action::FallBackToBeta => self.fall_back_to_beta(),
+            Action::BackToCurrent => {
+                debug!(parent: &self.span, "v1beta1 is not served either; the next check starts from the current version");
+                self.version = ApiGroupVersion::Current;
             }
             Action::Deltas { deltas, counts } => {
                 count_events(self.metrics(), counts);
@@ -233,6 +250,18 @@ impl UrlWatcher {
             }
             Action::Report(report) => self.report(report),
         }
+    }
+
+    /// Lists from `v1beta1` from now on, saying so once per run of problems: a check
+    /// repeated at the backoff cap (a resource served in neither version) stays quiet.
+    fn fall_back_to_beta(&mut self) {
+        let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
+        if self.logged.is_none() {
+            info!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+        } else {
+            debug!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+        }
+        self.version = ApiGroupVersion::Beta;
     }
 
     fn metrics(&self) -> &RoleMetrics {
@@ -291,18 +320,14 @@ impl UrlWatcher {
                 retry_in,
             } => {
                 m.request_errors.inc(reason);
-                let text = if configuration {
-                    format!(
-                        "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {}",
-                        seconds(retry_in)
-                    )
-                } else {
-                    format!(
-                        "{step} {url} failed: {message}; retrying in {}",
-                        seconds(retry_in)
-                    )
+                let failure = RequestFailure {
+                    step,
+                    reason,
+                    message: &message,
+                    configuration,
+                    retry_in,
                 };
-                let problem = UrlProblem::Request(reason);
+                let (problem, text) = self.request_failure(url, &failure);
                 (error(step, problem, &message, configuration), text)
             }
             Report::Rejected {
@@ -376,6 +401,28 @@ impl UrlWatcher {
             self.logged = Some(kind);
         }
         self.status.last_error = Some(error);
+    }
+
+    /// The problem and the log line of a failed request. A 404 for a Gateway API
+    /// resource (in every version tried) means the cluster has no such CRDs: a state of
+    /// its own, said so plainly, re-checked at the longest backoff.
+    fn request_failure(&self, url: &str, f: &RequestFailure<'_>) -> (UrlProblem, String) {
+        let (step, message, wait) = (f.step, f.message, seconds(f.retry_in));
+        if f.reason == RequestError::NotFound && self.setup.url.role.is_gateway_api() {
+            let text = format!(
+                "{step} {url}: the Gateway API is not installed in this cluster ({message}); no {} objects until its CRDs (gateway.networking.k8s.io) are; re-checking every {wait}",
+                self.setup.url.role
+            );
+            return (UrlProblem::NotInstalled, text);
+        }
+        let text = if f.configuration {
+            format!(
+                "{step} {url} failed: {message}. This will not pass by retrying: check the job's credentials, RBAC rules, selectors and API server; retrying every {wait}"
+            )
+        } else {
+            format!("{step} {url} failed: {message}; retrying in {wait}")
+        };
+        (UrlProblem::Request(f.reason), text)
     }
 
     /// Sends the URL's status to the group when it changed.
@@ -461,14 +508,15 @@ impl UrlWatcher {
     /// How this attempt's LIST requests are sent: the redirect-less client, the
     /// credentials now, the budget.
     fn list_requests(&mut self) -> Result<ListRequests, Failure> {
+        let authorization = self
+            .credentials
+            .header()
+            .map_err(|e| Failure::Credentials(e.to_string()))?;
+        self.refresh_clients();
         let client = self
             .list_client
             .clone()
             .ok_or_else(|| Failure::Transport("client not started".into()))?;
-        let authorization = self
-            .credentials
-            .header()
-            .map_err(|e| Failure::Transport(e.to_string()))?;
         let endpoint = &self.setup.endpoint;
         Ok(ListRequests {
             client,
@@ -482,6 +530,11 @@ impl UrlWatcher {
 
     /// A GET request for `path_and_query`, with auth.
     fn request(&mut self, path_and_query: &str) -> Result<awc::ClientRequest, Failure> {
+        let header = self
+            .credentials
+            .header()
+            .map_err(|e| Failure::Credentials(e.to_string()))?;
+        self.refresh_clients();
         let client = self
             .client
             .as_ref()
@@ -494,14 +547,42 @@ impl UrlWatcher {
             .insert_header((ACCEPT, "application/json"))
             .insert_header((USER_AGENT, user_agent()))
             .timeout(self.setup.options.request_timeout);
-        if let Some(value) = self
-            .credentials
-            .header()
-            .map_err(|e| Failure::Transport(e.to_string()))?
-        {
+        if let Some(value) = header {
             req = req.insert_header((AUTHORIZATION, value));
         }
         Ok(req)
+    }
+
+    /// Rebuilds the clients when a credential plugin gave a new client certificate:
+    /// the pooled connections were made with the old one, so new clients (and
+    /// connection pools) make new ones.
+    fn refresh_clients(&mut self) {
+        let cert = self.credentials.client_cert_generation();
+        if cert != self.client_cert {
+            self.client_cert = cert;
+            self.client = self.build_client(true);
+            self.list_client = self.build_client(false);
+        }
+    }
+
+    /// An awc client, as the endpoint's settings say (without `redirects`, one that
+    /// never follows them: LIST requests follow them by hand); `None` (requests then
+    /// fail and are retried) only if a header file vanished since the job subscribed,
+    /// where it was checked.
+    fn build_client(&self, redirects: bool) -> Option<awc::Client> {
+        let mut endpoint = self.setup.endpoint.clone();
+        endpoint.http.follow_redirects &= redirects;
+        match build_endpoint_client(
+            &endpoint,
+            self.setup.tls.clone(),
+            self.setup.options.request_timeout,
+        ) {
+            Ok(client) => Some(client),
+            Err(e) => {
+                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
+                None
+            }
+        }
     }
 
     fn list(&mut self, continue_token: Option<String>, ctx: &mut Context<Self>) {
@@ -857,28 +938,10 @@ impl Actor for UrlWatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.client = self.build_client(true);
+        self.list_client = self.build_client(false);
+        self.client_cert = self.credentials.client_cert_generation();
         let o = &self.setup.options;
-        // Checked when the job subscribed (`Discovery::subscribe`), so this fails only if
-        // a header file vanished since; requests then fail and are retried.
-        self.client = match build_endpoint_client(
-            &self.setup.endpoint,
-            self.setup.tls.clone(),
-            o.request_timeout,
-        ) {
-            Ok(client) => Some(client),
-            Err(e) => {
-                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
-                None
-            }
-        };
-        let mut without_redirects = self.setup.endpoint.clone();
-        without_redirects.http.follow_redirects = false;
-        self.list_client = build_endpoint_client(
-            &without_redirects,
-            self.setup.tls.clone(),
-            o.request_timeout,
-        )
-        .ok();
         let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
         if let Some(every) = o.relist_interval {
@@ -1146,4 +1209,13 @@ fn plain_text(body: &[u8]) -> String {
         .collect();
     out.truncate(out.trim_end().len());
     out
+}
+
+/// What [`UrlWatcher::request_failure`] words: one `Report::RequestFailed`.
+struct RequestFailure<'a> {
+    step: Step,
+    reason: RequestError,
+    message: &'a str,
+    configuration: bool,
+    retry_in: Duration,
 }

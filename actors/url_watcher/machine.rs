@@ -121,6 +121,9 @@ pub enum Failure {
     },
     /// The connection failed or timed out, or the body broke off.
     Transport(String),
+    /// No credential to send (a kubeconfig credential plugin failed, or has not
+    /// answered yet); no request was made.
+    Credentials(String),
     /// A LIST body that made no progress for the progress deadline.
     Stalled,
     /// A LIST body that is not a whole list of the role: another kind, truncated,
@@ -214,6 +217,9 @@ pub enum Action {
     },
     /// Use the role's older API version from now on (after a 404).
     FallBackToBeta,
+    /// Use the role's current API version again (after a 404 in both): the next check
+    /// tries both in turn, so a resource installed or upgraded meanwhile is found.
+    BackToCurrent,
     /// Hand these deltas to the group.
     Deltas {
         /// The changes, in order.
@@ -394,6 +400,8 @@ pub struct Machine {
     delays: RetryDelays,
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
+    /// The older version is in use, after a 404 in the current one.
+    fell_back: bool,
     /// LIST attempts started so far; deferred events carry it (see
     /// [`Input::DeferredEventRejected`]).
     attempt: u64,
@@ -436,6 +444,7 @@ impl Machine {
             lines: LineBuffer::new(max_event),
             delays: RetryDelays::new(backoff_initial, backoff_max),
             can_fall_back,
+            fell_back: false,
             attempt: 0,
             gone_since_healthy: false,
             denied_in_a_row: 0,
@@ -821,20 +830,37 @@ impl Machine {
         self.watch(page.resource_version, out);
     }
 
+    /// After a 404: falls back to the older version and lists again at once (true), or,
+    /// when the older version was the one refused, returns to the current version for
+    /// the next check, which the caller schedules as a failure (false).
+    fn other_version(&mut self, out: &mut Vec<Action>) -> bool {
+        if self.can_fall_back {
+            self.can_fall_back = false;
+            self.fell_back = true;
+            out.push(Action::FallBackToBeta);
+            self.relist(RelistReason::FallBack, out);
+            return true;
+        }
+        if self.fell_back {
+            self.fell_back = false;
+            self.can_fall_back = true;
+            out.push(Action::BackToCurrent);
+        }
+        false
+    }
+
     fn on_list_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
         if !matches!(self.state, State::Listing { .. }) {
             return;
         }
         out.push(Action::AbandonList);
+        if matches!(failure, Failure::Status { code: 404, .. }) && self.other_version(out) {
+            return;
+        }
         let then = Next::Relist(RelistReason::Retry);
         match failure {
             // An expired continue token: the pages so far are from a compacted snapshot.
             Failure::Gone { message } => self.gone(Step::List, message, out),
-            Failure::Status { code: 404, .. } if self.can_fall_back => {
-                self.can_fall_back = false;
-                out.push(Action::FallBackToBeta);
-                self.relist(RelistReason::FallBack, out);
-            }
             Failure::Status {
                 code,
                 retry_after,
@@ -849,6 +875,9 @@ impl Machine {
             ),
             Failure::Transport(why) => {
                 self.fail(Step::List, RequestError::Connection, why, then, out)
+            }
+            Failure::Credentials(why) => {
+                self.fail(Step::List, RequestError::Credentials, why, then, out)
             }
             Failure::BadBody(why) => self.fail(Step::List, RequestError::BadBody, why, then, out),
             Failure::Endless(why) => {
@@ -878,15 +907,13 @@ impl Machine {
             return self.fall_back_to_list(status_words(*code, message), out);
         }
         out.push(Action::AbandonList);
+        if matches!(failure, Failure::Status { code: 404, .. }) && self.other_version(out) {
+            return;
+        }
         let then = Next::Relist(RelistReason::Retry);
         let step = Step::StreamingList;
         match failure {
             Failure::Gone { message } => self.gone(step, message, out),
-            Failure::Status { code: 404, .. } if self.can_fall_back => {
-                self.can_fall_back = false;
-                out.push(Action::FallBackToBeta);
-                self.relist(RelistReason::FallBack, out);
-            }
             Failure::Status {
                 code,
                 retry_after,
@@ -902,6 +929,7 @@ impl Machine {
             Failure::Transport(why) | Failure::BadBody(why) | Failure::Endless(why) => {
                 self.fail(step, RequestError::Connection, why, then, out)
             }
+            Failure::Credentials(why) => self.fail(step, RequestError::Credentials, why, then, out),
             Failure::Stalled => {
                 let why = "no answer".to_string();
                 self.fail(step, RequestError::Connection, why, then, out)
@@ -933,6 +961,9 @@ impl Machine {
             ),
             Failure::Transport(why) | Failure::BadBody(why) | Failure::Endless(why) => {
                 self.fail(Step::Watch, RequestError::Connection, why, then, out)
+            }
+            Failure::Credentials(why) => {
+                self.fail(Step::Watch, RequestError::Credentials, why, then, out)
             }
             Failure::Stalled => {
                 self.fail(

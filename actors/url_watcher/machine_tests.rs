@@ -493,7 +493,7 @@ fn a_400_or_a_repeated_403_is_a_configuration_problem_retried_at_the_cap() {
 }
 
 #[test]
-fn not_found_falls_back_to_beta_once_then_is_a_configuration_problem() {
+fn not_found_falls_back_to_beta_then_is_a_configuration_problem_checked_in_both_versions() {
     let not_found = || {
         Input::ListFailed(Failure::Status {
             code: 404,
@@ -521,6 +521,11 @@ fn not_found_falls_back_to_beta_once_then_is_a_configuration_problem() {
         }
     ));
     assert_eq!(wait_of(&actions), Some(CAP));
+    // The next check starts from the current version again, and falls back again.
+    assert!(actions.contains(&Action::BackToCurrent));
+    m.on(Input::BackoffElapsed);
+    let actions = acts(m.on(not_found()));
+    assert!(actions.contains(&Action::FallBackToBeta), "{actions:?}");
 }
 
 #[test]

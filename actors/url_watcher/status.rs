@@ -32,6 +32,10 @@ pub enum UrlProblem {
     Stalled(StallReason),
     /// A LIST had no resourceVersion to watch from.
     NoResourceVersion,
+    /// The resource is not served at all (404 in every API version tried) and is a
+    /// custom resource, the Gateway API's: the cluster does not have its CRDs. Checked
+    /// again at the longest backoff, so installing them later is picked up.
+    NotInstalled,
 }
 
 /// The last problem of a URL, in words.

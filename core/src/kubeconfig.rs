@@ -8,8 +8,12 @@
 //! The files stay until the process ends; they hold what the kubeconfig already holds.
 //!
 //! A cluster's `proxy-url` is used as `proxy_url` (an `http://` proxy, through a CONNECT
-//! tunnel). Not supported, and refused with an error naming the field: `exec` and
-//! `auth-provider` credential plugins, which run programs kubesd does not run.
+//! tunnel). A user's `exec` credential plugin is read by `kubeconfig/exec.rs` and run as kubectl
+//! runs it ([`crate::http::ExecSource`]). Refused with an error naming the field:
+//! `auth-provider`, the plugins compiled into old kubectl versions (gcp, azure, oidc),
+//! which Kubernetes removed in favour of `exec` plugins.
+
+mod exec;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,6 +94,17 @@ struct Cluster {
     tls_server_name: Option<String>,
     #[serde(default)]
     proxy_url: Option<String>,
+    #[serde(default)]
+    extensions: Vec<Extension>,
+}
+
+/// A named extension of a cluster (`client.authentication.k8s.io/exec` is read).
+#[derive(Deserialize)]
+struct Extension {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    extension: serde_json::Value,
 }
 
 #[derive(Deserialize, Default)]
@@ -188,19 +203,20 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
         crate::http::check_proxy_url(p)
             .map_err(|e| fail(format!("{}: {e}", at_cluster("proxy-url"))))?;
     }
-    if user.exec.is_some() {
-        return Err(fail(format!(
-            "{} (credential plugins) is not supported by kubesd: use a token, tokenFile or \
-             client certificate",
-            at_user("exec")
-        )));
-    }
     if user.auth_provider.is_some() {
         return Err(fail(format!(
-            "{} is not supported by kubesd: use a token, tokenFile or client certificate",
+            "{} is not supported by kubesd: auth-provider plugins were removed from \
+             kubectl and client-go; use the provider's exec credential plugin \
+             (gke-gcloud-auth-plugin, kubelogin), a token, tokenFile or client certificate",
             at_user("auth-provider")
         )));
     }
+    let exec = user
+        .exec
+        .as_ref()
+        .map(|value| exec::exec_config(value, &context.user, cluster, &relative))
+        .transpose()
+        .map_err(fail)?;
 
     let mut tls = TlsConfig {
         insecure_skip_verify: cluster.insecure_skip_tls_verify,
@@ -237,6 +253,7 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
     let mut http = HttpClientConfig {
         tls_config: tls,
         proxy_url,
+        exec,
         ..HttpClientConfig::default()
     };
     let token = user.token.clone().filter(|t| !t.is_empty());
@@ -261,6 +278,15 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
             });
         }
         (None, None) => {}
+    }
+    // As client-go: credentials of the user's own (a token, basic auth, a client
+    // certificate) are used instead of its plugin, which then never runs.
+    let own = !http.bearer_token.0.is_empty()
+        || http.bearer_token_file.is_some()
+        || http.basic_auth.is_some()
+        || http.tls_config.cert_file.is_some();
+    if own {
+        http.exec = None;
     }
     Ok(KubeconfigTarget {
         namespace: crate::api::context_namespace(&context.namespace),
@@ -491,6 +517,57 @@ users: [{name: u, user: {username: admin, password: pw}}]
     }
 
     #[test]
+    fn exec_plugins_are_read_as_kubectl_reads_them() {
+        // As `aws eks update-kubeconfig` writes it.
+        let eks = r#"
+apiVersion: v1
+kind: Config
+current-context: arn:aws:eks:eu-west-1:111122223333:cluster/prod
+contexts:
+- context: {cluster: "arn:aws:eks:eu-west-1:111122223333:cluster/prod", user: "arn:aws:eks:eu-west-1:111122223333:cluster/prod"}
+  name: arn:aws:eks:eu-west-1:111122223333:cluster/prod
+clusters:
+- cluster: {server: "https://ABC.gr7.eu-west-1.eks.amazonaws.com"}
+  name: arn:aws:eks:eu-west-1:111122223333:cluster/prod
+users:
+- name: arn:aws:eks:eu-west-1:111122223333:cluster/prod
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      args: [--region, eu-west-1, eks, get-token, --cluster-name, prod, --role-arn, secret-arn]
+      command: aws
+      env:
+      - {name: AWS_PROFILE, value: prod-secret-profile}
+"#;
+        let t = parse_kubeconfig(eks, Path::new("/home/me/.kube/config")).expect("resolves");
+        let exec = t.http.exec.clone().expect("the plugin");
+        assert_eq!(exec.user, "arn:aws:eks:eu-west-1:111122223333:cluster/prod");
+        assert_eq!(exec.command, Path::new("aws"), "a bare name stays for PATH");
+        assert_eq!(exec.args[3], "get-token");
+        assert_eq!(exec.api_version, crate::config::ExecApiVersion::V1Beta1);
+        assert_eq!(
+            exec.interactive_mode,
+            crate::config::InteractiveMode::IfAvailable,
+            "v1beta1's default"
+        );
+        assert_eq!(exec.env[0].value.expose(), "prod-secret-profile");
+        assert!(exec.cluster.is_none(), "no provideClusterInfo");
+        let debug = format!("{:?}", t.http);
+        assert!(!debug.contains("prod-secret-profile") && !debug.contains("secret-arn"));
+
+        // A relative path with a slash is the kubeconfig's; a token of the user's own
+        // wins over the plugin, as in client-go.
+        let relative = eks.replace("command: aws", "command: bin/aws");
+        let t = parse_kubeconfig(&relative, Path::new("/home/me/.kube/config")).expect("ok");
+        let command = t.http.exec.expect("the plugin").command;
+        assert_eq!(command, Path::new("/home/me/.kube/bin/aws"));
+        let with_token = eks.replace("  user:\n", "  user:\n    token: own\n");
+        let t = parse_kubeconfig(&with_token, Path::new("/k/config")).expect("ok");
+        assert!(t.http.exec.is_none());
+        assert_eq!(t.http.bearer_token.expose(), "own");
+    }
+
+    #[test]
     fn errors_name_the_file_and_the_missing_piece() {
         let ok = r#"
 current-context: c
@@ -525,11 +602,39 @@ users: [{name: u, user: {token: t}}]
             ),
             (
                 ok.replace("{token: t}", "{exec: {command: aws}}"),
-                "users[\"u\"].user.exec",
+                "users[\"u\"].user.exec.apiVersion is not set",
+            ),
+            (
+                ok.replace(
+                    "{token: t}",
+                    "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1alpha1}}",
+                ),
+                "users[\"u\"].user.exec.apiVersion \"client.authentication.k8s.io/v1alpha1\" is not supported",
+            ),
+            (
+                ok.replace(
+                    "{token: t}",
+                    "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}",
+                ),
+                "users[\"u\"].user.exec.interactiveMode must be set",
+            ),
+            (
+                ok.replace(
+                    "{token: t}",
+                    "{exec: {apiVersion: client.authentication.k8s.io/v1beta1}}",
+                ),
+                "users[\"u\"].user.exec.command is not set",
+            ),
+            (
+                ok.replace(
+                    "{token: t}",
+                    "{exec: {command: a, apiVersion: client.authentication.k8s.io/v1beta1, env: [{value: x}]}}",
+                ),
+                "users[\"u\"].user.exec.env has an entry without a name",
             ),
             (
                 ok.replace("{token: t}", "{auth-provider: {name: gcp}}"),
-                "users[\"u\"].user.auth-provider",
+                "users[\"u\"].user.auth-provider is not supported by kubesd: auth-provider plugins were removed",
             ),
             (
                 ok.replace("{token: t}", "{client-key: k.pem}"),

@@ -109,6 +109,9 @@ reasons! {
         /// A watch the server ended cleanly before it had been healthy for
         /// `EngineOptions::healthy_after`.
         ShortWatch => "short_watch",
+        /// No credential to send: a kubeconfig credential plugin failed or has not
+        /// answered yet (no request was made).
+        Credentials => "credentials",
         /// A LIST attempt whose pages did not end within
         /// `EngineOptions::max_list_pages`, or came round again, or that was
         /// redirected back to a URL it had already asked for.
@@ -282,7 +285,7 @@ pub struct ReasonCounter<R> {
 }
 
 /// The most values a reason label has (checked by a test).
-const MAX_REASONS: usize = 12;
+const MAX_REASONS: usize = 16;
 
 impl<R: Reason> ReasonCounter<R> {
     /// Every count at zero.

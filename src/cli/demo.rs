@@ -121,6 +121,27 @@ scrape_configs:
         regex: (.+);(.+);(.+)
         replacement: $1://$2$3
         target_label: __param_target
+  - job_name: routes
+    metrics_path: /probe
+    params: {{module: [http_2xx]}}
+    kubernetes_sd_configs:
+      - api_server: {api_server}
+        role: httproute
+    relabel_configs:
+      # The probe URL: the listener's scheme where the semantics gives one
+      # (victoriametrics), else https.
+      - source_labels: [__address__, __meta_kubernetes_httproute_path]
+        regex: (.+);(.+)
+        replacement: https://$1$2
+        target_label: __param_target
+      - source_labels: [__meta_kubernetes_httproute_scheme, __address__, __meta_kubernetes_httproute_path]
+        regex: (.+);(.+);(.+)
+        replacement: $1://$2$3
+        target_label: __param_target
+      - source_labels: [__meta_kubernetes_namespace]
+        target_label: namespace
+      - target_label: __address__
+        replacement: blackbox-exporter:9115
 "#
     )
 }
@@ -131,6 +152,7 @@ fn role_of(job: &str) -> Role {
         "pods" => Role::Pod,
         "endpoints" => Role::Endpoints,
         "nodes" => Role::Node,
+        "routes" => Role::HttpRoute,
         _ => Role::Ingress,
     }
 }
@@ -205,7 +227,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     });
 
     let header = format!(
-        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses; ~{} pod changes/s)\n\
+        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses, {} HTTPRoutes; ~{} pod changes/s)\n\
          HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
         made.nodes,
@@ -215,6 +237,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         made.cron_jobs,
         made.services,
         made.ingresses,
+        made.routes.http_routes,
         args.churn
     );
     let tty = std::io::stdout().is_terminal();

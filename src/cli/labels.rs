@@ -17,7 +17,8 @@ use crate::targets::{AttachMetadata, ObjectCache, Semantics, TargetContext, targ
 /// Arguments of `kubesd labels`.
 #[derive(Debug, clap::Args)]
 pub struct LabelsArgs {
-    /// The discovery role: node, pod, service, endpoints, endpointslice or ingress.
+    /// The discovery role: node, pod, service, endpoints, endpointslice, ingress,
+    /// gateway, httproute or grpcroute.
     #[arg(long)]
     pub role: Role,
     /// Attach the labels of each pod's node (attach_metadata.node).

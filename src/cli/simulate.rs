@@ -44,6 +44,10 @@ pub struct SimulateArgs {
     /// Watch events kept for resuming watches (older resourceVersions get 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub history: usize,
+    /// Answer 404 for the Gateway API's resources, as a cluster without its CRDs does
+    /// (the objects are generated all the same).
+    #[arg(long)]
+    pub without_gateway_api: bool,
     /// How streaming lists (watches with sendInitialEvents) are answered: served,
     /// refused (422, no WatchList feature), ended-at-once (an API server on etcd 3.4),
     /// ignored (an API server from before streaming lists).
@@ -76,6 +80,7 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         .faults()
         .set_streaming_lists(args.streaming_lists);
     let made = &running.made;
+    running.sim().set_gateway_api(!args.without_gateway_api);
     if let Some(pem) = running.server.ca_pem() {
         std::fs::write(&args.ca_file, pem)
             .map_err(|e| format!("cannot write {}: {e}", args.ca_file.display()))?;
@@ -95,7 +100,8 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let count = |r: Resource| sim.list(r, None).len();
     println!(
         "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses, \
-         {} deployments, {} replicasets, {} cronjobs, {} jobs in namespaces {}",
+         {} deployments, {} replicasets, {} cronjobs, {} jobs, {} gateways, {} httproutes, \
+         {} grpcroutes{} in namespaces {}",
         made.nodes,
         made.pods,
         made.services,
@@ -104,6 +110,14 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         count(Resource::ReplicaSets),
         count(Resource::CronJobs),
         count(Resource::Jobs),
+        made.routes.gateways,
+        made.routes.http_routes,
+        made.routes.grpc_routes,
+        if args.without_gateway_api {
+            " (not served: --without-gateway-api)"
+        } else {
+            ""
+        },
         made.namespaces.join(", ")
     );
     let mut kubectl = format!("kubectl --server {url}");

@@ -96,94 +96,156 @@ pub fn parse_job(
     errors: &mut Vec<JobError>,
     warn: &mut Vec<String>,
 ) -> (Option<String>, Option<Parsed>) {
-    let mut fail = |key: &str, problem: String| {
-        errors.push(JobError {
-            key: key.to_string(),
-            problem,
-        })
-    };
+    let mut problems = Problems { errors, bad: false };
     let Value::Mapping(map) = entry else {
-        fail("", "expected a mapping".into());
+        problems.fail("", "expected a mapping".into());
         return (None, None);
     };
-    let name = match map.get("job_name") {
+    let name = job_name(map, &mut problems);
+    // A job without a valid name is not a job, but the rest is still checked.
+    problems.bad = false;
+    let keys = JobKeys::read(map, ctx.global.names, &mut problems, warn);
+    let scrape = match keys
+        .scrape
+        .settings(name.as_deref().unwrap_or(""), ctx.global)
+    {
+        Ok(s) => Some(s),
+        Err((key, p)) => {
+            problems.fail(key, p);
+            None
+        }
+    };
+    // Rules are checked even for a job that is ignored: a config kubesd accepts should
+    // be one Prometheus (or vmagent) accepts.
+    let (relabel, rules) =
+        relabel_rules(keys.relabel, ctx.dialect, keys.names, &mut problems, warn);
+    let sd_configs = sd_configs(keys.sd, ctx, &mut problems);
+    let (Some(name), Some(scrape), false) = (name.clone(), scrape, problems.bad) else {
+        return (name, None);
+    };
+    if keys.sd.is_empty() {
+        return (Some(name), Some(Parsed::Ignored));
+    }
+    let job = Job {
+        name: name.clone(),
+        sd_configs,
+        relabel,
+        rules,
+        dialect: ctx.dialect,
+        scrape,
+    };
+    (Some(name), Some(Parsed::Job(job)))
+}
+
+/// Where one entry's problems go, and whether any was found since `bad` was cleared.
+struct Problems<'e> {
+    errors: &'e mut Vec<JobError>,
+    bad: bool,
+}
+
+impl Problems<'_> {
+    fn fail(&mut self, key: &str, problem: String) {
+        self.bad = true;
+        self.errors.push(JobError {
+            key: key.to_string(),
+            problem,
+        });
+    }
+}
+
+/// `job_name`: a non-empty string.
+fn job_name(map: &Mapping, problems: &mut Problems<'_>) -> Option<String> {
+    match map.get("job_name") {
         Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(Value::String(_)) | Some(Value::Null) | None => {
-            fail("job_name", "missing or empty".into());
+            problems.fail("job_name", "missing or empty".into());
             None
         }
         Some(_) => {
-            fail("job_name", "expected a string".into());
+            problems.fail("job_name", "expected a string".into());
             None
         }
-    };
-    let mut bad = false;
-    let mut fail = |key: &str, problem: String| {
-        bad = true;
-        fail(key, problem);
-    };
+    }
+}
 
-    let mut names = ctx.global.names;
-    let mut sd_values: &[Value] = &[];
-    let mut relabel_values: &[Value] = &[];
-    let mut scrape_keys = ScrapeKeys::default();
-    for (key, value) in map {
-        let Value::String(key) = key else {
-            fail("", format!("key {key:?} is not a string"));
-            continue;
+/// An entry's keys, read once: the lists to parse next and the scrape settings.
+struct JobKeys<'v> {
+    names: NameValidation,
+    sd: &'v [Value],
+    relabel: &'v [Value],
+    scrape: ScrapeKeys,
+}
+
+impl<'v> JobKeys<'v> {
+    fn read(
+        map: &'v Mapping,
+        names: NameValidation,
+        problems: &mut Problems<'_>,
+        warn: &mut Vec<String>,
+    ) -> JobKeys<'v> {
+        let mut keys = JobKeys {
+            names,
+            sd: &[],
+            relabel: &[],
+            scrape: ScrapeKeys::default(),
         };
-        match key.as_str() {
-            "job_name" => {}
-            "kubernetes_sd_configs" => match list(value) {
-                Ok(v) => sd_values = v,
-                Err(p) => fail(key, p),
-            },
-            "relabel_configs" => match list(value) {
-                Ok(v) => relabel_values = v,
-                Err(p) => fail(key, p),
-            },
-            "scheme" | "metrics_path" | "params" | "scrape_interval" | "scrape_timeout" => {
-                if let Err(p) = scrape_keys.read(key, value) {
-                    fail(key, p);
-                }
+        for (key, value) in map {
+            let Value::String(key) = key else {
+                problems.fail("", format!("key {key:?} is not a string"));
+                continue;
+            };
+            if let Err(p) = keys.read_key(key, value, warn) {
+                problems.fail(key, p);
             }
-            "metric_name_validation_scheme" => match name_validation(value) {
-                Ok(scheme) => names = scheme,
-                Err(p) => fail(key, p),
-            },
+        }
+        keys
+    }
+
+    fn read_key(
+        &mut self,
+        key: &str,
+        value: &'v Value,
+        warn: &mut Vec<String>,
+    ) -> Result<(), String> {
+        match key {
+            "job_name" => {}
+            "kubernetes_sd_configs" => self.sd = list(value)?,
+            "relabel_configs" => self.relabel = list(value)?,
+            "scheme" | "metrics_path" | "params" | "scrape_interval" | "scrape_timeout" => {
+                self.scrape.read(key, value)?
+            }
+            "metric_name_validation_scheme" => self.names = name_validation(value)?,
             k if IGNORED_JOB_KEYS.contains(&k) => {
                 warn.push(format!("ignoring {k:?}: {}", why_ignored(k)));
             }
-            other => fail(other, format!("unknown key {other:?}")),
+            other => return Err(format!("unknown key {other:?}")),
         }
+        Ok(())
     }
-    let scrape = match scrape_keys.settings(name.as_deref().unwrap_or(""), ctx.global) {
-        Ok(s) => Some(s),
-        Err((key, p)) => {
-            fail(key, p);
-            None
-        }
-    };
+}
 
-    // Rules are checked even for a job that is ignored: a config kubesd accepts should
-    // be one Prometheus (or vmagent) accepts.
-    let mut relabel = Vec::with_capacity(relabel_values.len());
-    let mut rules = Vec::with_capacity(relabel_values.len());
-    for (i, value) in relabel_values.iter().enumerate() {
+/// `relabel_configs`: each rule as written and compiled, with the warnings a rule that
+/// works but may surprise deserves.
+fn relabel_rules(
+    values: &[Value],
+    dialect: Dialect,
+    names: NameValidation,
+    problems: &mut Problems<'_>,
+    warn: &mut Vec<String>,
+) -> (Vec<RelabelConfig>, Vec<CompiledRule>) {
+    let mut relabel = Vec::with_capacity(values.len());
+    let mut rules = Vec::with_capacity(values.len());
+    for (i, value) in values.iter().enumerate() {
         let rule: RelabelConfig = match serde_norway::from_value(value.clone()) {
             Ok(rule) => rule,
             Err(e) => {
-                fail(&format!("relabel_configs[{i}]"), e.to_string());
+                problems.fail(&format!("relabel_configs[{i}]"), e.to_string());
                 continue;
             }
         };
-        let options = RuleOptions {
-            dialect: ctx.dialect,
-            names,
-        };
-        match rule.compile_with(i, options) {
+        match rule.compile_with(i, RuleOptions { dialect, names }) {
             Ok(compiled) => rules.push(compiled),
-            Err(e) => fail(
+            Err(e) => problems.fail(
                 &format!("relabel_configs[{}].{}", e.index, e.field),
                 e.problem,
             ),
@@ -201,9 +263,17 @@ pub fn parse_job(
         }
         relabel.push(rule);
     }
+    (relabel, rules)
+}
 
-    let mut sd_configs = Vec::with_capacity(sd_values.len());
-    for (i, value) in sd_values.iter().enumerate() {
+/// `kubernetes_sd_configs`, each validated, a problem named by its index and key.
+fn sd_configs(
+    values: &[Value],
+    ctx: &JobContext<'_>,
+    problems: &mut Problems<'_>,
+) -> Vec<SdConfig> {
+    let mut sd_configs = Vec::with_capacity(values.len());
+    for (i, value) in values.iter().enumerate() {
         let at = format!("kubernetes_sd_configs[{i}]");
         match sd_config(value, ctx.dir, ctx.default_kubeconfig) {
             Ok(config) => sd_configs.push(config),
@@ -213,25 +283,11 @@ pub fn parse_job(
                 } else {
                     format!("{at}.{key}")
                 };
-                fail(&key, problem);
+                problems.fail(&key, problem);
             }
         }
     }
-    let (Some(name), Some(scrape), false) = (name.clone(), scrape, bad) else {
-        return (name, None);
-    };
-    if sd_values.is_empty() {
-        return (Some(name), Some(Parsed::Ignored));
-    }
-    let job = Job {
-        name: name.clone(),
-        sd_configs,
-        relabel,
-        rules,
-        dialect: ctx.dialect,
-        scrape,
-    };
-    (Some(name), Some(Parsed::Job(job)))
+    sd_configs
 }
 
 /// Why a vmagent action means nothing for a discovered target, if it does not: they

@@ -339,7 +339,40 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
             dir.join(p)
         }
     };
-    // The certificate and key: inline or from files, exactly one of each.
+    let certified_key = certified_key(&t, &resolve)?;
+    let client_auth = client_auth_type(t.client_auth_type.as_deref())?;
+    let client_roots = client_roots(&t, client_auth, &resolve)?;
+    if t.client_allowed_sans
+        .as_ref()
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(key_err(
+            "client_allowed_sans",
+            "not supported by kubesd: restrict clients by the client CA instead",
+        ));
+    }
+    let versions = tls_versions(t.min_version.as_deref(), t.max_version.as_deref())?;
+    let tls12_suites = tls12_suites(t.cipher_suites.unwrap_or_default())?;
+    let curves = curves(t.curve_preferences.unwrap_or_default())?;
+    let client_verifier = super::web_tls::client_verifier(client_auth, client_roots)
+        .map_err(|e| key_err("client_ca_file", e))?;
+    Ok(TlsSettings {
+        certified_key: Arc::new(certified_key),
+        client_auth,
+        client_verifier,
+        versions,
+        tls12_suites,
+        prefer_server_cipher_suites: t.prefer_server_cipher_suites.unwrap_or(true),
+        curves,
+    })
+}
+
+/// The certificate and key: inline or from files, exactly one of each, and the key
+/// fitting the certificate.
+fn certified_key(
+    t: &TlsServerConfigFile,
+    resolve: &dyn Fn(&str) -> PathBuf,
+) -> Result<CertifiedKey, KeyError> {
     let certs: Vec<CertificateDer<'static>> = match (&t.cert, &t.cert_file) {
         (Some(_), Some(_)) => return Err(key_err("cert", "give cert or cert_file, not both")),
         (Some(pem), None) => pem_certs(pem.as_bytes()).map_err(|e| key_err("cert", e))?,
@@ -372,14 +405,17 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
         _ => return Err(key_err("key_file", "missing one of key or key_file")),
     };
     let provider = rustls::crypto::ring::default_provider();
-    let certified_key = CertifiedKey::from_der(certs, key, &provider).map_err(|e| {
+    CertifiedKey::from_der(certs, key, &provider).map_err(|e| {
         key_err(
             "key_file",
             format!("the key does not fit the certificate: {e}"),
         )
-    })?;
+    })
+}
 
-    let client_auth = match t.client_auth_type.as_deref().unwrap_or("NoClientCert") {
+/// `client_auth_type`, by the names Go's `tls.ClientAuthType` has.
+fn client_auth_type(name: Option<&str>) -> Result<ClientAuth, KeyError> {
+    Ok(match name.unwrap_or("NoClientCert") {
         "" | "NoClientCert" => ClientAuth::NoClientCert,
         "RequestClientCert" => ClientAuth::RequestClientCert,
         // "RequireClientCert": the toolkit's older name, still read.
@@ -395,7 +431,16 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
                 ),
             ));
         }
-    };
+    })
+}
+
+/// The CAs client certificates are verified against: `client_ca` or `client_ca_file`,
+/// or, as Go, the public CAs when the policy verifies and none is given.
+fn client_roots(
+    t: &TlsServerConfigFile,
+    client_auth: ClientAuth,
+    resolve: &dyn Fn(&str) -> PathBuf,
+) -> Result<Option<Arc<RootCertStore>>, KeyError> {
     let ca_pem: Option<(Vec<u8>, &str)> = match (&t.client_ca, &t.client_ca_file) {
         (Some(_), Some(_)) => {
             return Err(key_err(
@@ -420,7 +465,7 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
         client_auth,
         ClientAuth::VerifyClientCertIfGiven | ClientAuth::RequireAndVerifyClientCert
     );
-    let client_roots = match ca_pem {
+    Ok(match ca_pem {
         Some(_) if client_auth == ClientAuth::NoClientCert => {
             return Err(key_err(
                 "client_ca_file",
@@ -443,17 +488,15 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
         })),
         None => None,
-    };
-    if t.client_allowed_sans
-        .as_ref()
-        .is_some_and(|s| !s.is_empty())
-    {
-        return Err(key_err(
-            "client_allowed_sans",
-            "not supported by kubesd: restrict clients by the client CA instead",
-        ));
-    }
+    })
+}
 
+/// `min_version` and `max_version`: rustls serves TLS 1.2 and 1.3, so a lower minimum
+/// means 1.2 and a lower maximum is refused.
+fn tls_versions(
+    min: Option<&str>,
+    max: Option<&str>,
+) -> Result<(TlsVersion, TlsVersion), KeyError> {
     let version = |key: &str, v: &str| -> Result<Option<TlsVersion>, KeyError> {
         match v {
             "TLS13" => Ok(Some(TlsVersion::Tls13)),
@@ -463,11 +506,11 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
             other => Err(key_err(key, format!("unknown TLS version: {other}"))),
         }
     };
-    let min = match t.min_version.as_deref() {
+    let min = match min {
         None | Some("") => TlsVersion::Tls12,
         Some(v) => version("min_version", v)?.unwrap_or(TlsVersion::Tls12),
     };
-    let max = match t.max_version.as_deref() {
+    let max = match max {
         None | Some("") => TlsVersion::Tls13,
         Some(v) => version("max_version", v)?.ok_or_else(|| {
             key_err(
@@ -479,22 +522,33 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
     if min > max {
         return Err(key_err("min_version", "is above max_version"));
     }
+    Ok((min, max))
+}
 
-    let mut tls12_suites = Vec::new();
-    for name in t.cipher_suites.unwrap_or_default() {
-        let suite = tls12_suite(&name).ok_or_else(|| {
-            key_err(
-                "cipher_suites",
-                format!(
-                    "{name}: unknown or not supported by rustls (supported: the ECDHE AES-GCM \
-                     and ChaCha20-Poly1305 suites)"
-                ),
-            )
-        })?;
-        tls12_suites.push(suite);
-    }
+/// `cipher_suites`, by Go's names, each one rustls has.
+fn tls12_suites(names: Vec<String>) -> Result<Vec<SupportedCipherSuite>, KeyError> {
+    names
+        .into_iter()
+        .map(|name| {
+            tls12_suite(&name).ok_or_else(|| {
+                key_err(
+                    "cipher_suites",
+                    format!(
+                        "{name}: unknown or not supported by rustls (supported: the ECDHE \
+                         AES-GCM and ChaCha20-Poly1305 suites)"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `curve_preferences`, by Go's names, each one rustls has.
+fn curves(
+    names: Vec<String>,
+) -> Result<Vec<&'static dyn rustls::crypto::SupportedKxGroup>, KeyError> {
     let mut curves = Vec::new();
-    for name in t.curve_preferences.unwrap_or_default() {
+    for name in names {
         let group: &'static dyn rustls::crypto::SupportedKxGroup = match name.as_str() {
             "X25519" => kx_group::X25519,
             "CurveP256" => kx_group::SECP256R1,
@@ -514,18 +568,7 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
         };
         curves.push(group);
     }
-
-    let client_verifier = super::web_tls::client_verifier(client_auth, client_roots)
-        .map_err(|e| key_err("client_ca_file", e))?;
-    Ok(TlsSettings {
-        certified_key: Arc::new(certified_key),
-        client_auth,
-        client_verifier,
-        versions: (min, max),
-        tls12_suites,
-        prefer_server_cipher_suites: t.prefer_server_cipher_suites.unwrap_or(true),
-        curves,
-    })
+    Ok(curves)
 }
 
 /// The TLS 1.2 suite Go calls `name`, if rustls has it.

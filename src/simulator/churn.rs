@@ -1,7 +1,8 @@
 //! The churn driver: a seeded stream of pod adds, updates (readiness, label,
-//! annotation and phase changes), deletes, and rollouts (a Deployment's pods
-//! moved to a new ReplicaSet, a CronJob's to its next Job), applied through the
-//! in-process API so the controllers keep endpoints in step.
+//! annotation and phase changes), deletes, rollouts (a Deployment's pods
+//! moved to a new ReplicaSet, a CronJob's to its next Job) and HTTPRoute changes
+//! (see [`super::gateway_api::churn_route`]), applied through the in-process API so
+//! the controllers keep endpoints in step.
 //!
 //! Tests call [`Churn::step`] for an exact number of changes; the demo runs
 //! [`Churn::start`], which applies changes on an actix interval.
@@ -31,6 +32,8 @@ pub struct ChurnRates {
     /// Every pod of one ReplicaSet replaced by pods of a new one (a Deployment's
     /// rollout), or of one Job by pods of the next (a CronJob's next run).
     pub rollout: u32,
+    /// An HTTPRoute's path, hostname or parent listener changed.
+    pub route: u32,
 }
 
 impl Default for ChurnRates {
@@ -40,6 +43,7 @@ impl Default for ChurnRates {
             update: 10,
             delete: 3,
             rollout: 1,
+            route: 1,
         }
     }
 }
@@ -57,6 +61,8 @@ pub struct ChurnStats {
     pub terminating: usize,
     /// Rollouts and CronJob runs.
     pub rollouts: usize,
+    /// HTTPRoutes changed.
+    pub routes: usize,
 }
 
 /// A seeded churn generator.
@@ -94,7 +100,7 @@ impl Churn {
     pub fn step(&mut self, sim: &Simulator, n: usize) -> Result<ChurnStats, ApiError> {
         let mut stats = ChurnStats::default();
         let r = self.rates;
-        let total = r.add + r.update + r.delete + r.rollout;
+        let total = r.add + r.update + r.delete + r.rollout + r.route;
         if total == 0 {
             return Ok(stats);
         }
@@ -138,6 +144,10 @@ impl Churn {
                     set_ready(&mut pod, false);
                     sim.update(Resource::Pods, without_resource_version(pod))?;
                     stats.terminating += 1;
+                }
+            } else if pick >= total - r.route {
+                if super::gateway_api::churn_route(sim, &mut self.rng)? {
+                    stats.routes += 1;
                 }
             } else {
                 let (added, deleted) = self.rollout(sim, &pods)?;

@@ -1,7 +1,8 @@
 //! The synthetic cluster generator: nodes, namespaces, workloads' pods and the
 //! objects that own them (Deployments and their ReplicaSets, CronJobs and their
-//! Jobs, standalone Jobs), services, ingresses (and, through the controllers,
-//! endpoints and endpointslices), deterministically from a seed.
+//! Jobs, standalone Jobs), services, ingresses, Gateway API gateways and routes
+//! (and, through the controllers, endpoints and endpointslices), deterministically
+//! from a seed.
 //!
 //! Objects are shaped and sized like a real cluster's (a pod is ~4 KB of JSON
 //! with owner references, containers, probes, env, volumes, statuses and
@@ -62,6 +63,8 @@ pub struct GeneratedCluster {
     pub cron_jobs: usize,
     /// Job count, those of CronJobs included.
     pub jobs: usize,
+    /// Gateway API objects (a Gateway per namespace, routes for Deployments).
+    pub routes: super::gateway_api::GeneratedRoutes,
 }
 
 /// The kind of controller owning a workload's pods.
@@ -267,6 +270,12 @@ fn fill(
             out.ingresses += 1;
         }
     }
+    let web: Vec<(String, String)> = workloads
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::Deployment)
+        .map(|w| (w.namespace.clone(), w.name.clone()))
+        .collect();
+    out.routes = super::gateway_api::generate(sim, &out.namespaces, &web)?;
     for ns in &out.namespaces {
         // A selector-less service: no endpoints are derived for it.
         sim.apply(
@@ -383,63 +392,14 @@ pub fn pod_object(
     node: &NodeInfo,
     serial: u64,
 ) -> Value {
+    // The generator is seeded: the random draws are made in one fixed order.
     let (owner_kind, owner_name) = w.owner();
-    let name = match w.kind {
-        WorkloadKind::Deployment => format!("{owner_name}-{}", suffix(rng, 5)),
-        WorkloadKind::StatefulSet => format!("{}-{ordinal}", w.name),
-        WorkloadKind::DaemonSet | WorkloadKind::Job | WorkloadKind::CronJob => {
-            format!("{owner_name}-{}", suffix(rng, 5))
-        }
-    };
-    let mut labels = json!({
-        "app": w.name,
-        "app.kubernetes.io/name": w.name,
-        "app.kubernetes.io/part-of": w.namespace,
-        "version": format!("v1.{}.{}", rng.u8(..20), rng.u8(..10)),
-    });
-    match w.kind {
-        WorkloadKind::Deployment => labels["pod-template-hash"] = json!(w.template_hash),
-        WorkloadKind::StatefulSet => {
-            labels["controller-revision-hash"] = json!(format!("{}-{}", w.name, w.template_hash));
-            labels["statefulset.kubernetes.io/pod-name"] = json!(name);
-        }
-        WorkloadKind::DaemonSet => {
-            labels["controller-revision-hash"] = json!(w.template_hash);
-            labels["pod-template-generation"] = json!("1");
-        }
-        WorkloadKind::Job | WorkloadKind::CronJob => {
-            labels["job-name"] = json!(owner_name);
-            labels["batch.kubernetes.io/job-name"] = json!(owner_name);
-        }
-    }
-    let owner_api_version = match w.kind {
-        WorkloadKind::Job | WorkloadKind::CronJob => "batch/v1",
-        _ => "apps/v1",
-    };
-    let owner_uid = if w.owner_uid.is_empty() {
-        format!(
-            "{}-{}-4{}-a{}-{}",
-            hex(rng, 8),
-            hex(rng, 4),
-            hex(rng, 3),
-            hex(rng, 3),
-            hex(rng, 12)
-        )
-    } else {
-        w.owner_uid.clone()
-    };
-    let scrape = w.ports.iter().any(|(n, _)| n == "metrics");
-    let mut annotations = json!({
-        "prometheus.io/scrape": if scrape { "true" } else { "false" },
-        "kubectl.kubernetes.io/default-container": w.name,
-    });
-    if scrape {
-        annotations["prometheus.io/port"] = json!("9090");
-        annotations["prometheus.io/path"] = json!("/metrics");
-    }
+    let name = pod_name(rng, w, ordinal, &owner_name);
+    let labels = pod_labels(rng, w, &name, &owner_name);
+    let owner = owner_reference(rng, w, owner_kind, &owner_name);
+    let annotations = pod_annotations(w);
     // 90% running and ready, then not-ready, pending (no IP) and completed.
-    let roll = rng.u8(..100);
-    let (phase, ready, has_ip) = match roll {
+    let (phase, ready, has_ip) = match rng.u8(..100) {
         0..=89 => ("Running", true, true),
         90..=94 => ("Running", false, true),
         95..=97 => ("Pending", false, false),
@@ -447,106 +407,19 @@ pub fn pod_object(
     };
     let now = timestamp::now_rfc3339();
     let token_volume = format!("kube-api-access-{}", suffix(rng, 5));
-    let main_ports: Vec<Value> = w
-        .ports
-        .iter()
-        .map(|(n, p)| json!({"name": n, "containerPort": p, "protocol": "TCP"}))
-        .collect();
-    let mut containers = vec![container(
-        &w.name,
-        &w.namespace,
-        main_ports,
-        8080,
-        &token_volume,
-    )];
-    if w.sidecar {
-        let ports = vec![
-            json!({"name": "http-envoy-prom", "containerPort": 15090, "protocol": "TCP"}),
-            json!({"name": "admin", "containerPort": 15000, "protocol": "TCP"}),
-        ];
-        containers.push(container("envoy", "proxy", ports, 15000, &token_volume));
-    }
-    if rng.u8(..10) < 2 {
-        let ports = vec![json!({"name": "dns-udp", "containerPort": 5353, "protocol": "UDP"})];
-        containers.push(container("dns-cache", "infra", ports, 8081, &token_volume));
-    }
-    let container_statuses: Vec<Value> = containers
-        .iter()
-        .map(|c| {
-            let cname = c["name"].as_str().unwrap_or("");
-            let state = if phase == "Pending" {
-                json!({"waiting": {"reason": "ContainerCreating"}})
-            } else if phase == "Succeeded" {
-                json!({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now,
-                                      "containerID": format!("containerd://{}", hex(rng, 64))}})
-            } else {
-                json!({"running": {"startedAt": now}})
-            };
-            let mut status = json!({
-                "name": cname, "ready": ready, "started": phase == "Running", "restartCount": rng.u8(..3),
-                "image": c["image"], "imageID": format!("{}@sha256:{}", c["image"].as_str().unwrap_or(""), hex(rng, 64)),
-                "state": state,
-            });
-            if phase != "Pending" {
-                status["containerID"] = json!(format!("containerd://{}", hex(rng, 64)));
-            }
-            status
-        })
-        .collect();
+    let containers = pod_containers(rng, w, &token_volume);
+    let container_statuses = container_statuses(rng, &containers, phase, ready, &now);
     let condition = |t: &str, ok: bool| json!({"type": t, "status": if ok { "True" } else { "False" }, "lastProbeTime": null, "lastTransitionTime": now});
-    let ip = pod_ip(serial);
     let mut pod = json!({
         "metadata": {
             "name": name,
             "namespace": w.namespace,
             "labels": labels,
             "annotations": annotations,
-            "ownerReferences": [{
-                "apiVersion": owner_api_version, "kind": owner_kind, "name": owner_name,
-                "uid": owner_uid, "controller": true, "blockOwnerDeletion": true,
-            }],
-            "managedFields": [
-                {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": now,
-                 "fieldsType": "FieldsV1", "fieldsV1": {
-                    "f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:version": {}},
-                                   "f:ownerReferences": {".": {}, format!("k:{{\"uid\":\"{owner_name}\"}}"): {}}},
-                    "f:spec": {"f:containers": {format!("k:{{\"name\":\"{}\"}}", w.name): {".": {}, "f:env": {}, "f:image": {},
-                               "f:imagePullPolicy": {}, "f:livenessProbe": {}, "f:name": {}, "f:ports": {}, "f:readinessProbe": {},
-                               "f:resources": {}, "f:terminationMessagePath": {}, "f:volumeMounts": {}}},
-                               "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {},
-                               "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}, "f:volumes": {}}}},
-                {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": now, "fieldsType": "FieldsV1",
-                 "subresource": "status", "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {},
-                    "f:hostIP": {}, "f:hostIPs": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {}, "f:startTime": {}}}},
-            ],
+            "ownerReferences": [owner],
+            "managedFields": managed_fields(w, &owner_name, &now),
         },
-        "spec": {
-            "containers": containers,
-            "volumes": [
-                {"name": "config", "configMap": {"name": format!("{}-config", w.name), "defaultMode": 420}},
-                {"name": "data", "emptyDir": {}},
-                {"name": token_volume, "projected": {"defaultMode": 420, "sources": [
-                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
-                ]}},
-            ],
-            "nodeName": node.name,
-            "restartPolicy": "Always",
-            "terminationGracePeriodSeconds": 30,
-            "dnsPolicy": "ClusterFirst",
-            "serviceAccountName": "default",
-            "serviceAccount": "default",
-            "schedulerName": "default-scheduler",
-            "securityContext": {"runAsNonRoot": true, "fsGroup": 2000},
-            "enableServiceLinks": true,
-            "preemptionPolicy": "PreemptLowerPriority",
-            "priority": 0,
-            "tolerations": [
-                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-            ],
-        },
+        "spec": pod_spec(w, node, containers, &token_volume),
         "status": {
             "phase": phase,
             "conditions": [
@@ -571,30 +444,224 @@ pub fn pod_object(
         pod["spec"]["restartPolicy"] = json!("OnFailure");
     }
     if has_ip {
+        let ip = pod_ip(serial);
         pod["status"]["podIP"] = json!(ip);
         pod["status"]["podIPs"] = json!([{"ip": ip}]);
     }
     if w.init_container {
-        let mut init = container(
-            "init-schema",
-            "migrate",
-            vec![json!({"name": "init-http", "containerPort": 8079, "protocol": "TCP"})],
-            8079,
-            &token_volume,
-        );
-        if let Some(c) = init.as_object_mut() {
-            c.remove("livenessProbe");
-            c.remove("readinessProbe");
-        }
-        pod["spec"]["initContainers"] = json!([init]);
-        pod["status"]["initContainerStatuses"] = json!([{
-            "name": "init-schema", "ready": true, "restartCount": 0, "image": "registry.example.com/migrate/init-schema:v1",
-            "imageID": format!("registry.example.com/migrate/init-schema@sha256:{}", hex(rng, 64)),
-            "containerID": format!("containerd://{}", hex(rng, 64)),
-            "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}},
-        }]);
+        add_init_container(rng, &mut pod, &token_volume, &now);
     }
     pod
+}
+
+/// A pod's name as its controller gives it: a StatefulSet's ordinal, else a random
+/// suffix on the owner's name.
+fn pod_name(rng: &mut fastrand::Rng, w: &Workload, ordinal: usize, owner_name: &str) -> String {
+    match w.kind {
+        WorkloadKind::StatefulSet => format!("{}-{ordinal}", w.name),
+        WorkloadKind::Deployment
+        | WorkloadKind::DaemonSet
+        | WorkloadKind::Job
+        | WorkloadKind::CronJob => format!("{owner_name}-{}", suffix(rng, 5)),
+    }
+}
+
+/// The app's labels and those its controller adds.
+fn pod_labels(rng: &mut fastrand::Rng, w: &Workload, name: &str, owner_name: &str) -> Value {
+    let mut labels = json!({
+        "app": w.name,
+        "app.kubernetes.io/name": w.name,
+        "app.kubernetes.io/part-of": w.namespace,
+        "version": format!("v1.{}.{}", rng.u8(..20), rng.u8(..10)),
+    });
+    match w.kind {
+        WorkloadKind::Deployment => labels["pod-template-hash"] = json!(w.template_hash),
+        WorkloadKind::StatefulSet => {
+            labels["controller-revision-hash"] = json!(format!("{}-{}", w.name, w.template_hash));
+            labels["statefulset.kubernetes.io/pod-name"] = json!(name);
+        }
+        WorkloadKind::DaemonSet => {
+            labels["controller-revision-hash"] = json!(w.template_hash);
+            labels["pod-template-generation"] = json!("1");
+        }
+        WorkloadKind::Job | WorkloadKind::CronJob => {
+            labels["job-name"] = json!(owner_name);
+            labels["batch.kubernetes.io/job-name"] = json!(owner_name);
+        }
+    }
+    labels
+}
+
+/// The controller's owner reference, with the owner's uid (a random one when the
+/// workload has no owner object of its own).
+fn owner_reference(rng: &mut fastrand::Rng, w: &Workload, kind: &str, name: &str) -> Value {
+    let api_version = match w.kind {
+        WorkloadKind::Job | WorkloadKind::CronJob => "batch/v1",
+        _ => "apps/v1",
+    };
+    let uid = if w.owner_uid.is_empty() {
+        format!(
+            "{}-{}-4{}-a{}-{}",
+            hex(rng, 8),
+            hex(rng, 4),
+            hex(rng, 3),
+            hex(rng, 3),
+            hex(rng, 12)
+        )
+    } else {
+        w.owner_uid.clone()
+    };
+    json!({
+        "apiVersion": api_version, "kind": kind, "name": name,
+        "uid": uid, "controller": true, "blockOwnerDeletion": true,
+    })
+}
+
+/// The usual scrape annotations: apps with a `metrics` port ask to be scraped.
+fn pod_annotations(w: &Workload) -> Value {
+    let scrape = w.ports.iter().any(|(n, _)| n == "metrics");
+    let mut annotations = json!({
+        "prometheus.io/scrape": if scrape { "true" } else { "false" },
+        "kubectl.kubernetes.io/default-container": w.name,
+    });
+    if scrape {
+        annotations["prometheus.io/port"] = json!("9090");
+        annotations["prometheus.io/path"] = json!("/metrics");
+    }
+    annotations
+}
+
+/// The app's container, its sidecar if it has one, and one pod in five a DNS cache.
+fn pod_containers(rng: &mut fastrand::Rng, w: &Workload, token_volume: &str) -> Vec<Value> {
+    let main_ports: Vec<Value> = w
+        .ports
+        .iter()
+        .map(|(n, p)| json!({"name": n, "containerPort": p, "protocol": "TCP"}))
+        .collect();
+    let mut containers = vec![container(
+        &w.name,
+        &w.namespace,
+        main_ports,
+        8080,
+        token_volume,
+    )];
+    if w.sidecar {
+        let ports = vec![
+            json!({"name": "http-envoy-prom", "containerPort": 15090, "protocol": "TCP"}),
+            json!({"name": "admin", "containerPort": 15000, "protocol": "TCP"}),
+        ];
+        containers.push(container("envoy", "proxy", ports, 15000, token_volume));
+    }
+    if rng.u8(..10) < 2 {
+        let ports = vec![json!({"name": "dns-udp", "containerPort": 5353, "protocol": "UDP"})];
+        containers.push(container("dns-cache", "infra", ports, 8081, token_volume));
+    }
+    containers
+}
+
+/// Each container's status, as the kubelet reports it in the pod's phase.
+fn container_statuses(
+    rng: &mut fastrand::Rng,
+    containers: &[Value],
+    phase: &str,
+    ready: bool,
+    now: &str,
+) -> Vec<Value> {
+    containers
+        .iter()
+        .map(|c| {
+            let cname = c["name"].as_str().unwrap_or("");
+            let state = if phase == "Pending" {
+                json!({"waiting": {"reason": "ContainerCreating"}})
+            } else if phase == "Succeeded" {
+                json!({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now,
+                                      "containerID": format!("containerd://{}", hex(rng, 64))}})
+            } else {
+                json!({"running": {"startedAt": now}})
+            };
+            let mut status = json!({
+                "name": cname, "ready": ready, "started": phase == "Running", "restartCount": rng.u8(..3),
+                "image": c["image"], "imageID": format!("{}@sha256:{}", c["image"].as_str().unwrap_or(""), hex(rng, 64)),
+                "state": state,
+            });
+            if phase != "Pending" {
+                status["containerID"] = json!(format!("containerd://{}", hex(rng, 64)));
+            }
+            status
+        })
+        .collect()
+}
+
+/// The managed fields a real pod carries (discovery skips them; they make the objects
+/// as large as real ones).
+fn managed_fields(w: &Workload, owner_name: &str, now: &str) -> Value {
+    json!([
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": now,
+         "fieldsType": "FieldsV1", "fieldsV1": {
+            "f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:version": {}},
+                           "f:ownerReferences": {".": {}, format!("k:{{\"uid\":\"{owner_name}\"}}"): {}}},
+            "f:spec": {"f:containers": {format!("k:{{\"name\":\"{}\"}}", w.name): {".": {}, "f:env": {}, "f:image": {},
+                       "f:imagePullPolicy": {}, "f:livenessProbe": {}, "f:name": {}, "f:ports": {}, "f:readinessProbe": {},
+                       "f:resources": {}, "f:terminationMessagePath": {}, "f:volumeMounts": {}}},
+                       "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {},
+                       "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}, "f:volumes": {}}}},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": now, "fieldsType": "FieldsV1",
+         "subresource": "status", "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {},
+            "f:hostIP": {}, "f:hostIPs": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {}, "f:startTime": {}}}},
+    ])
+}
+
+/// The pod's spec on its node, with the volumes and tolerations a real one has.
+fn pod_spec(w: &Workload, node: &NodeInfo, containers: Vec<Value>, token_volume: &str) -> Value {
+    json!({
+        "containers": containers,
+        "volumes": [
+            {"name": "config", "configMap": {"name": format!("{}-config", w.name), "defaultMode": 420}},
+            {"name": "data", "emptyDir": {}},
+            {"name": token_volume, "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+            ]}},
+        ],
+        "nodeName": node.name,
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 30,
+        "dnsPolicy": "ClusterFirst",
+        "serviceAccountName": "default",
+        "serviceAccount": "default",
+        "schedulerName": "default-scheduler",
+        "securityContext": {"runAsNonRoot": true, "fsGroup": 2000},
+        "enableServiceLinks": true,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": 0,
+        "tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ],
+    })
+}
+
+/// An init container that ran to completion, with its status.
+fn add_init_container(rng: &mut fastrand::Rng, pod: &mut Value, token_volume: &str, now: &str) {
+    let mut init = container(
+        "init-schema",
+        "migrate",
+        vec![json!({"name": "init-http", "containerPort": 8079, "protocol": "TCP"})],
+        8079,
+        token_volume,
+    );
+    if let Some(c) = init.as_object_mut() {
+        c.remove("livenessProbe");
+        c.remove("readinessProbe");
+    }
+    pod["spec"]["initContainers"] = json!([init]);
+    pod["status"]["initContainerStatuses"] = json!([{
+        "name": "init-schema", "ready": true, "restartCount": 0, "image": "registry.example.com/migrate/init-schema:v1",
+        "imageID": format!("registry.example.com/migrate/init-schema@sha256:{}", hex(rng, 64)),
+        "containerID": format!("containerd://{}", hex(rng, 64)),
+        "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}},
+    }]);
 }
 
 fn container(

@@ -4,8 +4,9 @@
 //! without a cluster.
 //!
 //! It serves the real API paths for nodes, namespaces, pods, services,
-//! endpoints, endpointslices and ingresses (list with selectors and
-//! pagination, chunked watches with bookmarks, streaming lists, writes, discovery), keeps
+//! endpoints, endpointslices, ingresses and the Gateway API's gateways,
+//! httproutes and grpcroutes (list with selectors and pagination, chunked
+//! watches with bookmarks, streaming lists, writes, discovery), keeps
 //! endpoints in sync like the Kubernetes controllers do, can generate a
 //! realistic cluster from a seed and churn it, and injects the faults a real
 //! API server and network produce. It works on `serde_json::Value` objects as
@@ -29,6 +30,7 @@ pub mod cluster;
 pub mod controller;
 pub mod error;
 pub mod faults;
+pub mod gateway_api;
 pub mod generator;
 pub mod http;
 pub mod owners;
@@ -46,6 +48,7 @@ pub use churn::{Churn, ChurnHandle, ChurnRates};
 pub use cluster::{SimulatedCluster, SimulatedClusterError};
 pub use error::ApiError;
 pub use faults::{Failure, FaultRequest, Injection};
+pub use gateway_api::GeneratedRoutes;
 pub use generator::{ClusterSpec, GeneratedCluster, generate};
 pub use resource::Resource;
 pub use server::{RunningSimulator, SimulatorConfig, serve, serve_cluster};

@@ -33,6 +33,12 @@ pub enum Resource {
     CronJobs,
     /// `jobs`, `batch/v1`, namespaced: the owners of batch pods.
     Jobs,
+    /// `gateways`, `gateway.networking.k8s.io/v1`, namespaced (a custom resource).
+    Gateways,
+    /// `httproutes`, `gateway.networking.k8s.io/v1`, namespaced (a custom resource).
+    HttpRoutes,
+    /// `grpcroutes`, `gateway.networking.k8s.io/v1`, namespaced (a custom resource).
+    GrpcRoutes,
 }
 
 impl From<Role> for Resource {
@@ -48,13 +54,16 @@ impl From<Role> for Resource {
             Role::Namespace => Resource::Namespaces,
             Role::ReplicaSet => Resource::ReplicaSets,
             Role::Job => Resource::Jobs,
+            Role::Gateway => Resource::Gateways,
+            Role::HttpRoute => Resource::HttpRoutes,
+            Role::GrpcRoute => Resource::GrpcRoutes,
         }
     }
 }
 
 impl Resource {
     /// Every resource, in a fixed order (used for discovery documents).
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 14] = [
         Resource::Nodes,
         Resource::Namespaces,
         Resource::Pods,
@@ -66,6 +75,9 @@ impl Resource {
         Resource::ReplicaSets,
         Resource::CronJobs,
         Resource::Jobs,
+        Resource::Gateways,
+        Resource::HttpRoutes,
+        Resource::GrpcRoutes,
     ];
 
     /// The plural name used in URLs, e.g. `pods`.
@@ -82,6 +94,9 @@ impl Resource {
             Resource::ReplicaSets => "replicasets",
             Resource::CronJobs => "cronjobs",
             Resource::Jobs => "jobs",
+            Resource::Gateways => "gateways",
+            Resource::HttpRoutes => "httproutes",
+            Resource::GrpcRoutes => "grpcroutes",
         }
     }
 
@@ -99,6 +114,9 @@ impl Resource {
             Resource::ReplicaSets => "replicaset",
             Resource::CronJobs => "cronjob",
             Resource::Jobs => "job",
+            Resource::Gateways => "gateway",
+            Resource::HttpRoutes => "httproute",
+            Resource::GrpcRoutes => "grpcroute",
         }
     }
 
@@ -116,6 +134,9 @@ impl Resource {
             Resource::ReplicaSets => "ReplicaSet",
             Resource::CronJobs => "CronJob",
             Resource::Jobs => "Job",
+            Resource::Gateways => "Gateway",
+            Resource::HttpRoutes => "HTTPRoute",
+            Resource::GrpcRoutes => "GRPCRoute",
         }
     }
 
@@ -131,6 +152,7 @@ impl Resource {
             Resource::Ingresses => "networking.k8s.io",
             Resource::Deployments | Resource::ReplicaSets => "apps",
             Resource::CronJobs | Resource::Jobs => "batch",
+            r if r.is_gateway_api() => "gateway.networking.k8s.io",
             _ => "",
         }
     }
@@ -142,6 +164,7 @@ impl Resource {
             Resource::Ingresses => "networking.k8s.io/v1",
             Resource::Deployments | Resource::ReplicaSets => "apps/v1",
             Resource::CronJobs | Resource::Jobs => "batch/v1",
+            r if r.is_gateway_api() => "gateway.networking.k8s.io/v1",
             _ => "v1",
         }
     }
@@ -153,6 +176,7 @@ impl Resource {
             Resource::Ingresses => "/apis/networking.k8s.io/v1",
             Resource::Deployments | Resource::ReplicaSets => "/apis/apps/v1",
             Resource::CronJobs | Resource::Jobs => "/apis/batch/v1",
+            r if r.is_gateway_api() => "/apis/gateway.networking.k8s.io/v1",
             _ => "/api/v1",
         }
     }
@@ -176,7 +200,19 @@ impl Resource {
             Resource::ReplicaSets => &["rs"],
             Resource::CronJobs => &["cj"],
             Resource::Jobs => &[],
+            Resource::Gateways => &["gtw"],
+            Resource::HttpRoutes | Resource::GrpcRoutes => &[],
         }
+    }
+
+    /// True for the Gateway API's custom resources, which a cluster serves only with
+    /// their CRDs installed (the simulator can leave them out: see
+    /// [`super::Simulator::set_gateway_api`]).
+    pub fn is_gateway_api(self) -> bool {
+        matches!(
+            self,
+            Resource::Gateways | Resource::HttpRoutes | Resource::GrpcRoutes
+        )
     }
 
     /// Finds the resource served under `prefix` (e.g. `/api/v1`) as `plural`.

@@ -24,6 +24,7 @@ struct Shared {
     faults: Faults,
     write_lock: Mutex<()>,
     controllers: AtomicBool,
+    gateway_api: AtomicBool,
 }
 
 /// A handle on one simulated cluster; clones share it.
@@ -42,6 +43,7 @@ impl Simulator {
                 faults: Faults::default(),
                 write_lock: Mutex::new(()),
                 controllers: AtomicBool::new(controllers),
+                gateway_api: AtomicBool::new(true),
             }),
         }
     }
@@ -76,6 +78,18 @@ impl Simulator {
     /// Whether the endpoints/endpointslice controllers are on.
     pub fn controllers_enabled(&self) -> bool {
         self.shared.controllers.load(Ordering::SeqCst)
+    }
+
+    /// Serves the Gateway API's resources (Gateways, HTTPRoutes, GRPCRoutes) or not:
+    /// off, their URLs answer 404 as a cluster without the CRDs does. Their objects
+    /// stay stored either way.
+    pub fn set_gateway_api(&self, on: bool) {
+        self.shared.gateway_api.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether the Gateway API's resources are served.
+    pub fn gateway_api_served(&self) -> bool {
+        self.shared.gateway_api.load(Ordering::SeqCst)
     }
 
     fn after_write(&self, resource: Resource, written: &Written) {

@@ -96,7 +96,16 @@ fn visible(sim: &Simulator, config: &SdConfig, role: Role) -> Vec<Object> {
 
 /// Every target a job of `config` must have, from the simulator's current state.
 pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
-    let mut out: Vec<Target> = discovered(sim, config)
+    expected_in(sim, config, kubesd::Semantics::default())
+}
+
+/// [`expected`] in `semantics`.
+pub fn expected_in(
+    sim: &Simulator,
+    config: &SdConfig,
+    semantics: kubesd::Semantics,
+) -> Vec<Target> {
+    let mut out: Vec<Target> = discovered_in(sim, config, semantics)
         .iter()
         .flatten()
         .map(to_map)
@@ -108,9 +117,18 @@ pub fn expected(sim: &Simulator, config: &SdConfig) -> Vec<Target> {
 /// Each object's discovered targets for a job of `config`, from the simulator's current
 /// state, as discovery builds them (an object's targets share their common labels).
 pub fn discovered(sim: &Simulator, config: &SdConfig) -> Vec<Vec<Labels>> {
+    discovered_in(sim, config, kubesd::Semantics::default())
+}
+
+/// [`discovered`] in `semantics`.
+pub fn discovered_in(
+    sim: &Simulator,
+    config: &SdConfig,
+    semantics: kubesd::Semantics,
+) -> Vec<Vec<Labels>> {
     let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
-    for role in config.watched_roles() {
+    for role in config.watched_roles(semantics) {
         for object in visible(sim, config, role) {
             if role == config.role {
                 subjects.push(object.clone());
@@ -119,7 +137,7 @@ pub fn discovered(sim: &Simulator, config: &SdConfig) -> Vec<Vec<Labels>> {
         }
     }
     let ctx = TargetContext {
-        semantics: kubesd::Semantics::default(),
+        semantics,
         attach: config.attach_metadata,
         cache: &cache,
     };

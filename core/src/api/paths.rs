@@ -6,12 +6,13 @@ use crate::model::Role;
 /// The API group and version a role is read from.
 ///
 /// Old API servers (before Kubernetes 1.21 for endpoint slices, 1.19 for ingresses)
-/// serve only `v1beta1`; a watcher falls back to it on a 404.
+/// serve only `v1beta1`, as do Gateway API CRDs before v1.0 (Gateways and HTTPRoutes;
+/// GRPCRoute has no `v1beta1`); a watcher falls back to it on a 404.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ApiGroupVersion {
     /// The current version of the role's group.
     Current,
-    /// The `v1beta1` fallback (endpointslice and ingress only).
+    /// The `v1beta1` fallback (endpointslice, ingress, gateway and httproute only).
     Beta,
 }
 
@@ -23,6 +24,12 @@ impl ApiGroupVersion {
             (Role::EndpointSlice, ApiGroupVersion::Beta) => "/apis/discovery.k8s.io/v1beta1",
             (Role::Ingress, ApiGroupVersion::Current) => "/apis/networking.k8s.io/v1",
             (Role::Ingress, ApiGroupVersion::Beta) => "/apis/networking.k8s.io/v1beta1",
+            (Role::Gateway | Role::HttpRoute | Role::GrpcRoute, ApiGroupVersion::Current) => {
+                "/apis/gateway.networking.k8s.io/v1"
+            }
+            (Role::Gateway | Role::HttpRoute | Role::GrpcRoute, ApiGroupVersion::Beta) => {
+                "/apis/gateway.networking.k8s.io/v1beta1"
+            }
             (Role::ReplicaSet, _) => "/apis/apps/v1",
             (Role::Job, _) => "/apis/batch/v1",
             _ => "/api/v1",
@@ -32,9 +39,10 @@ impl ApiGroupVersion {
     /// The older version to try after a 404, if the role has one.
     pub fn fallback(self, role: Role) -> Option<ApiGroupVersion> {
         match (role, self) {
-            (Role::EndpointSlice | Role::Ingress, ApiGroupVersion::Current) => {
-                Some(ApiGroupVersion::Beta)
-            }
+            (
+                Role::EndpointSlice | Role::Ingress | Role::Gateway | Role::HttpRoute,
+                ApiGroupVersion::Current,
+            ) => Some(ApiGroupVersion::Beta),
             _ => None,
         }
     }
@@ -52,6 +60,9 @@ fn resource_name(role: Role) -> &'static str {
         Role::Namespace => "namespaces",
         Role::ReplicaSet => "replicasets",
         Role::Job => "jobs",
+        Role::Gateway => "gateways",
+        Role::HttpRoute => "httproutes",
+        Role::GrpcRoute => "grpcroutes",
     }
 }
 
@@ -159,6 +170,21 @@ mod tests {
             ing.path(ApiGroupVersion::Beta),
             "/apis/networking.k8s.io/v1beta1/namespaces/x/ingresses"
         );
+        let routes = &resource_urls(Role::HttpRoute, &["x".into()], &[])[0];
+        assert_eq!(
+            routes.path(ApiGroupVersion::Current),
+            "/apis/gateway.networking.k8s.io/v1/namespaces/x/httproutes"
+        );
+        assert_eq!(
+            routes.path(ApiGroupVersion::Beta),
+            "/apis/gateway.networking.k8s.io/v1beta1/namespaces/x/httproutes"
+        );
+        let grpc = &resource_urls(Role::GrpcRoute, &[], &[])[0];
+        assert_eq!(
+            grpc.path(ApiGroupVersion::Current),
+            "/apis/gateway.networking.k8s.io/v1/grpcroutes"
+        );
+        assert_eq!(ApiGroupVersion::Current.fallback(Role::GrpcRoute), None);
         assert_eq!(ApiGroupVersion::Current.fallback(Role::Pod), None);
         assert_eq!(ApiGroupVersion::Beta.fallback(Role::Ingress), None);
     }

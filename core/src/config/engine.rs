@@ -98,6 +98,9 @@ pub struct EngineOptions {
     pub subscriber_in_flight: usize,
     /// How long to wait for the response head of a LIST or WATCH request.
     pub request_timeout: Duration,
+    /// How long a kubeconfig's credential plugin (`exec`) may run before it is killed
+    /// and the run counts as failed.
+    pub credential_plugin_timeout: Duration,
     /// How long reading a whole LIST body may take (each item must also arrive within
     /// `watch_stall_timeout` of the previous one).
     pub list_body_timeout: Duration,
@@ -136,6 +139,7 @@ impl Default for EngineOptions {
             watch_defer_every: 2,
             subscriber_in_flight: 64,
             request_timeout: Duration::from_secs(30),
+            credential_plugin_timeout: Duration::from_secs(60),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
             semantics: Semantics::default(),

@@ -225,6 +225,10 @@ pub struct HttpClientConfig {
     /// Follow redirects (default true, as Prometheus).
     #[serde(default = "default_true")]
     pub follow_redirects: bool,
+    /// A kubeconfig user's credential plugin: its token goes in `Authorization`, its
+    /// client certificate into TLS. Set only from a kubeconfig, never by a config file.
+    #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<super::ExecConfig>,
 }
 
 fn default_true() -> bool {
@@ -248,6 +252,7 @@ impl Default for HttpClientConfig {
             http_headers: Default::default(),
             enable_http2: true,
             follow_redirects: true,
+            exec: None,
         }
     }
 }

@@ -2,11 +2,13 @@
 //! HTTP client settings, and the engine's own tuning knobs.
 
 mod engine;
+mod exec;
 mod http;
 mod list_mode;
 mod sd;
 
 pub use engine::EngineOptions;
+pub use exec::{ExecApiVersion, ExecCluster, ExecConfig, ExecEnv, InteractiveMode};
 pub use http::{
     Authorization, BasicAuth, HttpClientConfig, HttpHeader, OAuth2, Secret, TlsConfig, TlsVersion,
 };

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::http::HttpClientConfig;
 use crate::api::{RoleSelector, SelectorError};
 use crate::model::Role;
-use crate::targets::AttachMetadata;
+use crate::targets::{AttachMetadata, Semantics, TargetOptions};
 
 /// `namespaces`: which namespaces to discover in; empty means all.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -69,9 +69,14 @@ impl SdConfig {
         }
     }
 
-    /// The roles a job of this config watches: its own and those its labels read.
-    pub fn watched_roles(&self) -> Vec<Role> {
-        watched_roles(self.role, self.attach_metadata)
+    /// The roles a job of this config watches in `semantics`: its own and those its
+    /// labels read.
+    pub fn watched_roles(&self, semantics: Semantics) -> Vec<Role> {
+        let options = TargetOptions {
+            attach: self.attach_metadata,
+            semantics,
+        };
+        watched_roles(self.role, options)
     }
 
     /// Rejects what cannot work, naming the field: unknown keys, a role that is not a
@@ -334,11 +339,20 @@ fn kubeconfig_http_default() -> HttpClientConfig {
     }
 }
 
-/// The roles watched for a job of `role`: its own, and those its labels look up.
-pub fn watched_roles(role: Role, attach: AttachMetadata) -> Vec<Role> {
+/// The roles watched for a job of `role` with `options`: its own, and those its labels
+/// look up.
+pub fn watched_roles(role: Role, options: TargetOptions) -> Vec<Role> {
+    let attach = options.attach;
     let mut roles = vec![role];
     if matches!(role, Role::Endpoints | Role::EndpointSlice) {
         roles.extend([Role::Pod, Role::Service]);
+    }
+    // A route's parentRefs name Gateways (their listeners) or Services (their ports),
+    // which only VictoriaMetrics' semantics reads.
+    if matches!(role, Role::HttpRoute | Role::GrpcRoute)
+        && options.semantics.routes_follow_listeners()
+    {
+        roles.extend([Role::Gateway, Role::Service]);
     }
     if attach.node && matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice) {
         roles.push(Role::Node);
@@ -365,6 +379,8 @@ fn selector_roles(role: Role) -> Vec<Role> {
         Role::Endpoints => vec![Role::Endpoints, Role::Pod, Role::Service],
         Role::EndpointSlice => vec![Role::EndpointSlice, Role::Pod, Role::Service],
         Role::Pod => vec![Role::Pod, Role::Node],
+        Role::HttpRoute => vec![Role::HttpRoute, Role::Gateway, Role::Service],
+        Role::GrpcRoute => vec![Role::GrpcRoute, Role::Gateway, Role::Service],
         other => vec![other],
     }
 }
@@ -420,7 +436,7 @@ mod tests {
         assert_eq!(c.http.bearer_token_file, Some(PathBuf::from("/t")));
         c.validate().unwrap();
         assert_eq!(
-            c.watched_roles(),
+            c.watched_roles(Semantics::Prometheus),
             [Role::EndpointSlice, Role::Pod, Role::Service, Role::Node]
         );
     }

@@ -1,11 +1,14 @@
 //! The `Authorization` header of API requests, with secrets read from files re-read
-//! whenever the file changes (service-account tokens are rotated hourly).
+//! whenever the file changes (service-account tokens are rotated hourly), tokens from
+//! an OAuth 2.0 endpoint, or from a kubeconfig's credential plugin.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use std::sync::Arc;
 
+use super::exec_plugin::PluginError;
+use super::exec_source::ExecSource;
 use super::oauth2::TokenSource;
 use crate::config::{HttpClientConfig, Secret};
 
@@ -79,6 +82,10 @@ pub enum CredentialsError {
     /// No valid OAuth 2.0 token (the message names the token endpoint).
     #[error("{0}")]
     OAuth2(String),
+    /// No valid credential from a kubeconfig's credential plugin (the error names the
+    /// kubeconfig user and the command).
+    #[error("{0}")]
+    Plugin(PluginError),
 }
 
 /// How requests authenticate.
@@ -97,6 +104,16 @@ pub enum Credentials {
     },
     /// `Authorization: Bearer <token>`, the token from an OAuth 2.0 endpoint.
     OAuth2(Arc<TokenSource>),
+    /// A kubeconfig's credential plugin: `Authorization: Bearer <token>` when it gives
+    /// a token (its client certificate goes to TLS, see [`super::endpoint_tls_config`]).
+    Exec {
+        /// The plugin's shared credential.
+        source: Arc<ExecSource>,
+        /// How long a run may take (`credential_plugin_timeout`).
+        timeout: Duration,
+        /// The generation of the credential the last request carried.
+        used: Option<u64>,
+    },
     /// `Authorization: Basic base64(user:password)`.
     Basic {
         /// The user name.
@@ -111,8 +128,16 @@ pub enum Credentials {
 pub struct SecretValue(SecretSource);
 
 impl Credentials {
-    /// The credentials a client config asks for.
-    pub fn from_config(c: &HttpClientConfig) -> Credentials {
+    /// The credentials a client config asks for; a credential plugin's runs may take
+    /// `plugin_timeout`.
+    pub fn from_config(c: &HttpClientConfig, plugin_timeout: Duration) -> Credentials {
+        if let Some(e) = &c.exec {
+            return Credentials::Exec {
+                source: ExecSource::for_config(e),
+                timeout: plugin_timeout,
+                used: None,
+            };
+        }
         if let Some(o) = &c.oauth2 {
             return Credentials::OAuth2(TokenSource::for_config(o));
         }
@@ -166,6 +191,15 @@ impl Credentials {
             Credentials::OAuth2(source) => {
                 source.header().map(Some).map_err(CredentialsError::OAuth2)
             }
+            Credentials::Exec {
+                source,
+                timeout,
+                used,
+            } => {
+                let header = source.header(*timeout).map_err(CredentialsError::Plugin)?;
+                *used = Some(header.generation);
+                Ok(header.value)
+            }
             Credentials::Basic { username, password } => {
                 let p = password.0.get("basic_auth.password_file")?;
                 Ok(Some(format!(
@@ -173,6 +207,32 @@ impl Credentials {
                     base64(format!("{username}:{}", p.expose()).as_bytes())
                 )))
             }
+        }
+    }
+}
+
+impl Credentials {
+    /// The API server answered 401 to the last request: a credential plugin runs
+    /// again (once for the whole wave of 401s). Other credentials have nothing to
+    /// renew: files are re-read when they change, OAuth 2.0 tokens when they expire.
+    pub fn refused(&self) {
+        if let Credentials::Exec {
+            source,
+            timeout,
+            used: Some(generation),
+        } = self
+        {
+            source.refused(*generation, *timeout);
+        }
+    }
+
+    /// Which client certificate a credential plugin gave (`None`: none, or no
+    /// plugin). A client built before it changed holds connections made with the old
+    /// one.
+    pub fn client_cert_generation(&self) -> Option<u64> {
+        match self {
+            Credentials::Exec { source, .. } => source.client_cert_generation(),
+            _ => None,
         }
     }
 }
@@ -223,7 +283,7 @@ mod tests {
             bearer_token_file: Some(file.clone()),
             ..HttpClientConfig::default()
         };
-        let mut creds = Credentials::from_config(&config);
+        let mut creds = Credentials::from_config(&config, Duration::from_secs(1));
         assert_eq!(creds.header().unwrap().as_deref(), Some("Bearer one"));
         std::fs::write(&file, "two").unwrap();
         // Make the change visible even on filesystems with coarse timestamps.
@@ -254,7 +314,7 @@ mod tests {
             }),
             ..HttpClientConfig::default()
         };
-        let mut creds = Credentials::from_config(&config);
+        let mut creds = Credentials::from_config(&config, Duration::from_secs(1));
         assert_eq!(
             creds.header().unwrap().as_deref(),
             Some("Basic dXNlcjpwYXNz")

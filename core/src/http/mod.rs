@@ -1,10 +1,12 @@
 //! Talking to the API server: where it is (explicit or in-cluster), how to authenticate
 //! (tokens re-read when their file changes, basic auth, OAuth 2.0, client
-//! certificates), TLS, `http_headers`, proxies (HTTP CONNECT tunnels), and the awc
+//! certificates, kubeconfig credential plugins), TLS, `http_headers`, proxies (HTTP CONNECT tunnels), and the awc
 //! client the URL watchers use.
 
 mod credentials;
 mod endpoint;
+mod exec_plugin;
+mod exec_source;
 mod headers;
 mod oauth2;
 mod proxy;
@@ -15,6 +17,8 @@ pub use credentials::{Credentials, CredentialsError};
 pub use endpoint::{
     ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint, resolve_endpoint_with,
 };
+pub use exec_plugin::{PluginCredential, PluginError, PluginProblem, run_plugin};
+pub use exec_source::{ExecClientCert, ExecHeader, ExecSource};
 pub use headers::{check_http_headers, read_http_headers};
 pub use oauth2::TokenSource;
 pub use proxy::{
@@ -25,6 +29,26 @@ pub use user_agent::user_agent;
 
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The TLS config of an API server reached with `http`: its `tls_config` (see
+/// [`build_tls_config`]), and, for a kubeconfig credential plugin, the plugin's client
+/// certificate, asked for at each handshake ([`ExecClientCert`]) unless the
+/// kubeconfig user has a client certificate of its own.
+pub fn endpoint_tls_config(
+    http: &crate::config::HttpClientConfig,
+) -> Result<Arc<rustls::ClientConfig>, TlsError> {
+    let config = build_tls_config(&http.tls_config, http.enable_http2)?;
+    let own_cert = http.tls_config.cert_file.is_some() || http.tls_config.cert.is_some();
+    match &http.exec {
+        Some(exec) if !own_cert => {
+            let mut with_plugin = (*config).clone();
+            with_plugin.client_auth_cert_resolver =
+                Arc::new(ExecClientCert(ExecSource::for_config(exec)));
+            Ok(Arc::new(with_plugin))
+        }
+        _ => Ok(config),
+    }
+}
 
 /// Builds the awc client for `endpoint`, as its settings say: TLS (`tls`, for https
 /// servers), redirects, `http_headers` on every request, and a proxy tunnel when

@@ -132,6 +132,7 @@ scratch_elements!(
     super::ingress::IngressTls,
     super::ingress::IngressRule,
     super::ingress::HttpIngressPath,
+    super::gateway::Listener,
 );
 
 /// A string-to-string map (labels, annotations, topology) in the order the API sent it.

@@ -3,6 +3,7 @@
 
 mod endpoints;
 mod endpointslice;
+mod gateway;
 mod ingress;
 pub mod json;
 mod meta;
@@ -11,11 +12,13 @@ mod node;
 mod object;
 mod pod;
 mod role;
+mod route;
 mod service;
 mod workload;
 
 pub use endpoints::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
 pub use endpointslice::{Endpoint, EndpointConditions, EndpointSlice};
+pub use gateway::{Gateway, GatewaySpec, Listener};
 pub use ingress::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
 };
@@ -31,6 +34,10 @@ pub use pod::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
 pub use role::{Role, UnknownRole};
+pub use route::{
+    GrpcMethodMatch, GrpcRoute, GrpcRouteMatch, GrpcRouteRule, HttpPathMatch, HttpRoute,
+    HttpRouteMatch, HttpRouteRule, ParentReference, RouteSpec,
+};
 pub use service::{
     LoadBalancerIngress, LoadBalancerStatus, Service, ServicePort, ServiceSpec, ServiceStatus,
 };

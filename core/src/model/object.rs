@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer};
 
 use super::{
-    EndpointSlice, Endpoints, Ingress, Job, Namespace, Node, ObjectKey, ObjectMeta, Pod,
-    ReplicaSet, Role, Service,
+    EndpointSlice, Endpoints, Gateway, GrpcRoute, HttpRoute, Ingress, Job, Namespace, Node,
+    ObjectKey, ObjectMeta, Pod, ReplicaSet, Role, Service,
 };
 use crate::error::DecodeError;
 
@@ -32,6 +32,12 @@ pub enum Object {
     ReplicaSet(ReplicaSet),
     /// A Job (its metadata).
     Job(Job),
+    /// A Gateway API Gateway.
+    Gateway(Gateway),
+    /// A Gateway API HTTPRoute.
+    HttpRoute(HttpRoute),
+    /// A Gateway API GRPCRoute.
+    GrpcRoute(GrpcRoute),
 }
 
 impl Object {
@@ -47,6 +53,9 @@ impl Object {
             Object::Namespace(_) => Role::Namespace,
             Object::ReplicaSet(_) => Role::ReplicaSet,
             Object::Job(_) => Role::Job,
+            Object::Gateway(_) => Role::Gateway,
+            Object::HttpRoute(_) => Role::HttpRoute,
+            Object::GrpcRoute(_) => Role::GrpcRoute,
         }
     }
 
@@ -62,6 +71,9 @@ impl Object {
             Object::Namespace(o) => &o.metadata,
             Object::ReplicaSet(o) => &o.metadata,
             Object::Job(o) => &o.metadata,
+            Object::Gateway(o) => &o.metadata,
+            Object::HttpRoute(o) => &o.metadata,
+            Object::GrpcRoute(o) => &o.metadata,
         }
     }
 
@@ -91,6 +103,9 @@ impl Object {
             Object::Namespace(o) => &mut o.metadata,
             Object::ReplicaSet(o) => &mut o.metadata,
             Object::Job(o) => &mut o.metadata,
+            Object::Gateway(o) => &mut o.metadata,
+            Object::HttpRoute(o) => &mut o.metadata,
+            Object::GrpcRoute(o) => &mut o.metadata,
         }
     }
 
@@ -136,6 +151,9 @@ impl Object {
             Object::Namespace(o) => &o.kind,
             Object::ReplicaSet(o) => &o.kind,
             Object::Job(o) => &o.kind,
+            Object::Gateway(o) => &o.kind,
+            Object::HttpRoute(o) => &o.kind,
+            Object::GrpcRoute(o) => &o.kind,
         };
         kind.0.as_deref().filter(|k| !k.is_empty())
     }
@@ -180,6 +198,9 @@ impl<'de> DeserializeSeed<'de> for ObjectSeed {
             Role::Namespace => Object::Namespace(Namespace::deserialize(d)?),
             Role::ReplicaSet => Object::ReplicaSet(ReplicaSet::deserialize(d)?),
             Role::Job => Object::Job(Job::deserialize(d)?),
+            Role::Gateway => Object::Gateway(Gateway::deserialize(d)?),
+            Role::HttpRoute => Object::HttpRoute(HttpRoute::deserialize(d)?),
+            Role::GrpcRoute => Object::GrpcRoute(GrpcRoute::deserialize(d)?),
         })
     }
 }

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 /// A kind of Kubernetes object kubesd lists and watches.
 ///
-/// The first six are discovery roles a scrape job may ask for (Prometheus'
-/// `kubernetes_sd_config.role`); `Namespace` is only watched as a dependency, for
-/// `attach_metadata.namespace`.
+/// The discovery roles a scrape job may ask for are Prometheus'
+/// `kubernetes_sd_config.role` values and the Gateway API's `gateway`, `httproute` and
+/// `grpcroute`; `Namespace`, `ReplicaSet` and `Job` are only watched as dependencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -36,11 +36,22 @@ pub enum Role {
     /// `jobs` (batch/v1): never a discovery role; watched for `attach_metadata.job` and
     /// `.cronjob` (a pod's Job names its CronJob).
     Job,
+    /// `gateways` (gateway.networking.k8s.io): one target per listener; also watched
+    /// for the listeners routes attach to.
+    Gateway,
+    /// `httproutes` (gateway.networking.k8s.io): one target per listener, hostname and
+    /// path match.
+    #[serde(rename = "httproute")]
+    HttpRoute,
+    /// `grpcroutes` (gateway.networking.k8s.io): one target per listener, hostname and
+    /// method match.
+    #[serde(rename = "grpcroute")]
+    GrpcRoute,
 }
 
 impl Role {
     /// Every kind, in a fixed order.
-    pub const ALL: [Role; 9] = [
+    pub const ALL: [Role; 12] = [
         Role::Node,
         Role::Pod,
         Role::Service,
@@ -50,17 +61,23 @@ impl Role {
         Role::Namespace,
         Role::ReplicaSet,
         Role::Job,
+        Role::Gateway,
+        Role::HttpRoute,
+        Role::GrpcRoute,
     ];
 
     /// The roles a scrape job may discover: every kind but `Namespace`, `ReplicaSet`
     /// and `Job`.
-    pub const DISCOVERY: [Role; 6] = [
+    pub const DISCOVERY: [Role; 9] = [
         Role::Node,
         Role::Pod,
         Role::Service,
         Role::Endpoints,
         Role::EndpointSlice,
         Role::Ingress,
+        Role::Gateway,
+        Role::HttpRoute,
+        Role::GrpcRoute,
     ];
 
     /// The role's name as Prometheus configs spell it.
@@ -75,6 +92,9 @@ impl Role {
             Role::Namespace => "namespace",
             Role::ReplicaSet => "replicaset",
             Role::Job => "job",
+            Role::Gateway => "gateway",
+            Role::HttpRoute => "httproute",
+            Role::GrpcRoute => "grpcroute",
         }
     }
 
@@ -90,6 +110,9 @@ impl Role {
             Role::Namespace => "Namespace",
             Role::ReplicaSet => "ReplicaSet",
             Role::Job => "Job",
+            Role::Gateway => "Gateway",
+            Role::HttpRoute => "HTTPRoute",
+            Role::GrpcRoute => "GRPCRoute",
         }
     }
 
@@ -106,6 +129,9 @@ impl Role {
             "Namespace" => Role::Namespace,
             "ReplicaSet" => Role::ReplicaSet,
             "Job" => Role::Job,
+            "Gateway" => Role::Gateway,
+            "HTTPRoute" => Role::HttpRoute,
+            "GRPCRoute" => Role::GrpcRoute,
             _ => return None,
         })
     }
@@ -114,6 +140,12 @@ impl Role {
     /// and `Job`, which are only watched for what they add to other roles' targets).
     pub fn is_discovery_role(self) -> bool {
         !matches!(self, Role::Namespace | Role::ReplicaSet | Role::Job)
+    }
+
+    /// True for the Gateway API's kinds (group `gateway.networking.k8s.io`), which a
+    /// cluster serves only once their CRDs are installed.
+    pub fn is_gateway_api(self) -> bool {
+        matches!(self, Role::Gateway | Role::HttpRoute | Role::GrpcRoute)
     }
 
     /// True for objects that live in a namespace.
@@ -131,7 +163,7 @@ impl fmt::Display for Role {
 /// The error for a role name kubesd does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown role {0:?}: expected one of node, pod, service, endpoints, endpointslice, ingress"
+    "unknown role {0:?}: expected one of node, pod, service, endpoints, endpointslice, ingress, gateway, httproute, grpcroute"
 )]
 pub struct UnknownRole(pub String);
 

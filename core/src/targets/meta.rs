@@ -32,6 +32,9 @@ prefixes!(ENDPOINTS, "endpoints");
 prefixes!(ENDPOINTSLICE, "endpointslice");
 prefixes!(INGRESS, "ingress");
 prefixes!(NAMESPACE, "namespace");
+prefixes!(GATEWAY, "gateway");
+prefixes!(HTTPROUTE, "httproute");
+prefixes!(GRPCROUTE, "grpcroute");
 
 /// Adds `<prefix>_label_<name>`, `_labelpresent_<name>`, `_annotation_<name>` and
 /// `_annotationpresent_<name>` for every label and annotation of `meta`.

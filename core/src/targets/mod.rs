@@ -5,19 +5,24 @@
 //! Prometheus' or VictoriaMetrics' target semantics ([`Semantics`]: the rules where the
 //! two differ, each a named decision). Objects of other roles (the node of a pod, the
 //! pod and service of an endpoint, the namespace of anything, a pod's ReplicaSet or
-//! Job) are read through [`CacheView`], a read-only view of the group's cache, so the
+//! Job, a route's Gateway) are read through [`CacheView`], a read-only view of the group's cache, so the
 //! same code serves the tests and the actors.
 
 mod backing_pods;
 mod endpoint_targets;
 mod endpoints;
 mod endpointslice;
+mod gateway;
+mod grpcroute;
+mod httproute;
 mod ingress;
+mod listeners;
 mod meta;
 mod node;
 mod object_cache;
 mod owners;
 mod pod;
+mod route_common;
 mod semantics;
 mod service;
 
@@ -28,7 +33,7 @@ pub use object_cache::ObjectCache;
 pub use semantics::{EndpointNode, InitContainers, Semantics, UnknownSemantics};
 
 use crate::labels::Labels;
-use crate::model::{Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
+use crate::model::{Gateway, Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
 
 /// Read-only access to the cached objects that other roles' labels depend on.
 ///
@@ -47,6 +52,8 @@ pub trait CacheView {
     fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet>;
     /// The Job `namespace/name` (cached for `attach_metadata.cronjob`).
     fn job(&self, namespace: &str, name: &str) -> Option<&Job>;
+    /// The Gateway `namespace/name` (cached for the routes that attach to it).
+    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway>;
 }
 
 /// A cache with nothing in it: for roles and tests that need no look-ups.
@@ -70,6 +77,9 @@ impl CacheView for EmptyCache {
         None
     }
     fn job(&self, _: &str, _: &str) -> Option<&Job> {
+        None
+    }
+    fn gateway(&self, _: &str, _: &str) -> Option<&Gateway> {
         None
     }
 }
@@ -159,6 +169,9 @@ fn target_labels_fresh(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> 
         Object::Endpoints(e) => endpoints::endpoints_targets(e, ctx),
         Object::EndpointSlice(e) => endpointslice::endpointslice_targets(e, ctx),
         Object::Ingress(i) => ingress::ingress_targets(i, ctx),
+        Object::Gateway(g) => gateway::gateway_targets(g, ctx),
+        Object::HttpRoute(r) => httproute::httproute_targets(r, ctx),
+        Object::GrpcRoute(r) => grpcroute::grpcroute_targets(r, ctx),
         Object::Namespace(_) | Object::ReplicaSet(_) | Object::Job(_) => Vec::new(),
     }
 }

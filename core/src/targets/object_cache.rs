@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use super::CacheView;
-use crate::model::{Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
+use crate::model::{Gateway, Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
 
 /// Objects other roles' labels look up, by name (nodes, namespaces) or
-/// `(namespace, name)` (pods, services, ReplicaSets, Jobs).
+/// `(namespace, name)` (pods, services, ReplicaSets, Jobs, Gateways).
 #[derive(Clone, Debug, Default)]
 pub struct ObjectCache {
     nodes: HashMap<String, Node>,
@@ -17,6 +17,7 @@ pub struct ObjectCache {
     namespaces: HashMap<String, Namespace>,
     replica_sets: HashMap<(String, String), ReplicaSet>,
     jobs: HashMap<(String, String), Job>,
+    gateways: HashMap<(String, String), Gateway>,
 }
 
 impl ObjectCache {
@@ -40,7 +41,12 @@ impl ObjectCache {
             Object::Namespace(n) => drop(self.namespaces.insert(name, n)),
             Object::ReplicaSet(r) => drop(self.replica_sets.insert((ns, name), r)),
             Object::Job(j) => drop(self.jobs.insert((ns, name), j)),
-            Object::Endpoints(_) | Object::EndpointSlice(_) | Object::Ingress(_) => {}
+            Object::Gateway(g) => drop(self.gateways.insert((ns, name), g)),
+            Object::Endpoints(_)
+            | Object::EndpointSlice(_)
+            | Object::Ingress(_)
+            | Object::HttpRoute(_)
+            | Object::GrpcRoute(_) => {}
         }
     }
 }
@@ -65,5 +71,9 @@ impl CacheView for ObjectCache {
     }
     fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
         self.jobs.get(&(namespace.to_string(), name.to_string()))
+    }
+    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway> {
+        self.gateways
+            .get(&(namespace.to_string(), name.to_string()))
     }
 }

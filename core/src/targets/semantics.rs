@@ -193,6 +193,14 @@ impl Semantics {
     pub fn bare_wildcard_tls_host(self) -> bool {
         self == Semantics::Prometheus
     }
+
+    /// Httproute and grpcroute roles: a route gives one target per hostname and match,
+    /// named by its own hostnames, with `…_parent_ref_name` (Prometheus' draft), or one
+    /// per attached listener, hostname and match, with the listener's `…_scheme`, the
+    /// route's Gateways and Services looked up (VictoriaMetrics).
+    pub fn routes_follow_listeners(self) -> bool {
+        self == Semantics::VictoriaMetrics
+    }
 }
 
 impl fmt::Display for Semantics {

@@ -11,11 +11,15 @@ use serde_json::{Value, json};
 
 use crate::simulator::resource::Resource;
 
+/// The Gateway API's group, served by custom resources.
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
+
 /// The Kubernetes version the simulator claims to be.
 const MINOR: &str = "32";
 
-/// Serves `path` if it is a discovery document, else `None`.
-pub fn serve(req: &HttpRequest, path: &str) -> Option<HttpResponse> {
+/// Serves `path` if it is a discovery document, else `None`. The Gateway API's group
+/// is listed only when `gateway_api` (its CRDs "installed").
+pub fn serve(req: &HttpRequest, path: &str, gateway_api: bool) -> Option<HttpResponse> {
     if req.method() != actix_web::http::Method::GET {
         return None;
     }
@@ -40,8 +44,10 @@ pub fn serve(req: &HttpRequest, path: &str) -> Option<HttpResponse> {
             }],
         }),
         "/apis" => {
+            let gateway = gateway_api.then_some(GATEWAY_GROUP);
             let groups: Vec<Value> = ["discovery.k8s.io", "networking.k8s.io"]
-                .iter()
+                .into_iter()
+                .chain(gateway)
                 .map(|g| {
                     let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
                     json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
@@ -52,7 +58,13 @@ pub fn serve(req: &HttpRequest, path: &str) -> Option<HttpResponse> {
         "/api/v1" => resource_list("v1", "/api/v1"),
         "/apis/discovery.k8s.io/v1" => resource_list("discovery.k8s.io/v1", path),
         "/apis/networking.k8s.io/v1" => resource_list("networking.k8s.io/v1", path),
-        "/apis/discovery.k8s.io" | "/apis/networking.k8s.io" => {
+        "/apis/gateway.networking.k8s.io/v1" if gateway_api => {
+            resource_list("gateway.networking.k8s.io/v1", path)
+        }
+        "/apis/gateway.networking.k8s.io" if !gateway_api => return None,
+        "/apis/discovery.k8s.io"
+        | "/apis/networking.k8s.io"
+        | "/apis/gateway.networking.k8s.io" => {
             let g = path.trim_start_matches("/apis/");
             let gv = json!({"groupVersion": format!("{g}/v1"), "version": "v1"});
             json!({"kind": "APIGroup", "apiVersion": "v1", "name": g, "versions": [gv.clone()], "preferredVersion": gv})

@@ -76,10 +76,11 @@ async fn dispatch(req: HttpRequest, body: Bytes, state: web::Data<HttpState>) ->
     if let Some(failure) = state.sim.faults().take_failure() {
         return failure_response(failure);
     }
-    if let Some(response) = discovery::serve(&req, path) {
+    if let Some(response) = discovery::serve(&req, path, state.sim.gateway_api_served()) {
         return response;
     }
-    let target = match parse_target(path) {
+    let served = |t: &Target| !t.resource.is_gateway_api() || state.sim.gateway_api_served();
+    let target = match parse_target(path).filter(served) {
         Some(target) => target,
         None => {
             return error_response(&ApiError::new(
