@@ -24,6 +24,7 @@ impl<'a> Envelope<'a> {
     pub fn open(body: &'a [u8]) -> Result<Envelope<'a>, WireError> {
         let message = body.strip_prefix(MAGIC).ok_or(WireError::NoMagic)?;
         let mut envelope = Envelope::default();
+        let mut has_raw = false;
         let mut fields = Reader::new(message, "runtime.Unknown");
         while let Some((field, value)) = fields.next_field()? {
             match field {
@@ -31,7 +32,10 @@ impl<'a> Envelope<'a> {
                     let type_meta = value.bytes("runtime.Unknown", "typeMeta", 1)?;
                     (envelope.api_version, envelope.kind) = read_type_meta(type_meta)?;
                 }
-                2 => envelope.raw = value.bytes("runtime.Unknown", "raw", 2)?,
+                2 => {
+                    envelope.raw = value.bytes("runtime.Unknown", "raw", 2)?;
+                    has_raw = true;
+                }
                 3 | 4 => {
                     let name = if field == 3 {
                         "contentEncoding"
@@ -46,6 +50,14 @@ impl<'a> Envelope<'a> {
                 }
                 _ => {}
             }
+        }
+        // The API server always sends the object, empty or not; without it, the body
+        // was cut, and an empty list read from it would drop every target.
+        if !has_raw {
+            return Err(WireError::Missing {
+                message: "runtime.Unknown",
+                name: "raw",
+            });
         }
         Ok(envelope)
     }
@@ -113,6 +125,15 @@ mod tests {
             Err(WireError::UnsupportedEnvelope(e)) if e == "gzip"
         ));
         assert!(Envelope::open(&body(b"", b"application/json")).is_err());
+        let bytes = body(b"", b"");
+        let without_raw = &bytes[..4 + 11];
+        assert_eq!(
+            Envelope::open(without_raw),
+            Err(WireError::Missing {
+                message: "runtime.Unknown",
+                name: "raw"
+            })
+        );
         let bytes = body(b"", b"");
         let truncated = &bytes[..bytes.len() - 3];
         assert!(matches!(

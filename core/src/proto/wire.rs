@@ -55,6 +55,15 @@ pub enum WireError {
         /// The field's name.
         name: &'static str,
     },
+    /// A field the message cannot do without is absent (an envelope without its
+    /// object: a body cut between two fields).
+    #[error("{message} has no {name}")]
+    Missing {
+        /// The message being read.
+        message: &'static str,
+        /// The absent field.
+        name: &'static str,
+    },
     /// The body does not start with the `k8s\0` magic of Kubernetes' protobuf.
     #[error("not a Kubernetes protobuf body (no k8s\\0 prefix)")]
     NoMagic,

@@ -162,8 +162,8 @@ pub fn encode_status(code: u16, reason: &str, message: &str) -> Vec<u8> {
     envelope("v1", "Status", &status.bytes)
 }
 
-/// `k8s\0` and the `runtime.Unknown` envelope around `raw`.
-fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+/// `k8s\0` and the `runtime.Unknown` envelope around `raw`, an object of `kind`.
+pub fn envelope(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     let mut unknown = Writer::default();
     unknown.message(1, |type_meta| {
         type_meta.bytes(1, api_version.as_bytes());

@@ -1,0 +1,371 @@
+//! Kubernetes' protobuf encoding end to end: the simulator answers LIST and WATCH in
+//! protobuf when asked (and in JSON otherwise, and for kinds it has no schema for),
+//! and kubesd's protobuf decoder gives from those answers exactly the objects the JSON
+//! path gives. Also the decoder's answers to broken input: truncated bodies, unknown
+//! fields and wire types, frames over the limit.
+
+use std::time::Duration;
+
+use awc::Client;
+use futures_util::StreamExt;
+use kubesd::DecodeError;
+use kubesd::model::{Object, Role};
+use kubesd::proto::{self, ACCEPT_PROTOBUF, Encoding, FrameBuffer, WireError};
+use kubesd::simulator::{
+    ClusterSpec, Injection, Resource, RunningSimulator, SimulatorConfig, generate, protobuf, serve,
+};
+use kubesd::watch::{self, WatchEvent};
+use serde_json::json;
+
+/// Upper bound for any single read; only reached when something is broken.
+const SAFETY: Duration = Duration::from_secs(5);
+
+async fn start() -> RunningSimulator {
+    let config = SimulatorConfig {
+        bookmark_interval: Duration::from_millis(20),
+        ..SimulatorConfig::default()
+    };
+    let running = serve(config).await.expect("simulator starts");
+    let spec = ClusterSpec {
+        seed: 30,
+        nodes: 3,
+        pods: 40,
+        namespaces: 2,
+        pods_per_workload: 4,
+    };
+    generate(running.sim(), &spec).expect("cluster generated");
+    running
+}
+
+/// GET `path` with `accept`: the Content-Type and the body.
+async fn get(running: &RunningSimulator, path: &str, accept: &str) -> (String, Vec<u8>) {
+    let client = Client::builder().disable_timeout().finish();
+    let mut resp = client
+        .get(format!("{}{path}", running.url()))
+        .insert_header(("Accept", accept))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(resp.status().as_u16(), 200, "{path}");
+    let content_type = resp
+        .headers()
+        .get("Content-Type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body = resp.body().limit(64 << 20).await.expect("body");
+    (content_type, body.to_vec())
+}
+
+fn collection(role: Role) -> String {
+    let resource = Resource::from(role);
+    format!("{}/{}", resource.path_prefix(), resource.plural())
+}
+
+#[actix_rt::test]
+async fn every_role_lists_the_same_objects_in_protobuf_as_in_json() {
+    let running = start().await;
+    for role in Role::ALL {
+        let path = collection(role);
+        let (json_type, json_body) = get(&running, &path, "application/json").await;
+        assert_eq!(json_type, "application/json");
+        let (proto_type, proto_body) = get(&running, &path, ACCEPT_PROTOBUF).await;
+        assert_eq!(proto_type, proto::PROTOBUF, "{role}");
+        let from_json = watch::decode_list(role, &json_body).expect("JSON list");
+        let (from_proto, errors) = proto::decode_list(role, &proto_body).expect("protobuf list");
+        assert!(errors.is_empty(), "{role}: {errors:?}");
+        assert_eq!(from_proto, from_json, "{role}");
+        assert!(
+            !from_proto.items.is_empty() || role == Role::Ingress,
+            "{role} listed nothing"
+        );
+    }
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn pages_carry_their_continue_token_in_protobuf() {
+    let running = start().await;
+    let (_, body) = get(&running, "/api/v1/pods?limit=7", ACCEPT_PROTOBUF).await;
+    let (page, _) = proto::decode_list(Role::Pod, &body).expect("first page");
+    assert_eq!(page.items.len(), 7);
+    let token = page.continue_token.expect("a continue token");
+    let (_, body) = get(
+        &running,
+        &format!("/api/v1/pods?limit=7&continue={token}"),
+        ACCEPT_PROTOBUF,
+    )
+    .await;
+    let (next, _) = proto::decode_list(Role::Pod, &body).expect("second page");
+    assert_eq!(next.resource_version, page.resource_version);
+    assert!(next.items.iter().all(|o| !page.items.contains(o)));
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn kinds_without_a_schema_and_requests_for_json_are_answered_in_json() {
+    let running = start().await;
+    let (content_type, body) = get(&running, "/apis/apps/v1/deployments", ACCEPT_PROTOBUF).await;
+    assert_eq!(
+        Encoding::of_content_type(Some(&content_type)),
+        Ok(Encoding::Json)
+    );
+    assert!(serde_json::from_slice::<serde_json::Value>(&body).is_ok());
+    let (content_type, _) = get(
+        &running,
+        "/api/v1/pods",
+        "application/json, application/vnd.kubernetes.protobuf",
+    )
+    .await;
+    assert_eq!(content_type, "application/json");
+    running.stop().await;
+}
+
+/// A protobuf watch of `path`: its frames, decoded, as they arrive.
+struct ProtoWatch {
+    body: std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, awc::error::PayloadError>>>,
+    >,
+    frames: FrameBuffer,
+    decoded: std::collections::VecDeque<Result<WatchEvent, DecodeError>>,
+}
+
+impl ProtoWatch {
+    async fn open(running: &RunningSimulator, path: &str) -> ProtoWatch {
+        let client = Client::builder().disable_timeout().finish();
+        let resp = client
+            .get(format!("{}{path}", running.url()))
+            .insert_header(("Accept", ACCEPT_PROTOBUF))
+            .send()
+            .await
+            .expect("watch request");
+        let content_type = resp
+            .headers()
+            .get("Content-Type")
+            .and_then(|v| v.to_str().ok());
+        assert_eq!(
+            content_type,
+            Some("application/vnd.kubernetes.protobuf;stream=watch")
+        );
+        ProtoWatch {
+            body: Box::pin(resp),
+            frames: FrameBuffer::new(1 << 20),
+            decoded: Default::default(),
+        }
+    }
+
+    /// The next event, decoded (or its decoding error).
+    async fn next(&mut self) -> Result<WatchEvent, DecodeError> {
+        loop {
+            if let Some(event) = self.decoded.pop_front() {
+                return event;
+            }
+            let chunk = tokio::time::timeout(SAFETY, self.body.next())
+                .await
+                .expect("an event within the safety timeout")
+                .expect("the stream goes on")
+                .expect("a chunk");
+            let decoded = &mut self.decoded;
+            self.frames
+                .push(&chunk, |f| {
+                    decoded.push_back(proto::decode_event(Role::Pod, f))
+                })
+                .expect("frames within the limit");
+        }
+    }
+}
+
+#[actix_rt::test]
+async fn a_protobuf_watch_gives_the_listed_objects_then_changes_bookmarks_and_faults() {
+    let running = start().await;
+    let (_, body) = get(&running, "/api/v1/pods", "application/json").await;
+    let listed = watch::decode_list(Role::Pod, &body).expect("JSON list");
+    let mut stream =
+        ProtoWatch::open(&running, "/api/v1/pods?watch=1&allowWatchBookmarks=true").await;
+    for _ in 0..listed.items.len() {
+        match stream.next().await {
+            Ok(WatchEvent::Added(object)) => assert!(listed.items.contains(&object), "{object:?}"),
+            other => panic!("expected an ADDED pod, got {other:?}"),
+        }
+    }
+    let mut changed = listed.items[0].clone();
+    let Object::Pod(pod) = &mut changed else {
+        panic!("a pod list holds pods")
+    };
+    let name = pod.metadata.name.to_string();
+    let namespace = pod.metadata.namespace.to_string();
+    let patch = json!({"metadata": {"labels": {"changed": "yes"}}});
+    running
+        .sim()
+        .patch(Resource::Pods, &namespace, &name, &patch)
+        .expect("patched");
+    loop {
+        match stream.next().await {
+            Ok(WatchEvent::Bookmark { resource_version }) => assert!(!resource_version.is_empty()),
+            Ok(WatchEvent::Modified(Object::Pod(p))) => {
+                assert_eq!(
+                    p.metadata.labels.get("changed").map(|v| v.as_str()),
+                    Some("yes")
+                );
+                break;
+            }
+            other => panic!("expected the modified pod, got {other:?}"),
+        }
+    }
+    running.sim().inject(Injection::MalformedLine);
+    running.sim().inject(Injection::UnknownType);
+    running.sim().inject(Injection::WrongKind);
+    let mut errors = Vec::new();
+    while errors.len() < 3 {
+        match stream.next().await {
+            Ok(WatchEvent::Bookmark { .. }) => {}
+            Ok(other) => panic!("expected the injected faults, got {other:?}"),
+            Err(e) => errors.push(e),
+        }
+    }
+    assert!(
+        matches!(
+            &errors[0],
+            DecodeError::Protobuf {
+                source: WireError::Truncated { .. },
+                ..
+            }
+        ),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        matches!(&errors[1], DecodeError::UnknownEventType { kind, .. } if kind == "WEIRD"),
+        "{}",
+        errors[1]
+    );
+    assert!(
+        matches!(&errors[2], DecodeError::WrongKind { kind, .. } if kind == "ConfigMap"),
+        "{}",
+        errors[2]
+    );
+    running.stop().await;
+}
+
+#[actix_rt::test]
+async fn a_too_old_resource_version_is_an_error_event_in_protobuf() {
+    let running = start().await;
+    running.sim().compact();
+    let mut stream = ProtoWatch::open(&running, "/api/v1/pods?watch=1&resourceVersion=1").await;
+    match stream.next().await {
+        Ok(WatchEvent::Error(status)) => assert!(status.is_gone(), "{status}"),
+        other => panic!("expected a 410 ERROR event, got {other:?}"),
+    }
+    running.stop().await;
+}
+
+fn sample_pod() -> serde_json::Value {
+    json!({
+        "metadata": {"name": "web-0", "namespace": "shop", "labels": {"app": "web"},
+            "creationTimestamp": "2026-01-02T03:04:05Z",
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "web-5d", "controller": true}]},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]},
+        "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
+
+#[test]
+fn every_cut_of_a_list_body_is_an_error_never_a_short_list() {
+    let pod = protobuf::encode_fields(Resource::Pods, &sample_pod()).expect("encoded");
+    let body = protobuf::encode_list(Resource::Pods, "v1", &[pod.clone(), pod], "9", None);
+    assert_eq!(
+        proto::decode_list(Role::Pod, &body)
+            .expect("whole")
+            .0
+            .items
+            .len(),
+        2
+    );
+    for cut in 0..body.len() {
+        match proto::decode_list(Role::Pod, &body[..cut]) {
+            Err(DecodeError::Protobuf {
+                role: Role::Pod,
+                source,
+            }) => {
+                let message = source.to_string();
+                assert!(
+                    message.contains("runtime.") || message.contains("k8s"),
+                    "{message}"
+                );
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+}
+
+/// The bytes of field `number` of `message`.
+fn field(message: &[u8], number: u32) -> &[u8] {
+    let mut reader = proto::Reader::new(message, "test");
+    while let Some((n, value)) = reader.next_field().expect("well-formed") {
+        if let (true, proto::Value::Bytes(bytes)) = (n == number, value) {
+            return bytes;
+        }
+    }
+    panic!("no field {number}")
+}
+
+/// Appends one field of each steppable wire type, with numbers no schema uses.
+fn with_unknown_fields(message: &[u8]) -> Vec<u8> {
+    let mut w = protobuf::Writer::default();
+    w.bytes.extend_from_slice(message);
+    w.varint(900, 12345);
+    w.bytes(901, b"skipped");
+    w.raw_varint((902 << 3) | 1);
+    w.bytes.extend_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    w.raw_varint((903 << 3) | 5);
+    w.bytes.extend_from_slice(&[1, 2, 3, 4]);
+    w.bytes
+}
+
+#[test]
+fn unknown_field_numbers_of_every_wire_type_are_skipped() {
+    let pod = sample_pod();
+    let plain = protobuf::encode_fields(Resource::Pods, &pod).expect("encoded");
+    let expected = proto::decode_object(Role::Pod, "v1", "", &plain).expect("plain pod");
+    // Unknown fields in the object itself, and in its metadata (re-embedded).
+    let mut metadata = protobuf::Writer::default();
+    metadata.bytes(1, &with_unknown_fields(field(&plain, 1)));
+    let mut object = with_unknown_fields(&plain);
+    object.extend_from_slice(&metadata.bytes);
+    let decoded =
+        proto::decode_object(Role::Pod, "v1", "", &object).expect("unknown fields skipped");
+    assert_eq!(decoded, expected);
+    assert_eq!(
+        Object::decode(Role::Pod, pod.to_string().as_bytes()).expect("JSON"),
+        expected
+    );
+    // A group (wire type 3) cannot be stepped over: an error naming the message.
+    let mut group = plain.clone();
+    group.extend_from_slice(&[(904u16 << 3 | 3) as u8 | 0x80, (904u16 >> 4) as u8]);
+    let err = proto::decode_object(Role::Pod, "v1", "", &group).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Pod field 904 has unsupported wire type 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_watch_frame_over_the_limit_and_an_unknown_content_type_are_refused() {
+    let object = protobuf::encode_object(Resource::Pods, &sample_pod()).expect("encoded");
+    let frame = protobuf::encode_watch_frame("ADDED", &object);
+    let mut frames = FrameBuffer::new(frame.len() - 5);
+    let err = frames.push(&frame, |_| panic!("no frame")).unwrap_err();
+    assert_eq!(err.limit, frame.len() - 5);
+    assert!(Encoding::of_content_type(Some("text/html; charset=utf-8")).is_err());
+    // A truncated envelope inside a whole frame is a decoding error.
+    let cut = protobuf::encode_watch_frame("ADDED", &object[..object.len() - 10]);
+    let mut events = Vec::new();
+    FrameBuffer::new(1 << 20)
+        .push(&cut, |f| events.push(proto::decode_event(Role::Pod, f)))
+        .expect("within the limit");
+    assert!(
+        matches!(events.as_slice(), [Err(DecodeError::Protobuf { .. })]),
+        "{events:?}"
+    );
+}
