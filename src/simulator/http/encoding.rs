@@ -84,7 +84,7 @@ impl ResponseEncoding {
             )),
             ResponseEncoding::Protobuf => Bytes::from(protobuf::encode_watch_frame(
                 "ERROR",
-                &protobuf::encode_status(err.code, &err.reason, &err.message),
+                &protobuf::encode_status(err.code, err.reason, &err.message),
             )),
         }
     }
