@@ -5,7 +5,7 @@ mod engine;
 mod http;
 mod sd;
 
-pub use engine::EngineOptions;
+pub use engine::{EngineOptions, WireEncoding};
 pub use http::{
     Authorization, BasicAuth, HttpClientConfig, HttpHeader, OAuth2, Secret, TlsConfig, TlsVersion,
 };

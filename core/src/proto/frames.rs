@@ -12,6 +12,8 @@ pub struct FrameBuffer {
     /// The bytes of an unfinished frame, its length prefix included.
     partial: Vec<u8>,
     max_frame: usize,
+    /// Frames completed so far.
+    completed: u64,
 }
 
 /// A frame whose announced length is over the buffer's limit: an object absurdly
@@ -31,6 +33,7 @@ impl FrameBuffer {
         FrameBuffer {
             partial: Vec::new(),
             max_frame,
+            completed: 0,
         }
     }
 
@@ -48,6 +51,7 @@ impl FrameBuffer {
             rest = &rest[taken..];
             match self.complete_length() {
                 Some(len) if self.partial.len() == 4 + len => {
+                    self.completed += 1;
                     on_frame(&self.partial[4..]);
                     self.partial.clear();
                 }
@@ -59,6 +63,7 @@ impl FrameBuffer {
             if rest.len() < 4 + len {
                 break;
             }
+            self.completed += 1;
             on_frame(&rest[4..4 + len]);
             rest = &rest[4 + len..];
         }
@@ -105,6 +110,17 @@ impl FrameBuffer {
     /// stream was cut inside an event.
     pub fn pending(&self) -> &[u8] {
         &self.partial
+    }
+
+    /// How many frames have been completed: with [`Self::pending`], how a caller tells
+    /// a frame that stays incomplete from a stream that makes progress.
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Forgets any unfinished frame (a new stream starts).
+    pub fn clear(&mut self) {
+        self.partial.clear();
     }
 }
 

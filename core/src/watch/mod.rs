@@ -2,6 +2,7 @@
 //! framing of a watch stream into lines. Pure and synchronous; the actors drive it.
 
 mod event;
+mod framing;
 mod lines;
 mod list;
 mod list_stream;
@@ -9,6 +10,7 @@ mod status;
 mod undecoded_event;
 
 pub use event::{EventType, WatchEvent, decode_bookmark, decode_event};
+pub use framing::{EventFraming, decode_event_in};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
 pub use list_stream::{ListLimits, ListStream, UndecodedItem};
