@@ -35,9 +35,10 @@ use crate::config::EngineOptions;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
-use crate::metrics::{ApiServerMetrics, METRICS, RoleMetrics, StallReason};
-use crate::model::Object;
-use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
+use crate::metrics::{ApiServerMetrics, METRICS, ResponseEncoding, RoleMetrics, StallReason};
+use crate::model::{Object, Role};
+use crate::proto::{self, Encoding};
+use crate::watch::{ListLimits, ListPage, ListStream, Status, UndecodedItem};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -414,7 +415,7 @@ impl UrlWatcher {
                 "{}{}",
                 self.setup.endpoint.base_url, path_and_query
             ))
-            .insert_header((ACCEPT, "application/json"))
+            .insert_header((ACCEPT, self.setup.options.encoding.accept()))
             .insert_header((USER_AGENT, user_agent()))
             .timeout(self.setup.options.request_timeout);
         if let Some(value) = self
@@ -466,6 +467,7 @@ impl UrlWatcher {
             window: o.watcher_in_flight.max(1),
             pending: VecDeque::new(),
         };
+        let metrics = Arc::clone(&self.metrics);
         let fut = async move {
             let mut parts = parts;
             let resp = req
@@ -492,6 +494,11 @@ impl UrlWatcher {
             if parts.first {
                 // Even an empty list starts a new attempt at the group.
                 parts.send(Vec::new(), Vec::new()).await?;
+            }
+            let encoding = response_encoding(&resp)?;
+            metrics.role(role).responses.inc(encoding_metric(encoding));
+            if encoding == Encoding::Protobuf {
+                return protobuf_list(&mut resp, role, max_body, progress_deadline, parts).await;
             }
             let mut list = ListStream::with_limits(role, limits);
             let mut received = 0usize;
@@ -585,6 +592,14 @@ impl UrlWatcher {
             }
             match result {
                 Ok(resp) if resp.status() == StatusCode::OK => {
+                    // Each response says its encoding: protobuf frames or JSON lines.
+                    match response_encoding(&resp) {
+                        Ok(encoding) => {
+                            act.metrics().responses.inc(encoding_metric(encoding));
+                            act.machine.set_watch_encoding(encoding);
+                        }
+                        Err(failure) => return act.feed(Input::WatchFailed(failure), ctx),
+                    }
                     debug!(parent: &act.span, "watch open");
                     let now = Instant::now();
                     act.open_watch = Some(OpenWatch {
@@ -972,6 +987,74 @@ fn content_length<S>(resp: &awc::ClientResponse<S>) -> Option<usize> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The encoding a response's `Content-Type` names; another type is a bad body.
+fn response_encoding<S>(resp: &awc::ClientResponse<S>) -> Result<Encoding, Failure> {
+    let content_type = resp
+        .headers()
+        .get(awc::http::header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("(not text)"));
+    Encoding::of_content_type(content_type).map_err(|e| Failure::BadBody(e.to_string()))
+}
+
+/// The metric label of an encoding.
+fn encoding_metric(encoding: Encoding) -> ResponseEncoding {
+    match encoding {
+        Encoding::Json => ResponseEncoding::Json,
+        Encoding::Protobuf => ResponseEncoding::Protobuf,
+    }
+}
+
+/// Reads a protobuf LIST body whole (at most `max_body` bytes, each chunk within
+/// `stall` of the one before), decodes it, and hands its objects to the group in
+/// parts. Unlike a JSON body it is decoded only once it has all arrived: the list is
+/// one length-delimited message.
+async fn protobuf_list<S>(
+    resp: &mut S,
+    role: Role,
+    max_body: usize,
+    stall: Duration,
+    mut parts: ListParts,
+) -> Result<(ListPage, Vec<DecodeError>), Failure>
+where
+    S: futures_util::Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    let mut body = Vec::new();
+    loop {
+        let chunk = match actix_rt::time::timeout(stall, resp.next()).await {
+            Err(_) => return Err(Failure::Stalled),
+            Ok(None) => break,
+            Ok(Some(chunk)) => {
+                chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?
+            }
+        };
+        if body.len() + chunk.len() > max_body {
+            return Err(Failure::BadBody(format!(
+                "the body exceeds the limit of {max_body} bytes (max_list_body)"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let (mut page, errors) = proto::decode_list(role, &body).map_err(bad_body)?;
+    drop(body);
+    let seen = page.items.len() + errors.len();
+    if seen > 0 && errors.len() == seen {
+        return Err(Failure::BadBody(format!(
+            "every one of its {seen} items was rejected, the first: {}",
+            errors[0]
+        )));
+    }
+    let mut items = std::mem::take(&mut page.items).into_iter();
+    loop {
+        let part: Vec<Object> = items.by_ref().take(LIST_PART_OBJECTS).collect();
+        if part.is_empty() {
+            break;
+        }
+        parts.send(part, Vec::new()).await?;
+    }
+    parts.drain().await?;
+    Ok((page, errors))
 }
 
 /// A LIST body that could not be read as a list of the role.
