@@ -2,20 +2,29 @@
 //! protobuf when asked (and in JSON otherwise, and for kinds it has no schema for),
 //! and kubesd's protobuf decoder gives from those answers exactly the objects the JSON
 //! path gives. Also the decoder's answers to broken input: truncated bodies, unknown
-//! fields and wire types, frames over the limit.
+//! fields and wire types, frames over the limit. And the engine reading protobuf:
+//! the same targets as in JSON, and a clear error for a `Content-Type` it cannot read.
+
+mod support;
 
 use std::time::Duration;
 
 use awc::Client;
 use futures_util::StreamExt;
 use kubesd::DecodeError;
+use kubesd::config::WireEncoding;
+use kubesd::metrics::{METRICS, ResponseEncoding};
 use kubesd::model::{Object, Role};
 use kubesd::proto::{self, ACCEPT_PROTOBUF, Encoding, FrameBuffer, WireError};
 use kubesd::simulator::{
-    ClusterSpec, Injection, Resource, RunningSimulator, SimulatorConfig, generate, protobuf, serve,
+    Churn, ChurnRates, ClusterSpec, Injection, Resource, RunningSimulator, SimulatedCluster,
+    SimulatorConfig, generate, protobuf, serve,
 };
 use kubesd::watch::{self, WatchEvent};
+use kubesd::{Discovery, EngineOptions, SdConfig};
 use serde_json::json;
+use support::fake_api::{FakeApi, Reply};
+use support::{all_jobs, converge, subscribe_all};
 
 /// Upper bound for any single read; only reached when something is broken.
 const SAFETY: Duration = Duration::from_secs(5);
@@ -368,4 +377,103 @@ fn a_watch_frame_over_the_limit_and_an_unknown_content_type_are_refused() {
         matches!(events.as_slice(), [Err(DecodeError::Protobuf { .. })]),
         "{events:?}"
     );
+}
+
+fn responses(encoding: ResponseEncoding) -> u64 {
+    Role::ALL
+        .into_iter()
+        .map(|role| METRICS.role_total(role, |m| m.responses.get(encoding)))
+        .sum()
+}
+
+/// Every discovery role, with every `attach_metadata`, against the simulator in
+/// protobuf (the default) and in JSON: each converges to the targets the simulator's
+/// state gives, through the initial LIST and through watch events under churn.
+#[actix_rt::test]
+async fn the_engine_discovers_the_same_targets_in_protobuf_and_in_json() {
+    let spec = ClusterSpec {
+        nodes: 3,
+        pods: 30,
+        namespaces: 2,
+        pods_per_workload: 3,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(30, spec)
+        .await
+        .expect("cluster starts");
+    let sim = running.sim();
+    let jobs = all_jobs(&running.url());
+    let protobuf_before = responses(ResponseEncoding::Protobuf);
+    let mut engines = Vec::new();
+    for encoding in [WireEncoding::Auto, WireEncoding::Json] {
+        let discovery = Discovery::start(EngineOptions {
+            encoding,
+            ..SimulatedCluster::engine_options()
+        });
+        let subs = subscribe_all(&discovery, &jobs).await;
+        engines.push((encoding, discovery, subs));
+    }
+    assert!(
+        responses(ResponseEncoding::Protobuf) > protobuf_before,
+        "protobuf was read"
+    );
+    let mut churn = Churn::new(31, ChurnRates::default());
+    for round in 0..3 {
+        for (encoding, _, subs) in &engines {
+            for (sub, config) in subs.iter().zip(&jobs) {
+                converge(sub, sim, config, &format!("{encoding}, round {round}")).await;
+            }
+        }
+        churn.step(sim, 20).expect("churn");
+    }
+    drop(engines);
+    running.stop().await;
+}
+
+/// A LIST answered with a `Content-Type` kubesd cannot read: the URL's error says so,
+/// the LIST is retried after a backoff (not in a loop), and nothing is published.
+#[actix_rt::test]
+async fn an_unknown_content_type_is_an_error_with_the_url_and_a_bounded_retry() {
+    let api = FakeApi::start(|_| {
+        let body = "<html>a proxy's login page</html>";
+        Reply::Raw(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes(),
+        )
+    })
+    .await;
+    let discovery = Discovery::start(EngineOptions {
+        backoff_initial: Duration::from_millis(200),
+        backoff_max: Duration::from_millis(200),
+        ..SimulatedCluster::engine_options()
+    });
+    let config = SdConfig::new(Role::Node, &api.url);
+    let sub = discovery
+        .subscribe(&config, support::keep_all)
+        .await
+        .expect("subscribes");
+    let (url, error) = loop {
+        let statuses = sub.status().await;
+        if let Some((url, Some(error))) = statuses
+            .first()
+            .map(|s| (s.url.clone(), s.last_error.clone()))
+        {
+            break (url, error);
+        }
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert!(url.contains("/api/v1/nodes"), "{url}");
+    assert!(error.message.contains("text/html"), "{}", error.message);
+    let started = std::time::Instant::now();
+    actix_rt::time::sleep(Duration::from_millis(500)).await;
+    let requests = api.requests_since(started).len();
+    assert!(
+        (1..=4).contains(&requests),
+        "{requests} requests in 500 ms with a 200 ms backoff"
+    );
+    assert!(sub.targets().await.is_empty());
+    drop(discovery);
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use actix_rt::signal::unix::{SignalKind, signal};
 use tracing::{error, info, warn};
 
+use crate::config::WireEncoding;
 use crate::http::resolve_endpoint;
 use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
@@ -40,6 +41,10 @@ pub struct JobArgs {
     /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
     #[arg(long, default_value_t = Semantics::Prometheus)]
     pub semantics: Semantics,
+    /// What to ask the API server for: auto (protobuf where offered, JSON elsewhere,
+    /// per response) or json.
+    #[arg(long, default_value_t = WireEncoding::Auto)]
+    pub encoding: WireEncoding,
     /// Whose meaning to follow where Prometheus and vmagent read a config differently:
     /// `hashmod`'s hash, `{{label}}` in replacements, `%{VAR}` placeholders
     /// (prometheus or victoriametrics; default: as --semantics).
@@ -184,6 +189,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     let mut jobs = JobSet::new(
         Discovery::start(EngineOptions {
             semantics: args.jobs.semantics,
+            encoding: args.jobs.encoding,
             ..EngineOptions::default()
         }),
         options(&args.jobs)?,
@@ -263,6 +269,7 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
     let mut jobs = JobSet::new(
         Discovery::start(EngineOptions {
             semantics: args.jobs.semantics,
+            encoding: args.jobs.encoding,
             ..EngineOptions::default()
         }),
         options(&args.jobs)?,
