@@ -125,10 +125,21 @@ fn list_stream(c: &mut Criterion) {
             page
         })
     });
-    // The same pods as one protobuf LIST body, decoded whole.
+    // The same pods as one protobuf LIST body, decoded as it arrives and whole.
     let items: Vec<Vec<u8>> = items.iter().map(|item| protobuf_pod(item)).collect();
     let proto = protobuf::encode_list(Resource::Pods, "v1", &items, "1", None);
     group.throughput(Throughput::Bytes(proto.len() as u64));
+    group.bench_function("1000_realistic_pods_protobuf_64k_chunks", |b| {
+        b.iter(|| {
+            let mut list = kubesd::proto::ProtoListStream::new(Role::Pod, 4 << 20);
+            for chunk in proto.chunks(64 * 1024) {
+                list.push(chunk).expect("valid list");
+            }
+            let (page, errors) = list.finish().expect("complete list");
+            assert!(errors.is_empty() && page.items.len() == 1000);
+            page
+        })
+    });
     group.bench_function("1000_realistic_pods_protobuf", |b| {
         b.iter(|| {
             let (page, errors) = kubesd::proto::decode_list(Role::Pod, &proto).expect("valid");

@@ -477,3 +477,81 @@ async fn an_unknown_content_type_is_an_error_with_the_url_and_a_bounded_retry() 
     assert!(sub.targets().await.is_empty());
     drop(discovery);
 }
+
+/// A LIST body of `pods` realistic-enough pods and one over-large item between them.
+fn list_body(pods: usize, oversized: bool) -> Vec<u8> {
+    let mut items = Vec::new();
+    for i in 0..pods {
+        let mut pod = sample_pod();
+        pod["metadata"]["name"] = json!(format!("web-{i}"));
+        if oversized && i == 1 {
+            pod["metadata"]["annotations"] = json!({"big": "x".repeat(2000)});
+        }
+        items.push(protobuf::encode_fields(Resource::Pods, &pod).expect("encoded"));
+    }
+    protobuf::encode_list(Resource::Pods, "v1", &items, "42", Some("next"))
+}
+
+/// Feeds `body` to a streaming decoder in the given chunks.
+fn stream(
+    body: &[u8],
+    cuts: &[usize],
+    max_object: usize,
+) -> Result<(kubesd::watch::ListPage, Vec<DecodeError>), DecodeError> {
+    let mut list = proto::ProtoListStream::new(Role::Pod, max_object);
+    let mut start = 0;
+    for &cut in cuts.iter().chain([&body.len()]) {
+        list.push(&body[start..cut])?;
+        start = cut;
+    }
+    list.finish()
+}
+
+#[test]
+fn a_streamed_list_cut_anywhere_decodes_as_the_whole_body_does() {
+    let body = list_body(3, false);
+    let (whole, _) = proto::decode_list(Role::Pod, &body).expect("whole body");
+    assert_eq!(whole.items.len(), 3);
+    assert_eq!(whole.continue_token.as_deref(), Some("next"));
+    for cut in 0..=body.len() {
+        let (page, errors) = stream(&body, &[cut], 1 << 20).expect("streamed");
+        assert!(errors.is_empty(), "cut at {cut}: {errors:?}");
+        assert_eq!(page, whole, "cut at {cut}");
+    }
+    let byte_by_byte: Vec<usize> = (1..body.len()).collect();
+    assert_eq!(
+        stream(&body, &byte_by_byte, 1 << 20)
+            .expect("byte by byte")
+            .0,
+        whole
+    );
+}
+
+#[test]
+fn a_streamed_list_skips_an_item_over_the_limit_and_refuses_a_cut_body() {
+    let body = list_body(3, true);
+    let (page, errors) = stream(&body, &[100, 1500], 1000).expect("streamed");
+    let names: Vec<&str> = page
+        .items
+        .iter()
+        .map(|o| o.metadata().name.as_str())
+        .collect();
+    assert_eq!(names, ["web-0", "web-2"]);
+    assert!(
+        matches!(errors.as_slice(), [DecodeError::ListItem { index: 1, source, .. }] if matches!(**source, DecodeError::TooLarge { limit: 1000, .. })),
+        "{errors:?}"
+    );
+    for cut in [3, 20, body.len() / 2, body.len() - 1] {
+        let mut list = proto::ProtoListStream::new(Role::Pod, 1 << 20);
+        list.push(&body[..cut]).expect("a prefix is not wrong yet");
+        assert!(
+            matches!(list.finish(), Err(DecodeError::Protobuf { .. })),
+            "cut at {cut}"
+        );
+    }
+    let nodes = protobuf::encode_list(Resource::Nodes, "v1", &[], "1", None);
+    let mut list = proto::ProtoListStream::new(Role::Pod, 1 << 20);
+    assert!(
+        matches!(list.push(&nodes), Err(DecodeError::WrongKind { kind, .. }) if kind == "NodeList")
+    );
+}

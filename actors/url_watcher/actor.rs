@@ -36,9 +36,9 @@ use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{ApiServerMetrics, METRICS, ResponseEncoding, RoleMetrics, StallReason};
-use crate::model::{Object, Role};
-use crate::proto::{self, Encoding};
-use crate::watch::{ListLimits, ListPage, ListStream, Status, UndecodedItem};
+use crate::model::Object;
+use crate::proto::Encoding;
+use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -497,10 +497,7 @@ impl UrlWatcher {
             }
             let encoding = response_encoding(&resp)?;
             metrics.role(role).responses.inc(encoding_metric(encoding));
-            if encoding == Encoding::Protobuf {
-                return protobuf_list(&mut resp, role, max_body, progress_deadline, parts).await;
-            }
-            let mut list = ListStream::with_limits(role, limits);
+            let mut list = ListDecoder::new(encoding, role, limits);
             let mut received = 0usize;
             // A body must find its next item within the deadline: one that sends part
             // of an item and stops, or drips it, is cut.
@@ -1004,57 +1001,6 @@ fn encoding_metric(encoding: Encoding) -> ResponseEncoding {
         Encoding::Json => ResponseEncoding::Json,
         Encoding::Protobuf => ResponseEncoding::Protobuf,
     }
-}
-
-/// Reads a protobuf LIST body whole (at most `max_body` bytes, each chunk within
-/// `stall` of the one before), decodes it, and hands its objects to the group in
-/// parts. Unlike a JSON body it is decoded only once it has all arrived: the list is
-/// one length-delimited message.
-async fn protobuf_list<S>(
-    resp: &mut S,
-    role: Role,
-    max_body: usize,
-    stall: Duration,
-    mut parts: ListParts,
-) -> Result<(ListPage, Vec<DecodeError>), Failure>
-where
-    S: futures_util::Stream<Item = Result<Bytes, PayloadError>> + Unpin,
-{
-    let mut body = Vec::new();
-    loop {
-        let chunk = match actix_rt::time::timeout(stall, resp.next()).await {
-            Err(_) => return Err(Failure::Stalled),
-            Ok(None) => break,
-            Ok(Some(chunk)) => {
-                chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?
-            }
-        };
-        if body.len() + chunk.len() > max_body {
-            return Err(Failure::BadBody(format!(
-                "the body exceeds the limit of {max_body} bytes (max_list_body)"
-            )));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    let (mut page, errors) = proto::decode_list(role, &body).map_err(bad_body)?;
-    drop(body);
-    let seen = page.items.len() + errors.len();
-    if seen > 0 && errors.len() == seen {
-        return Err(Failure::BadBody(format!(
-            "every one of its {seen} items was rejected, the first: {}",
-            errors[0]
-        )));
-    }
-    let mut items = std::mem::take(&mut page.items).into_iter();
-    loop {
-        let part: Vec<Object> = items.by_ref().take(LIST_PART_OBJECTS).collect();
-        if part.is_empty() {
-            break;
-        }
-        parts.send(part, Vec::new()).await?;
-    }
-    parts.drain().await?;
-    Ok((page, errors))
 }
 
 /// A LIST body that could not be read as a list of the role.

@@ -7,7 +7,8 @@
 //! materialise every field of every object, then need a conversion into the model.
 //!
 //! - [`Envelope`]: the `k8s\0` magic and `runtime.Unknown` around every body;
-//! - [`decode_list`]: a LIST body; [`decode_object`]: one object;
+//! - [`decode_list`]: a LIST body, whole; [`ProtoListStream`]: the same as it arrives;
+//!   [`decode_object`]: one object;
 //! - [`FrameBuffer`] and [`decode_event`]: a watch stream's length-prefixed frames;
 //! - [`Encoding`]: which encoding a response's `Content-Type` names.
 
@@ -20,6 +21,7 @@ mod fields;
 mod frames;
 mod ingress;
 mod list;
+mod list_stream;
 mod meta;
 mod node;
 mod object;
@@ -32,5 +34,6 @@ pub use envelope::{Envelope, MAGIC};
 pub use event::{decode_event, status};
 pub use frames::{FrameBuffer, FrameTooLong};
 pub use list::decode_list;
+pub use list_stream::ProtoListStream;
 pub use object::decode_object;
 pub use wire::{Reader, Value, WireError};

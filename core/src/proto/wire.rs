@@ -64,6 +64,15 @@ pub enum WireError {
         /// The absent field.
         name: &'static str,
     },
+    /// A field of the envelope or of a list's own (not an item) over the object size
+    /// limit: no Kubernetes body has one.
+    #[error("{message} has a field of {length} bytes, over the object size limit")]
+    FieldTooLarge {
+        /// The message being read.
+        message: &'static str,
+        /// The field's length.
+        length: u64,
+    },
     /// The body does not start with the `k8s\0` magic of Kubernetes' protobuf.
     #[error("not a Kubernetes protobuf body (no k8s\\0 prefix)")]
     NoMagic,
