@@ -555,3 +555,73 @@ fn a_streamed_list_skips_an_item_over_the_limit_and_refuses_a_cut_body() {
         matches!(list.push(&nodes), Err(DecodeError::WrongKind { kind, .. }) if kind == "NodeList")
     );
 }
+
+/// `200` with `content_type` and `body`.
+fn raw_reply(content_type: &str, body: &[u8]) -> Reply {
+    let mut bytes = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    bytes.extend_from_slice(body);
+    Reply::Raw(bytes)
+}
+
+/// A watch frame over `max_event_size`, and a whole frame whose envelope is cut: each
+/// is an error on the URL naming the problem, retried after the backoff (not in a
+/// loop), and the listed node's target stays.
+#[actix_rt::test]
+async fn a_bad_watch_frame_keeps_the_targets_and_is_retried_after_the_backoff() {
+    let node = json!({"metadata": {"name": "n1", "resourceVersion": "5"},
+        "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}}}});
+    let item = protobuf::encode_fields(Resource::Nodes, &node).expect("node");
+    let list = protobuf::encode_list(Resource::Nodes, "v1", &[item], "5", None);
+    let object = protobuf::encode_object(Resource::Nodes, &node).expect("node");
+    let mut oversized = 5000u32.to_be_bytes().to_vec();
+    oversized.extend_from_slice(&[0; 16]);
+    let truncated = protobuf::encode_watch_frame("MODIFIED", &object[..object.len() - 10]);
+    for (bad, expected) in [
+        (oversized, "larger than the limit"),
+        (truncated, "truncated"),
+    ] {
+        let list = list.clone();
+        let api = FakeApi::start(move |request| {
+            if request.is_watch() {
+                raw_reply(protobuf::WATCH_CONTENT_TYPE, &bad)
+            } else {
+                raw_reply(protobuf::CONTENT_TYPE, &list)
+            }
+        })
+        .await;
+        let discovery = Discovery::start(EngineOptions {
+            max_event_size: 1000,
+            backoff_initial: Duration::from_millis(200),
+            backoff_max: Duration::from_millis(200),
+            ..SimulatedCluster::engine_options()
+        });
+        let config = SdConfig::new(Role::Node, &api.url);
+        let sub = discovery
+            .subscribe(&config, support::keep_all)
+            .await
+            .expect("subscribes");
+        sub.synced().await;
+        let error = loop {
+            let statuses = sub.status().await;
+            if let Some(error) = statuses.first().and_then(|s| s.last_error.clone()) {
+                break error;
+            }
+            actix_rt::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert!(error.message.contains(expected), "{}", error.message);
+        let started = std::time::Instant::now();
+        actix_rt::time::sleep(Duration::from_millis(500)).await;
+        let requests = api.requests_since(started).len();
+        assert!(
+            requests <= 8,
+            "{requests} requests in 500 ms with a 200 ms backoff"
+        );
+        assert_eq!(sub.targets().await.len(), 1, "the node's target is kept");
+        drop(discovery);
+    }
+}
