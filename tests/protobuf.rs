@@ -625,3 +625,19 @@ async fn a_bad_watch_frame_keeps_the_targets_and_is_retried_after_the_backoff() 
         drop(discovery);
     }
 }
+
+/// What the API server answers a request that preferred protobuf with an error: a
+/// `Status` in protobuf, read as the JSON one is.
+#[test]
+fn an_error_body_in_protobuf_is_read_as_a_status() {
+    let body = protobuf::encode_status(410, "Expired", "too old resource version: 1 (5)");
+    let status = kubesd::watch::Status::from_body(&body).expect("a Status");
+    assert!(status.is_gone());
+    assert_eq!(status.message, "too old resource version: 1 (5)");
+    let pod = protobuf::encode_object(Resource::Pods, &sample_pod()).expect("pod");
+    assert_eq!(
+        kubesd::watch::Status::from_body(&pod),
+        None,
+        "a Pod is no Status"
+    );
+}
