@@ -18,7 +18,7 @@
 
 pub use kubesd_actors as actors;
 pub use kubesd_core::{
-    api, build_info, config, error, http, kubeconfig, labels, metrics, model, targets, watch,
+    api, build_info, config, error, http, kubeconfig, labels, metrics, model, proto, targets, watch,
 };
 
 #[cfg(feature = "cli")]

@@ -6,12 +6,18 @@
 //! semantics of the case's file (`"semantics"`, VictoriaMetrics' when absent), must equal
 //! `expected` as multisets, with empty values dropped on both sides (the corpus README
 //! is the contract). A new case file in the folder is picked up with no code change.
+//!
+//! The corpus runs twice: as JSON, and turned into protobuf by the simulator's encoder
+//! (each object as a one-item LIST body and as a watch frame, both decoded by kubesd's
+//! protobuf decoder, which must agree with each other and give the same targets).
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kubesd::model::{Object, Role};
+use kubesd::proto::{self, FrameBuffer};
+use kubesd::simulator::{Resource, protobuf};
 use kubesd::targets::{AttachMetadata, ObjectCache, Semantics, TargetContext, target_labels};
 use kubesd::watch::{decode_bookmark, decode_list};
 use serde::Deserialize;
@@ -82,6 +88,37 @@ fn decode(role: Role, json: &serde_json::Value) -> Result<Object, String> {
     Object::decode(role, &bytes).map_err(|e| e.to_string())
 }
 
+/// Decodes `json` as kubesd reads it in protobuf: encoded by the simulator as a LIST
+/// body and as an `ADDED` watch frame, each decoded; both must give the same object.
+/// A kind the API server serves in JSON only (a custom resource) is read as JSON, as
+/// kubesd reads such a response whatever it asked for.
+fn decode_protobuf(role: Role, json: &serde_json::Value) -> Result<Object, String> {
+    let resource = Resource::from(role);
+    if !protobuf::has_schema(resource) {
+        return decode(role, json);
+    }
+    let item = protobuf::encode_fields(resource, json).map_err(|e| e.to_string())?;
+    let (api_version, _) = protobuf::schema_of(resource, json).ok_or("no protobuf schema")?;
+    let list = protobuf::encode_list(resource, &api_version, &[item], "7", None);
+    let (mut page, errors) = proto::decode_list(role, &list).map_err(|e| e.to_string())?;
+    if let Some(error) = errors.first() {
+        return Err(error.to_string());
+    }
+    let listed = page.items.pop().ok_or("the list decoded empty")?;
+    let object = protobuf::encode_object(resource, json).map_err(|e| e.to_string())?;
+    let stream = protobuf::encode_watch_frame("ADDED", &object);
+    let mut frames = Vec::new();
+    FrameBuffer::new(1 << 20)
+        .push(&stream, |f| frames.push(proto::decode_event(role, f)))
+        .map_err(|e| e.to_string())?;
+    match frames.pop() {
+        Some(Ok(kubesd::watch::WatchEvent::Added(watched))) if watched == listed => Ok(listed),
+        other => Err(format!(
+            "the watch frame decoded to {other:?}, the list to {listed:?}"
+        )),
+    }
+}
+
 fn without_empty_values(m: &BTreeMap<String, String>) -> LabelMap {
     m.iter()
         .filter(|(_, v)| !v.is_empty())
@@ -89,8 +126,11 @@ fn without_empty_values(m: &BTreeMap<String, String>) -> LabelMap {
         .collect()
 }
 
+/// How a case's objects are decoded: from their JSON, or through protobuf.
+type Decoder = fn(Role, &serde_json::Value) -> Result<Object, String>;
+
 /// Runs one case; `Err` explains the mismatch.
-fn run_case(case: &Case, semantics: Semantics) -> Result<(), String> {
+fn run_case(case: &Case, semantics: Semantics, decode: Decoder) -> Result<(), String> {
     let role = parse_role(&case.role)?;
     let mut cache = ObjectCache::default();
     let mut subjects = Vec::new();
@@ -211,6 +251,17 @@ fn run_decode_case(case: &DecodeCase) -> Result<(), String> {
 
 #[test]
 fn conformance_corpus() {
+    run_corpus(decode, true);
+}
+
+#[test]
+fn conformance_corpus_in_protobuf() {
+    run_corpus(decode_protobuf, false);
+}
+
+/// Runs every case file with `decode`, and the decode cases (JSON only) when
+/// `with_decode_cases`.
+fn run_corpus(decode: Decoder, with_decode_cases: bool) {
     let dir = corpus_dir();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| {
@@ -241,7 +292,7 @@ fn conformance_corpus() {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         for case in &file.cases {
-            match run_case(case, file.semantics) {
+            match run_case(case, file.semantics, decode) {
                 Ok(()) => passed += 1,
                 Err(why) => {
                     failed += 1;
@@ -257,7 +308,7 @@ fn conformance_corpus() {
         }
     }
     let decode_path = dir.join("decode/lists.json");
-    if decode_path.is_file() {
+    if with_decode_cases && decode_path.is_file() {
         let text = std::fs::read_to_string(&decode_path)
             .unwrap_or_else(|e| panic!("{}: {e}", decode_path.display()));
         let file: DecodeFile = serde_json::from_str(&text)

@@ -38,10 +38,11 @@ use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{
-    ApiServerMetrics, ListMethod, METRICS, RequestError, RoleMetrics, StallReason,
+    ApiServerMetrics, ListMethod, METRICS, RequestError, ResponseEncoding, RoleMetrics, StallReason,
 };
 use crate::model::Object;
-use crate::watch::{ListLimits, ListStream, Status, UndecodedItem};
+use crate::proto::Encoding;
+use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -521,6 +522,7 @@ impl UrlWatcher {
         Ok(ListRequests {
             client,
             authorization,
+            accept: self.setup.options.encoding.accept(),
             origin: origin(&endpoint.base_url).to_string(),
             follow_redirects: endpoint.http.follow_redirects,
             max_requests: self.setup.options.max_list_pages,
@@ -544,7 +546,7 @@ impl UrlWatcher {
                 "{}{}",
                 self.setup.endpoint.base_url, path_and_query
             ))
-            .insert_header((ACCEPT, "application/json"))
+            .insert_header((ACCEPT, self.setup.options.encoding.accept()))
             .insert_header((USER_AGENT, user_agent()))
             .timeout(self.setup.options.request_timeout);
         if let Some(value) = header {
@@ -629,6 +631,7 @@ impl UrlWatcher {
             window: o.watcher_in_flight.max(1),
             pending: VecDeque::new(),
         };
+        let metrics = Arc::clone(&self.metrics);
         let read_list_page = async move |sent: Result<Sent, Failure>| {
             let mut parts = parts;
             let resp = sent?.map_err(|e| Failure::Transport(e.to_string()))?;
@@ -653,7 +656,9 @@ impl UrlWatcher {
                 // Even an empty list starts a new attempt at the group.
                 parts.send(Vec::new(), Vec::new()).await?;
             }
-            let mut list = ListStream::with_limits(role, limits);
+            let encoding = response_encoding(&resp)?;
+            metrics.role(role).responses.inc(encoding_metric(encoding));
+            let mut list = ListDecoder::new(encoding, role, limits);
             let mut received = 0usize;
             // A body must find its next item within the deadline: one that sends part
             // of an item and stops, or drips it, is cut.
@@ -765,6 +770,14 @@ impl UrlWatcher {
             }
             match result {
                 Ok(resp) if resp.status() == StatusCode::OK => {
+                    // Each response says its encoding: protobuf frames or JSON lines.
+                    match response_encoding(&resp) {
+                        Ok(encoding) => {
+                            act.metrics().responses.inc(encoding_metric(encoding));
+                            act.machine.set_watch_encoding(encoding);
+                        }
+                        Err(failure) => return act.feed(Input::WatchFailed(failure), ctx),
+                    }
                     debug!(parent: &act.span, "watch open");
                     let now = Instant::now();
                     act.open_watch = Some(OpenWatch {
@@ -1172,6 +1185,23 @@ fn content_length<S>(resp: &awc::ClientResponse<S>) -> Option<usize> {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The encoding a response's `Content-Type` names; another type is a bad body.
+fn response_encoding<S>(resp: &awc::ClientResponse<S>) -> Result<Encoding, Failure> {
+    let content_type = resp
+        .headers()
+        .get(awc::http::header::CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or("(not text)"));
+    Encoding::of_content_type(content_type).map_err(|e| Failure::BadBody(e.to_string()))
+}
+
+/// The metric label of an encoding.
+fn encoding_metric(encoding: Encoding) -> ResponseEncoding {
+    match encoding {
+        Encoding::Json => ResponseEncoding::Json,
+        Encoding::Protobuf => ResponseEncoding::Protobuf,
+    }
 }
 
 /// A LIST body that could not be read as a list of the role.

@@ -13,7 +13,8 @@ use arcstr::ArcStr;
 
 use crate::error::DecodeError;
 use crate::model::{Object, Role};
-use crate::watch::{Status, WatchEvent, decode_event};
+use crate::proto::Encoding;
+use crate::watch::{Status, WatchEvent, decode_event_in, frame_event};
 
 /// How the initial events of one batch of lines ended, if they did.
 #[derive(Debug)]
@@ -30,22 +31,25 @@ pub enum InitialOutcome {
 /// Collects the initial events of a streaming list from its lines, in order.
 pub struct InitialEvents {
     role: Role,
+    /// The stream's encoding: JSON lines or protobuf frames.
+    encoding: Encoding,
     /// The objects of the initial events so far.
     pub items: Vec<Object>,
     /// Events that could not be decoded: skipped, as a LIST skips its bad items.
     pub skipped: Vec<DecodeError>,
     /// Set by the line that ended the initial events.
     pub outcome: Option<InitialOutcome>,
-    /// The lines that came after the initial-events-end bookmark, each ended by a
-    /// newline: the first watch events.
+    /// The events that came after the initial-events-end bookmark, framed again as
+    /// the stream carried them: the first watch events.
     pub after: Vec<u8>,
 }
 
 impl InitialEvents {
-    /// A collector for `role` continuing from `items`.
-    pub fn new(role: Role, items: Vec<Object>) -> InitialEvents {
+    /// A collector for `role`, from a stream in `encoding`, continuing from `items`.
+    pub fn new(role: Role, encoding: Encoding, items: Vec<Object>) -> InitialEvents {
         InitialEvents {
             role,
+            encoding,
             items,
             skipped: Vec::new(),
             outcome: None,
@@ -58,13 +62,12 @@ impl InitialEvents {
         match &self.outcome {
             None => {}
             Some(InitialOutcome::Ended(_)) => {
-                self.after.extend_from_slice(line);
-                self.after.push(b'\n');
+                frame_event(self.encoding, line, &mut self.after);
                 return;
             }
             Some(_) => return,
         }
-        let event = match decode_event(self.role, line) {
+        let event = match decode_event_in(self.encoding, self.role, line) {
             Ok(event) => event,
             Err(e) => {
                 self.skipped.push(e);

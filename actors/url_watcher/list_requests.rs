@@ -34,6 +34,9 @@ pub struct ListRequests {
     pub client: awc::Client,
     /// The `Authorization` header's value, sent only to the API server's own origin.
     pub authorization: Option<String>,
+    /// The `Accept` header's value: the encodings asked for
+    /// (`EngineOptions::encoding`).
+    pub accept: &'static str,
     /// `scheme://host:port` of the API server.
     pub origin: String,
     /// Follow redirects (the job's `follow_redirects`).
@@ -84,7 +87,7 @@ impl ListRequests {
         let mut req = self
             .client
             .get(url)
-            .insert_header((ACCEPT, "application/json"))
+            .insert_header((ACCEPT, self.accept))
             .insert_header((USER_AGENT, user_agent()))
             .timeout(self.timeout);
         // Credentials go to the API server only, never to another origin a redirect

@@ -36,8 +36,9 @@ use crate::error::DecodeError;
 use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
+use crate::proto::Encoding;
 use crate::watch::{
-    EventType, LineBuffer, ListPage, Status, UndecodedEvent, WatchEvent, decode_event,
+    EventFraming, EventType, ListPage, Status, UndecodedEvent, WatchEvent, decode_event_in,
 };
 
 use super::initial_events::{InitialEvents, InitialOutcome};
@@ -396,7 +397,10 @@ impl RetryDelays {
 pub struct Machine {
     role: Role,
     state: State,
-    lines: LineBuffer,
+    /// The current watch response's framing (JSON lines or protobuf frames).
+    lines: EventFraming,
+    /// The largest event a watch may send.
+    max_event: usize,
     delays: RetryDelays,
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
@@ -441,7 +445,8 @@ impl Machine {
                 items: Vec::new(),
                 tokens: Vec::new(),
             },
-            lines: LineBuffer::new(max_event),
+            lines: EventFraming::new(Encoding::Json, max_event),
+            max_event,
             delays: RetryDelays::new(backoff_initial, backoff_max),
             can_fall_back,
             fell_back: false,
@@ -480,6 +485,14 @@ impl Machine {
     /// every event here). The watch still resumes from the last event decoded here.
     pub fn set_defer_every(&mut self, n: usize) {
         self.defer_every = n;
+    }
+
+    /// The encoding of the watch response about to stream, from its `Content-Type`:
+    /// its events are split and decoded in it.
+    pub fn set_watch_encoding(&mut self, encoding: Encoding) {
+        if self.lines.encoding() != encoding {
+            self.lines = EventFraming::new(encoding, self.max_event);
+        }
     }
 
     /// The current LIST attempt (counted from 1 once the machine has started).
@@ -1014,7 +1027,8 @@ impl Machine {
         let State::StreamingList { items, .. } = &mut self.state else {
             return;
         };
-        let mut initial = InitialEvents::new(self.role, std::mem::take(items));
+        let mut initial =
+            InitialEvents::new(self.role, self.lines.encoding(), std::mem::take(items));
         let mut pushed = Ok(());
         for bytes in chunks {
             pushed = self.lines.push(bytes, |line| initial.line(line));
@@ -1157,6 +1171,7 @@ impl Machine {
         };
         let mut batch = WatchBatch {
             role: self.role,
+            encoding: self.lines.encoding(),
             defer_every: self.defer_every,
             attempt: self.attempt,
             since_deferred: self.since_deferred,
@@ -1274,6 +1289,8 @@ enum StreamProblem {
 /// ([`Machine::on_chunks`]).
 struct WatchBatch {
     role: Role,
+    /// The encoding of the stream's events.
+    encoding: Encoding,
     defer_every: usize,
     attempt: u64,
     /// Lines since the last one left undecoded for the group.
@@ -1294,7 +1311,7 @@ impl WatchBatch {
         if self.deferred(line) {
             return;
         }
-        let event = match decode_event(self.role, line) {
+        let event = match decode_event_in(self.encoding, self.role, line) {
             Ok(event) => event,
             Err(e) => {
                 self.problem = Some(StreamProblem::Rejected(e));

@@ -19,6 +19,17 @@ pub enum DecodeError {
         #[source]
         source: serde_json::Error,
     },
+    /// Protobuf that could not be read: cut short, a field of the wrong wire type, a
+    /// string that is not UTF-8, a missing `k8s\0` envelope. The message and field
+    /// are named.
+    #[error("cannot decode {role} protobuf: {source}")]
+    Protobuf {
+        /// The role being decoded.
+        role: Role,
+        /// What the reader found.
+        #[source]
+        source: crate::proto::WireError,
+    },
     /// An object without `metadata.name`: it cannot be cached or keyed.
     #[error("{role} object without metadata.name (namespace {namespace:?})")]
     MissingName {
@@ -91,6 +102,7 @@ impl DecodeError {
             DecodeError::TooLarge { .. } => RejectReason::TooLarge,
             DecodeError::TooDeep { .. } => RejectReason::TooDeep,
             DecodeError::Json { .. }
+            | DecodeError::Protobuf { .. }
             | DecodeError::MissingName { .. }
             | DecodeError::UnknownEventType { .. }
             | DecodeError::MissingEventField { .. } => RejectReason::Undecodable,
@@ -101,6 +113,7 @@ impl DecodeError {
     pub fn role(&self) -> Role {
         match self {
             DecodeError::Json { role, .. }
+            | DecodeError::Protobuf { role, .. }
             | DecodeError::MissingName { role, .. }
             | DecodeError::WrongKind { role, .. }
             | DecodeError::UnknownEventType { role, .. }

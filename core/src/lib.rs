@@ -3,6 +3,7 @@
 //! - [`model`]: the objects discovery reads, decoded into slim structs;
 //! - [`targets`]: their `__meta_kubernetes_*` target labels, per role and semantics;
 //! - [`watch`]: the list/watch wire format (lines, events, LIST streams);
+//! - [`proto`]: the same in Kubernetes' protobuf encoding;
 //! - [`api`]: API paths, selectors and namespaces;
 //! - [`config`]: what a discovery asks for, and the engine's options;
 //! - [`http`]: the client that talks to the API server (TLS, credentials, proxies);
@@ -20,5 +21,6 @@ pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;
 pub mod model;
+pub mod proto;
 pub mod targets;
 pub mod watch;

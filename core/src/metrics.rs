@@ -63,6 +63,18 @@ macro_rules! reasons {
 }
 
 reasons! {
+    /// The encoding of a LIST or WATCH response (`kubesd_responses_total{reason}`):
+    /// what each role's URLs are read in, per API server.
+    ResponseEncoding {
+        /// JSON (asked for, or what the server answered a request that preferred
+        /// protobuf: custom resources, aggregated APIs, older servers).
+        Json => "json",
+        /// Kubernetes' protobuf.
+        Protobuf => "protobuf",
+    }
+}
+
+reasons! {
     /// Why a URL watcher started a LIST (`kubesd_relists_total{reason}`).
     RelistReason {
         /// The watcher's first LIST.
@@ -459,6 +471,9 @@ metric_set! {
         /// deep), by why.
         rejected: ReasonCounter<RejectReason> = "kubesd_rejected_objects_total",
             "List items and watch events rejected, by why.";
+        /// LIST and WATCH responses read, by their encoding.
+        responses: ReasonCounter<ResponseEncoding> = "kubesd_responses_total",
+            "LIST and WATCH responses read, by encoding (the reason label: json or protobuf).";
         /// Streams (watch or LIST) cut because they stopped making progress mid-object.
         stalls: ReasonCounter<StallReason> = "kubesd_stalls_total",
             "Watches and LISTs cut for making no progress mid-object.";
@@ -759,6 +774,7 @@ mod tests {
             RejectReason::ALL.len(),
             StallReason::ALL.len(),
             ListMethod::ALL.len(),
+            ResponseEncoding::ALL.len(),
         ] {
             assert!(len <= MAX_REASONS);
         }

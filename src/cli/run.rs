@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use actix_rt::signal::unix::{SignalKind, signal};
 use tracing::{error, info, warn};
 
-use crate::config::ListMode;
+use crate::config::{ListMode, WireEncoding};
 use crate::http::resolve_endpoint;
 use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
@@ -41,6 +41,10 @@ pub struct JobArgs {
     /// Whose target semantics to follow: prometheus or victoriametrics (SEMANTICS.md).
     #[arg(long, default_value_t = Semantics::Prometheus)]
     pub semantics: Semantics,
+    /// What to ask the API server for: auto (protobuf where offered, JSON elsewhere,
+    /// per response) or json.
+    #[arg(long, default_value_t = WireEncoding::Auto)]
+    pub encoding: WireEncoding,
     /// Whose meaning to follow where Prometheus and vmagent read a config differently:
     /// `hashmod`'s hash, `{{label}}` in replacements, `%{VAR}` placeholders
     /// (prometheus or victoriametrics; default: as --semantics).
@@ -67,6 +71,7 @@ impl JobArgs {
         EngineOptions {
             semantics: self.semantics,
             list_mode: self.list_mode,
+            encoding: self.encoding,
             ..EngineOptions::default()
         }
     }

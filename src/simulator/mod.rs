@@ -35,6 +35,7 @@ pub mod generator;
 pub mod http;
 pub mod owners;
 pub mod patch;
+pub mod protobuf;
 pub mod resource;
 pub mod selector;
 pub mod server;

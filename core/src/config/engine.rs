@@ -111,6 +111,11 @@ pub struct EngineOptions {
     /// (from the watch cache, so cheap) bounds how long such a loss can last; it
     /// pushes only what actually differs. `None` turns it off.
     pub relist_interval: Option<Duration>,
+    /// Which encoding LISTs and WATCHes ask the API server for: `Auto` (the default)
+    /// prefers protobuf and reads each response in the encoding its `Content-Type`
+    /// names (custom resources, aggregated APIs and older servers answer JSON);
+    /// `Json` asks for JSON only.
+    pub encoding: WireEncoding,
     /// Whose target semantics every job's labels follow: Prometheus' (the default) or
     /// VictoriaMetrics' (SEMANTICS.md lists the differences).
     pub semantics: Semantics,
@@ -142,7 +147,48 @@ impl Default for EngineOptions {
             credential_plugin_timeout: Duration::from_secs(60),
             list_body_timeout: Duration::from_secs(300),
             relist_interval: Some(Duration::from_secs(3600)),
+            encoding: WireEncoding::Auto,
             semantics: Semantics::default(),
         }
+    }
+}
+
+/// The encoding the engine asks the API server for (see [`EngineOptions::encoding`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WireEncoding {
+    /// Protobuf where the server offers it, JSON elsewhere.
+    #[default]
+    Auto,
+    /// JSON only.
+    Json,
+}
+
+impl WireEncoding {
+    /// The `Accept` header of a LIST or WATCH.
+    pub fn accept(self) -> &'static str {
+        match self {
+            WireEncoding::Auto => crate::proto::ACCEPT_PROTOBUF,
+            WireEncoding::Json => "application/json",
+        }
+    }
+}
+
+impl std::str::FromStr for WireEncoding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(WireEncoding::Auto),
+            "json" => Ok(WireEncoding::Json),
+            other => Err(format!("unknown encoding {other:?}: expected auto or json")),
+        }
+    }
+}
+
+impl std::fmt::Display for WireEncoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WireEncoding::Auto => "auto",
+            WireEncoding::Json => "json",
+        })
     }
 }

@@ -7,7 +7,7 @@ mod http;
 mod list_mode;
 mod sd;
 
-pub use engine::EngineOptions;
+pub use engine::{EngineOptions, WireEncoding};
 pub use exec::{ExecApiVersion, ExecCluster, ExecConfig, ExecEnv, InteractiveMode};
 pub use http::{
     Authorization, BasicAuth, HttpClientConfig, HttpHeader, OAuth2, Secret, TlsConfig, TlsVersion,

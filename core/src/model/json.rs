@@ -65,7 +65,7 @@ where
 /// The items `next` yields until `None`, in an allocation of exactly their number:
 /// gathered in `T`'s per-thread scratch vector (JSON gives no length up front), then
 /// moved once. Behind [`exact_slice`] and [`StringMap`].
-fn collect_exact<T: ScratchElement, E>(
+pub(crate) fn collect_exact<T: ScratchElement, E>(
     mut next: impl FnMut() -> Result<Option<T>, E>,
 ) -> Result<Box<[T]>, E> {
     T::scratch().with(|scratch| {
@@ -324,6 +324,28 @@ fn shared_str(v: &str, intern: InternRule) -> ArcStr {
     } else {
         recently_interned(v).unwrap_or_else(|| ArcStr::from(v))
     }
+}
+
+/// A string unique to its object (a name, a uid, an IP), as `nullable_str` keeps it:
+/// for decoders of other encodings (protobuf), so both build the same model.
+pub(crate) fn unique_string(v: &str) -> ArcStr {
+    shared_str(v, InternRule::Never)
+}
+
+/// A string that repeats across objects (a namespace, an image, a label key), as
+/// `interned_str` keeps it.
+pub(crate) fn repeated_string(v: &str) -> ArcStr {
+    shared_str(v, InternRule::Always)
+}
+
+/// A value of a string map (labels, annotations), as [`StringMap`] keeps it.
+pub(crate) fn map_value_string(v: &str) -> ArcStr {
+    shared_str(v, InternRule::UpTo(INTERNED_VALUE_MAX_LEN))
+}
+
+/// A value of a Kubernetes enum, as `enum_str` keeps it.
+pub(crate) fn enum_string(v: &str) -> ArcStr {
+    well_known_str(v).unwrap_or_else(|| shared_str(v, InternRule::Always))
 }
 
 /// The one string visitor behind kubesd's string fields: the function sees the string

@@ -26,8 +26,15 @@ impl Status {
         self.code == 410 || self.reason == "Expired" || self.reason == "Gone"
     }
 
-    /// Decodes a `Status` from an HTTP error body; `None` when it is not one.
+    /// Decodes a `Status` from an HTTP error body, in JSON or (to a request that
+    /// preferred it) protobuf; `None` when it is not one.
     pub fn from_body(body: &[u8]) -> Option<Status> {
+        if body.starts_with(crate::proto::MAGIC) {
+            let envelope = crate::proto::Envelope::open(body).ok()?;
+            return (envelope.kind == "Status")
+                .then(|| crate::proto::status(envelope.raw).ok())
+                .flatten();
+        }
         serde_json::from_slice(body).ok()
     }
 }

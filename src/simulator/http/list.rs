@@ -18,8 +18,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::Target;
+use super::encoding::ResponseEncoding;
 use super::table::{self, IncludeObject};
 use crate::simulator::error::ApiError;
+use crate::simulator::protobuf;
 use crate::simulator::selector::{FieldSelector, LabelSelector, Selector};
 use crate::simulator::sim::Simulator;
 use crate::simulator::store::ObjectKey;
@@ -176,6 +178,24 @@ pub fn serve(
             metadata,
         );
         return Ok(HttpResponse::Ok().json(t));
+    }
+    if ResponseEncoding::of(req, target.resource) == ResponseEncoding::Protobuf {
+        let items = page
+            .items
+            .iter()
+            .map(|item| protobuf::encode_fields(target.resource, item))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let body = protobuf::encode_list(
+            target.resource,
+            target.resource.api_version(),
+            &items,
+            &page.rv.to_string(),
+            continue_token.as_deref(),
+        );
+        return Ok(HttpResponse::Ok()
+            .content_type(protobuf::CONTENT_TYPE)
+            .body(body));
     }
     // Written by hand so a big list is not first built as one large Value.
     let mut body = format!(

@@ -7,6 +7,7 @@
 //! registering a route per resource keeps scope rules in one place.
 
 mod discovery;
+mod encoding;
 mod list;
 mod table;
 mod watch;

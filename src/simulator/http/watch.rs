@@ -28,11 +28,13 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, Interval};
 
+use super::encoding::ResponseEncoding;
 use super::list::parse_selector;
 use super::table::{self, IncludeObject};
-use super::{HttpState, Target, error_response, is_true, object_json};
+use super::{HttpState, Target, error_response, is_true};
 use crate::simulator::error::ApiError;
 use crate::simulator::faults::{Injection, WatchFault};
+use crate::simulator::protobuf;
 use crate::simulator::resource::Resource;
 use crate::simulator::selector::Selector;
 use crate::simulator::sim::Simulator;
@@ -46,6 +48,12 @@ pub fn serve(
     target: &Target,
     query: &HashMap<String, String>,
 ) -> HttpResponse {
+    // Table requests (kubectl) are answered in JSON, as the API server does.
+    let encoding = if table::wants_table(req) {
+        ResponseEncoding::Json
+    } else {
+        ResponseEncoding::of(req, target.resource)
+    };
     let mut query = query.clone();
     if is_true(query.get("sendInitialEvents")) {
         match state.sim.faults().take_streaming_list() {
@@ -59,7 +67,7 @@ pub fn serve(
             }
             StreamingLists::EndedAtOnce => {
                 return HttpResponse::Ok()
-                    .content_type("application/json")
+                    .content_type(encoding.watch_content_type())
                     .streaming(futures_util::stream::empty::<Result<Bytes, io::Error>>());
             }
             StreamingLists::Ignored => {
@@ -68,20 +76,19 @@ pub fn serve(
             }
         }
     }
-    match open(state, req, target, &query) {
+    match open(state, req, target, &query, encoding) {
         Ok(stream) => HttpResponse::Ok()
-            .content_type("application/json")
+            .content_type(encoding.watch_content_type())
             .streaming(futures_util::stream::unfold(
                 stream,
                 WatchStream::next_chunk,
             )),
         Err(err) if err.code == 410 && err.reason == "Expired" => {
             // Real servers report a too-old resourceVersion inside the stream.
-            let line = format!("{{\"type\":\"ERROR\",\"object\":{}}}\n", err.to_status());
-            let once =
-                futures_util::stream::once(async move { Ok::<_, io::Error>(Bytes::from(line)) });
+            let event = encoding.error(&err);
+            let once = futures_util::stream::once(async move { Ok::<_, io::Error>(event) });
             HttpResponse::Ok()
-                .content_type("application/json")
+                .content_type(encoding.watch_content_type())
                 .streaming(once)
         }
         Err(err) => error_response(&err),
@@ -93,6 +100,7 @@ fn open(
     req: &HttpRequest,
     target: &Target,
     query: &HashMap<String, String>,
+    encoding: ResponseEncoding,
 ) -> Result<WatchStream, ApiError> {
     let sim = &state.sim;
     if sim.faults().take_gone_watch() {
@@ -155,6 +163,7 @@ fn open(
         resource: target.resource,
         selector,
         table,
+        encoding,
         initial: sub.initial.into(),
         rx: sub.rx,
         out: VecDeque::new(),
@@ -185,6 +194,8 @@ struct WatchStream {
     selector: Selector,
     /// `Some` when the client wants Table objects (kubectl `get -w`).
     table: Option<IncludeObject>,
+    /// JSON lines or protobuf frames.
+    encoding: ResponseEncoding,
     initial: VecDeque<Arc<Change>>,
     /// A streaming list's: the resourceVersion of the bookmark that ends its initial
     /// events, sent once `initial` is.
@@ -290,10 +301,9 @@ impl WatchStream {
             }
             WatchMessage::Fault(WatchFault::Drop { mid_event }) => {
                 if mid_event {
-                    let line = self.fake_event_line("MODIFIED", "cut-mid-event");
-                    let half = line.len() / 2;
-                    self.out
-                        .push_back(Out::Chunk(Bytes::from(line).slice(..half)));
+                    let event = self.fake_event("MODIFIED", "cut-mid-event");
+                    let half = event.len() / 2;
+                    self.out.push_back(Out::Chunk(event.slice(..half)));
                     self.out.push_back(Out::Pause);
                 }
                 self.out.push_back(Out::Abort);
@@ -308,35 +318,15 @@ impl WatchStream {
             // sends no other bookmark.
             WatchMessage::Bookmark(_) if self.initial_events_end.is_some() => {}
             WatchMessage::Bookmark(rv) => {
-                let line = self.bookmark_line(rv, "");
-                self.out.push_back(Out::Chunk(Bytes::from(line)));
+                let bookmark = self.encoding.bookmark(self.resource, rv, false);
+                self.out.push_back(Out::Chunk(bookmark));
             }
             WatchMessage::End => self.finished = true,
             WatchMessage::Fault(WatchFault::Inject(injection)) => {
-                let line = match injection {
-                    Injection::MalformedLine => {
-                        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\n".to_string()
-                    }
-                    Injection::UnknownType => self.fake_event_line("WEIRD", "weird-event"),
-                    Injection::WrongKind => {
-                        let rv = self.sim.store().current_rv();
-                        format!(
-                            "{{\"type\":\"ADDED\",\"object\":{{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{{\"name\":\"wrong-kind\",\"namespace\":\"default\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
-                        )
-                    }
-                };
-                self.out.push_back(Out::Chunk(Bytes::from(line)));
+                let event = self.injected(injection);
+                self.out.push_back(Out::Chunk(event));
             }
         }
-    }
-
-    /// A `BOOKMARK` line at `rv`, with `annotations` (JSON members) in its metadata.
-    fn bookmark_line(&self, rv: u64, annotations: &str) -> String {
-        format!(
-            "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"resourceVersion\":\"{rv}\"{annotations}}}}}}}\n",
-            self.resource.kind(),
-            self.resource.api_version()
-        )
     }
 
     /// Sends the bookmark that ends a streaming list's initial events, once; true
@@ -345,36 +335,63 @@ impl WatchStream {
         let Some(rv) = self.initial_events_end.take() else {
             return false;
         };
-        let annotations = r#","annotations":{"k8s.io/initial-events-end":"true"}"#;
-        let line = self.bookmark_line(rv, annotations);
-        self.out.push_back(Out::Chunk(Bytes::from(line)));
+        let bookmark = self.encoding.bookmark(self.resource, rv, true);
+        self.out.push_back(Out::Chunk(bookmark));
         true
     }
 
-    /// A syntactically valid event line of the watched kind.
-    fn fake_event_line(&self, event_type: &str, name: &str) -> String {
+    /// The bad event an injection sends, in the stream's encoding.
+    fn injected(&self, injection: Injection) -> Bytes {
         let rv = self.sim.store().current_rv();
-        format!(
-            "{{\"type\":\"{event_type}\",\"object\":{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{{\"name\":\"{name}\",\"resourceVersion\":\"{rv}\"}}}}}}\n",
-            self.resource.kind(),
-            self.resource.api_version()
-        )
+        match (injection, self.encoding) {
+            (Injection::MalformedLine, ResponseEncoding::Json) => Bytes::from_static(
+                b"{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\n",
+            ),
+            // A whole frame whose event is cut short: its length is right, its
+            // content truncated.
+            (Injection::MalformedLine, ResponseEncoding::Protobuf) => {
+                let event = self.fake_event("MODIFIED", "malformed");
+                let cut = &event[4..4 + (event.len() - 4) / 2];
+                let mut frame = (cut.len() as u32).to_be_bytes().to_vec();
+                frame.extend_from_slice(cut);
+                Bytes::from(frame)
+            }
+            (Injection::UnknownType, _) => self.fake_event("WEIRD", "weird-event"),
+            (Injection::WrongKind, ResponseEncoding::Json) => Bytes::from(format!(
+                "{{\"type\":\"ADDED\",\"object\":{{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{{\"name\":\"wrong-kind\",\"namespace\":\"default\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
+            )),
+            (Injection::WrongKind, ResponseEncoding::Protobuf) => {
+                let metadata = serde_json::json!({"metadata": {"name": "wrong-kind", "namespace": "default", "resourceVersion": rv.to_string()}});
+                let fields =
+                    protobuf::encode_fields(Resource::Namespaces, &metadata).unwrap_or_default();
+                let object = protobuf::envelope("v1", "ConfigMap", &fields);
+                Bytes::from(protobuf::encode_watch_frame("ADDED", &object))
+            }
+        }
+    }
+
+    /// A well-formed event of the watched kind about an object `name`.
+    fn fake_event(&self, event_type: &str, name: &str) -> Bytes {
+        let rv = self.sim.store().current_rv();
+        let object =
+            serde_json::json!({"metadata": {"name": name, "resourceVersion": rv.to_string()}});
+        self.encoding.event(self.resource, event_type, &object)
     }
 
     fn emit_change(&mut self, change: &Change) {
         let Some((event_type, object)) = transition(change, &self.selector) else {
             return;
         };
-        let object_repr = match self.table {
+        let line = match self.table {
             Some(include) => {
                 let metadata = serde_json::json!({"resourceVersion": change.rv.to_string()});
-                table::table(self.resource, [&*object], include, metadata).to_string()
+                let table = table::table(self.resource, [&*object], include, metadata);
+                Bytes::from(format!(
+                    "{{\"type\":\"{event_type}\",\"object\":{table}}}\n"
+                ))
             }
-            None => object_json(self.resource, &object),
+            None => self.encoding.event(self.resource, event_type, &object),
         };
-        let line = Bytes::from(format!(
-            "{{\"type\":\"{event_type}\",\"object\":{object_repr}}}\n"
-        ));
         if self.sim.faults().take_split() {
             let half = line.len() / 2;
             self.out.push_back(Out::Chunk(line.slice(..half)));

@@ -1,0 +1,199 @@
+//! Framing of a protobuf watch stream: each event is a 4-byte big-endian length, then
+//! that many bytes, arriving in chunks cut anywhere.
+//!
+//! As [`crate::watch::LineBuffer`] for JSON lines: a frame wholly inside a chunk is
+//! handed out as a slice of the chunk; only a frame split across chunks is copied,
+//! into a buffer kept for the next one. A length over the limit is refused as soon as
+//! its four bytes are in, before any of the frame is held.
+
+/// Splits a byte stream into length-prefixed frames as chunks arrive.
+#[derive(Debug)]
+pub struct FrameBuffer {
+    /// The bytes of an unfinished frame, its length prefix included.
+    partial: Vec<u8>,
+    max_frame: usize,
+    /// Frames completed so far.
+    completed: u64,
+}
+
+/// A frame whose announced length is over the buffer's limit: an object absurdly
+/// large, or a stream that is not a protobuf watch.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("protobuf watch frame of {length} bytes exceeds the limit of {limit} bytes")]
+pub struct FrameTooLong {
+    /// The length the frame announced.
+    pub length: u64,
+    /// The limit.
+    pub limit: usize,
+}
+
+impl FrameBuffer {
+    /// A buffer that refuses frames longer than `max_frame` bytes.
+    pub fn new(max_frame: usize) -> Self {
+        FrameBuffer {
+            partial: Vec::new(),
+            max_frame,
+            completed: 0,
+        }
+    }
+
+    /// Feeds one chunk, calling `on_frame` with each complete frame (without its
+    /// length) in order.
+    pub fn push(
+        &mut self,
+        chunk: &[u8],
+        mut on_frame: impl FnMut(&[u8]),
+    ) -> Result<(), FrameTooLong> {
+        let mut rest = chunk;
+        // First finish the frame a previous chunk started.
+        if !self.partial.is_empty() {
+            let taken = self.fill(rest)?;
+            rest = &rest[taken..];
+            match self.complete_length() {
+                Some(len) if self.partial.len() == 4 + len => {
+                    self.completed += 1;
+                    on_frame(&self.partial[4..]);
+                    self.partial.clear();
+                }
+                _ => return Ok(()),
+            }
+        }
+        while rest.len() >= 4 {
+            let len = self.check(&rest[..4])?;
+            if rest.len() < 4 + len {
+                break;
+            }
+            self.completed += 1;
+            on_frame(&rest[4..4 + len]);
+            rest = &rest[4 + len..];
+        }
+        self.partial.extend_from_slice(rest);
+        Ok(())
+    }
+
+    /// Moves bytes from `chunk` into the unfinished frame, up to its end; returns how
+    /// many were taken.
+    fn fill(&mut self, chunk: &[u8]) -> Result<usize, FrameTooLong> {
+        let mut taken = 0;
+        if self.partial.len() < 4 {
+            taken = (4 - self.partial.len()).min(chunk.len());
+            self.partial.extend_from_slice(&chunk[..taken]);
+        }
+        if let Some(prefix) = self.partial.get(..4) {
+            let prefix: [u8; 4] = [prefix[0], prefix[1], prefix[2], prefix[3]];
+            let len = self.check(&prefix).inspect_err(|_| self.partial.clear())?;
+            let more = (4 + len - self.partial.len()).min(chunk.len() - taken);
+            self.partial.extend_from_slice(&chunk[taken..taken + more]);
+            taken += more;
+        }
+        Ok(taken)
+    }
+
+    fn complete_length(&self) -> Option<usize> {
+        let prefix = self.partial.get(..4)?;
+        Some(u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize)
+    }
+
+    /// The length a prefix announces, if within the limit.
+    fn check(&self, prefix: &[u8]) -> Result<usize, FrameTooLong> {
+        let length = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        match usize::try_from(length) {
+            Ok(len) if len <= self.max_frame => Ok(len),
+            _ => Err(FrameTooLong {
+                length: u64::from(length),
+                limit: self.max_frame,
+            }),
+        }
+    }
+
+    /// The bytes of an unfinished frame; non-empty at the end of a stream means the
+    /// stream was cut inside an event.
+    pub fn pending(&self) -> &[u8] {
+        &self.partial
+    }
+
+    /// How many frames have been completed: with [`Self::pending`], how a caller tells
+    /// a frame that stays incomplete from a stream that makes progress.
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Forgets any unfinished frame (a new stream starts).
+    pub fn clear(&mut self) {
+        self.partial.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(frames: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for f in frames {
+            out.extend_from_slice(&(f.len() as u32).to_be_bytes());
+            out.extend_from_slice(f);
+        }
+        out
+    }
+
+    #[test]
+    fn frames_split_at_every_byte_boundary_come_out_whole() {
+        let frames: [&[u8]; 4] = [b"first", b"", b"a longer third frame", b"4"];
+        let stream = framed(&frames);
+        for cut in 0..=stream.len() {
+            for second_cut in cut..=stream.len() {
+                let mut buffer = FrameBuffer::new(64);
+                let mut out = Vec::new();
+                for chunk in [
+                    &stream[..cut],
+                    &stream[cut..second_cut],
+                    &stream[second_cut..],
+                ] {
+                    buffer.push(chunk, |f| out.push(f.to_vec())).unwrap();
+                }
+                assert_eq!(
+                    out,
+                    frames.map(<[u8]>::to_vec),
+                    "cut at {cut} and {second_cut}"
+                );
+                assert!(buffer.pending().is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_is_refused_from_its_length_alone() {
+        let stream = framed(&[b"ok", &[0; 100]]);
+        let mut buffer = FrameBuffer::new(64);
+        let mut out = Vec::new();
+        let err = buffer
+            .push(&stream[..10], |f| out.push(f.to_vec()))
+            .unwrap_err();
+        assert_eq!(
+            err,
+            FrameTooLong {
+                length: 100,
+                limit: 64
+            }
+        );
+        assert!(err.to_string().contains("100 bytes"), "{err}");
+        assert_eq!(out, [b"ok".to_vec()]);
+        // Split inside the length prefix: refused once the prefix is whole.
+        let mut buffer = FrameBuffer::new(64);
+        buffer.push(&stream[6..9], |_| {}).unwrap();
+        assert!(buffer.push(&stream[9..12], |_| {}).is_err());
+    }
+
+    #[test]
+    fn a_stream_cut_inside_a_frame_leaves_it_pending() {
+        let stream = framed(&[b"whole", b"cut"]);
+        let mut buffer = FrameBuffer::new(64);
+        let mut count = 0;
+        buffer
+            .push(&stream[..stream.len() - 1], |_| count += 1)
+            .unwrap();
+        assert_eq!(count, 1);
+        assert_eq!(buffer.pending(), &[0, 0, 0, 3, b'c', b'u']);
+    }
+}

@@ -1,0 +1,138 @@
+//! `core/v1.Pod` in protobuf: `metadata` 1, `spec` 2 (`containers` 2, `nodeName` 10,
+//! `initContainers` 20), `status` 3 (`phase` 1, `conditions` 2, `hostIP` 5, `podIP` 6,
+//! `containerStatuses` 8, `initContainerStatuses` 10), decoded as the JSON path
+//! decodes them into [`Pod`].
+
+use super::fields::{for_each_field, repeated};
+use super::meta::object_meta;
+use super::wire::WireError;
+use crate::model::{
+    Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
+};
+
+/// Decodes a `Pod`.
+pub(crate) fn pod(bytes: &[u8]) -> Result<Pod, WireError> {
+    let mut pod = Pod::default();
+    for_each_field(bytes, "Pod", |f| {
+        match f.number {
+            1 => pod.metadata = object_meta(f.bytes("metadata")?)?,
+            2 => pod.spec = pod_spec(f.bytes("spec")?)?,
+            3 => pod.status = pod_status(f.bytes("status")?)?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(pod)
+}
+
+fn pod_spec(bytes: &[u8]) -> Result<PodSpec, WireError> {
+    const M: &str = "PodSpec";
+    let mut spec = PodSpec::default();
+    for_each_field(bytes, M, |f| {
+        if f.number == 10 {
+            spec.node_name = f.repeated("nodeName")?;
+        }
+        Ok(())
+    })?;
+    spec.containers = repeated(bytes, M, 2, |f| container(f.bytes("containers")?))?;
+    spec.init_containers = repeated(bytes, M, 20, |f| container(f.bytes("initContainers")?))?;
+    Ok(spec)
+}
+
+fn container(bytes: &[u8]) -> Result<Container, WireError> {
+    const M: &str = "Container";
+    let mut container = Container::default();
+    for_each_field(bytes, M, |f| {
+        match f.number {
+            1 => container.name = f.repeated("name")?,
+            2 => container.image = f.repeated("image")?,
+            24 => container.restart_policy = f.enum_value("restartPolicy")?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    container.ports = repeated(bytes, M, 6, |f| container_port(f.bytes("ports")?))?;
+    Ok(container)
+}
+
+fn container_port(bytes: &[u8]) -> Result<ContainerPort, WireError> {
+    let mut port = ContainerPort::default();
+    for_each_field(bytes, "ContainerPort", |f| {
+        match f.number {
+            1 => port.name = f.repeated("name")?,
+            3 => port.container_port = f.int32("containerPort")?,
+            4 => port.protocol = f.enum_value("protocol")?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(port)
+}
+
+fn pod_status(bytes: &[u8]) -> Result<PodStatus, WireError> {
+    const M: &str = "PodStatus";
+    let mut status = PodStatus::default();
+    for_each_field(bytes, M, |f| {
+        match f.number {
+            1 => status.phase = f.enum_value("phase")?,
+            // As in JSON, every condition is read and the first `Ready` one kept.
+            2 => {
+                let (is_ready, value) = pod_condition(f.bytes("conditions")?)?;
+                if is_ready && status.ready.is_none() {
+                    status.ready = Some(value);
+                }
+            }
+            5 => status.host_ip = f.repeated("hostIP")?,
+            6 => status.pod_ip = f.unique("podIP")?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    status.container_statuses = repeated(bytes, M, 8, |f| {
+        container_status(f.bytes("containerStatuses")?)
+    })?;
+    status.init_container_statuses = repeated(bytes, M, 10, |f| {
+        container_status(f.bytes("initContainerStatuses")?)
+    })?;
+    Ok(status)
+}
+
+/// Whether a condition is `Ready`, and its status (an enum value: no allocation).
+fn pod_condition(bytes: &[u8]) -> Result<(bool, arcstr::ArcStr), WireError> {
+    let (mut is_ready, mut value) = (false, arcstr::ArcStr::new());
+    for_each_field(bytes, "PodCondition", |f| {
+        match f.number {
+            1 => is_ready = f.str("type")? == "Ready",
+            2 => value = f.enum_value("status")?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok((is_ready, value))
+}
+
+fn container_status(bytes: &[u8]) -> Result<ContainerStatus, WireError> {
+    let mut status = ContainerStatus::default();
+    for_each_field(bytes, "ContainerStatus", |f| {
+        match f.number {
+            1 => status.name = f.repeated("name")?,
+            2 => status.state = container_state(f.bytes("state")?)?,
+            8 => status.container_id = f.unique("containerID")?,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(status)
+}
+
+fn container_state(bytes: &[u8]) -> Result<ContainerState, WireError> {
+    let mut state = ContainerState::default();
+    for_each_field(bytes, "ContainerState", |f| {
+        if f.number == 3 {
+            f.bytes("terminated")?;
+            state.terminated = Some(Terminated {});
+        }
+        Ok(())
+    })?;
+    Ok(state)
+}
