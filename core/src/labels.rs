@@ -178,6 +178,14 @@ impl Labels {
         find(inherited).map(|i| &*inherited[i].value)
     }
 
+    /// The value of label `name`, if set, as the shared string the set holds (a clone
+    /// is a reference count, not a copy).
+    pub fn get_shared(&self, name: &str) -> Option<ArcStr> {
+        self.iter()
+            .find(|l| l.name.len() == name.len() && *l.name == *name)
+            .map(|l| ArcStr::clone(&l.value))
+    }
+
     /// The labels in name order.
     pub fn iter(&self) -> Iter<'_> {
         Iter {

@@ -2,6 +2,7 @@
 //! with other jobs), and its targets in HTTP SD form, assembled from the pipelines'
 //! per-object parts only when asked and kept until they change.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,10 +13,13 @@ use tracing::{info, warn};
 use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
-    GetList, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll, WaitSynced,
+    GetList, GetViewCounts, GetViewList, Join, Leave, Pipeline, PipelineChanged, ReaderId,
+    RelabelAll, WaitSynced,
 };
+use super::views::{Bucket, ViewKind, ViewQuery};
 use crate::labels::Labels;
 use crate::relabel::{Relabeller, ScrapeSettings, Target};
+use crate::sd_output::ObjectGroupsList;
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
 
@@ -37,7 +41,14 @@ pub struct JobActor {
     changes: u64,
     applied: u64,
     latency: LatencyHistogram,
+    /// Views' bodies, each with the pipelines' lists it was made of: still good while
+    /// the pipelines hand out the very same lists.
+    views: HashMap<ViewQuery, (Vec<ObjectGroupsList>, SdBody)>,
 }
+
+/// How many views' bodies a job keeps: past it, the cache starts over (a consumer
+/// asking for arbitrary node names must not grow it without bound).
+const MAX_CACHED_VIEWS: usize = 8192;
 
 impl JobActor {
     /// A job serving `pipelines`' targets, known to them as `id`; with `output_dir`,
@@ -63,7 +74,42 @@ impl JobActor {
             changes: 0,
             applied: 0,
             latency: LatencyHistogram::default(),
+            views: HashMap::new(),
         }
+    }
+
+    /// A view's body: the cached one if the pipelines' lists are the same, else made
+    /// anew from them (a pass over the view's objects, for its length and ETag).
+    fn view(&mut self, query: ViewQuery) -> ResponseActFuture<Self, SdBody> {
+        let lists: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| p.send(GetViewList(query.clone())))
+            .collect();
+        Box::pin(
+            async move {
+                let mut parts = Vec::with_capacity(lists.len());
+                for list in lists {
+                    parts.push(list.await.unwrap_or_else(|_| Arc::new([])));
+                }
+                parts
+            }
+            .into_actor(self)
+            .map(move |parts, act, _| {
+                if let Some((cached, body)) = act.views.get(&query)
+                    && cached.len() == parts.len()
+                    && cached.iter().zip(&parts).all(|(a, b)| Arc::ptr_eq(a, b))
+                {
+                    return body.clone();
+                }
+                let body = SdBody::new(&act.name, parts.clone());
+                if act.views.len() >= MAX_CACHED_VIEWS {
+                    act.views.clear();
+                }
+                act.views.insert(query, (parts, body.clone()));
+                body
+            }),
+        )
     }
 
     /// The body: the cached one, or assembled from the pipelines' lists.
@@ -205,6 +251,55 @@ impl Handler<GetSd> for JobActor {
 
     fn handle(&mut self, _: GetSd, _: &mut Context<Self>) -> Self::Result {
         self.body()
+    }
+}
+
+/// Sent by the HTTP server to a job: the HTTP SD body of one view of its targets.
+#[derive(Message)]
+#[rtype(result = "SdBody")]
+pub struct GetView(pub ViewQuery);
+
+impl Handler<GetView> for JobActor {
+    type Result = ResponseActFuture<Self, SdBody>;
+
+    fn handle(&mut self, GetView(query): GetView, _: &mut Context<Self>) -> Self::Result {
+        match query {
+            ViewQuery::All => self.body(),
+            query => self.view(query),
+        }
+    }
+}
+
+/// Targets per bucket of each view kind a job's pipelines keep, summed over them.
+pub type JobViewCounts = BTreeMap<ViewKind, BTreeMap<Bucket, usize>>;
+
+/// Sent by the HTTP server to a job (for `/metrics` and `/sd?views`): the targets of
+/// each view asked for so far.
+#[derive(Message)]
+#[rtype(result = "JobViewCounts")]
+pub struct GetJobViews;
+
+impl Handler<GetJobViews> for JobActor {
+    type Result = ResponseFuture<JobViewCounts>;
+
+    fn handle(&mut self, _: GetJobViews, _: &mut Context<Self>) -> Self::Result {
+        let requests: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| p.send(GetViewCounts))
+            .collect();
+        Box::pin(async move {
+            let mut all = JobViewCounts::new();
+            for r in requests {
+                for (kind, counts) in r.await.unwrap_or_default() {
+                    let into = all.entry(kind).or_default();
+                    for (bucket, n) in counts {
+                        *into.entry(bucket).or_default() += n;
+                    }
+                }
+            }
+            all
+        })
     }
 }
 

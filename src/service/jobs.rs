@@ -307,6 +307,7 @@ impl JobSet {
                 total.objects_changed += w.objects_changed;
                 total.lists_built += w.lists_built;
                 total.takes += w.takes;
+                total.indexes_filled += w.indexes_filled;
             }
         }
         total
