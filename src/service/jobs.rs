@@ -16,6 +16,7 @@ use arcstr::ArcStr;
 use tracing::info;
 
 use super::job::{JobActor, StopJob};
+use super::members::{MemberWatch, Members};
 use super::pipeline::{Pipeline, Relabelling, StopPipeline};
 use super::shard::Shard;
 use crate::config::SdConfig;
@@ -57,6 +58,10 @@ pub struct JobSet {
     next_job_id: u64,
     /// Shared with the HTTP server.
     published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+    /// The Ready members, read by every pipeline.
+    members: tokio::sync::watch::Sender<Members>,
+    /// The watch of the config's `membership` pods, if it names them.
+    member_watch: Option<MemberWatch>,
 }
 
 impl Drop for JobSet {
@@ -65,6 +70,17 @@ impl Drop for JobSet {
             a.stop();
         }
     }
+}
+
+/// Why a config could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// A job could not start.
+    #[error(transparent)]
+    Job(#[from] JobStartError),
+    /// The `membership` pods cannot be watched.
+    #[error("membership: {0}")]
+    Membership(#[source] SubscribeError),
 }
 
 /// A job that could not start, named.
@@ -97,12 +113,37 @@ impl JobSet {
             next_arbiter: 0,
             next_job_id: 1,
             published,
+            members: tokio::sync::watch::Sender::new(Arc::new([])),
+            member_watch: None,
         }
+    }
+
+    /// Watches the config's `membership` pods, unless that watch already runs; stops
+    /// it when the section is gone (the member views then serve nobody).
+    async fn apply_membership(&mut self, config: &LoadedConfig) -> Result<(), ApplyError> {
+        if self.member_watch.as_ref().map(|w| &w.membership) == config.membership.as_ref() {
+            return Ok(());
+        }
+        if let Some(old) = self.member_watch.take() {
+            old.stop().await;
+        }
+        match &config.membership {
+            Some(m) => {
+                let watch = MemberWatch::start(&self.discovery, m.clone(), self.members.clone())
+                    .await
+                    .map_err(ApplyError::Membership)?;
+                self.member_watch = Some(watch);
+            }
+            None => {
+                self.members.send_replace(Arc::new([]));
+            }
+        }
+        Ok(())
     }
 
     /// Makes the running jobs those of `config`. On error, every job that was running
     /// before keeps running (a bad reload must not take discovery down).
-    pub async fn apply(&mut self, config: &LoadedConfig) -> Result<(), JobStartError> {
+    pub async fn apply(&mut self, config: &LoadedConfig) -> Result<(), ApplyError> {
         let mut started: Vec<(String, RunningJob)> = Vec::new();
         for job in &config.jobs {
             let fingerprint = fingerprint(job);
@@ -126,9 +167,15 @@ impl JobSet {
                     for (_, new) in started {
                         self.stop_job(new).await;
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
+        }
+        if let Err(e) = self.apply_membership(config).await {
+            for (_, new) in started {
+                self.stop_job(new).await;
+            }
+            return Err(e);
         }
         let wanted: std::collections::BTreeSet<&str> =
             config.jobs.iter().map(|j| j.name.as_str()).collect();
@@ -257,8 +304,9 @@ impl JobSet {
                 ..job.scrape.clone()
             },
         };
+        let members = self.members.subscribe();
         Ok(Pipeline::start_in_arbiter(&arbiter, move |_| {
-            Pipeline::new(subscription, relabelling)
+            Pipeline::new(subscription, relabelling).with_members(members)
         }))
     }
 
@@ -284,6 +332,9 @@ impl JobSet {
 
     /// Stops every job.
     pub async fn stop_all(&mut self) {
+        if let Some(watch) = self.member_watch.take() {
+            watch.stop().await;
+        }
         let running = std::mem::take(&mut self.running);
         self.publish();
         for (_, job) in running {

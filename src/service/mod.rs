@@ -7,6 +7,7 @@ mod http;
 mod job;
 mod jobs;
 mod latency;
+mod members;
 mod pipeline;
 mod process_metrics;
 mod shard;
@@ -22,8 +23,9 @@ pub use job::{
     GetJobViews, GetSd, GetStatus, GetView, JobActor, JobStatus, JobTargets, JobViewCounts, SdBody,
     StopJob, job_constructor,
 };
-pub use jobs::{JobSet, JobSetOptions};
+pub use jobs::{ApplyError, JobSet, JobSetOptions};
 pub use latency::LatencyHistogram;
+pub use members::{MemberWatch, Members, ready_members};
 pub use pipeline::{GetWork, Pipeline, PipelineWork};
 pub use shard::Shard;
 pub use view_query::parse_view_query;
