@@ -29,7 +29,8 @@ use arcstr::ArcStr;
 
 use super::shard::Shard;
 use super::views::{
-    Bucket, MAX_INDEXES, ObjectParts, ObjectTargets, ViewIndex, ViewKind, ViewQuery, node_of, split,
+    Bucket, MAX_INDEXES, ObjectParts, ObjectTargets, ViewIndex, ViewKind, ViewQuery, node_of,
+    same_nodes, split,
 };
 use crate::labels::Labels;
 use crate::model::ObjectKey;
@@ -282,7 +283,9 @@ impl Pipeline {
             let held = match held {
                 Some(mut held)
                     if held.key == key
-                        && self.relabeller.same_targets(&held.discovered, &discovered) =>
+                        && self.relabeller.same_targets(&held.discovered, &discovered)
+                        && (!self.keeps_node_index()
+                            || same_nodes(&held.discovered, &discovered)) =>
                 {
                     self.work.objects_unseen += 1;
                     held.discovered = discovered;
@@ -342,7 +345,7 @@ impl Pipeline {
         held: Option<SlotState>,
     ) -> (SlotState, bool) {
         self.work.objects_relabelled += 1;
-        let nodes = self.indexes.iter().any(|i| i.kind == ViewKind::Node);
+        let nodes = self.keeps_node_index();
         let groups = self.relabelling.object_groups(
             &mut self.relabeller,
             &discovered,
@@ -420,6 +423,12 @@ impl Pipeline {
             self.by_slot.resize_with(slot + 1, || None);
         }
         self.by_slot[slot] = Some(state);
+    }
+
+    /// True when a node view is kept: a change of node alone (which the rules may not
+    /// see) must then be relabelled and split anew.
+    fn keeps_node_index(&self) -> bool {
+        self.indexes.iter().any(|i| i.kind == ViewKind::Node)
     }
 
     /// The position of the index of partition `kind`, built now if it is not kept
@@ -863,3 +872,7 @@ mod tests {
         assert_eq!(p.work.objects_changed, 3 + 1 + 1);
     }
 }
+
+#[cfg(test)]
+#[path = "pipeline_views_tests.rs"]
+mod views_tests;

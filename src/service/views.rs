@@ -124,6 +124,11 @@ pub fn rendezvous<'a>(address: &str, members: &'a [ArcStr]) -> Option<&'a ArcStr
     best.map(|(_, m)| m)
 }
 
+/// True when every discovered label set of `a` names the node its peer in `b` names.
+pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y))
+}
+
 /// A member's weight for a target whose address hashes (FNV-1a) to `address_hash`:
 /// SplitMix64's finalizer over both hashes. Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
