@@ -1,7 +1,7 @@
 //! The configs that `deploy/` ships load in kubesd as they are: the ConfigMaps' config
 //! files parse, with the jobs the Prometheus snippet (deploy/prometheus/http-sd.yml)
-//! names, and the fleet example's scrapers ask kubesd for valid views. (The manifests themselves are validated against Kubernetes' schemas by
-//! `.ci/validate-manifests`.)
+//! names, and the fleet example's scrapers ask kubesd for valid views. (The manifests
+//! themselves are validated against Kubernetes' schemas by `.ci/validate-manifests`.)
 
 use std::path::Path;
 
