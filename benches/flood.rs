@@ -1210,8 +1210,8 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
         jobs: published,
         reload: None,
     });
-    let (http, bound) = serve_http("127.0.0.1:0".parse().expect("address"), state, None)
-        .expect("listens");
+    let (http, bound) =
+        serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");
     let http_handle = http.handle();
     actix_rt::spawn(http);
     let addr = bound.to_string();
@@ -1243,9 +1243,8 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     let peak_after_first = peak_rss_mb();
     let stop = Arc::new(AtomicBool::new(false));
     let every = Duration::from_secs(args.fleet_poll_s);
-    let consumers = views.then(|| {
-        fleet_consumers::poll(addr.clone(), paths.clone(), every, 8, Arc::clone(&stop))
-    });
+    let consumers = views
+        .then(|| fleet_consumers::poll(addr.clone(), paths.clone(), every, 8, Arc::clone(&stop)));
     let meter = Meter::start();
     let ok = fleet_flood(args, server, &job, targets0, deadline).await;
     let m = meter.finish();
@@ -1328,7 +1327,10 @@ async fn fleet_flood(
         actix_rt::time::sleep(Duration::from_millis(50)).await;
     }
     while Instant::now() < deadline {
-        let status = job.send(kubesd::service::GetStatus).await.expect("job alive");
+        let status = job
+            .send(kubesd::service::GetStatus)
+            .await
+            .expect("job alive");
         if status.targets < targets0 {
             return true;
         }

@@ -305,6 +305,40 @@ impl Fnv {
 /// body joins them. Shared: every job and request reading it holds the same list.
 pub type ObjectGroupsList = std::sync::Arc<[std::sync::Arc<ObjectGroups>]>;
 
+/// What a body needs to know of one list of objects, computed once when the list is
+/// built: so that a body made of such lists costs a pass over its lists, not over
+/// their objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListSummary {
+    /// FNV-1a of the non-empty objects' hashes, in order.
+    hash: u64,
+    /// Their bytes, holes left out.
+    bytes: usize,
+    /// Their holes.
+    holes: usize,
+    /// How many are not empty.
+    objects: usize,
+    /// Their targets.
+    targets: usize,
+}
+
+impl ListSummary {
+    /// The summary of `list`.
+    pub fn of(list: &[std::sync::Arc<ObjectGroups>]) -> ListSummary {
+        let mut hash = Fnv::default();
+        let mut summary = ListSummary::default();
+        for object in list.iter().filter(|o| !o.is_empty()) {
+            hash.write(&object.hash.to_le_bytes());
+            summary.bytes += object.bytes.len();
+            summary.holes += object.holes.len();
+            summary.objects += 1;
+            summary.targets += object.targets();
+        }
+        summary.hash = hash.0;
+        summary
+    }
+}
+
 /// A job's HTTP SD body: its discoveries' object groups, joined on demand with the
 /// job's name in their holes. Cheap to clone and to keep: it holds the shared parts,
 /// not the bytes, which are written out as the body is sent ([`SdBody::chunks`]).
@@ -349,6 +383,32 @@ impl SdBody {
         SdBody {
             job_json: job_json.into(),
             parts,
+            len,
+            etag: format!("\"{:016x}\"", hash.0),
+            targets,
+        }
+    }
+
+    /// The body of job `job_name` made of `parts`, each with its [`ListSummary`]: a
+    /// pass over the lists only. Its ETag is a hash of the job's name and the lists'
+    /// hashes (not [`SdBody::new`]'s: a view's tag is its own), so equal views give
+    /// equal tags on every replica.
+    pub fn from_summaries(job_name: &str, parts: Vec<(ObjectGroupsList, ListSummary)>) -> SdBody {
+        let mut job_json = Vec::new();
+        write_json_str(&mut job_json, job_name);
+        let mut hash = Fnv::default();
+        hash.write(&job_json);
+        let (mut len, mut objects, mut targets) = (2, 0usize, 0);
+        for (_, summary) in &parts {
+            hash.write(&summary.hash.to_le_bytes());
+            len += summary.bytes + summary.holes * job_json.len();
+            objects += summary.objects;
+            targets += summary.targets;
+        }
+        len += objects.saturating_sub(1);
+        SdBody {
+            job_json: job_json.into(),
+            parts: parts.into_iter().map(|(list, _)| list).collect(),
             len,
             etag: format!("\"{:016x}\"", hash.0),
             targets,
@@ -678,6 +738,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A body made from lists' summaries has the bytes and length of one made from
+    /// the objects, and equal lists give equal tags.
+    #[test]
+    fn a_body_from_summaries_is_the_body_from_objects() {
+        let placeholder = ArcStr::from("placeholder");
+        let objects: Vec<Arc<ObjectGroups>> = (0..12)
+            .map(|i| {
+                let labels: Vec<Labels> = (0..i % 3)
+                    .map(|p| target(&[("__address__", &format!("10.0.{i}.{p}:80")), ("job", "x")]))
+                    .collect();
+                Arc::new(ObjectGroups::new(&labels, &placeholder))
+            })
+            .collect();
+        let lists: Vec<ObjectGroupsList> = vec![objects[..5].into(), objects[5..].into()];
+        let with = |lists: &[ObjectGroupsList]| {
+            lists
+                .iter()
+                .map(|l| (Arc::clone(l), ListSummary::of(l)))
+                .collect::<Vec<_>>()
+        };
+        let summed = SdBody::from_summaries("job", with(&lists));
+        let plain = SdBody::new("job", lists.clone());
+        assert_eq!(summed.to_vec(), plain.to_vec());
+        assert_eq!((summed.len(), summed.targets), (plain.len(), plain.targets));
+        assert_eq!(summed.len(), summed.to_vec().len());
+        let again: Vec<ObjectGroupsList> = lists.iter().map(|l| l.to_vec().into()).collect();
+        assert_eq!(
+            SdBody::from_summaries("job", with(&again)).etag,
+            summed.etag
+        );
+        assert_eq!(SdBody::from_summaries("job", Vec::new()).to_vec(), b"[]");
     }
 
     /// Targets over one base that differ only in their address come out as

@@ -2,7 +2,7 @@
 //! with other jobs), and its targets in HTTP SD form, assembled from the pipelines'
 //! per-object parts only when asked and kept until they change.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,13 +13,13 @@ use tracing::{info, warn};
 use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
-    GetList, GetViewCounts, GetViewList, Join, Leave, Pipeline, PipelineChanged, ReaderId,
-    RelabelAll, WaitSynced,
+    GetList, GetViewCounts, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll,
+    ViewAsked, WaitSynced,
 };
-use super::views::{Bucket, ViewKind, ViewQuery};
+use super::views::{Bucket, PublishedViews, ViewKind, ViewQuery};
 use crate::labels::Labels;
 use crate::relabel::{Relabeller, ScrapeSettings, Target};
-use crate::sd_output::ObjectGroupsList;
+use crate::sd_output::ListSummary;
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
 
@@ -41,25 +41,22 @@ pub struct JobActor {
     changes: u64,
     applied: u64,
     latency: LatencyHistogram,
-    /// Views' bodies, each with the pipelines' lists it was made of: still good while
-    /// the pipelines hand out the very same lists.
-    views: HashMap<ViewQuery, (Vec<ObjectGroupsList>, SdBody)>,
+    /// Each pipeline's views as it published them, in pipeline order.
+    views: Vec<PublishedViews>,
 }
 
-/// How many views' bodies a job keeps: past it, the cache starts over (a consumer
-/// asking for arbitrary node names must not grow it without bound).
-const MAX_CACHED_VIEWS: usize = 8192;
-
 impl JobActor {
-    /// A job serving `pipelines`' targets, known to them as `id`; with `output_dir`,
-    /// also written to `<output_dir>/<encoded name>.json` as Prometheus file SD (see
+    /// A job serving `pipelines`' targets (each with the views it publishes), known
+    /// to them as `id`; with `output_dir`, also written to
+    /// `<output_dir>/<encoded name>.json` as Prometheus file SD (see
     /// [`super::file_name`]).
     pub fn new(
         name: String,
         id: ReaderId,
-        pipelines: Vec<Addr<Pipeline>>,
+        pipelines: Vec<(Addr<Pipeline>, PublishedViews)>,
         output_dir: Option<PathBuf>,
     ) -> JobActor {
+        let (pipelines, views): (Vec<_>, Vec<_>) = pipelines.into_iter().unzip();
         let file = output_dir.map(|d| job_file(&d, &name));
         JobActor {
             name,
@@ -74,40 +71,50 @@ impl JobActor {
             changes: 0,
             applied: 0,
             latency: LatencyHistogram::default(),
-            views: HashMap::new(),
+            views,
         }
     }
 
-    /// A view's body: the cached one if the pipelines' lists are the same, else made
-    /// anew from them (a pass over the view's objects, for its length and ETag).
-    fn view(&mut self, query: ViewQuery) -> ResponseActFuture<Self, SdBody> {
-        let lists: Vec<_> = self
+    /// Bucket `bucket` of partition `kind` as the pipelines published it; `None` if a
+    /// pipeline does not keep the partition (yet).
+    fn published(&self, kind: ViewKind, bucket: &Bucket) -> Option<SdBody> {
+        let mut parts = Vec::with_capacity(self.views.len());
+        for views in &self.views {
+            let views = views.read().ok()?;
+            let part = match views.get(&kind)?.get(bucket) {
+                Some(view) => (Arc::clone(&view.list), view.summary),
+                None => (Arc::from([]), ListSummary::default()),
+            };
+            parts.push(part);
+        }
+        Some(SdBody::from_summaries(&self.name, parts))
+    }
+
+    /// A view's body, read from what the pipelines published, without waiting for
+    /// them; the first request for a partition has them build it first.
+    fn view(&mut self, kind: ViewKind, bucket: Bucket) -> ResponseActFuture<Self, SdBody> {
+        if let Some(body) = self.published(kind, &bucket) {
+            // Noted for the partitions' eviction order; the answer needs no reply.
+            for p in &self.pipelines {
+                p.do_send(ViewAsked(kind));
+            }
+            return Box::pin(async move { body }.into_actor(self));
+        }
+        let asked: Vec<_> = self
             .pipelines
             .iter()
-            .map(|p| p.send(GetViewList(query.clone())))
+            .map(|p| p.send(ViewAsked(kind)))
             .collect();
         Box::pin(
             async move {
-                let mut parts = Vec::with_capacity(lists.len());
-                for list in lists {
-                    parts.push(list.await.unwrap_or_else(|_| Arc::new([])));
+                for a in asked {
+                    let _ = a.await;
                 }
-                parts
             }
             .into_actor(self)
-            .map(move |parts, act, _| {
-                if let Some((cached, body)) = act.views.get(&query)
-                    && cached.len() == parts.len()
-                    && cached.iter().zip(&parts).all(|(a, b)| Arc::ptr_eq(a, b))
-                {
-                    return body.clone();
-                }
-                let body = SdBody::new(&act.name, parts.clone());
-                if act.views.len() >= MAX_CACHED_VIEWS {
-                    act.views.clear();
-                }
-                act.views.insert(query, (parts, body.clone()));
-                body
+            .map(move |(), act, _| {
+                act.published(kind, &bucket)
+                    .unwrap_or_else(|| SdBody::from_summaries(&act.name, Vec::new()))
             }),
         )
     }
@@ -263,9 +270,9 @@ impl Handler<GetView> for JobActor {
     type Result = ResponseActFuture<Self, SdBody>;
 
     fn handle(&mut self, GetView(query): GetView, _: &mut Context<Self>) -> Self::Result {
-        match query {
-            ViewQuery::All => self.body(),
-            query => self.view(query),
+        match (query.kind(), query.bucket()) {
+            (Some(kind), Some(bucket)) => self.view(kind, bucket),
+            _ => self.body(),
         }
     }
 }

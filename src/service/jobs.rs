@@ -19,6 +19,7 @@ use super::job::{JobActor, StopJob};
 use super::members::{MemberWatch, Members};
 use super::pipeline::{Pipeline, Relabelling, StopPipeline};
 use super::shard::Shard;
+use super::views::PublishedViews;
 use crate::config::SdConfig;
 use crate::promconfig::{Job, LoadedConfig};
 use crate::relabel::ScrapeSettings;
@@ -43,6 +44,8 @@ struct RunningJob {
 /// A pipeline and how many running jobs use it.
 struct SharedPipeline {
     addr: Addr<Pipeline>,
+    /// The views it publishes.
+    views: PublishedViews,
     users: usize,
 }
 
@@ -239,19 +242,20 @@ impl JobSet {
             let addr = match self.pipelines.get_mut(&key) {
                 Some(shared) => {
                     shared.users += 1;
-                    shared.addr.clone()
+                    (shared.addr.clone(), Arc::clone(&shared.views))
                 }
                 None => match self.start_pipeline(sd, job, &rules, shareable).await {
-                    Ok(addr) => {
+                    Ok((addr, views)) => {
                         let users = 1;
                         self.pipelines.insert(
                             key.clone(),
                             SharedPipeline {
                                 addr: addr.clone(),
+                                views: Arc::clone(&views),
                                 users,
                             },
                         );
-                        addr
+                        (addr, views)
                     }
                     Err(source) => {
                         for key in keys {
@@ -282,7 +286,7 @@ impl JobSet {
         job: &Job,
         rules: &Arc<Vec<crate::relabel::CompiledRule>>,
         shareable: bool,
-    ) -> Result<Addr<Pipeline>, SubscribeError> {
+    ) -> Result<(Addr<Pipeline>, PublishedViews), SubscribeError> {
         let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
         self.next_arbiter += 1;
         let subscription = self
@@ -305,9 +309,14 @@ impl JobSet {
             },
         };
         let members = self.members.subscribe();
-        Ok(Pipeline::start_in_arbiter(&arbiter, move |_| {
-            Pipeline::new(subscription, relabelling).with_members(members)
-        }))
+        let views = PublishedViews::default();
+        let published = Arc::clone(&views);
+        let addr = Pipeline::start_in_arbiter(&arbiter, move |_| {
+            Pipeline::new(subscription, relabelling)
+                .with_members(members)
+                .publishing_to(published)
+        });
+        Ok((addr, views))
     }
 
     fn publish(&self) {

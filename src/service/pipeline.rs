@@ -29,7 +29,7 @@ use arcstr::ArcStr;
 
 use super::shard::Shard;
 use super::views::{
-    Bucket, MAX_INDEXES, ObjectParts, ObjectTargets, ViewIndex, ViewKind, ViewQuery, node_of,
+    Bucket, MAX_INDEXES, ObjectParts, ObjectTargets, PublishedViews, ViewIndex, ViewKind, node_of,
     same_nodes, split,
 };
 use crate::labels::Labels;
@@ -181,6 +181,8 @@ pub struct Pipeline {
     /// The Ready members, sorted, and where their changes come from.
     members: Arc<[ArcStr]>,
     members_rx: Option<tokio::sync::watch::Receiver<Arc<[ArcStr]>>>,
+    /// The indexes' lists as jobs read them.
+    published: PublishedViews,
 }
 
 impl Pipeline {
@@ -199,6 +201,26 @@ impl Pipeline {
         self.members = members.borrow().clone();
         self.members_rx = Some(members);
         self
+    }
+
+    /// Publishing its views' lists in `published`, which its jobs read.
+    pub fn publishing_to(mut self, published: PublishedViews) -> Pipeline {
+        self.published = published;
+        self
+    }
+
+    /// Writes the changed buckets' lists of every kept index for the jobs to read, and
+    /// forgets the partitions no longer kept.
+    fn publish(&mut self) {
+        let mut published = match self.published.write() {
+            Ok(guard) => guard,
+            // A reader that panicked cannot have left the lists half written.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        published.retain(|kind, _| self.indexes.iter().any(|i| i.kind == *kind));
+        for index in &mut self.indexes {
+            index.publish(published.entry(index.kind).or_default());
+        }
     }
 
     fn over(subscription: Option<Subscription<Labels>>, relabelling: Relabelling) -> Pipeline {
@@ -220,6 +242,7 @@ impl Pipeline {
             asked: 0,
             members: Arc::new([]),
             members_rx: None,
+            published: PublishedViews::default(),
         }
     }
 
@@ -319,6 +342,9 @@ impl Pipeline {
         if changed > 0 {
             self.work.objects_changed += changed as u64;
             self.list = None;
+        }
+        if !self.indexes.is_empty() {
+            self.publish();
         }
         self.version += 1;
         // Not `try_send`: a notice lost to a full mailbox would leave a job serving a
@@ -447,6 +473,7 @@ impl Pipeline {
                 }
                 let at = self.indexes.len() - 1;
                 self.refill(at);
+                self.publish();
                 at
             }
         };
@@ -492,17 +519,6 @@ impl Pipeline {
             }
         }
         self.by_slot = slots;
-    }
-
-    /// The list a view `query` serves from this pipeline.
-    fn view_list(&mut self, query: &ViewQuery) -> ObjectGroupsList {
-        match (query.kind(), query.bucket()) {
-            (Some(kind), Some(bucket)) => {
-                let at = self.index_for(kind);
-                self.indexes[at].list(&bucket)
-            }
-            _ => self.list(),
-        }
     }
 
     fn list(&mut self) -> ObjectGroupsList {
@@ -566,22 +582,24 @@ impl Handler<MembersChanged> for Pipeline {
         self.members = members;
         if let Some(at) = self.indexes.iter().position(|i| i.kind == ViewKind::Member) {
             self.refill(at);
+            self.publish();
         }
     }
 }
 
-/// Sent by a job to a pipeline: the objects' groups a view serves, in body order; the
-/// same shared list until one of them changes. The view's index is built on the first
-/// request for its partition.
+/// Sent by a job to a pipeline when a view of partition `0` was asked for: the
+/// pipeline builds and publishes the partition's index if it does not keep it, and
+/// notes the request (the least recently asked partition is the one dropped when
+/// [`MAX_INDEXES`] are kept). Answered once the partition is published.
 #[derive(Message)]
-#[rtype(result = "ObjectGroupsList")]
-pub struct GetViewList(pub ViewQuery);
+#[rtype(result = "()")]
+pub struct ViewAsked(pub ViewKind);
 
-impl Handler<GetViewList> for Pipeline {
-    type Result = MessageResult<GetViewList>;
+impl Handler<ViewAsked> for Pipeline {
+    type Result = ();
 
-    fn handle(&mut self, GetViewList(query): GetViewList, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.view_list(&query))
+    fn handle(&mut self, ViewAsked(kind): ViewAsked, _: &mut Context<Self>) {
+        self.index_for(kind);
     }
 }
 

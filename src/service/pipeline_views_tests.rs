@@ -13,7 +13,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, compile_all, relabel};
-use crate::sd_output::SdBody;
+use crate::sd_output::{ListSummary, SdBody};
+use crate::service::views::ViewQuery;
 use crate::{SlotTargets, TargetChanges};
 
 /// One served target: its address and its other labels.
@@ -112,9 +113,25 @@ fn changes(reset: bool, objects: Vec<SlotTargets<Labels>>) -> TargetChanges<Labe
     }
 }
 
+/// The list and summary a view is made of, as the pipeline published it (the whole
+/// job's list for [`ViewQuery::All`]).
+fn view_list(p: &mut Pipeline, query: &ViewQuery) -> (ObjectGroupsList, ListSummary) {
+    let (Some(kind), Some(bucket)) = (query.kind(), query.bucket()) else {
+        let list = p.list();
+        let summary = ListSummary::of(&list);
+        return (list, summary);
+    };
+    p.index_for(kind);
+    let published = p.published.read().expect("not poisoned");
+    match published[&kind].get(&bucket) {
+        Some(v) => (Arc::clone(&v.list), v.summary),
+        None => (Arc::from([]), ListSummary::default()),
+    }
+}
+
 /// The bytes a view serves, with its ETag.
 fn view(p: &mut Pipeline, query: &ViewQuery) -> (Vec<u8>, String) {
-    let body = SdBody::new("pods", vec![p.view_list(query)]);
+    let body = SdBody::from_summaries("pods", vec![view_list(p, query)]);
     (body.to_vec(), body.etag)
 }
 
@@ -162,7 +179,7 @@ proptest! {
         let mut p = pipeline();
         p.apply(changes(true, pods.iter().map(object).collect()));
         // Views asked for first, then changes applied to them.
-        let _ = p.view_list(&ViewQuery::Shard { index: 0, count });
+        let _ = view_list(&mut p, &ViewQuery::Shard { index: 0, count });
         let mut changed: Vec<SlotTargets<Labels>> = pods.iter().take(moved).map(|pod| {
             object(&Pod { app: (pod.app + 1) % 3, ..pod.clone() })
         }).collect();
@@ -197,7 +214,7 @@ proptest! {
     fn node_views_partition_the_targets(pods in pods(), moved in 0usize..10) {
         let mut p = pipeline();
         p.apply(changes(true, pods.iter().map(object).collect()));
-        let _ = p.view_list(&ViewQuery::Node(ArcStr::from("node-1")));
+        let _ = view_list(&mut p, &ViewQuery::Node(ArcStr::from("node-1")));
         // Pods rescheduled (deleted and recreated elsewhere).
         let pods: Vec<Pod> = pods.iter().enumerate().map(|(i, pod)| Pod {
             node: if i < moved { (pod.node + 1) % 6 } else { pod.node },
@@ -234,7 +251,7 @@ proptest! {
         let mut two = pipeline();
         set_members(&mut one, member_names(members));
         set_members(&mut two, member_names(members));
-        let _ = one.view_list(&ViewQuery::Member(ArcStr::from("scraper-0")));
+        let _ = view_list(&mut one, &ViewQuery::Member(ArcStr::from("scraper-0")));
         one.apply(changes(true, pods.iter().map(object).collect()));
         let split = split.min(pods.len());
         two.apply(changes(true, pods[..split].iter().map(object).collect()));
@@ -297,7 +314,8 @@ fn a_change_moves_only_its_own_views_etag() {
         .map(|n| ViewQuery::Node(ArcStr::from(format!("node-{n}"))))
         .collect();
     let before: Vec<String> = nodes.iter().map(|q| view(&mut p, q).1).collect();
-    let lists_before: Vec<ObjectGroupsList> = nodes.iter().map(|q| p.view_list(q)).collect();
+    let lists_before: Vec<ObjectGroupsList> =
+        nodes.iter().map(|q| view_list(&mut p, q).0).collect();
     p.apply(changes(
         false,
         vec![object(&Pod {
@@ -310,7 +328,7 @@ fn a_change_moves_only_its_own_views_etag() {
         assert_eq!(view(&mut p, q).1 != before[i], changed, "{q:?}");
         // An untouched view hands out the very list it had: nothing rebuilt.
         assert_eq!(
-            !Arc::ptr_eq(&p.view_list(q), &lists_before[i]),
+            !Arc::ptr_eq(&view_list(&mut p, q).0, &lists_before[i]),
             changed,
             "{q:?}"
         );

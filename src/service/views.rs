@@ -7,20 +7,22 @@
 //! object's targets are split into buckets when the object is relabelled. An object
 //! whose targets all land in one bucket (a pod on its node, a single-port pod in its
 //! shard) shares the very bytes of the whole job's body; only an object split across
-//! buckets has its parts serialized apart. Each bucket keeps its objects in body order
-//! and its list until it changes, so a view costs what the whole job costs to poll,
-//! and its ETag (computed by [`crate::sd_output::SdBody`] from the objects it holds)
-//! changes only when one of its own objects does.
+//! buckets has its parts serialized apart. Each bucket keeps its objects in body order;
+//! after each change the pipeline publishes the changed buckets' lists, each with its
+//! [`ListSummary`] (hash, length), in [`PublishedViews`], which jobs read without
+//! asking the pipeline: a request does not wait for the pipeline's work, costs a pass
+//! over the job's pipelines, and a view's ETag changes only when one of its own
+//! objects does.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, RwLock};
 
 use arcstr::ArcStr;
 
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::prometheus_hash;
-use crate::sd_output::{ADDRESS_LABEL, ObjectGroups, ObjectGroupsList};
+use crate::sd_output::{ADDRESS_LABEL, ListSummary, ObjectGroups, ObjectGroupsList};
 
 /// The largest `shards=` a consumer may ask for: each shard count is an index whose
 /// buckets are counted in `/metrics` one by one.
@@ -212,12 +214,25 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .collect()
 }
 
-/// One bucket's objects in body order, and its list until they change.
+/// One bucket's list as a pipeline published it: what a view's body is made of.
+#[derive(Clone, Debug)]
+pub struct ViewList {
+    /// The bucket's objects' groups in body order.
+    pub list: ObjectGroupsList,
+    /// Their hash and length.
+    pub summary: ListSummary,
+}
+
+/// The lists of every bucket of every partition a pipeline keeps, as it last
+/// published them: written by the pipeline after each change, read by its jobs. A
+/// partition missing here is not kept (yet): the job asks the pipeline to build it.
+pub type PublishedViews = Arc<RwLock<HashMap<ViewKind, HashMap<Bucket, ViewList>>>>;
+
+/// One bucket's objects in body order.
 #[derive(Default)]
 struct BucketState {
     objects: BTreeMap<ObjectKey, Arc<ObjectGroups>>,
     targets: usize,
-    list: Option<ObjectGroupsList>,
 }
 
 /// One partition of a pipeline's objects, kept up to date object by object.
@@ -225,6 +240,8 @@ pub struct ViewIndex {
     /// The partition.
     pub kind: ViewKind,
     buckets: HashMap<Bucket, BucketState>,
+    /// Buckets changed since the last [`ViewIndex::publish`].
+    dirty: HashSet<Bucket>,
     /// When it was last asked for (the pipeline's request count), to drop the one
     /// asked for least recently when [`MAX_INDEXES`] are kept.
     pub last_asked: u64,
@@ -236,6 +253,7 @@ impl ViewIndex {
         ViewIndex {
             kind,
             buckets: HashMap::new(),
+            dirty: HashSet::new(),
             last_asked: 0,
         }
     }
@@ -248,7 +266,7 @@ impl ViewIndex {
             if let Some(old) = state.objects.insert(key.clone(), Arc::clone(groups)) {
                 state.targets -= old.targets();
             }
-            state.list = None;
+            self.dirty.insert(bucket.clone());
         }
     }
 
@@ -260,7 +278,7 @@ impl ViewIndex {
             };
             if let Some(old) = state.objects.remove(key) {
                 state.targets -= old.targets();
-                state.list = None;
+                self.dirty.insert(bucket.clone());
             }
             if state.objects.is_empty() {
                 self.buckets.remove(bucket);
@@ -270,21 +288,24 @@ impl ViewIndex {
 
     /// Forgets every object (before a reset places them all again).
     pub fn clear(&mut self) {
-        self.buckets.clear();
+        self.dirty.extend(self.buckets.drain().map(|(b, _)| b));
     }
 
-    /// `bucket`'s objects in body order; the same shared list until one of them
-    /// changes. Empty for a bucket with no object (an unknown node or member).
-    pub fn list(&mut self, bucket: &Bucket) -> ObjectGroupsList {
-        let Some(state) = self.buckets.get_mut(bucket) else {
-            return Arc::new([]);
-        };
-        if let Some(list) = &state.list {
-            return Arc::clone(list);
+    /// Writes the lists of the buckets changed since the last call into `published`
+    /// (removing those left empty); the others' lists stay, shared.
+    pub fn publish(&mut self, published: &mut HashMap<Bucket, ViewList>) {
+        for bucket in self.dirty.drain() {
+            match self.buckets.get(&bucket) {
+                Some(state) => {
+                    let list: ObjectGroupsList = state.objects.values().cloned().collect();
+                    let summary = ListSummary::of(&list);
+                    published.insert(bucket, ViewList { list, summary });
+                }
+                None => {
+                    published.remove(&bucket);
+                }
+            }
         }
-        let list: ObjectGroupsList = state.objects.values().cloned().collect();
-        state.list = Some(Arc::clone(&list));
-        list
     }
 
     /// Targets per bucket.
