@@ -200,6 +200,11 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
     {
         return Box::new([(first.clone(), Arc::clone(object.whole))]);
     }
+    if kind != ViewKind::Node
+        && let Some(addresses) = object.whole.one_group_addresses()
+    {
+        return picked(kind, object.whole, &addresses, members);
+    }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
     for (target, bucket) in object.targets.iter().zip(buckets) {
         if let Some(bucket) = bucket {
@@ -211,6 +216,31 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .map(|(b, targets)| (b, ObjectGroups::new(&targets, object.placeholder)))
         .filter(|(_, g)| !g.is_empty())
         .map(|(b, g)| (b, Arc::new(g)))
+        .collect()
+}
+
+/// The parts of an object of one group whose addresses land in several buckets of
+/// `kind` (which reads only the address): each bucket's share written from the
+/// object's own bytes ([`ObjectGroups::pick`]), its labels not serialized again.
+fn picked(
+    kind: ViewKind,
+    whole: &Arc<ObjectGroups>,
+    addresses: &[&str],
+    members: &[ArcStr],
+) -> ObjectParts {
+    let mut by_bucket: BTreeMap<Bucket, Vec<u32>> = BTreeMap::new();
+    let no_node = ArcStr::default();
+    for (i, address) in addresses.iter().enumerate() {
+        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
+            by_bucket
+                .entry(bucket)
+                .or_default()
+                .push(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+    }
+    by_bucket
+        .into_iter()
+        .map(|(b, picks)| (b, Arc::new(ObjectGroups::pick(whole, picks))))
         .collect()
 }
 
