@@ -1275,6 +1275,7 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
             p99_ms: polled.quantile(0.99),
             extra: format!(
                 "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
+                 shard views alone p50/p99 {:.1}/{:.1} ms; \
                  process less consumers {:.3} of a core; peak rss {:.0} MB",
                 if ok { "" } else { "TIMED OUT; " },
                 args.fleet_views,
@@ -1284,6 +1285,8 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
                 polled.not_modified,
                 polled.failed,
                 polled.bytes as f64 / 1e6,
+                polled.shard_quantile(0.5),
+                polled.shard_quantile(0.99),
                 (m.cpu_s - consuming) / m.wall_s,
                 peak_after_first.max(m.peak_rss_mb),
             ),

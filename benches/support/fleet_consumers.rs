@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub struct Polled {
     /// Each request's latency, ms.
     pub latencies_ms: Vec<f64>,
+    /// Those of the shard views' requests (large bodies) alone, ms.
+    pub shard_latencies_ms: Vec<f64>,
     /// Answers `200`, `304`, other.
     pub ok: usize,
     pub not_modified: usize,
@@ -28,6 +30,7 @@ pub struct Polled {
 impl Polled {
     fn merge(&mut self, other: Polled) {
         self.latencies_ms.extend(other.latencies_ms);
+        self.shard_latencies_ms.extend(other.shard_latencies_ms);
         self.ok += other.ok;
         self.not_modified += other.not_modified;
         self.failed += other.failed;
@@ -37,12 +40,21 @@ impl Polled {
 
     /// The `q` quantile of the latencies, ms.
     pub fn quantile(&mut self, q: f64) -> f64 {
-        self.latencies_ms.sort_by(f64::total_cmp);
-        self.latencies_ms
-            .get(((self.latencies_ms.len() as f64 - 1.0) * q) as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
+        quantile(&mut self.latencies_ms, q)
     }
+
+    /// The `q` quantile of the shard views' latencies, ms.
+    pub fn shard_quantile(&mut self, q: f64) -> f64 {
+        quantile(&mut self.shard_latencies_ms, q)
+    }
+}
+
+fn quantile(latencies: &mut [f64], q: f64) -> f64 {
+    latencies.sort_by(f64::total_cmp);
+    latencies
+        .get(((latencies.len() as f64 - 1.0) * q) as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
 }
 
 /// One GET with `If-None-Match: etag` (if any); the status, body length and ETag.
@@ -162,7 +174,11 @@ fn consume(
                 Ok((304, _, _)) => out.not_modified += 1,
                 _ => out.failed += 1,
             }
-            out.latencies_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            out.latencies_ms.push(ms);
+            if path.contains("shard=") {
+                out.shard_latencies_ms.push(ms);
+            }
         }
     }
     out

@@ -183,7 +183,13 @@ pub struct Pipeline {
     members_rx: Option<tokio::sync::watch::Receiver<Arc<[ArcStr]>>>,
     /// The indexes' lists as jobs read them.
     published: PublishedViews,
+    /// A publication is planned ([`Pipeline::publish_soon`]).
+    publish_planned: bool,
 }
+
+/// How long a change waits before the views' lists are published: at most this much
+/// later in a view than in the whole job's list.
+const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Pipeline {
     /// A pipeline over `subscription` (whose constructor keeps the discovered label
@@ -207,6 +213,20 @@ impl Pipeline {
     pub fn publishing_to(mut self, published: PublishedViews) -> Pipeline {
         self.published = published;
         self
+    }
+
+    /// Publishes the views' changed buckets [`PUBLISH_EVERY`] from now, unless that is
+    /// already planned: under a flood, a bucket's list is rebuilt once per period, not
+    /// once per change set.
+    fn publish_soon(&mut self, ctx: &mut Context<Self>) {
+        if self.indexes.is_empty() || self.publish_planned {
+            return;
+        }
+        self.publish_planned = true;
+        ctx.run_later(PUBLISH_EVERY, |act, _| {
+            act.publish_planned = false;
+            act.publish();
+        });
     }
 
     /// Writes the changed buckets' lists of every kept index for the jobs to read, and
@@ -243,6 +263,7 @@ impl Pipeline {
             members: Arc::new([]),
             members_rx: None,
             published: PublishedViews::default(),
+            publish_planned: false,
         }
     }
 
@@ -262,6 +283,7 @@ impl Pipeline {
                 .map(|changes, act, ctx| {
                     act.taking = false;
                     act.apply(changes);
+                    act.publish_soon(ctx);
                     if std::mem::take(&mut act.notice_waiting) {
                         act.take(ctx);
                     }
@@ -342,9 +364,6 @@ impl Pipeline {
         if changed > 0 {
             self.work.objects_changed += changed as u64;
             self.list = None;
-        }
-        if !self.indexes.is_empty() {
-            self.publish();
         }
         self.version += 1;
         // Not `try_send`: a notice lost to a full mailbox would leave a job serving a

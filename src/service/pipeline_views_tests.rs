@@ -122,6 +122,8 @@ fn view_list(p: &mut Pipeline, query: &ViewQuery) -> (ObjectGroupsList, ListSumm
         return (list, summary);
     };
     p.index_for(kind);
+    // As the pipeline's timer would after a change.
+    p.publish();
     let published = p.published.read().expect("not poisoned");
     match published[&kind].get(&bucket) {
         Some(v) => (Arc::clone(&v.list), v.summary),
