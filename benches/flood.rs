@@ -2,7 +2,7 @@
 //! subscribers) under synthetic event floods from a fake API server that serves
 //! pre-built bytes from a child process.
 //!
-//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service] ...`
+//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service,fleet] ...`
 //! (`--help` lists every option). Prints one table row per scenario, then
 //! `summary: flood_events_per_s=N ceiling_events_per_s=N sync_s=X peak_rss_mb=N`.
 //! See BENCHMARKS.md for what each column means.
@@ -10,6 +10,11 @@
 //! `service` is the path `kubesd run` users run: a Prometheus config of `--jobs` pod
 //! jobs with realistic relabelling, `JobSet` and the HTTP SD server, and a reader
 //! polling one job's `/sd` meanwhile.
+//!
+//! `fleet` is the service with one pod job under a flood paced at `--fleet-rate`
+//! events/s, while `--fleet-nodes` per-node and `--fleet-shards` shard consumers poll
+//! their views every `--fleet-poll-s` with `If-None-Match`; `--fleet-views off` runs
+//! the same flood with no consumer, for the peak RSS and CPU to compare with.
 
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::collections::HashMap;
@@ -28,6 +33,8 @@ use kubesd::targets::AttachMetadata;
 use kubesd::watch::{LineBuffer, WatchEvent, decode_event};
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Semantics, Subscription};
 
+#[path = "support/fleet_consumers.rs"]
+mod fleet_consumers;
 #[path = "support/flood_server.rs"]
 mod flood_server;
 #[path = "support/realistic_pod.rs"]
@@ -169,6 +176,22 @@ struct Args {
     /// at a time, the whole body read, no `If-None-Match`).
     #[arg(long, default_value_t = 1000)]
     sd_poll_ms: u64,
+    /// Fleet scenario: per-node consumers (one per node, `node-0000`...).
+    #[arg(long, default_value_t = 2000)]
+    fleet_nodes: usize,
+    /// Fleet scenario: shard consumers (`shard=I&shards=N`).
+    #[arg(long, default_value_t = 20)]
+    fleet_shards: usize,
+    /// Fleet scenario: how often each consumer polls its view, s.
+    #[arg(long, default_value_t = 10)]
+    fleet_poll_s: u64,
+    /// Fleet scenario: the flood's pace, events/s.
+    #[arg(long, default_value_t = 20_000)]
+    fleet_rate: usize,
+    /// Fleet scenario: `on` (consumers poll their views) or `off` (no consumer: the
+    /// same kubesd serving no views).
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    fleet_views: String,
     /// Subscriber counts of the fanout scenario.
     #[arg(long, value_delimiter = ',', default_values_t = [20, 100])]
     subscribers: Vec<usize>,
@@ -1164,6 +1187,168 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
     rows
 }
 
+/// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
+/// `--fleet-rate`, and (with `--fleet-views on`) the view consumers polling throughout.
+async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
+    use kubesd::service::{GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+    use std::collections::BTreeMap;
+    use std::sync::RwLock;
+
+    server.gate(0);
+    let config = kubesd::promconfig::parse_config(
+        &service_config(&server.url, 1),
+        std::path::Path::new("bench.yml"),
+    )
+    .expect("the bench's config loads");
+    let sync_meter = Meter::start();
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let mut set = JobSet::new(
+        Discovery::start(options(args)),
+        JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+        },
+        Arc::clone(&published),
+    );
+    set.apply(&config).await.expect("jobs start");
+    let state = Arc::new(ServiceState {
+        jobs: published,
+        reload: None,
+    });
+    let (http, bound) =
+        serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");
+    let http_handle = http.handle();
+    actix_rt::spawn(http);
+    let addr = bound.to_string();
+    let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+    while set.pipeline_work().await.objects_relabelled < args.pods as u64
+        && Instant::now() < deadline
+    {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    let synced = sync_meter.finish();
+    let job = set.jobs().into_iter().next().expect("one job").1;
+    let targets0 = job.send(GetStatus).await.expect("job alive").targets;
+    let views = args.fleet_views == "on";
+    let paths = fleet_paths(args);
+    // Each view asked for once before the flood: the first request for a kind builds
+    // its index (every object relabelled once), timed here apart from the polling.
+    let first = Instant::now();
+    if views {
+        let (a, p) = (addr.clone(), paths.clone());
+        let _ = actix_rt::task::spawn_blocking(move || {
+            for path in &p {
+                let _ = fleet_consumers::get_with_etag(&a, path, "");
+            }
+        })
+        .await;
+    }
+    let first_s = first.elapsed().as_secs_f64();
+    // The flood's meter resets the peak: the views' first build is taken here.
+    let peak_after_first = peak_rss_mb();
+    let stop = Arc::new(AtomicBool::new(false));
+    let every = Duration::from_secs(args.fleet_poll_s);
+    let consumers = views
+        .then(|| fleet_consumers::poll(addr.clone(), paths.clone(), every, 8, Arc::clone(&stop)));
+    let meter = Meter::start();
+    let ok = fleet_flood(args, server, &job, targets0, deadline).await;
+    let m = meter.finish();
+    stop.store(true, Relaxed);
+    // Joined off this thread: a request in flight needs the job actor, which runs here.
+    let mut polled = match consumers {
+        Some(c) => actix_rt::task::spawn_blocking(move || c.join().expect("consumers"))
+            .await
+            .expect("consumers joined"),
+        None => fleet_consumers::Polled::default(),
+    };
+    let consuming = polled.cpu_s;
+    let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
+    let (shard_p50, shard_p99) = (polled.shard_quantile(0.5), polled.shard_quantile(0.99));
+    let rows = vec![
+        Row {
+            scenario: "fleet-sync".into(),
+            subs: usize::from(views),
+            events: args.pods,
+            m: synced,
+            p50_ms: f64::NAN,
+            p99_ms: f64::NAN,
+            extra: format!("pods/s; {targets0} targets; views asked once in {first_s:.1} s"),
+        },
+        Row {
+            scenario: "fleet".into(),
+            subs: usize::from(views),
+            events: args.events,
+            p50_ms: p50,
+            p99_ms: p99,
+            extra: format!(
+                "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
+                 shard views alone p50/p99 {:.1}/{:.1} ms; \
+                 process less consumers {:.3} of a core; peak rss {:.0} MB",
+                if ok { "" } else { "TIMED OUT; " },
+                args.fleet_views,
+                if views { paths.len() } else { 0 },
+                args.fleet_poll_s,
+                polled.ok,
+                polled.not_modified,
+                polled.failed,
+                polled.bytes as f64 / 1e6,
+                shard_p50,
+                shard_p99,
+                (m.cpu_s - consuming) / m.wall_s,
+                peak_after_first.max(m.peak_rss_mb),
+            ),
+            m,
+        },
+    ];
+    set.stop_all().await;
+    http_handle.stop(true).await;
+    rows
+}
+
+/// The consumers' paths: one per node, then one per shard.
+fn fleet_paths(args: &Args) -> Vec<String> {
+    let nodes = (0..args.fleet_nodes).map(|n| format!("/sd/pods-0?node=node-{n:04}"));
+    let shards = (0..args.fleet_shards)
+        .map(|i| format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards));
+    nodes.chain(shards).collect()
+}
+
+/// Opens the gate at `--fleet-rate` events/s until every event is out, then waits for
+/// the deletion that follows the last one to show in the job's target count.
+async fn fleet_flood(
+    args: &Args,
+    server: &Server,
+    job: &actix::Addr<kubesd::service::JobActor>,
+    targets0: usize,
+    deadline: Instant,
+) -> bool {
+    let start = Instant::now();
+    let mut upto = 0;
+    while upto <= args.events && Instant::now() < deadline {
+        let due = (start.elapsed().as_secs_f64() * args.fleet_rate as f64) as usize;
+        let next = due.min(args.events + 1);
+        if next > upto {
+            upto = next;
+            server.gate(upto);
+        }
+        if upto > args.events {
+            break;
+        }
+        actix_rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    while Instant::now() < deadline {
+        let status = job
+            .send(kubesd::service::GetStatus)
+            .await
+            .expect("job alive");
+        if status.targets < targets0 {
+            return true;
+        }
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
 /// serde_json alone, one core: the same watch byte stream (the same pod events) framed
 /// and decoded into the same structs, no engine.
 fn ceiling(args: &Args) -> f64 {
@@ -1256,6 +1441,12 @@ fn main() {
         }
         if run("deps") {
             for r in deps_run(&args, &server).await {
+                r.print();
+                rows.push(r);
+            }
+        }
+        if run("fleet") {
+            for r in fleet_run(&args, &server).await {
                 r.print();
                 rows.push(r);
             }

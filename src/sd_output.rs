@@ -195,6 +195,21 @@ pub struct ObjectGroups {
     targets: u32,
     /// FNV-1a of `bytes` and `holes`: what the body's ETag is computed from.
     hash: u64,
+    /// For an object of one group of two addresses or more: where each address (as a
+    /// JSON string, quotes included) starts and ends in `bytes`, so that a view can
+    /// take some of them without serializing the labels again ([`ObjectGroups::pick`]).
+    addresses: Box<[(u32, u32)]>,
+    /// For such a view's share: the object it is a share of and which addresses;
+    /// `bytes` and `holes` are then empty.
+    picked: Option<Box<Picked>>,
+}
+
+/// Some addresses of an object of one group: the group written with only those.
+#[derive(Debug, PartialEq, Eq)]
+struct Picked {
+    whole: std::sync::Arc<ObjectGroups>,
+    /// Indexes in `whole.addresses`, ascending.
+    picks: Box<[u32]>,
 }
 
 impl ObjectGroups {
@@ -204,6 +219,8 @@ impl ObjectGroups {
         let groups = one_group_by_address(targets).unwrap_or_else(|| group_targets(targets));
         let mut bytes = Vec::new();
         let mut holes = Vec::new();
+        let mut addresses = Vec::new();
+        let one_group = groups.len() == 1 && groups[0].targets.len() >= 2;
         let mut count = 0;
         for (i, group) in groups.iter().enumerate() {
             if i > 0 {
@@ -215,7 +232,11 @@ impl ObjectGroups {
                 if j > 0 {
                     bytes.push(b',');
                 }
+                let start = bytes.len();
                 write_json_str(&mut bytes, target);
+                if one_group {
+                    addresses.push((offset(start), offset(bytes.len())));
+                }
             }
             bytes.extend_from_slice(b"],\"labels\":{");
             for (j, label) in group.labels.iter().enumerate() {
@@ -242,12 +263,82 @@ impl ObjectGroups {
             holes: holes.into(),
             targets: u32::try_from(count).unwrap_or(u32::MAX),
             hash: hash.0,
+            addresses: addresses.into(),
+            picked: None,
+        }
+    }
+
+    /// For an object of one group of two addresses or more, its addresses in order;
+    /// `None` for others, and when an address is escaped in JSON (then it is not
+    /// written as it reads).
+    pub fn one_group_addresses(&self) -> Option<Vec<&str>> {
+        if self.addresses.is_empty() {
+            return None;
+        }
+        self.addresses
+            .iter()
+            .map(|&(start, end)| {
+                let quoted = self
+                    .bytes
+                    .get(start as usize + 1..(end as usize).checked_sub(1)?)?;
+                std::str::from_utf8(quoted)
+                    .ok()
+                    .filter(|a| !a.contains('\\'))
+            })
+            .collect()
+    }
+
+    /// The share of `whole` (an object of one group, see
+    /// [`ObjectGroups::one_group_addresses`]) that holds only the addresses at `picks`
+    /// (ascending, not empty): its group with those addresses, written from `whole`'s
+    /// bytes, none copied.
+    pub fn pick(whole: &std::sync::Arc<ObjectGroups>, picks: Vec<u32>) -> ObjectGroups {
+        let mut hash = Fnv::default();
+        hash.write(&whole.hash.to_le_bytes());
+        for p in &picks {
+            hash.write(&p.to_le_bytes());
+        }
+        ObjectGroups {
+            bytes: Box::new([]),
+            holes: Box::new([]),
+            targets: u32::try_from(picks.len()).unwrap_or(u32::MAX),
+            hash: hash.0,
+            addresses: Box::new([]),
+            picked: Some(Box::new(Picked {
+                whole: std::sync::Arc::clone(whole),
+                picks: picks.into(),
+            })),
         }
     }
 
     /// True when the object has no target.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.bytes.is_empty() && self.picked.is_none()
+    }
+
+    /// Its bytes, holes left out.
+    fn byte_len(&self) -> usize {
+        match &self.picked {
+            None => self.bytes.len(),
+            Some(p) => {
+                let a = &p.whole.addresses;
+                let (first, last) = (a[0].0 as usize, a[a.len() - 1].1 as usize);
+                let picked: usize = p
+                    .picks
+                    .iter()
+                    .map(|&i| (a[i as usize].1 - a[i as usize].0) as usize)
+                    .sum();
+                first + picked + (p.picks.len() - 1) + (p.whole.bytes.len() - last)
+            }
+        }
+    }
+
+    /// Its holes.
+    fn hole_count(&self) -> usize {
+        match &self.picked {
+            None => self.holes.len(),
+            Some(p) => p.whole.holes.len(),
+        }
     }
 
     /// Targets in the groups.
@@ -257,13 +348,34 @@ impl ObjectGroups {
 
     /// The bytes' length once `job_json` fills the holes.
     fn len_with(&self, job_json: &[u8]) -> usize {
-        self.bytes.len() + self.holes.len() * job_json.len()
+        self.byte_len() + self.hole_count() * job_json.len()
     }
 
     /// Appends the groups with `job_json` in the holes.
     fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
-        let mut at = 0;
-        for &hole in self.holes.iter() {
+        let Some(p) = &self.picked else {
+            self.write_from(0, job_json, out);
+            return;
+        };
+        // The group's start, the picked addresses, then from the list's closing
+        // bracket on (where the holes are: they are all in the labels).
+        let (whole, a) = (&p.whole, &p.whole.addresses);
+        out.extend_from_slice(&whole.bytes[..a[0].0 as usize]);
+        for (n, &i) in p.picks.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            let (start, end) = a[i as usize];
+            out.extend_from_slice(&whole.bytes[start as usize..end as usize]);
+        }
+        whole.write_from(a[a.len() - 1].1 as usize, job_json, out);
+    }
+
+    /// Appends the bytes from `from` on (no hole before it) with `job_json` in the
+    /// holes.
+    fn write_from(&self, from: usize, job_json: &[u8], out: &mut Vec<u8>) {
+        let mut at = from;
+        for &hole in self.holes.iter().filter(|&&h| h as usize >= from) {
             let hole = hole as usize;
             out.extend_from_slice(&self.bytes[at..hole]);
             out.extend_from_slice(job_json);
@@ -271,6 +383,11 @@ impl ObjectGroups {
         }
         out.extend_from_slice(&self.bytes[at..]);
     }
+}
+
+/// A position in an object's bytes (which never reach 4 GiB).
+fn offset(at: usize) -> u32 {
+    u32::try_from(at).unwrap_or(u32::MAX)
 }
 
 /// The label whose placeholder value [`ObjectGroups`] leaves as a hole.
@@ -304,6 +421,40 @@ impl Fnv {
 /// The objects of one discovery, in a fixed order (by namespace and name), as a job's
 /// body joins them. Shared: every job and request reading it holds the same list.
 pub type ObjectGroupsList = std::sync::Arc<[std::sync::Arc<ObjectGroups>]>;
+
+/// What a body needs to know of one list of objects, computed once when the list is
+/// built: so that a body made of such lists costs a pass over its lists, not over
+/// their objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListSummary {
+    /// FNV-1a of the non-empty objects' hashes, in order.
+    hash: u64,
+    /// Their bytes, holes left out.
+    bytes: usize,
+    /// Their holes.
+    holes: usize,
+    /// How many are not empty.
+    objects: usize,
+    /// Their targets.
+    targets: usize,
+}
+
+impl ListSummary {
+    /// The summary of `list`.
+    pub fn of(list: &[std::sync::Arc<ObjectGroups>]) -> ListSummary {
+        let mut hash = Fnv::default();
+        let mut summary = ListSummary::default();
+        for object in list.iter().filter(|o| !o.is_empty()) {
+            hash.write(&object.hash.to_le_bytes());
+            summary.bytes += object.byte_len();
+            summary.holes += object.hole_count();
+            summary.objects += 1;
+            summary.targets += object.targets();
+        }
+        summary.hash = hash.0;
+        summary
+    }
+}
 
 /// A job's HTTP SD body: its discoveries' object groups, joined on demand with the
 /// job's name in their holes. Cheap to clone and to keep: it holds the shared parts,
@@ -349,6 +500,32 @@ impl SdBody {
         SdBody {
             job_json: job_json.into(),
             parts,
+            len,
+            etag: format!("\"{:016x}\"", hash.0),
+            targets,
+        }
+    }
+
+    /// The body of job `job_name` made of `parts`, each with its [`ListSummary`]: a
+    /// pass over the lists only. Its ETag is a hash of the job's name and the lists'
+    /// hashes (not [`SdBody::new`]'s: a view's tag is its own), so equal views give
+    /// equal tags on every replica.
+    pub fn from_summaries(job_name: &str, parts: Vec<(ObjectGroupsList, ListSummary)>) -> SdBody {
+        let mut job_json = Vec::new();
+        write_json_str(&mut job_json, job_name);
+        let mut hash = Fnv::default();
+        hash.write(&job_json);
+        let (mut len, mut objects, mut targets) = (2, 0usize, 0);
+        for (_, summary) in &parts {
+            hash.write(&summary.hash.to_le_bytes());
+            len += summary.bytes + summary.holes * job_json.len();
+            objects += summary.objects;
+            targets += summary.targets;
+        }
+        len += objects.saturating_sub(1);
+        SdBody {
+            job_json: job_json.into(),
+            parts: parts.into_iter().map(|(list, _)| list).collect(),
             len,
             etag: format!("\"{:016x}\"", hash.0),
             targets,
@@ -678,6 +855,82 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A body made from lists' summaries has the bytes and length of one made from
+    /// the objects, and equal lists give equal tags.
+    #[test]
+    fn a_body_from_summaries_is_the_body_from_objects() {
+        let placeholder = ArcStr::from("placeholder");
+        let objects: Vec<Arc<ObjectGroups>> = (0..12)
+            .map(|i| {
+                let labels: Vec<Labels> = (0..i % 3)
+                    .map(|p| target(&[("__address__", &format!("10.0.{i}.{p}:80")), ("job", "x")]))
+                    .collect();
+                Arc::new(ObjectGroups::new(&labels, &placeholder))
+            })
+            .collect();
+        let lists: Vec<ObjectGroupsList> = vec![objects[..5].into(), objects[5..].into()];
+        let with = |lists: &[ObjectGroupsList]| {
+            lists
+                .iter()
+                .map(|l| (Arc::clone(l), ListSummary::of(l)))
+                .collect::<Vec<_>>()
+        };
+        let summed = SdBody::from_summaries("job", with(&lists));
+        let plain = SdBody::new("job", lists.clone());
+        assert_eq!(summed.to_vec(), plain.to_vec());
+        assert_eq!((summed.len(), summed.targets), (plain.len(), plain.targets));
+        assert_eq!(summed.len(), summed.to_vec().len());
+        let again: Vec<ObjectGroupsList> = lists.iter().map(|l| l.to_vec().into()).collect();
+        assert_eq!(
+            SdBody::from_summaries("job", with(&again)).etag,
+            summed.etag
+        );
+        assert_eq!(SdBody::from_summaries("job", Vec::new()).to_vec(), b"[]");
+    }
+
+    /// A share of an object of one group is that group written with only the picked
+    /// addresses, holes filled, its length as counted.
+    #[test]
+    fn a_picked_share_is_the_group_with_those_addresses() {
+        let placeholder = ArcStr::from("placeholder");
+        let with_job = |a: &str| {
+            Labels::from_pairs([
+                ("__address__", ArcStr::from(a)),
+                ("app", ArcStr::from("web")),
+                ("job", placeholder.clone()),
+            ])
+        };
+        let addresses = ["10.0.0.1:80", "10.0.0.1:81", "10.0.0.1:82", "10.0.0.1:83"];
+        let targets: Vec<Labels> = addresses.iter().map(|a| with_job(a)).collect();
+        let whole = Arc::new(ObjectGroups::new(&targets, &placeholder));
+        assert_eq!(whole.one_group_addresses(), Some(addresses.to_vec()));
+        for picks in [vec![0], vec![1, 3], vec![0, 1, 2, 3], vec![3]] {
+            let share = ObjectGroups::pick(&whole, picks.clone());
+            let mut got = Vec::new();
+            share.write(b"\"pods\"", &mut got);
+            let subset: Vec<Labels> = picks
+                .iter()
+                .map(|&i| {
+                    target(&[
+                        ("__address__", addresses[i as usize]),
+                        ("app", "web"),
+                        ("job", "pods"),
+                    ])
+                })
+                .collect();
+            let want = groups_json(&group_targets(&subset));
+            assert_eq!(got, want[1..want.len() - 1], "{picks:?}");
+            assert_eq!(share.len_with(b"\"pods\""), got.len(), "{picks:?}");
+            assert_eq!(share.targets(), picks.len());
+        }
+        let one = ObjectGroups::new(&targets[..1], &placeholder);
+        assert_eq!(
+            one.one_group_addresses(),
+            None,
+            "one address: nothing to share"
+        );
     }
 
     /// Targets over one base that differ only in their address come out as

@@ -1,7 +1,7 @@
 //! The configs that `deploy/` ships load in kubesd as they are: the ConfigMaps' config
 //! files parse, with the jobs the Prometheus snippet (deploy/prometheus/http-sd.yml)
-//! names. (The manifests themselves are validated against Kubernetes' schemas by
-//! `.ci/validate-manifests`.)
+//! names, and the fleet example's scrapers ask kubesd for valid views. (The manifests
+//! themselves are validated against Kubernetes' schemas by `.ci/validate-manifests`.)
 
 use std::path::Path;
 
@@ -69,5 +69,72 @@ fn the_daemonset_config_watches_only_its_own_nodes_pods() {
     let daemonset =
         std::fs::read_to_string("deploy/daemonset/daemonset.yaml").expect("the DaemonSet");
     assert!(daemonset.contains("- --config.expand-reloader-vars\n"));
+    assert!(daemonset.contains("fieldRef: {fieldPath: spec.nodeName}"));
+}
+
+/// The `key` entry of the ConfigMap in a (perhaps multi-document) manifest.
+fn config_map_data(manifest: &str, key: &str) -> String {
+    let text = std::fs::read_to_string(manifest).expect("the manifest is in the repository");
+    for doc in serde_norway::Deserializer::from_str(&text) {
+        let doc = <serde_norway::Value as serde::Deserialize>::deserialize(doc)
+            .expect("the manifest is YAML");
+        if doc["kind"] == "ConfigMap" {
+            return doc["data"][key].as_str().expect("the entry").to_string();
+        }
+    }
+    panic!("{manifest} has no ConfigMap");
+}
+
+/// The one `http_sd_configs` URL of a scraper's config, its query as kubesd reads it.
+fn sd_query(scrape_config: &str) -> (String, String) {
+    let doc: serde_norway::Value = serde_norway::from_str(scrape_config).expect("YAML");
+    let url = doc["scrape_configs"][0]["http_sd_configs"][0]["url"]
+        .as_str()
+        .expect("a URL")
+        .to_string();
+    let (path, query) = url.split_once('?').expect("a query");
+    (path.to_string(), query.to_string())
+}
+
+#[test]
+fn the_fleet_example_loads_and_its_scrapers_ask_for_valid_views() {
+    use kubesd::service::{ViewQuery, parse_view_query};
+    let config = parse_config(
+        &config_map_entry("deploy/fleet/configmap.yaml"),
+        Path::new("/etc/kubesd/config/kubesd.yml"),
+    )
+    .expect("deploy/fleet/configmap.yaml's config loads");
+    let membership = config.membership.expect("the membership section");
+    assert_eq!(membership.namespace, "monitoring");
+    assert_eq!(config.jobs[0].name, "kubernetes-pods");
+
+    // Each Prometheus replica's shard, as the init container expands $(SHARD).
+    let prometheus = config_map_data("deploy/fleet/prometheus-shards.yaml", "prometheus.yml");
+    let statefulset =
+        std::fs::read_to_string("deploy/fleet/prometheus-shards.yaml").expect("manifest");
+    assert!(
+        statefulset.contains("replicas: 2 "),
+        "two replicas, as shards=2"
+    );
+    for shard in 0..2 {
+        let (path, query) = sd_query(&prometheus.replace("$(SHARD)", &shard.to_string()));
+        assert!(path.ends_with("/sd/kubernetes-pods"), "{path}");
+        assert_eq!(
+            parse_view_query(&query),
+            Ok(ViewQuery::Shard {
+                index: shard,
+                count: 2
+            })
+        );
+    }
+
+    // The DaemonSet agent's node, as vmagent expands %{NODE_NAME}.
+    let agent = config_map_data("deploy/fleet/agent-daemonset.yaml", "scrape.yml");
+    let (_, query) = sd_query(&agent.replace("%{NODE_NAME}", "node-7"));
+    assert_eq!(
+        parse_view_query(&query),
+        Ok(ViewQuery::Node("node-7".into()))
+    );
+    let daemonset = std::fs::read_to_string("deploy/fleet/agent-daemonset.yaml").expect("manifest");
     assert!(daemonset.contains("fieldRef: {fieldPath: spec.nodeName}"));
 }

@@ -157,6 +157,11 @@ impl Labels {
 
     /// The value of label `name`, if set.
     pub fn get(&self, name: &str) -> Option<&str> {
+        self.find(name).map(|l| &*l.value)
+    }
+
+    /// The label `name`, if set.
+    fn find(&self, name: &str) -> Option<&Label> {
         let find = |part: &[Label]| part.binary_search_by(|l| (*l.name).cmp(name)).ok();
         // A target's own part is a handful of labels whose names share long prefixes: a
         // scan that compares lengths first is cheaper than a binary search that compares
@@ -169,13 +174,19 @@ impl Labels {
             find(&self.own)
         };
         if let Some(i) = own {
-            return Some(&self.own[i].value);
+            return Some(&self.own[i]);
         }
         if let Some(i) = find(&self.base) {
-            return Some(&self.base[i].value);
+            return Some(&self.base[i]);
         }
         let inherited = self.base.inherited();
-        find(inherited).map(|i| &*inherited[i].value)
+        find(inherited).map(|i| &inherited[i])
+    }
+
+    /// The value of label `name`, if set, as the shared string the set holds (a clone
+    /// is a reference count, not a copy).
+    pub fn get_shared(&self, name: &str) -> Option<ArcStr> {
+        self.find(name).map(|l| ArcStr::clone(&l.value))
     }
 
     /// The labels in name order.

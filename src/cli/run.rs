@@ -28,7 +28,9 @@ pub struct JobArgs {
     /// The config file: Prometheus' `scrape_configs` with `kubernetes_sd_configs`.
     #[arg(long)]
     pub config: PathBuf,
-    /// Keep only the targets of shard N (of --shards)...
+    /// Keep only the targets of shard N (of --shards), for replicas of kubesd itself
+    /// (FNV-1a of the address; Prometheus' hashmod shards are the views
+    /// `/sd/{job}?shard=I&shards=N`)...
     #[arg(long, default_value_t = 0, requires = "shards")]
     pub shard: u64,
     /// ...when M replicas share the targets by address hash.

@@ -417,7 +417,7 @@ fn list(value: &Value) -> Result<&[Value], String> {
 /// One `kubernetes_sd_configs` entry, checked and ready to run; on error, the key at
 /// fault (empty if none in particular) and the problem. An entry that names no server,
 /// no kubeconfig and no client settings takes `default_kubeconfig`, if given.
-fn sd_config(
+pub(super) fn sd_config(
     value: &Value,
     dir: &Path,
     default_kubeconfig: Option<&Path>,

@@ -13,6 +13,7 @@ mod duration;
 mod error;
 mod job;
 mod keys;
+mod membership;
 mod nesting;
 mod paths;
 mod placeholders;
@@ -26,6 +27,7 @@ pub use duration::{format_duration, parse_duration};
 pub use error::{LoadError, Problem};
 pub use job::Job;
 pub use keys::{IGNORED_JOB_KEYS, IGNORED_TOP_LEVEL};
+pub use membership::{Membership, parse_membership};
 pub use paths::resolve_relative_paths;
 pub use placeholders::{Expanded, expand_placeholders};
 
@@ -56,6 +58,8 @@ pub struct LoadedConfig {
     pub jobs: Vec<Job>,
     /// One message per ignored key or job, naming it, for the caller to log.
     pub warnings: Vec<String>,
+    /// The scrapers kubesd assigns targets to (`?member=`), if the file names them.
+    pub membership: Option<Membership>,
 }
 
 /// Reads and checks the config file at `path`, with default options.
@@ -134,6 +138,7 @@ pub fn parse_config_with(
                 }
             }
             "global" => {}
+            "membership" => loader.membership(value, &dir),
             k if IGNORED_TOP_LEVEL.contains(&k) => loader.loaded.warnings.push(format!(
                 "ignoring top-level section {k:?}: kubesd only does service discovery"
             )),
@@ -271,6 +276,21 @@ impl Loader<'_> {
 
     /// One `scrape_configs` entry at `at` (e.g. `scrape_configs[2]`), with relative
     /// file names taken from `dir`.
+    /// The `membership` section, checked.
+    fn membership(&mut self, value: &Value, dir: &Path) {
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
+        let kubeconfig = self
+            .options
+            .default_kubeconfig
+            .as_deref()
+            .filter(|_| !in_cluster);
+        match parse_membership(value, dir, kubeconfig) {
+            Ok(m) => self.loaded.membership = Some(m),
+            Err((key, why)) if key.is_empty() => self.problem("membership", &why),
+            Err((key, why)) => self.problem(&format!("membership.{key}"), &why),
+        }
+    }
+
     fn job(&mut self, entry: &Value, dir: &Path, at: &str) {
         // In a pod, a config without a server means the pod's cluster, as in Prometheus.
         let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());

@@ -246,10 +246,17 @@ fn contains_all(rule: &CompiledRule, set: &WorkingSet<'_>) -> bool {
 /// integer, modulo `modulus`. (Prometheus keeps the last 8 bytes so results match its
 /// earlier versions; taking the first 8 would send targets to different shards.)
 pub fn hash_mod(value: &str, modulus: u64) -> u64 {
+    prometheus_hash(value) % modulus
+}
+
+/// The number Prometheus' `hashmod` takes the modulus of: MD5 of the value, its last 8
+/// bytes read as a big-endian integer. Computed once per target, it gives every
+/// modulus's shard ([`hash_mod`]).
+pub fn prometheus_hash(value: &str) -> u64 {
     let digest = Md5::digest(value.as_bytes());
     let mut last = [0u8; 8];
     last.copy_from_slice(&digest[8..16]);
-    u64::from_be_bytes(last) % modulus
+    u64::from_be_bytes(last)
 }
 
 /// vmagent's `hashmod`: xxHash64 of the value, modulo `modulus`.

@@ -26,7 +26,7 @@ mod target;
 mod template;
 mod visibility;
 
-pub use apply::{hash_mod, hash_mod_xxhash, relabel};
+pub use apply::{hash_mod, hash_mod_xxhash, prometheus_hash, relabel};
 pub use config::{
     Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
 };

@@ -1,5 +1,6 @@
-//! The service's HTTP endpoints: `/sd/{job}` (Prometheus HTTP SD, with ETag and 304),
-//! `/sd` (the job names), `/metrics`, `/healthz`, `/ready`, and in run mode
+//! The service's HTTP endpoints: `/sd/{job}` (Prometheus HTTP SD, with ETag and 304;
+//! a query picks one view of the job's targets, see [`super::views`]), `/sd` (the job
+//! names; with `?views`, each job's views), `/metrics`, `/healthz`, `/ready`, and in run mode
 //! `POST /-/reload`. Every GET route answers HEAD too; responses are gzip-compressed
 //! when the client asks (`Accept-Encoding`). With a web config ([`WebGuard`]), every
 //! request passes its checks first, and the listener may speak TLS.
@@ -19,8 +20,10 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
-use super::job::{GetSd, GetStatus, JobActor};
+use super::job::{GetJobViews, GetStatus, GetView, JobActor, JobViewCounts};
 use super::process_metrics;
+use super::view_query::parse_view_query;
+use super::views::{Bucket, ViewKind};
 use super::web_guard::{Decision, WebGuard};
 use crate::metrics::{METRICS, escape_label_value};
 use crate::sd_output::etag_matches;
@@ -60,6 +63,10 @@ async fn sd(
     state: web::Data<ServiceState>,
 ) -> HttpResponse {
     let job = job.into_inner();
+    let query = match parse_view_query(req.query_string()) {
+        Ok(query) => query,
+        Err(why) => return HttpResponse::BadRequest().body(format!("{why}\n")),
+    };
     let Some(addr) = state.job(&job) else {
         return HttpResponse::NotFound().body(format!("there is no job named \"{job}\"\n"));
     };
@@ -78,7 +85,7 @@ async fn sd(
         }
         Err(_) => return HttpResponse::ServiceUnavailable().body("the job is restarting\n"),
     }
-    let Ok(body) = addr.send(GetSd).await else {
+    let Ok(body) = addr.send(GetView(query)).await else {
         return HttpResponse::ServiceUnavailable().body("the job is restarting\n");
     };
     let if_none_match = req
@@ -101,9 +108,106 @@ async fn sd(
         .streaming(chunks)
 }
 
-async fn job_names(state: web::Data<ServiceState>) -> HttpResponse {
-    let names: Vec<String> = state.all().into_iter().map(|(n, _)| n).collect();
-    HttpResponse::Ok().json(names)
+/// `/sd`: the job names; `/sd?views`: each job with the views asked of it so far and
+/// their targets (`{"job": .., "targets": .., "views": [{"view": "shard=0&shards=2",
+/// "targets": ..}, ..]}`).
+async fn job_names(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
+    if req.query_string() != "views" {
+        let names: Vec<String> = state.all().into_iter().map(|(n, _)| n).collect();
+        return HttpResponse::Ok().json(names);
+    }
+    let mut jobs = Vec::new();
+    for (name, addr) in state.all() {
+        let (Ok(status), Ok(views)) = (addr.send(GetStatus).await, addr.send(GetJobViews).await)
+        else {
+            continue;
+        };
+        let views: Vec<serde_json::Value> = views
+            .iter()
+            .flat_map(|(kind, buckets)| buckets.iter().map(move |(b, n)| (*kind, b, *n)))
+            .map(|(kind, bucket, targets)| {
+                serde_json::json!({"view": view_query_text(kind, bucket), "targets": targets})
+            })
+            .collect();
+        jobs.push(serde_json::json!({"job": name, "targets": status.targets, "views": views}));
+    }
+    HttpResponse::Ok().json(jobs)
+}
+
+/// The query string that asks for `bucket` of `kind`.
+fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
+    let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    match (kind, bucket) {
+        (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
+        (ViewKind::Node, Bucket::Name(node)) => format!("node={}", encode(node)),
+        (ViewKind::Member, Bucket::Name(member)) => format!("member={}", encode(member)),
+        (kind, bucket) => format!("{kind:?}={bucket:?}"),
+    }
+}
+
+/// `kubesd_job_view_targets`: targets per shard and per member (bounded by the shard
+/// counts and members asked for), but per node only in total and for the empty node
+/// (thousands of nodes would be thousands of series); `kubesd_job_view_buckets`: how
+/// many buckets each view kind holds.
+fn render_views(out: &mut String, views: &[(String, JobViewCounts)]) {
+    let _ = writeln!(
+        out,
+        "# HELP kubesd_job_view_targets Targets a view of a job serves (per shard and member; per node summed, with node=\"\" the targets on no node).\n# TYPE kubesd_job_view_targets gauge"
+    );
+    for (job, counts) in views {
+        for (kind, buckets) in counts {
+            match kind {
+                ViewKind::Shards(n) => {
+                    for (bucket, t) in buckets {
+                        if let Bucket::Shard(i) = bucket {
+                            let _ = writeln!(
+                                out,
+                                "kubesd_job_view_targets{{job=\"{job}\",view=\"shard\",shards=\"{n}\",shard=\"{i}\"}} {t}"
+                            );
+                        }
+                    }
+                }
+                ViewKind::Member => {
+                    for (bucket, t) in buckets {
+                        if let Bucket::Name(m) = bucket {
+                            let m = escape_label_value(m);
+                            let _ = writeln!(
+                                out,
+                                "kubesd_job_view_targets{{job=\"{job}\",view=\"member\",member=\"{m}\"}} {t}"
+                            );
+                        }
+                    }
+                }
+                ViewKind::Node => {
+                    let none = buckets.get(&Bucket::Name(Default::default())).copied();
+                    let on_nodes: usize = buckets.values().sum::<usize>() - none.unwrap_or(0);
+                    let _ = writeln!(
+                        out,
+                        "kubesd_job_view_targets{{job=\"{job}\",view=\"node\"}} {on_nodes}\nkubesd_job_view_targets{{job=\"{job}\",view=\"node\",node=\"\"}} {}",
+                        none.unwrap_or(0)
+                    );
+                }
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP kubesd_job_view_buckets Shards, nodes or members a view kind of a job has targets in.\n# TYPE kubesd_job_view_buckets gauge"
+    );
+    for (job, counts) in views {
+        for (kind, buckets) in counts {
+            let view = match kind {
+                ViewKind::Shards(n) => format!("view=\"shard\",shards=\"{n}\""),
+                ViewKind::Node => "view=\"node\"".to_string(),
+                ViewKind::Member => "view=\"member\"".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "kubesd_job_view_buckets{{job=\"{job}\",{view}}} {}",
+                buckets.len()
+            );
+        }
+    }
 }
 
 async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
@@ -112,9 +216,15 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     let jobs = state.all();
     // Jobs' status only: never their targets' bodies.
     let mut statuses = Vec::with_capacity(jobs.len());
+    let mut views = Vec::new();
     for (name, addr) in &jobs {
         if let Ok(status) = addr.send(GetStatus).await {
             statuses.push((escape_label_value(name), status));
+        }
+        if let Ok(counts) = addr.send(GetJobViews).await
+            && !counts.is_empty()
+        {
+            views.push((escape_label_value(name), counts));
         }
     }
     let _ = writeln!(
@@ -160,6 +270,9 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
             &format!("job=\"{name}\""),
             &mut out,
         );
+    }
+    if !views.is_empty() {
+        render_views(&mut out, &views);
     }
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8"))

@@ -2,6 +2,7 @@
 //! with other jobs), and its targets in HTTP SD form, assembled from the pipelines'
 //! per-object parts only when asked and kept until they change.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,10 +13,13 @@ use tracing::{info, warn};
 use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
-    GetList, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll, WaitSynced,
+    GetList, GetViewCounts, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll,
+    ViewAsked, WaitSynced,
 };
+use super::views::{Bucket, PublishedViews, ViewKind, ViewQuery};
 use crate::labels::Labels;
 use crate::relabel::{Relabeller, ScrapeSettings, Target};
+use crate::sd_output::ListSummary;
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
 
@@ -37,18 +41,22 @@ pub struct JobActor {
     changes: u64,
     applied: u64,
     latency: LatencyHistogram,
+    /// Each pipeline's views as it published them, in pipeline order.
+    views: Vec<PublishedViews>,
 }
 
 impl JobActor {
-    /// A job serving `pipelines`' targets, known to them as `id`; with `output_dir`,
-    /// also written to `<output_dir>/<encoded name>.json` as Prometheus file SD (see
+    /// A job serving `pipelines`' targets (each with the views it publishes), known
+    /// to them as `id`; with `output_dir`, also written to
+    /// `<output_dir>/<encoded name>.json` as Prometheus file SD (see
     /// [`super::file_name`]).
     pub fn new(
         name: String,
         id: ReaderId,
-        pipelines: Vec<Addr<Pipeline>>,
+        pipelines: Vec<(Addr<Pipeline>, PublishedViews)>,
         output_dir: Option<PathBuf>,
     ) -> JobActor {
+        let (pipelines, views): (Vec<_>, Vec<_>) = pipelines.into_iter().unzip();
         let file = output_dir.map(|d| job_file(&d, &name));
         JobActor {
             name,
@@ -63,7 +71,52 @@ impl JobActor {
             changes: 0,
             applied: 0,
             latency: LatencyHistogram::default(),
+            views,
         }
+    }
+
+    /// Bucket `bucket` of partition `kind` as the pipelines published it; `None` if a
+    /// pipeline does not keep the partition (yet).
+    fn published(&self, kind: ViewKind, bucket: &Bucket) -> Option<SdBody> {
+        let mut parts = Vec::with_capacity(self.views.len());
+        for views in &self.views {
+            let views = views.read().ok()?;
+            let part = match views.get(&kind)?.get(bucket) {
+                Some(view) => (Arc::clone(&view.list), view.summary),
+                None => (Arc::from([]), ListSummary::default()),
+            };
+            parts.push(part);
+        }
+        Some(SdBody::from_summaries(&self.name, parts))
+    }
+
+    /// A view's body, read from what the pipelines published, without waiting for
+    /// them; the first request for a partition has them build it first.
+    fn view(&mut self, kind: ViewKind, bucket: Bucket) -> ResponseActFuture<Self, SdBody> {
+        if let Some(body) = self.published(kind, &bucket) {
+            // Noted for the partitions' eviction order; the answer needs no reply.
+            for p in &self.pipelines {
+                p.do_send(ViewAsked(kind));
+            }
+            return Box::pin(async move { body }.into_actor(self));
+        }
+        let asked: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| p.send(ViewAsked(kind)))
+            .collect();
+        Box::pin(
+            async move {
+                for a in asked {
+                    let _ = a.await;
+                }
+            }
+            .into_actor(self)
+            .map(move |(), act, _| {
+                act.published(kind, &bucket)
+                    .unwrap_or_else(|| SdBody::from_summaries(&act.name, Vec::new()))
+            }),
+        )
     }
 
     /// The body: the cached one, or assembled from the pipelines' lists.
@@ -205,6 +258,55 @@ impl Handler<GetSd> for JobActor {
 
     fn handle(&mut self, _: GetSd, _: &mut Context<Self>) -> Self::Result {
         self.body()
+    }
+}
+
+/// Sent by the HTTP server to a job: the HTTP SD body of one view of its targets.
+#[derive(Message)]
+#[rtype(result = "SdBody")]
+pub struct GetView(pub ViewQuery);
+
+impl Handler<GetView> for JobActor {
+    type Result = ResponseActFuture<Self, SdBody>;
+
+    fn handle(&mut self, GetView(query): GetView, _: &mut Context<Self>) -> Self::Result {
+        match (query.kind(), query.bucket()) {
+            (Some(kind), Some(bucket)) => self.view(kind, bucket),
+            _ => self.body(),
+        }
+    }
+}
+
+/// Targets per bucket of each view kind a job's pipelines keep, summed over them.
+pub type JobViewCounts = BTreeMap<ViewKind, BTreeMap<Bucket, usize>>;
+
+/// Sent by the HTTP server to a job (for `/metrics` and `/sd?views`): the targets of
+/// each view asked for so far.
+#[derive(Message)]
+#[rtype(result = "JobViewCounts")]
+pub struct GetJobViews;
+
+impl Handler<GetJobViews> for JobActor {
+    type Result = ResponseFuture<JobViewCounts>;
+
+    fn handle(&mut self, _: GetJobViews, _: &mut Context<Self>) -> Self::Result {
+        let requests: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| p.send(GetViewCounts))
+            .collect();
+        Box::pin(async move {
+            let mut all = JobViewCounts::new();
+            for r in requests {
+                for (kind, counts) in r.await.unwrap_or_default() {
+                    let into = all.entry(kind).or_default();
+                    for (bucket, n) in counts {
+                        *into.entry(bucket).or_default() += n;
+                    }
+                }
+            }
+            all
+        })
     }
 }
 

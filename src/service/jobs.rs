@@ -16,8 +16,10 @@ use arcstr::ArcStr;
 use tracing::info;
 
 use super::job::{JobActor, StopJob};
+use super::members::{MemberWatch, Members};
 use super::pipeline::{Pipeline, Relabelling, StopPipeline};
 use super::shard::Shard;
+use super::views::PublishedViews;
 use crate::config::SdConfig;
 use crate::promconfig::{Job, LoadedConfig};
 use crate::relabel::ScrapeSettings;
@@ -42,6 +44,8 @@ struct RunningJob {
 /// A pipeline and how many running jobs use it.
 struct SharedPipeline {
     addr: Addr<Pipeline>,
+    /// The views it publishes.
+    views: PublishedViews,
     users: usize,
 }
 
@@ -57,6 +61,10 @@ pub struct JobSet {
     next_job_id: u64,
     /// Shared with the HTTP server.
     published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+    /// The Ready members, read by every pipeline.
+    members: tokio::sync::watch::Sender<Members>,
+    /// The watch of the config's `membership` pods, if it names them.
+    member_watch: Option<MemberWatch>,
 }
 
 impl Drop for JobSet {
@@ -65,6 +73,17 @@ impl Drop for JobSet {
             a.stop();
         }
     }
+}
+
+/// Why a config could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// A job could not start.
+    #[error(transparent)]
+    Job(#[from] JobStartError),
+    /// The `membership` pods cannot be watched.
+    #[error("membership: {0}")]
+    Membership(#[source] SubscribeError),
 }
 
 /// A job that could not start, named.
@@ -97,12 +116,37 @@ impl JobSet {
             next_arbiter: 0,
             next_job_id: 1,
             published,
+            members: tokio::sync::watch::Sender::new(Arc::new([])),
+            member_watch: None,
         }
+    }
+
+    /// Watches the config's `membership` pods, unless that watch already runs; stops
+    /// it when the section is gone (the member views then serve nobody).
+    async fn apply_membership(&mut self, config: &LoadedConfig) -> Result<(), ApplyError> {
+        if self.member_watch.as_ref().map(|w| &w.membership) == config.membership.as_ref() {
+            return Ok(());
+        }
+        if let Some(old) = self.member_watch.take() {
+            old.stop().await;
+        }
+        match &config.membership {
+            Some(m) => {
+                let watch = MemberWatch::start(&self.discovery, m.clone(), self.members.clone())
+                    .await
+                    .map_err(ApplyError::Membership)?;
+                self.member_watch = Some(watch);
+            }
+            None => {
+                self.members.send_replace(Arc::new([]));
+            }
+        }
+        Ok(())
     }
 
     /// Makes the running jobs those of `config`. On error, every job that was running
     /// before keeps running (a bad reload must not take discovery down).
-    pub async fn apply(&mut self, config: &LoadedConfig) -> Result<(), JobStartError> {
+    pub async fn apply(&mut self, config: &LoadedConfig) -> Result<(), ApplyError> {
         let mut started: Vec<(String, RunningJob)> = Vec::new();
         for job in &config.jobs {
             let fingerprint = fingerprint(job);
@@ -126,9 +170,15 @@ impl JobSet {
                     for (_, new) in started {
                         self.stop_job(new).await;
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
+        }
+        if let Err(e) = self.apply_membership(config).await {
+            for (_, new) in started {
+                self.stop_job(new).await;
+            }
+            return Err(e);
         }
         let wanted: std::collections::BTreeSet<&str> =
             config.jobs.iter().map(|j| j.name.as_str()).collect();
@@ -192,19 +242,20 @@ impl JobSet {
             let addr = match self.pipelines.get_mut(&key) {
                 Some(shared) => {
                     shared.users += 1;
-                    shared.addr.clone()
+                    (shared.addr.clone(), Arc::clone(&shared.views))
                 }
                 None => match self.start_pipeline(sd, job, &rules, shareable).await {
-                    Ok(addr) => {
+                    Ok((addr, views)) => {
                         let users = 1;
                         self.pipelines.insert(
                             key.clone(),
                             SharedPipeline {
                                 addr: addr.clone(),
+                                views: Arc::clone(&views),
                                 users,
                             },
                         );
-                        addr
+                        (addr, views)
                     }
                     Err(source) => {
                         for key in keys {
@@ -235,7 +286,7 @@ impl JobSet {
         job: &Job,
         rules: &Arc<Vec<crate::relabel::CompiledRule>>,
         shareable: bool,
-    ) -> Result<Addr<Pipeline>, SubscribeError> {
+    ) -> Result<(Addr<Pipeline>, PublishedViews), SubscribeError> {
         let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
         self.next_arbiter += 1;
         let subscription = self
@@ -257,9 +308,15 @@ impl JobSet {
                 ..job.scrape.clone()
             },
         };
-        Ok(Pipeline::start_in_arbiter(&arbiter, move |_| {
+        let members = self.members.subscribe();
+        let views = PublishedViews::default();
+        let published = Arc::clone(&views);
+        let addr = Pipeline::start_in_arbiter(&arbiter, move |_| {
             Pipeline::new(subscription, relabelling)
-        }))
+                .with_members(members)
+                .publishing_to(published)
+        });
+        Ok((addr, views))
     }
 
     fn publish(&self) {
@@ -284,6 +341,9 @@ impl JobSet {
 
     /// Stops every job.
     pub async fn stop_all(&mut self) {
+        if let Some(watch) = self.member_watch.take() {
+            watch.stop().await;
+        }
         let running = std::mem::take(&mut self.running);
         self.publish();
         for (_, job) in running {
@@ -307,6 +367,7 @@ impl JobSet {
                 total.objects_changed += w.objects_changed;
                 total.lists_built += w.lists_built;
                 total.takes += w.takes;
+                total.indexes_filled += w.indexes_filled;
             }
         }
         total

@@ -7,9 +7,12 @@ mod http;
 mod job;
 mod jobs;
 mod latency;
+mod members;
 mod pipeline;
 mod process_metrics;
 mod shard;
+mod view_query;
+pub mod views;
 pub mod web_config;
 pub mod web_guard;
 pub mod web_tls;
@@ -17,9 +20,13 @@ pub mod web_tls;
 pub use file_name::{job_file, job_file_name, job_name_of};
 pub use http::{ReloadRequest, ServiceState, serve_http};
 pub use job::{
-    GetSd, GetStatus, JobActor, JobStatus, JobTargets, SdBody, StopJob, job_constructor,
+    GetJobViews, GetSd, GetStatus, GetView, JobActor, JobStatus, JobTargets, JobViewCounts, SdBody,
+    StopJob, job_constructor,
 };
-pub use jobs::{JobSet, JobSetOptions};
+pub use jobs::{ApplyError, JobSet, JobSetOptions};
 pub use latency::LatencyHistogram;
+pub use members::{MemberWatch, Members, ready_members};
 pub use pipeline::{GetWork, Pipeline, PipelineWork};
 pub use shard::Shard;
+pub use view_query::parse_view_query;
+pub use views::ViewQuery;

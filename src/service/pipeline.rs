@@ -15,6 +15,10 @@
 //! [`crate::relabel::Visibility`]). The pipeline keeps each object's discovered label
 //! sets to compare with (shared with the group's cache, nothing copied); the
 //! relabelled targets live only while an object is serialized.
+//!
+//! The pipeline also keeps the views consumers asked for ([`super::views`]): each
+//! partition (shards, nodes, members) an index of its objects' parts, updated with the
+//! object when it is relabelled.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,6 +28,10 @@ use actix::prelude::*;
 use arcstr::ArcStr;
 
 use super::shard::Shard;
+use super::views::{
+    Bucket, MAX_INDEXES, ObjectParts, ObjectTargets, PublishedViews, ViewIndex, ViewKind, node_of,
+    same_nodes, split,
+};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::{CompiledRule, Relabeller, ScrapeSettings, Target, process};
@@ -54,24 +62,37 @@ impl Relabelling {
     }
 
     /// One object's targets after relabelling (by `relabeller`, these rules) and
-    /// sharding, as serialized groups.
+    /// sharding, as serialized groups. The targets are left in `scratch.targets`, and
+    /// with `nodes`, each one's node in `scratch.nodes`.
     fn object_groups(
         &self,
         relabeller: &mut Relabeller,
         discovered: &[Labels],
-        scratch: &mut Vec<Labels>,
+        scratch: &mut Scratch,
+        nodes: bool,
     ) -> ObjectGroups {
-        scratch.clear();
+        scratch.targets.clear();
+        scratch.nodes.clear();
+        let mut i = 0;
         relabeller.process_object(discovered, &self.scrape, |target| {
+            // One call per discovered label set, in order.
+            let from = discovered.get(i);
+            i += 1;
             if let Target::Keep(target) = target
                 && self.shard.keeps(target.get("__address__").unwrap_or(""))
             {
-                scratch.push(target);
+                scratch.targets.push(target);
+                if nodes {
+                    scratch.nodes.push(from.map(node_of).unwrap_or_default());
+                }
             }
         });
-        let groups = ObjectGroups::new(scratch, &self.scrape.job_name);
-        scratch.clear();
-        groups
+        if !nodes {
+            scratch
+                .nodes
+                .resize(scratch.targets.len(), ArcStr::default());
+        }
+        ObjectGroups::new(&scratch.targets, &self.scrape.job_name)
     }
 
     /// Every target of `discovered` after relabelling, with `job_name` as `job`.
@@ -105,6 +126,17 @@ pub struct PipelineWork {
     pub lists_built: u64,
     /// Change sets taken from the subscription.
     pub takes: u64,
+    /// Times a view index was filled from every object (first asked for, or its
+    /// members changed).
+    pub indexes_filled: u64,
+}
+
+/// One object's relabelled targets while it is serialized and split, reused.
+#[derive(Default)]
+struct Scratch {
+    targets: Vec<Labels>,
+    /// Each target's node (empty unless a node view is kept).
+    nodes: Vec<ArcStr>,
 }
 
 /// One object as a pipeline holds it.
@@ -115,6 +147,8 @@ struct SlotState {
     discovered: Vec<Labels>,
     /// Its groups; `None` when no target is left after relabelling.
     groups: Option<Arc<ObjectGroups>>,
+    /// Its parts in each kept view index, in the pipeline's index order.
+    parts: Vec<ObjectParts>,
 }
 
 /// The pipeline actor. See the module documentation.
@@ -138,15 +172,75 @@ pub struct Pipeline {
     taking: bool,
     notice_waiting: bool,
     /// Reused for each object's relabelled targets.
-    scratch: Vec<Labels>,
+    scratch: Scratch,
     work: PipelineWork,
+    /// The view indexes consumers asked for, at most [`MAX_INDEXES`].
+    indexes: Vec<ViewIndex>,
+    /// View requests so far: the clock of [`ViewIndex::last_asked`].
+    asked: u64,
+    /// The Ready members, sorted, and where their changes come from.
+    members: Arc<[ArcStr]>,
+    members_rx: Option<tokio::sync::watch::Receiver<Arc<[ArcStr]>>>,
+    /// The indexes' lists as jobs read them.
+    published: PublishedViews,
+    /// A publication is planned ([`Pipeline::publish_soon`]).
+    publish_planned: bool,
 }
+
+/// How long a change waits before the views' lists are published: at most this much
+/// later in a view than in the whole job's list.
+const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Pipeline {
     /// A pipeline over `subscription` (whose constructor keeps the discovered label
     /// sets as they are).
     pub fn new(subscription: Subscription<Labels>, relabelling: Relabelling) -> Pipeline {
         Pipeline::over(Some(subscription), relabelling)
+    }
+
+    /// With the members (Ready scraper pods) the member views assign targets to, as
+    /// `members` says now and whenever it changes.
+    pub fn with_members(
+        mut self,
+        members: tokio::sync::watch::Receiver<Arc<[ArcStr]>>,
+    ) -> Pipeline {
+        self.members = members.borrow().clone();
+        self.members_rx = Some(members);
+        self
+    }
+
+    /// Publishing its views' lists in `published`, which its jobs read.
+    pub fn publishing_to(mut self, published: PublishedViews) -> Pipeline {
+        self.published = published;
+        self
+    }
+
+    /// Publishes the views' changed buckets [`PUBLISH_EVERY`] from now, unless that is
+    /// already planned: under a flood, a bucket's list is rebuilt once per period, not
+    /// once per change set.
+    fn publish_soon(&mut self, ctx: &mut Context<Self>) {
+        if self.indexes.is_empty() || self.publish_planned {
+            return;
+        }
+        self.publish_planned = true;
+        ctx.run_later(PUBLISH_EVERY, |act, _| {
+            act.publish_planned = false;
+            act.publish();
+        });
+    }
+
+    /// Writes the changed buckets' lists of every kept index for the jobs to read, and
+    /// forgets the partitions no longer kept.
+    fn publish(&mut self) {
+        let mut published = match self.published.write() {
+            Ok(guard) => guard,
+            // A reader that panicked cannot have left the lists half written.
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        published.retain(|kind, _| self.indexes.iter().any(|i| i.kind == *kind));
+        for index in &mut self.indexes {
+            index.publish(published.entry(index.kind).or_default());
+        }
     }
 
     fn over(subscription: Option<Subscription<Labels>>, relabelling: Relabelling) -> Pipeline {
@@ -162,8 +256,14 @@ impl Pipeline {
             readers: Vec::new(),
             taking: false,
             notice_waiting: false,
-            scratch: Vec::new(),
+            scratch: Scratch::default(),
             work: PipelineWork::default(),
+            indexes: Vec::new(),
+            asked: 0,
+            members: Arc::new([]),
+            members_rx: None,
+            published: PublishedViews::default(),
+            publish_planned: false,
         }
     }
 
@@ -183,6 +283,7 @@ impl Pipeline {
                 .map(|changes, act, ctx| {
                     act.taking = false;
                     act.apply(changes);
+                    act.publish_soon(ctx);
                     if std::mem::take(&mut act.notice_waiting) {
                         act.take(ctx);
                     }
@@ -203,6 +304,9 @@ impl Pipeline {
             previous = std::mem::take(&mut self.by_slot);
             self.order.clear();
             self.targets = 0;
+            for index in &mut self.indexes {
+                index.clear();
+            }
         }
         let mut changed = 0;
         for object in changes.objects {
@@ -224,7 +328,9 @@ impl Pipeline {
             let held = match held {
                 Some(mut held)
                     if held.key == key
-                        && self.relabeller.same_targets(&held.discovered, &discovered) =>
+                        && self.relabeller.same_targets(&held.discovered, &discovered)
+                        && (!self.keeps_node_index()
+                            || same_nodes(&held.discovered, &discovered)) =>
                 {
                     self.work.objects_unseen += 1;
                     held.discovered = discovered;
@@ -284,16 +390,21 @@ impl Pipeline {
         held: Option<SlotState>,
     ) -> (SlotState, bool) {
         self.work.objects_relabelled += 1;
-        let groups =
-            self.relabelling
-                .object_groups(&mut self.relabeller, &discovered, &mut self.scratch);
+        let nodes = self.keeps_node_index();
+        let groups = self.relabelling.object_groups(
+            &mut self.relabeller,
+            &discovered,
+            &mut self.scratch,
+            nodes,
+        );
         let groups = (!groups.is_empty()).then_some(groups);
-        match held {
+        let (state, differs) = match held {
             Some(held) if held.key == key && held.groups.as_deref() == groups.as_ref() => (
                 SlotState {
                     key: held.key,
                     discovered,
                     groups: held.groups,
+                    parts: Vec::new(),
                 },
                 false,
             ),
@@ -303,30 +414,130 @@ impl Pipeline {
                     key,
                     discovered,
                     groups: groups.map(Arc::new),
+                    parts: Vec::new(),
                 };
                 (state, differs)
             }
-        }
+        };
+        let kinds: Vec<ViewKind> = self.indexes.iter().map(|i| i.kind).collect();
+        let parts = kinds
+            .into_iter()
+            .map(|kind| self.split_scratch(kind, state.groups.as_ref()))
+            .collect();
+        (SlotState { parts, ..state }, differs)
     }
 
-    /// Takes `held` (just removed from its slot) out of the body order and the count.
+    /// The parts in partition `kind` of the object whose relabelled targets are in the
+    /// scratch and whose groups are `whole`.
+    fn split_scratch(&self, kind: ViewKind, whole: Option<&Arc<ObjectGroups>>) -> ObjectParts {
+        let Some(whole) = whole else {
+            return Box::new([]);
+        };
+        let object = ObjectTargets {
+            targets: &self.scratch.targets,
+            nodes: &self.scratch.nodes,
+            whole,
+            placeholder: &self.relabelling.scrape.job_name,
+        };
+        split(kind, &object, &self.members)
+    }
+
+    /// Takes `held` (just removed from its slot) out of the body order, the count and
+    /// the view indexes.
     fn unlist(&mut self, held: &SlotState) {
         if let Some(groups) = &held.groups {
             self.order.remove(&held.key);
             self.targets -= groups.targets();
         }
+        for (index, parts) in self.indexes.iter_mut().zip(&held.parts) {
+            index.remove(&held.key, parts);
+        }
     }
 
-    /// Puts `state` at `slot`, in the body order if it has targets.
+    /// Puts `state` at `slot`, in the body order and the view indexes if it has
+    /// targets.
     fn place(&mut self, slot: usize, state: SlotState) {
         if let Some(groups) = &state.groups {
             self.order.insert(state.key.clone(), slot as u32);
             self.targets += groups.targets();
         }
+        for (index, parts) in self.indexes.iter_mut().zip(&state.parts) {
+            index.insert(&state.key, parts);
+        }
         if slot >= self.by_slot.len() {
             self.by_slot.resize_with(slot + 1, || None);
         }
         self.by_slot[slot] = Some(state);
+    }
+
+    /// True when a node view is kept: a change of node alone (which the rules may not
+    /// see) must then be relabelled and split anew.
+    fn keeps_node_index(&self) -> bool {
+        self.indexes.iter().any(|i| i.kind == ViewKind::Node)
+    }
+
+    /// The position of the index of partition `kind`, built now if it is not kept
+    /// (dropping the one asked for least recently when [`MAX_INDEXES`] are kept).
+    fn index_for(&mut self, kind: ViewKind) -> usize {
+        self.asked += 1;
+        let at = match self.indexes.iter().position(|i| i.kind == kind) {
+            Some(at) => at,
+            None => {
+                if self.indexes.len() >= MAX_INDEXES {
+                    self.drop_least_asked_index();
+                }
+                self.indexes.push(ViewIndex::new(kind));
+                for state in self.by_slot.iter_mut().flatten() {
+                    state.parts.push(Box::new([]));
+                }
+                let at = self.indexes.len() - 1;
+                self.refill(at);
+                self.publish();
+                at
+            }
+        };
+        self.indexes[at].last_asked = self.asked;
+        at
+    }
+
+    fn drop_least_asked_index(&mut self) {
+        let Some(at) = (0..self.indexes.len()).min_by_key(|&i| self.indexes[i].last_asked) else {
+            return;
+        };
+        self.indexes.remove(at);
+        for state in self.by_slot.iter_mut().flatten() {
+            if at < state.parts.len() {
+                state.parts.remove(at);
+            }
+        }
+    }
+
+    /// Splits every object anew into the index at `at` (just built, or its members
+    /// changed): each object relabelled once.
+    fn refill(&mut self, at: usize) {
+        self.work.indexes_filled += 1;
+        let kind = self.indexes[at].kind;
+        self.indexes[at].clear();
+        let mut slots = std::mem::take(&mut self.by_slot);
+        for state in slots.iter_mut().flatten() {
+            let parts = match &state.groups {
+                None => Box::new([]) as ObjectParts,
+                Some(_) => {
+                    self.relabelling.object_groups(
+                        &mut self.relabeller,
+                        &state.discovered,
+                        &mut self.scratch,
+                        kind == ViewKind::Node,
+                    );
+                    self.split_scratch(kind, state.groups.as_ref())
+                }
+            };
+            self.indexes[at].insert(&state.key, &parts);
+            if let Some(p) = state.parts.get_mut(at) {
+                *p = parts;
+            }
+        }
+        self.by_slot = slots;
     }
 
     fn list(&mut self) -> ObjectGroupsList {
@@ -357,6 +568,74 @@ impl Actor for Pipeline {
         // The first take hands out everything there already is, and starts the log
         // of changes.
         self.take(ctx);
+        if let Some(mut rx) = self.members_rx.clone() {
+            let me = ctx.address();
+            ctx.spawn(
+                async move {
+                    while rx.changed().await.is_ok() {
+                        me.do_send(MembersChanged);
+                    }
+                }
+                .into_actor(self),
+            );
+        }
+    }
+}
+
+/// Sent to a pipeline by itself when the members changed: reassigns the member view.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct MembersChanged;
+
+impl Handler<MembersChanged> for Pipeline {
+    type Result = ();
+
+    fn handle(&mut self, _: MembersChanged, _: &mut Context<Self>) {
+        let Some(rx) = &self.members_rx else {
+            return;
+        };
+        let members = rx.borrow().clone();
+        if members == self.members {
+            return;
+        }
+        self.members = members;
+        if let Some(at) = self.indexes.iter().position(|i| i.kind == ViewKind::Member) {
+            self.refill(at);
+            self.publish();
+        }
+    }
+}
+
+/// Sent by a job to a pipeline when a view of partition `0` was asked for: the
+/// pipeline builds and publishes the partition's index if it does not keep it, and
+/// notes the request (the least recently asked partition is the one dropped when
+/// [`MAX_INDEXES`] are kept). Answered once the partition is published.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ViewAsked(pub ViewKind);
+
+impl Handler<ViewAsked> for Pipeline {
+    type Result = ();
+
+    fn handle(&mut self, ViewAsked(kind): ViewAsked, _: &mut Context<Self>) {
+        self.index_for(kind);
+    }
+}
+
+/// Targets per bucket of each view index a pipeline keeps.
+pub type ViewCounts = Vec<(ViewKind, BTreeMap<Bucket, usize>)>;
+
+/// Sent by a job to a pipeline (for `/metrics` and `/sd?views`): targets per bucket of
+/// each kept view index.
+#[derive(Message)]
+#[rtype(result = "ViewCounts")]
+pub struct GetViewCounts;
+
+impl Handler<GetViewCounts> for Pipeline {
+    type Result = MessageResult<GetViewCounts>;
+
+    fn handle(&mut self, _: GetViewCounts, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.indexes.iter().map(|i| (i.kind, i.counts())).collect())
     }
 }
 
@@ -630,3 +909,7 @@ mod tests {
         assert_eq!(p.work.objects_changed, 3 + 1 + 1);
     }
 }
+
+#[cfg(test)]
+#[path = "pipeline_views_tests.rs"]
+mod views_tests;

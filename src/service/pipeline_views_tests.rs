@@ -1,0 +1,339 @@
+//! Property tests of a pipeline's views: shard views are disjoint, cover the job and
+//! are what the relabelling code's `hashmod` rule says; node views partition the
+//! targets by their object's node; member views move only what rendezvous hashing must
+//! move, and two pipelines fed the same changes in different batches serve the same
+//! bytes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arcstr::ArcStr;
+use proptest::prelude::*;
+
+use super::*;
+use crate::ObjectSlot;
+use crate::relabel::{RelabelConfig, compile_all, relabel};
+use crate::sd_output::{ListSummary, SdBody};
+use crate::service::views::ViewQuery;
+use crate::{SlotTargets, TargetChanges};
+
+/// One served target: its address and its other labels.
+type Served = (String, BTreeMap<String, String>);
+
+fn pipeline() -> Pipeline {
+    let configs: Vec<RelabelConfig> = serde_norway::from_str(
+        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
+          {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
+    )
+    .expect("rules parse");
+    let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
+    Pipeline::over(
+        None,
+        Relabelling {
+            rules,
+            shard: Shard::ALL,
+            scrape: ScrapeSettings::new("pods"),
+        },
+    )
+}
+
+/// A pod as a test describes it: its number, ports, node (0: none) and `app` label.
+#[derive(Clone, Debug)]
+struct Pod {
+    id: u32,
+    ports: u8,
+    node: u8,
+    app: u8,
+}
+
+fn pods() -> impl Strategy<Value = Vec<Pod>> {
+    prop::collection::vec((0u32..200, 1u8..4, 0u8..6, 0u8..3), 1..60).prop_map(|v| {
+        let mut seen = BTreeSet::new();
+        v.into_iter()
+            .filter(|(id, ..)| seen.insert(*id))
+            .map(|(id, ports, node, app)| Pod {
+                id,
+                ports,
+                node,
+                app,
+            })
+            .collect()
+    })
+}
+
+fn object(p: &Pod) -> SlotTargets<Labels> {
+    let mut base = vec![
+        ("__meta_kubernetes_pod_name", format!("pod-{}", p.id)),
+        ("__meta_kubernetes_pod_label_app", format!("app-{}", p.app)),
+    ];
+    if p.node > 0 {
+        base.push((
+            "__meta_kubernetes_pod_node_name",
+            format!("node-{}", p.node),
+        ));
+    }
+    let base = Labels::from_pairs(base);
+    let targets = (0..p.ports)
+        .map(|port| {
+            let mut own = crate::labels::LabelsBuilder::new();
+            own.add(
+                "__address__",
+                format!(
+                    "10.{}.{}.{}:{}",
+                    p.id / 256,
+                    p.id % 256,
+                    p.app,
+                    8000 + u32::from(port)
+                ),
+            );
+            base.merged(own)
+        })
+        .collect();
+    SlotTargets {
+        slot: ObjectSlot(p.id),
+        object: Some((
+            ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from(format!("pod-{}", p.id))),
+            targets,
+        )),
+    }
+}
+
+fn gone(id: u32) -> SlotTargets<Labels> {
+    SlotTargets {
+        slot: ObjectSlot(id),
+        object: None,
+    }
+}
+
+fn changes(reset: bool, objects: Vec<SlotTargets<Labels>>) -> TargetChanges<Labels> {
+    TargetChanges {
+        reset,
+        objects,
+        oldest: None,
+    }
+}
+
+/// The list and summary a view is made of, as the pipeline published it (the whole
+/// job's list for [`ViewQuery::All`]).
+fn view_list(p: &mut Pipeline, query: &ViewQuery) -> (ObjectGroupsList, ListSummary) {
+    let (Some(kind), Some(bucket)) = (query.kind(), query.bucket()) else {
+        let list = p.list();
+        let summary = ListSummary::of(&list);
+        return (list, summary);
+    };
+    p.index_for(kind);
+    // As the pipeline's timer would after a change.
+    p.publish();
+    let published = p.published.read().expect("not poisoned");
+    match published[&kind].get(&bucket) {
+        Some(v) => (Arc::clone(&v.list), v.summary),
+        None => (Arc::from([]), ListSummary::default()),
+    }
+}
+
+/// The bytes a view serves, with its ETag.
+fn view(p: &mut Pipeline, query: &ViewQuery) -> (Vec<u8>, String) {
+    let body = SdBody::from_summaries("pods", vec![view_list(p, query)]);
+    (body.to_vec(), body.etag)
+}
+
+/// The targets a view serves, one per address and label set.
+fn served(p: &mut Pipeline, query: &ViewQuery) -> BTreeSet<Served> {
+    let (bytes, _) = view(p, query);
+    let json: serde_json::Value = serde_json::from_slice(&bytes).expect("the body is JSON");
+    let mut out = BTreeSet::new();
+    for group in json.as_array().expect("a list of groups") {
+        let labels: BTreeMap<String, String> =
+            serde_json::from_value(group["labels"].clone()).expect("labels");
+        for t in group["targets"].as_array().expect("targets") {
+            let address = t.as_str().expect("an address").to_string();
+            assert!(
+                out.insert((address, labels.clone())),
+                "{query:?}: a target is served twice"
+            );
+        }
+    }
+    out
+}
+
+fn member_names(n: usize) -> Arc<[ArcStr]> {
+    (0..n)
+        .map(|i| ArcStr::from(format!("scraper-{i}")))
+        .collect()
+}
+
+/// Sets a pipeline's members as the member watch would.
+fn set_members(p: &mut Pipeline, members: Arc<[ArcStr]>) {
+    p.members = members;
+    if let Some(at) = p.indexes.iter().position(|i| i.kind == ViewKind::Member) {
+        p.refill(at);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Each shard view holds exactly the targets whose `hashmod` (the relabelling
+    /// code's rule, Prometheus' dialect) of `__address__` is its number: so the views
+    /// are disjoint and their union is the job. Holds after changes too.
+    #[test]
+    fn shard_views_are_hashmod_of_the_address(pods in pods(), count in 1u64..9, moved in 0usize..10) {
+        let mut p = pipeline();
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        // Views asked for first, then changes applied to them.
+        let _ = view_list(&mut p, &ViewQuery::Shard { index: 0, count });
+        let mut changed: Vec<SlotTargets<Labels>> = pods.iter().take(moved).map(|pod| {
+            object(&Pod { app: (pod.app + 1) % 3, ..pod.clone() })
+        }).collect();
+        changed.extend(pods.iter().skip(moved).take(2).map(|pod| gone(pod.id)));
+        p.apply(changes(false, changed));
+
+        let all = served(&mut p, &ViewQuery::All);
+        let rule: Vec<RelabelConfig> = serde_norway::from_str(&format!(
+            "[{{source_labels: [__address__], modulus: {count}, target_label: __tmp_shard, action: hashmod}}]"
+        )).expect("rule parses");
+        let rule = compile_all(&rule).expect("rule is valid");
+        let mut union = BTreeSet::new();
+        for index in 0..count {
+            let shard = served(&mut p, &ViewQuery::Shard { index, count });
+            for (address, _) in &shard {
+                let labels = Labels::from_pairs([("__address__", address.as_str())]);
+                let hashed = relabel(&labels, &rule).expect("hashmod keeps the target");
+                let want = index.to_string();
+                prop_assert_eq!(hashed.get("__tmp_shard"), Some(want.as_str()));
+            }
+            let before = union.len();
+            let n = shard.len();
+            union.extend(shard);
+            prop_assert_eq!(union.len(), before + n, "shard {} overlaps another", index);
+        }
+        prop_assert_eq!(union, all);
+    }
+
+    /// Node views partition the targets: each target is in the view of its pod's node,
+    /// the targets of pods on no node in `?node=`.
+    #[test]
+    fn node_views_partition_the_targets(pods in pods(), moved in 0usize..10) {
+        let mut p = pipeline();
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        let _ = view_list(&mut p, &ViewQuery::Node(ArcStr::from("node-1")));
+        // Pods rescheduled (deleted and recreated elsewhere).
+        let pods: Vec<Pod> = pods.iter().enumerate().map(|(i, pod)| Pod {
+            node: if i < moved { (pod.node + 1) % 6 } else { pod.node },
+            ..pod.clone()
+        }).collect();
+        p.apply(changes(false, pods.iter().take(moved).map(object).collect()));
+
+        let all = served(&mut p, &ViewQuery::All);
+        let mut union = BTreeSet::new();
+        for node in 0..6u8 {
+            let name = if node == 0 { String::new() } else { format!("node-{node}") };
+            let view = served(&mut p, &ViewQuery::Node(ArcStr::from(name)));
+            for (_, labels) in &view {
+                let pod = pods.iter().find(|p| labels.get("pod") == Some(&format!("pod-{}", p.id))).expect("a known pod");
+                prop_assert_eq!(pod.node, node);
+            }
+            let before = union.len();
+            let n = view.len();
+            union.extend(view);
+            prop_assert_eq!(union.len(), before + n);
+        }
+        prop_assert_eq!(union, all);
+        prop_assert!(served(&mut p, &ViewQuery::Node(ArcStr::from("no-such-node"))).is_empty());
+    }
+
+    /// Two pipelines fed the same pods in different batches (one list, or a list then
+    /// changes) serve the same bytes in every member view; a member joining takes
+    /// targets only from others to itself, a member leaving gives only its own away.
+    #[test]
+    fn member_views_are_deterministic_and_move_only_what_must(
+        pods in pods(), split in 0usize..60, members in 1usize..6,
+    ) {
+        let mut one = pipeline();
+        let mut two = pipeline();
+        set_members(&mut one, member_names(members));
+        set_members(&mut two, member_names(members));
+        let _ = view_list(&mut one, &ViewQuery::Member(ArcStr::from("scraper-0")));
+        one.apply(changes(true, pods.iter().map(object).collect()));
+        let split = split.min(pods.len());
+        two.apply(changes(true, pods[..split].iter().map(object).collect()));
+        two.apply(changes(false, pods[split..].iter().map(object).collect()));
+        let member = |i: usize| ViewQuery::Member(ArcStr::from(format!("scraper-{i}")));
+        let before: Vec<BTreeSet<Served>> = (0..=members).map(|i| served(&mut one, &member(i))).collect();
+        for i in 0..=members {
+            prop_assert_eq!(view(&mut one, &member(i)), view(&mut two, &member(i)));
+        }
+        prop_assert_eq!(before.iter().map(BTreeSet::len).sum::<usize>(), served(&mut one, &ViewQuery::All).len());
+
+        // One more member: it takes targets; nobody else gains any.
+        set_members(&mut one, member_names(members + 1));
+        for (i, was) in before.iter().enumerate().take(members) {
+            prop_assert!(served(&mut one, &member(i)).is_subset(was), "member {} gained targets", i);
+        }
+        // It leaves again: every target is back where it was.
+        set_members(&mut one, member_names(members));
+        for (i, was) in before.iter().enumerate() {
+            prop_assert_eq!(&served(&mut one, &member(i)), was);
+        }
+    }
+}
+
+/// Ten members become eleven: at most 1.1/11 of the targets move (rendezvous hashing
+/// moves the new member's share, about 1/11).
+#[test]
+fn a_member_joining_moves_about_its_share() {
+    let addresses: Vec<String> = (0..20_000)
+        .map(|i| format!("10.{}.{}.{}:8080", i / 65_536, (i / 256) % 256, i % 256))
+        .collect();
+    let (ten, eleven) = (member_names(10), member_names(11));
+    let moved = addresses
+        .iter()
+        .filter(|a| rendezvous_of(a, &ten) != rendezvous_of(a, &eleven))
+        .count();
+    let share = moved as f64 / addresses.len() as f64;
+    assert!(share <= 1.1 / 11.0, "{moved} of {} moved", addresses.len());
+    assert!(share >= 0.9 / 11.0, "{moved} of {} moved", addresses.len());
+}
+
+fn rendezvous_of(address: &str, members: &[ArcStr]) -> Option<ArcStr> {
+    super::super::views::rendezvous(address, members).cloned()
+}
+
+/// A change to one pod changes only the ETag of the views it is in.
+#[test]
+fn a_change_moves_only_its_own_views_etag() {
+    let mut p = pipeline();
+    let pods: Vec<Pod> = (0..30)
+        .map(|id| Pod {
+            id,
+            ports: 1,
+            node: (id % 5 + 1) as u8,
+            app: 0,
+        })
+        .collect();
+    p.apply(changes(true, pods.iter().map(object).collect()));
+    let nodes: Vec<ViewQuery> = (1..=5)
+        .map(|n| ViewQuery::Node(ArcStr::from(format!("node-{n}"))))
+        .collect();
+    let before: Vec<String> = nodes.iter().map(|q| view(&mut p, q).1).collect();
+    let lists_before: Vec<ObjectGroupsList> =
+        nodes.iter().map(|q| view_list(&mut p, q).0).collect();
+    p.apply(changes(
+        false,
+        vec![object(&Pod {
+            app: 2,
+            ..pods[7].clone()
+        })],
+    ));
+    for (i, q) in nodes.iter().enumerate() {
+        let changed = i == usize::from(pods[7].node) - 1;
+        assert_eq!(view(&mut p, q).1 != before[i], changed, "{q:?}");
+        // An untouched view hands out the very list it had: nothing rebuilt.
+        assert_eq!(
+            !Arc::ptr_eq(&view_list(&mut p, q).0, &lists_before[i]),
+            changed,
+            "{q:?}"
+        );
+    }
+    assert_eq!(p.work.indexes_filled, 1);
+}

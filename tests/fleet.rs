@@ -1,0 +1,339 @@
+//! The fleet views end to end: two kubesd job sets (two replicas, each its own
+//! discovery) against the simulator, one serving HTTP. Shard and node views cover the
+//! job; a change in the simulated cluster reaches its node's view and only that view's
+//! ETag changes (the others answer `304`); the member views follow the scraper pods'
+//! readiness, and both replicas serve them byte for byte alike; malformed queries are
+//! refused with a reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use kubesd::promconfig::{LoadedConfig, parse_config};
+use kubesd::service::{GetView, JobSet, JobSetOptions, ServiceState, Shard, ViewQuery, serve_http};
+use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, Simulator};
+use kubesd::{ArcStr, Discovery};
+use serde_json::{Value, json};
+
+/// One served target: address and labels.
+type Served = (String, BTreeMap<String, String>);
+
+fn config(url: &str) -> LoadedConfig {
+    let text = format!(
+        r#"
+membership:
+  namespace: monitoring
+  label_selector: role=scraper
+  api_server: {url}
+scrape_configs:
+  - job_name: pods
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: {url}
+    relabel_configs:
+      - action: labelmap
+        regex: __meta_kubernetes_pod_label_(.+)
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+      - source_labels: [__meta_kubernetes_pod_node_name]
+        target_label: node
+"#
+    );
+    parse_config(&text, Path::new("fleet.yml")).expect("config loads")
+}
+
+/// A Ready scraper pod in `monitoring`.
+fn scraper(name: &str, ip: &str, ready: bool) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "monitoring", "uid": format!("uid-{name}"),
+                     "labels": {"role": "scraper"}},
+        "spec": {"nodeName": "node-000", "containers": [{"name": "prometheus",
+                 "ports": [{"name": "web", "containerPort": 9090, "protocol": "TCP"}]}]},
+        "status": {"phase": "Running", "podIP": ip,
+                   "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]}
+    })
+}
+
+async fn job_set() -> JobSet {
+    JobSet::new(
+        Discovery::start(SimulatedCluster::engine_options()),
+        JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+        },
+        Arc::new(RwLock::new(BTreeMap::new())),
+    )
+}
+
+async fn get(client: &awc::Client, url: &str, etag: Option<&str>) -> (u16, String, Vec<u8>) {
+    let mut req = client.get(url);
+    if let Some(tag) = etag {
+        req = req.insert_header(("If-None-Match", tag));
+    }
+    let mut resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    let tag = resp
+        .headers()
+        .get("etag")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = resp.body().limit(64 << 20).await.expect("body");
+    (status, tag, body.to_vec())
+}
+
+fn targets(body: &[u8]) -> BTreeSet<Served> {
+    let json: Value = serde_json::from_slice(body).expect("JSON");
+    let mut out = BTreeSet::new();
+    for group in json.as_array().expect("groups") {
+        let labels: BTreeMap<String, String> =
+            serde_json::from_value(group["labels"].clone()).expect("labels");
+        for t in group["targets"].as_array().expect("targets") {
+            out.insert((t.as_str().expect("address").to_string(), labels.clone()));
+        }
+    }
+    out
+}
+
+/// The simulator's node names, and the empty one (targets on no node).
+fn nodes(sim: &Simulator) -> Vec<String> {
+    let mut names: Vec<String> = sim
+        .list(Resource::Nodes, None)
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(String::from))
+        .collect();
+    names.push(String::new());
+    names
+}
+
+/// Polls `check` until it holds (the job set is fed by watches, asynchronously).
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !check().await {
+        assert!(Instant::now() < deadline, "{what}: never held");
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The union of the views' targets, and whether any target is in two of them.
+async fn union(client: &awc::Client, base: &str, queries: &[String]) -> (BTreeSet<Served>, bool) {
+    let mut all = BTreeSet::new();
+    let mut overlap = false;
+    for q in queries {
+        let (status, _, body) = get(client, &format!("{base}/sd/pods?{q}"), None).await;
+        assert_eq!(status, 200, "{q}");
+        for t in targets(&body) {
+            overlap |= !all.insert(t);
+        }
+    }
+    (all, overlap)
+}
+
+/// Asserts the views' union is the job and no target is in two of them.
+fn covers((union, overlap): (BTreeSet<Served>, bool), all: &BTreeSet<Served>, what: &str) {
+    assert!(!overlap, "{what}: a target is in two views");
+    assert!(
+        union == *all,
+        "{what}: {} served of {}; missing {:?}, extra {:?}",
+        union.len(),
+        all.len(),
+        all.difference(&union).next(),
+        union.difference(all).next()
+    );
+}
+
+#[actix_rt::test]
+async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
+    let spec = ClusterSpec {
+        nodes: 4,
+        pods: 40,
+        namespaces: 2,
+        pods_per_workload: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(11, spec)
+        .await
+        .expect("cluster starts");
+    let (sim, url) = (running.sim(), running.url());
+    for (i, name) in ["scraper-a", "scraper-b", "scraper-c"].iter().enumerate() {
+        sim.create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
+            .expect("scraper pod created");
+    }
+    let config = config(&url);
+    let mut one = job_set().await;
+    let mut two = job_set().await;
+    one.apply(&config).await.expect("replica one starts");
+    two.apply(&config).await.expect("replica two starts");
+    let published = Arc::new(RwLock::new(one.jobs().into_iter().collect()));
+    let state = Arc::new(ServiceState {
+        jobs: published,
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+
+    // The whole job, once every pod is listed.
+    let pods = sim.list(Resource::Pods, None).len();
+    let whole = || async {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods"), None).await;
+        (status == 200).then(|| targets(&body))
+    };
+    eventually("the job lists every pod", || async {
+        whole().await.is_some_and(|t| {
+            t.iter()
+                .map(|(_, l)| l.get("pod").cloned())
+                .collect::<BTreeSet<_>>()
+                .len()
+                + 5
+                >= pods
+        })
+    })
+    .await;
+    let all = whole().await.expect("synced");
+
+    // Shards and nodes: disjoint, covering the job.
+    let shards: Vec<String> = (0..3).map(|i| format!("shard={i}&shards=3")).collect();
+    covers(union(&client, &base, &shards).await, &all, "shards");
+    let node_queries: Vec<String> = nodes(sim).iter().map(|n| format!("node={n}")).collect();
+    covers(union(&client, &base, &node_queries).await, &all, "nodes");
+
+    // Members: the three Ready scrapers share the job, both replicas alike.
+    let members: Vec<String> = ["scraper-a", "scraper-b", "scraper-c"]
+        .iter()
+        .map(|m| format!("member={m}"))
+        .collect();
+    eventually("the members are known", || async {
+        union(&client, &base, &members).await == (all.clone(), false)
+    })
+    .await;
+    let job_two = two.jobs().into_iter().next().expect("job").1;
+    for m in ["scraper-a", "scraper-b", "scraper-c"] {
+        let (_, _, served_one) = get(&client, &format!("{base}/sd/pods?member={m}"), None).await;
+        eventually("replica two assigns alike", || async {
+            let body = job_two
+                .send(GetView(ViewQuery::Member(ArcStr::from(m))))
+                .await
+                .expect("job");
+            body.to_vec() == served_one
+        })
+        .await;
+    }
+
+    // A change to one pod: its node's view changes, every other node's answers 304.
+    let etags: BTreeMap<String, String> = {
+        let mut tags = BTreeMap::new();
+        for q in &node_queries {
+            tags.insert(
+                q.clone(),
+                get(&client, &format!("{base}/sd/pods?{q}"), None).await.1,
+            );
+        }
+        tags
+    };
+    let mut pod = sim
+        .list(Resource::Pods, None)
+        .into_iter()
+        .find(|p| {
+            p["spec"]["nodeName"]
+                .as_str()
+                .is_some_and(|n| !n.is_empty())
+                && p["status"]["podIP"]
+                    .as_str()
+                    .is_some_and(|ip| !ip.is_empty())
+                && p["metadata"]["namespace"] != "monitoring"
+        })
+        .expect("a scheduled pod");
+    let node = format!(
+        "node={}",
+        pod["spec"]["nodeName"].as_str().unwrap_or_default()
+    );
+    pod["metadata"]["labels"]["tier"] = json!("changed");
+    sim.update(Resource::Pods, pod).expect("pod updates");
+    eventually("the change reaches its node's view", || async {
+        let (_, _, body) = get(&client, &format!("{base}/sd/pods?{node}"), None).await;
+        targets(&body)
+            .iter()
+            .any(|(_, l)| l.get("tier").map(String::as_str) == Some("changed"))
+    })
+    .await;
+    for (q, tag) in &etags {
+        let (status, now, _) = get(&client, &format!("{base}/sd/pods?{q}"), Some(tag)).await;
+        if *q == node {
+            assert_eq!(status, 200, "{q}: changed");
+            assert_ne!(&now, tag, "{q}: a new ETag");
+        } else {
+            assert_eq!(status, 304, "{q}: unchanged");
+        }
+    }
+
+    // A scraper no longer Ready: its targets go to the others, on both replicas.
+    sim.update(Resource::Pods, scraper("scraper-b", "10.99.0.1", false))
+        .expect("scraper updates");
+    let all = whole().await.expect("synced");
+    let two_members = [members[0].clone(), members[2].clone()];
+    eventually("scraper-b's targets move", || async {
+        union(&client, &base, &two_members).await == (all.clone(), false)
+    })
+    .await;
+    let (status, _, body) = get(&client, &format!("{base}/sd/pods?member=scraper-b"), None).await;
+    assert_eq!(
+        (status, body.as_slice()),
+        (200, b"[]".as_slice()),
+        "not Ready: nothing"
+    );
+    let (_, _, served_one) = get(&client, &format!("{base}/sd/pods?member=scraper-a"), None).await;
+    eventually("replica two moves them alike", || async {
+        let body = job_two
+            .send(GetView(ViewQuery::Member(ArcStr::from("scraper-a"))))
+            .await
+            .expect("job");
+        body.to_vec() == served_one
+    })
+    .await;
+
+    // Unknown names are empty lists; malformed queries a 400 that says why.
+    for q in ["node=no-such-node", "member=no-such-pod"] {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods?{q}"), None).await;
+        assert_eq!((status, body.as_slice()), (200, b"[]".as_slice()), "{q}");
+    }
+    for (q, says) in [
+        ("shard=1", "shards="),
+        ("shard=3&shards=3", "0 to 2"),
+        ("shards=0&shard=0", "from 1"),
+    ] {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods?{q}"), None).await;
+        assert_eq!(status, 400, "{q}");
+        assert!(String::from_utf8_lossy(&body).contains(says), "{q}");
+    }
+
+    // `/sd?views` lists them, `/metrics` counts them.
+    let (_, _, listing) = get(&client, &format!("{base}/sd?views"), None).await;
+    let listing: Value = serde_json::from_slice(&listing).expect("JSON");
+    let views = listing[0]["views"].as_array().expect("views").len();
+    assert!(views >= 3 + 2, "{listing}");
+    let (_, _, metrics) = get(&client, &format!("{base}/metrics"), None).await;
+    let metrics = String::from_utf8_lossy(&metrics);
+    assert!(
+        metrics.contains(
+            "kubesd_job_view_targets{job=\"pods\",view=\"shard\",shards=\"3\",shard=\"0\"}"
+        ),
+        "{metrics}"
+    );
+    assert!(metrics.contains("kubesd_job_view_buckets{job=\"pods\",view=\"node\"}"));
+
+    handle.stop(false).await;
+    one.stop_all().await;
+    two.stop_all().await;
+    running.stop().await;
+}
