@@ -13,21 +13,23 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY core/Cargo.toml core/build.rs ./core/
 COPY actors/Cargo.toml ./actors/
-RUN mkdir -p src core/src benches examples \
+COPY simulator/Cargo.toml ./simulator/
+RUN mkdir -p src core/src simulator/src benches examples \
     && echo 'fn main() {}' > src/main.rs \
-    && touch src/lib.rs core/src/lib.rs actors/lib.rs \
+    && touch src/lib.rs core/src/lib.rs actors/lib.rs simulator/src/lib.rs \
     && for b in model flood engine soak; do echo 'fn main() {}' > "benches/$b.rs"; done \
     && cargo build --release --locked --bin kubesd \
-    && rm -rf src core/src actors/lib.rs benches examples
+    && rm -rf src core/src simulator/src actors/lib.rs benches examples
 COPY core/src ./core/src
 COPY actors ./actors
+COPY simulator/src ./simulator/src
 COPY src ./src
 COPY benches ./benches
 COPY examples ./examples
 ARG KUBESD_GIT_COMMIT=unknown
 ENV KUBESD_GIT_COMMIT=${KUBESD_GIT_COMMIT}
 # `touch`: the sources' times may be older than the skeleton's build.
-RUN touch src/main.rs src/lib.rs core/src/lib.rs actors/lib.rs \
+RUN touch src/main.rs src/lib.rs core/src/lib.rs actors/lib.rs simulator/src/lib.rs \
     && cargo build --release --locked --bin kubesd \
     && cp target/release/kubesd /kubesd \
     && /kubesd --version

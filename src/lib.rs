@@ -29,8 +29,9 @@ pub mod relabel;
 pub mod sd_output;
 #[cfg(feature = "service")]
 pub mod service;
+/// The Kubernetes API simulator: the `kubesd-simulator` crate (`simulator/`).
 #[cfg(feature = "simulator")]
-pub mod simulator;
+pub use kubesd_simulator as simulator;
 
 pub use actors::messages::{ObjectSlot, SubscriberId, TargetsUpdated, UrlStatusChanged};
 pub use actors::subscriber::{SlotTargets, TargetChanges};

@@ -9,9 +9,9 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::object_json;
-use crate::simulator::error::ApiError;
-use crate::simulator::protobuf;
-use crate::simulator::resource::Resource;
+use crate::error::ApiError;
+use crate::protobuf;
+use crate::resource::Resource;
 
 /// The encoding of one response.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

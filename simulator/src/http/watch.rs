@@ -32,14 +32,14 @@ use super::encoding::ResponseEncoding;
 use super::list::parse_selector;
 use super::table::{self, IncludeObject};
 use super::{HttpState, Target, error_response, is_true};
-use crate::simulator::error::ApiError;
-use crate::simulator::faults::{Injection, WatchFault};
-use crate::simulator::protobuf;
-use crate::simulator::resource::Resource;
-use crate::simulator::selector::Selector;
-use crate::simulator::sim::Simulator;
-use crate::simulator::store::{Change, ChangeType, WatchMessage};
-use crate::simulator::streaming_lists::StreamingLists;
+use crate::error::ApiError;
+use crate::faults::{Injection, WatchFault};
+use crate::protobuf;
+use crate::resource::Resource;
+use crate::selector::Selector;
+use crate::sim::Simulator;
+use crate::store::{Change, ChangeType, WatchMessage};
+use crate::streaming_lists::StreamingLists;
 
 /// Serves a WATCH request.
 pub fn serve(
@@ -439,7 +439,7 @@ fn transition(change: &Change, selector: &Selector) -> Option<(&'static str, Arc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulator::selector::LabelSelector;
+    use crate::selector::LabelSelector;
     use serde_json::json;
 
     fn change(change_type: ChangeType, prev: Option<Value>, obj: Value) -> Change {

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::model::Role;
+use kubesd_core::model::Role;
 
 /// One of the resource types the simulated API server stores and serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -6,9 +6,10 @@
 use serde::{Deserialize, Serialize};
 
 /// How a watch with `sendInitialEvents=true` is answered (switchable at run time with
-/// [`crate::simulator::Simulator::set_streaming_lists`], or `POST /sim/faults` with
+/// [`crate::Simulator::set_streaming_lists`], or `POST /sim/faults` with
 /// `{"fault":"streaming_lists","mode":"refused"}`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum StreamingLists {
     /// Served: `ADDED` events of the current state, then a `BOOKMARK` annotated

@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::table::{self, IncludeObject};
 use super::{Target, object_json, query_params};
-use crate::simulator::error::ApiError;
-use crate::simulator::sim::Simulator;
-use crate::simulator::store::WriteMode;
+use crate::error::ApiError;
+use crate::sim::Simulator;
+use crate::store::WriteMode;
 
 fn object_response(
     status: actix_web::http::StatusCode,

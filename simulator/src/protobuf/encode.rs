@@ -4,7 +4,7 @@ use serde_json::{Map, Value};
 
 use super::schema::{Field, Kind};
 use super::writer::Writer;
-use crate::simulator::timestamp::parse_rfc3339;
+use crate::timestamp::parse_rfc3339;
 
 /// A JSON value the schema cannot encode: the path of the field and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -9,8 +9,8 @@ use actix_web::HttpRequest;
 use actix_web::http::header;
 use serde_json::{Value, json};
 
-use crate::simulator::resource::Resource;
-use crate::simulator::timestamp;
+use crate::resource::Resource;
+use crate::timestamp;
 
 /// Whether the client asked for a Table (it lists it first in `Accept`).
 pub fn wants_table(req: &HttpRequest) -> bool {

@@ -9,7 +9,7 @@
 use actix_web::{HttpRequest, HttpResponse};
 use serde_json::{Value, json};
 
-use crate::simulator::resource::Resource;
+use crate::resource::Resource;
 
 /// The Gateway API's group, served by custom resources.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";

@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
-//! use kubesd::simulator::{serve, Resource, SimulatorConfig};
+//! use kubesd_simulator::{serve, Resource, SimulatorConfig};
 //! let running = serve(SimulatorConfig::default()).await?;
 //! running.sim().apply(Resource::Namespaces, serde_json::json!({"metadata": {"name": "demo"}}))
 //!     .map_err(std::io::Error::other)?;

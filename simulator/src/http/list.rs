@@ -20,11 +20,11 @@ use serde_json::json;
 use super::Target;
 use super::encoding::ResponseEncoding;
 use super::table::{self, IncludeObject};
-use crate::simulator::error::ApiError;
-use crate::simulator::protobuf;
-use crate::simulator::selector::{FieldSelector, LabelSelector, Selector};
-use crate::simulator::sim::Simulator;
-use crate::simulator::store::ObjectKey;
+use crate::error::ApiError;
+use crate::protobuf;
+use crate::selector::{FieldSelector, LabelSelector, Selector};
+use crate::sim::Simulator;
+use crate::store::ObjectKey;
 
 /// The decoded form of a continue token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,7 +12,8 @@ use super::{
     ApiError, ClusterSpec, GeneratedCluster, RunningSimulator, Simulator, SimulatorConfig,
     generate, serve,
 };
-use crate::{EngineOptions, Role, SdConfig};
+use kubesd_core::config::{EngineOptions, SdConfig};
+use kubesd_core::model::Role;
 
 /// A running simulator with a generated cluster in it.
 pub struct SimulatedCluster {
