@@ -1,4 +1,8 @@
-//! Every message the actors exchange, in one place: who sends it, who handles it, why.
+//! The messages between the engine's actors (watchers, groups, the flusher, the
+//! registry, and what groups push to subscribers), each with who sends it, who handles
+//! it and why. The messages an agent sends its own subscriber (`GetTargets`,
+//! `TakeChanges`, `Configure`, `WaitSynced`, `StopSubscriber`) are generic over the
+//! agent's target type and live beside `Subscriber` in `subscriber.rs`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +31,7 @@ pub enum Delta {
     Decoded(WatchEvent),
     /// An object event the group decodes itself: while the group keeps up, the watcher
     /// leaves some lines undecoded so that both threads share the decoding (see
-    /// [`crate::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
+    /// [`crate::config::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
     /// the last event it decoded itself, so a reconnect replays these rather than
     /// skipping them; one that fails to decode makes the group's reply to the output
     /// that carried it a [`DeferredEventRejected`], and the watcher relists.
@@ -261,7 +265,7 @@ pub enum FlusherMembership {
 }
 
 /// Sent by a subscriber to the agent's recipient (see
-/// [`crate::Subscription::on_change`]) when the job's targets changed. Coalesced: at
+/// `kubesd::Subscription::on_change`) when the job's targets changed. Coalesced: at
 /// most one is outstanding until the agent asks for the targets again.
 #[derive(Message, Debug, Clone, Copy, PartialEq, Eq)]
 #[rtype(result = "()")]
@@ -281,7 +285,7 @@ pub struct UrlStatusChanged {
     pub urls: Vec<crate::url_watcher::UrlStatus>,
 }
 
-/// Sent by a [`crate::Subscription`] to its group: send [`UrlStatusChanged`] notices
+/// Sent by a `kubesd::Subscription` to its group: send [`UrlStatusChanged`] notices
 /// for `role`'s URLs to `recipient` (one at once, then one per change).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
@@ -294,7 +298,7 @@ pub struct WatchUrlStatus {
     pub recipient: Recipient<UrlStatusChanged>,
 }
 
-/// Sent by a [`crate::Subscription`] to its group: the state of every URL `role` needs.
+/// Sent by a `kubesd::Subscription` to its group: the state of every URL `role` needs.
 #[derive(Message, Debug)]
 #[rtype(result = "Vec<crate::url_watcher::UrlStatus>")]
 pub struct GetUrlStatus {
@@ -302,7 +306,7 @@ pub struct GetUrlStatus {
     pub role: Role,
 }
 
-/// Sent by a [`crate::Subscription`] to its group: answered once every URL `role`
+/// Sent by a `kubesd::Subscription` to its group: answered once every URL `role`
 /// needs has been listed, or with the first configuration problem of one of them (a
 /// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
 #[derive(Message, Debug)]

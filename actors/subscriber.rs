@@ -48,7 +48,7 @@ pub struct Subscriber<T: TargetValue> {
     on_change: Option<Recipient<TargetsUpdated>>,
     /// A change notice was sent and the agent has not asked for targets since.
     notice_outstanding: bool,
-    /// Streams of updates ([`crate::Subscription::updates`]): each holds at most one
+    /// Streams of updates (`kubesd::Subscription::updates`): each holds at most one
     /// pending wake-up, so a slow reader sees the latest set, not every change.
     update_streams: Vec<mpsc::Sender<()>>,
     /// Kept between catch-ups, so that reading a backlog does not allocate.
@@ -247,7 +247,7 @@ impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
     }
 }
 
-/// Sent by the agent (through [`crate::Subscription::targets`]) to its subscriber: the
+/// Sent by the agent (through `kubesd::Subscription::targets`) to its subscriber: the
 /// job's current targets. Cheap: a shared snapshot, rebuilt only after a change.
 #[derive(Message)]
 #[rtype(result = "Arc<Vec<T>>")]
@@ -302,7 +302,7 @@ pub struct TargetChanges<T> {
     pub oldest: Option<Instant>,
 }
 
-/// Sent by the agent (through [`crate::Subscription::take_changes`]) to its subscriber:
+/// Sent by the agent (through `kubesd::Subscription::take_changes`) to its subscriber:
 /// the objects whose values changed since the last take (every object at the first).
 /// Costs O(changed objects); re-arms change notices as [`GetTargets`] does.
 #[derive(Message)]

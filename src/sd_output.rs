@@ -16,8 +16,8 @@ use serde::ser::{SerializeMap, Serializer};
 
 use crate::labels::{Label, Labels};
 
-/// The label holding a target's `host:port`: a group's `targets` entry, not a label.
-pub const ADDRESS_LABEL: &str = "__address__";
+/// The label whose value is a target's address (defined once, in [`crate::relabel`]).
+pub use crate::relabel::ADDRESS_LABEL;
 
 /// The `Content-Type` HTTP SD requires.
 pub const CONTENT_TYPE: &str = "application/json";
@@ -182,8 +182,8 @@ pub fn groups_json(groups: &[TargetGroup]) -> Vec<u8> {
 ///
 /// The groups are those of [`group_targets`] over the object's targets, written as
 /// [`groups_json`] writes them, without the enclosing brackets. The value of a `job`
-/// label that is the caller's placeholder string (recognised by pointer, see
-/// [`crate::relabel::process_with_job`]) is left out, as a *hole*: each job that
+/// label that is the caller's placeholder string (recognised by pointer: in `kubesd run`,
+/// the pipeline's `scrape.job_name` when jobs share it) is left out, as a *hole*: each job that
 /// shares these bytes writes its own name there when the body is assembled.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ObjectGroups {

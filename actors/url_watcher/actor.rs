@@ -6,7 +6,7 @@
 //! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
 //! of queueing without bound.
 //!
-//! The replies to those sends are the group's only way back: a [`ReplyReader`] reads
+//! The replies to those sends are the group's only way back: a `ReplyReader` reads
 //! them in order as they arrive, learning whether the group keeps up ([`GroupPace`])
 //! and whether a line left to it undecoded was bad ([`DeferredEventRejected`]).
 

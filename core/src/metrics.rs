@@ -1,6 +1,6 @@
 //! The engine's counters and gauges, exposed in Prometheus text format.
 //!
-//! Each metric is defined once, in one of the [`metric_set!`] lists below: its field,
+//! Each metric is defined once, in one of the `metric_set!` lists below: its field,
 //! its kind, its Prometheus name and its help text together. Updating one on the hot
 //! path is a single relaxed atomic add ([`Counter::inc`], [`Gauge::add`]), with no
 //! registry look-up and no lock.

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a watch with `sendInitialEvents=true` is answered (switchable at run time with
-/// [`crate::Simulator::set_streaming_lists`], or `POST /sim/faults` with
+/// [`crate::faults::Faults::set_streaming_lists`] (`Simulator::faults()`), or `POST /sim/faults` with
 /// `{"fault":"streaming_lists","mode":"refused"}`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]

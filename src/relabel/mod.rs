@@ -33,5 +33,5 @@ pub use config::{
 pub use dialect::Dialect;
 pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
-pub use target::{PARAM_PREFIX, ScrapeSettings, Target, process};
+pub use target::{ADDRESS_LABEL, PARAM_PREFIX, ScrapeSettings, Target, process};
 pub use visibility::Visibility;

@@ -13,12 +13,12 @@ use tracing::{info, warn};
 use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
-    GetList, GetViewCounts, Join, Leave, Pipeline, PipelineChanged, ReaderId, RelabelAll,
-    ViewAsked, WaitSynced,
+    AwaitPipelineSynced, GetList, GetViewCounts, Join, Leave, Pipeline, PipelineChanged, ReaderId,
+    RelabelAll, ViewAsked,
 };
 use super::views::{Bucket, PublishedViews, ViewKind, ViewQuery};
 use crate::labels::Labels;
-use crate::relabel::{Relabeller, ScrapeSettings, Target};
+use crate::relabel::{ADDRESS_LABEL, Relabeller, ScrapeSettings, Target};
 use crate::sd_output::ListSummary;
 pub use crate::sd_output::SdBody;
 use crate::sd_output::write_file_atomically;
@@ -184,7 +184,7 @@ pub fn job_constructor(
             Err(poisoned) => poisoned.into_inner().process(labels, &scrape),
         };
         match target {
-            Target::Keep(target) if shard.keeps(target.get("__address__").unwrap_or("")) => {
+            Target::Keep(target) if shard.keeps(target.get(ADDRESS_LABEL).unwrap_or("")) => {
                 Some(target)
             }
             _ => None,
@@ -209,7 +209,11 @@ impl Actor for JobActor {
                 }
             }));
         }
-        let waits: Vec<_> = self.pipelines.iter().map(|p| p.send(WaitSynced)).collect();
+        let waits: Vec<_> = self
+            .pipelines
+            .iter()
+            .map(|p| p.send(AwaitPipelineSynced))
+            .collect();
         ctx.spawn(
             async move {
                 for w in waits {

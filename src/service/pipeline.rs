@@ -34,7 +34,7 @@ use super::views::{
 };
 use crate::labels::Labels;
 use crate::model::ObjectKey;
-use crate::relabel::{CompiledRule, Relabeller, ScrapeSettings, Target, process};
+use crate::relabel::{ADDRESS_LABEL, CompiledRule, Relabeller, ScrapeSettings, Target, process};
 use crate::sd_output::{ObjectGroups, ObjectGroupsList};
 use crate::{Subscription, TargetChanges, TargetsUpdated};
 
@@ -79,7 +79,7 @@ impl Relabelling {
             let from = discovered.get(i);
             i += 1;
             if let Target::Keep(target) = target
-                && self.shard.keeps(target.get("__address__").unwrap_or(""))
+                && self.shard.keeps(target.get(ADDRESS_LABEL).unwrap_or(""))
             {
                 scratch.targets.push(target);
                 if nodes {
@@ -104,7 +104,7 @@ impl Relabelling {
         discovered
             .iter()
             .filter_map(|labels| match process(labels, &scrape, &self.rules) {
-                Target::Keep(t) if self.shard.keeps(t.get("__address__").unwrap_or("")) => Some(t),
+                Target::Keep(t) if self.shard.keeps(t.get(ADDRESS_LABEL).unwrap_or("")) => Some(t),
                 _ => None,
             })
             .collect()
@@ -716,12 +716,12 @@ impl Handler<GetList> for Pipeline {
 /// Sent by a job to a pipeline: answer once the discovery has listed everything once.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct WaitSynced;
+pub struct AwaitPipelineSynced;
 
-impl Handler<WaitSynced> for Pipeline {
+impl Handler<AwaitPipelineSynced> for Pipeline {
     type Result = ResponseFuture<()>;
 
-    fn handle(&mut self, _: WaitSynced, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, _: AwaitPipelineSynced, _: &mut Context<Self>) -> Self::Result {
         match &self.subscription {
             Some(s) => Box::pin(s.synced()),
             None => Box::pin(async {}),

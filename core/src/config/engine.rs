@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::ListMode;
 use crate::targets::Semantics;
 
-/// Options of a [`crate::Discovery`] engine.
+/// Options of a `kubesd::Discovery` engine.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
     /// How often dependency-dirty targets are recomputed (the dirty flusher's tick).

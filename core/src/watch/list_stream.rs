@@ -60,7 +60,7 @@ pub struct ListLimits {
 }
 
 impl Default for ListLimits {
-    /// The engine's defaults (see [`crate::EngineOptions`]).
+    /// The engine's defaults (see [`crate::config::EngineOptions`]).
     fn default() -> Self {
         ListLimits {
             max_object: 4 << 20,
