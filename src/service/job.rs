@@ -14,7 +14,7 @@ use super::file_name::job_file;
 use super::latency::LatencyHistogram;
 use super::pipeline::{
     AwaitPipelineSynced, GetList, GetViewCounts, Join, Leave, Pipeline, PipelineChanged, ReaderId,
-    RelabelAll, ViewAsked,
+    RelabelAll, TargetCount, ViewAsked,
 };
 use super::views::{Bucket, PublishedViews, ViewKind, ViewQuery};
 use crate::labels::Labels;
@@ -29,8 +29,8 @@ pub struct JobActor {
     /// How its pipelines know it.
     id: ReaderId,
     pipelines: Vec<Addr<Pipeline>>,
-    /// Each pipeline's version and targets, as its latest word said.
-    targets: Vec<(u64, usize)>,
+    /// Each pipeline's targets, as its latest word said.
+    targets: Vec<TargetCount>,
     /// The body, until a pipeline's groups change.
     body: Option<SdBody>,
     /// Bumped at every change, so that a body assembled across one is not kept.
@@ -61,7 +61,7 @@ impl JobActor {
         JobActor {
             name,
             id,
-            targets: vec![(0, 0); pipelines.len()],
+            targets: vec![TargetCount::default(); pipelines.len()],
             pipelines,
             body: None,
             generation: 0,
@@ -342,7 +342,7 @@ impl Handler<GetStatus> for JobActor {
             synced: self.synced,
             changes: self.changes,
             applied: self.applied,
-            targets: self.targets.iter().map(|(_, t)| t).sum(),
+            targets: self.targets.iter().map(|t| t.targets).sum(),
             latency: self.latency.clone(),
         })
     }

@@ -192,6 +192,14 @@ pub struct Pipeline {
 const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Pipeline {
+    /// How many targets it serves now, at its current version.
+    fn target_count(&self) -> TargetCount {
+        TargetCount {
+            version: self.version,
+            targets: self.targets,
+        }
+    }
+
     /// A pipeline over `subscription` (whose constructor keeps the discovered label
     /// sets as they are).
     pub fn new(subscription: Subscription<Labels>, relabelling: Relabelling) -> Pipeline {
@@ -374,7 +382,7 @@ impl Pipeline {
                 applied: taken,
                 changed,
                 oldest: changes.oldest,
-                targets: (self.version, self.targets),
+                targets: self.target_count(),
             });
         }
         self.readers.retain(|join| join.reader.connected());
@@ -660,14 +668,25 @@ pub struct PipelineChanged {
     pub changed: usize,
     /// When the group received the oldest event among them (`None` after a reset).
     pub oldest: Option<Instant>,
-    /// The pipeline's version and targets now.
-    pub targets: (u64, usize),
+    /// The pipeline's targets now.
+    pub targets: TargetCount,
+}
+
+/// How many targets a pipeline serves, at which of its versions: of two counts a
+/// reader heard, the one of the later version is the current one (notices and the
+/// answer to [`Join`] may cross).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TargetCount {
+    /// The pipeline's version (compared first).
+    pub version: u64,
+    /// Its targets at that version.
+    pub targets: usize,
 }
 
 /// Sent by a job to a pipeline: tell it of changes from now on. Answered with the
-/// pipeline's version and targets now.
+/// pipeline's targets now.
 #[derive(Message)]
-#[rtype(result = "(u64, usize)")]
+#[rtype(result = "TargetCount")]
 pub struct Join {
     /// The job.
     pub id: ReaderId,
@@ -682,7 +701,7 @@ impl Handler<Join> for Pipeline {
 
     fn handle(&mut self, join: Join, _: &mut Context<Self>) -> Self::Result {
         self.readers.push(join);
-        MessageResult((self.version, self.targets))
+        MessageResult(self.target_count())
     }
 }
 
