@@ -10,12 +10,14 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use actix::Addr;
+
 use super::run::collect_once;
 use crate::metrics::METRICS;
 use crate::model::Role;
 use crate::promconfig::parse_config;
 use crate::service::{
-    GetStatus, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
+    GetStatus, JobActor, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
 };
 use crate::simulator::{
     Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
@@ -159,40 +161,7 @@ fn role_of(job: &str) -> Role {
 
 /// Runs the demo.
 pub async fn run(args: DemoArgs) -> Result<(), String> {
-    let config = SimulatorConfig {
-        seed: args.seed,
-        ..SimulatorConfig::default()
-    };
-    let spec = ClusterSpec {
-        seed: args.seed,
-        nodes: args.nodes,
-        pods: args.pods,
-        namespaces: args.namespaces,
-        ..ClusterSpec::default()
-    };
-    let sim = SimulatedCluster::start(config, &spec)
-        .await
-        .map_err(|e| e.to_string())?;
-    sim.sim().faults().set_streaming_lists(args.streaming_lists);
-    let made = &sim.made;
-    let config =
-        parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;
-
-    let published = Arc::new(RwLock::new(BTreeMap::new()));
-    let options = JobSetOptions {
-        shard: Shard::ALL,
-        output_dir: None,
-    };
-    let engine = EngineOptions {
-        // A person watches the demo: one update a second is enough, and shows the
-        // batching.
-        flush_interval: Duration::from_secs(1),
-        semantics: args.semantics,
-        ..SimulatedCluster::engine_options()
-    };
-    let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
-    jobs.apply(&config).await.map_err(|e| e.to_string())?;
-
+    let (sim, mut jobs, published) = start(&args).await?;
     if args.once {
         let output = collect_once(&jobs, Duration::from_secs(30), None).await;
         jobs.stop_all().await;
@@ -200,16 +169,11 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         println!("{}", output?);
         return Ok(());
     }
-
-    let (server, bound) = serve_http(
-        args.listen,
-        Arc::new(ServiceState {
-            jobs: published,
-            reload: None,
-        }),
-        None,
-    )
-    .map_err(|e| {
+    let state = Arc::new(ServiceState {
+        jobs: published,
+        reload: None,
+    });
+    let (server, bound) = serve_http(args.listen, state, None).map_err(|e| {
         format!(
             "cannot listen on {} (try --listen 127.0.0.1:0): {e}",
             args.listen
@@ -225,8 +189,60 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
             per_tick,
         )
     });
+    show_live(&args, &header(&args, &sim, bound), &jobs).await;
+    if let Some(c) = churn {
+        c.stop();
+    }
+    jobs.stop_all().await;
+    server_handle.stop(true).await;
+    sim.stop().await;
+    Ok(())
+}
 
-    let header = format!(
+/// The simulated cluster and the demo's jobs discovering it, through the config path
+/// of `kubesd run`, with the map of jobs the HTTP SD server reads.
+async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJobs), String> {
+    let config = SimulatorConfig {
+        seed: args.seed,
+        ..SimulatorConfig::default()
+    };
+    let spec = ClusterSpec {
+        seed: args.seed,
+        nodes: args.nodes,
+        pods: args.pods,
+        namespaces: args.namespaces,
+        ..ClusterSpec::default()
+    };
+    let sim = SimulatedCluster::start(config, &spec)
+        .await
+        .map_err(|e| e.to_string())?;
+    sim.sim().faults().set_streaming_lists(args.streaming_lists);
+    let config =
+        parse_config(&demo_config(&sim.url()), Path::new("demo.yml")).map_err(|e| e.to_string())?;
+    let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let options = JobSetOptions {
+        shard: Shard::ALL,
+        output_dir: None,
+    };
+    let engine = EngineOptions {
+        // A person watches the demo: one update a second is enough, and shows the
+        // batching.
+        flush_interval: Duration::from_secs(1),
+        semantics: args.semantics,
+        ..SimulatedCluster::engine_options()
+    };
+    let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
+    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+    Ok((sim, jobs, published))
+}
+
+/// The jobs by name, as the HTTP SD server reads them.
+type PublishedJobs = Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>;
+
+/// The summary's first lines: the cluster and where to read it.
+fn header(args: &DemoArgs, sim: &SimulatedCluster, bound: SocketAddr) -> String {
+    let made = &sim.made;
+    format!(
         "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses, {} HTTPRoutes; ~{} pod changes/s)\n\
          HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
@@ -239,15 +255,18 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         made.ingresses,
         made.routes.http_routes,
         args.churn
-    );
+    )
+}
+
+/// Shows the live summary once a second until Ctrl-C or `--seconds`: a screen redrawn
+/// on a terminal, a line a second otherwise.
+async fn show_live(args: &DemoArgs, header: &str, jobs: &JobSet) {
     let tty = std::io::stdout().is_terminal();
     if !tty {
         println!("{header}");
     }
     let started = Instant::now();
-    let mut previous: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut recent: VecDeque<String> = VecDeque::new();
-    let mut last_events = events_total();
+    let mut summary = Summary::new();
     let mut tick = actix_rt::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -260,6 +279,43 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         {
             break;
         }
+        let rows = summary.rows(jobs).await;
+        let counters = summary.counters();
+        let up = started.elapsed().as_secs();
+        let mut out = std::io::stdout().lock();
+        if tty {
+            summary.draw(&mut out, header, up, &rows, &counters);
+        } else {
+            let counts: Vec<String> = rows
+                .iter()
+                .map(|r| r.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+                .collect();
+            let _ = writeln!(out, "[{up:>3}s] {} | {counters}", counts.join(" | "));
+        }
+        let _ = out.flush();
+    }
+}
+
+/// What the live summary remembers from one second to the next: each job's targets
+/// (to show what changed), the last changes, and the event count.
+struct Summary {
+    previous: BTreeMap<String, BTreeSet<String>>,
+    recent: VecDeque<String>,
+    last_events: u64,
+}
+
+impl Summary {
+    fn new() -> Summary {
+        Summary {
+            previous: BTreeMap::new(),
+            recent: VecDeque::new(),
+            last_events: events_total(),
+        }
+    }
+
+    /// One row per job (name, role, targets, synced), noting the targets that came and
+    /// went since the last call.
+    async fn rows(&mut self, jobs: &JobSet) -> Vec<String> {
         let mut rows = Vec::new();
         for (name, addr) in jobs.jobs() {
             let targets = addr.send(JobTargets).await.unwrap_or_default();
@@ -269,16 +325,16 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
                 .map(|s| s.synced)
                 .unwrap_or(false);
             let now: BTreeSet<String> = targets.iter().map(describe).collect();
-            if let Some(before) = previous.get(&name) {
+            if let Some(before) = self.previous.get(&name) {
                 for t in now.difference(before) {
-                    recent.push_back(format!("+ {name:<10} {t}"));
+                    self.recent.push_back(format!("+ {name:<10} {t}"));
                 }
                 for t in before.difference(&now) {
-                    recent.push_back(format!("- {name:<10} {t}"));
+                    self.recent.push_back(format!("- {name:<10} {t}"));
                 }
             }
-            while recent.len() > 8 {
-                recent.pop_front();
+            while self.recent.len() > 8 {
+                self.recent.pop_front();
             }
             rows.push(format!(
                 "{name:<10} {:<10} {:>8} {:>7}",
@@ -286,56 +342,39 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
                 now.len(),
                 if synced { "yes" } else { "no" }
             ));
-            previous.insert(name, now);
+            self.previous.insert(name, now);
         }
+        rows
+    }
+
+    /// Watch events per second since the last call, relists, 410s and decode errors.
+    fn counters(&mut self) -> String {
         let events = events_total();
-        let rate = events.saturating_sub(last_events);
-        last_events = events;
-        let summary = format!(
+        let rate = events.saturating_sub(self.last_events);
+        self.last_events = events;
+        format!(
             "watch events: {rate}/s (total {events})   relists: {}   410s: {}   decode errors: {}",
             sum(|r| r.relists.total()),
             sum(|r| r.gone.get()),
             sum(|r| r.rejected.total()),
+        )
+    }
+
+    /// The whole screen, redrawn.
+    fn draw(&self, out: &mut impl Write, header: &str, up: u64, rows: &[String], counters: &str) {
+        let _ = write!(
+            out,
+            "\x1b[2J\x1b[H{header}\n   up {up}s\n\n{:<10} {:<10} {:>8} {:>7}\n",
+            "JOB", "ROLE", "TARGETS", "SYNCED"
         );
-        let mut out = std::io::stdout().lock();
-        if tty {
-            let _ = write!(
-                out,
-                "\x1b[2J\x1b[H{header}\n   up {}s\n\n{:<10} {:<10} {:>8} {:>7}\n",
-                started.elapsed().as_secs(),
-                "JOB",
-                "ROLE",
-                "TARGETS",
-                "SYNCED"
-            );
-            for r in &rows {
-                let _ = writeln!(out, "{r}");
-            }
-            let _ = writeln!(out, "\n{summary}\n\nlast changes:");
-            for c in &recent {
-                let _ = writeln!(out, "  {c}");
-            }
-        } else {
-            let counts: Vec<String> = rows
-                .iter()
-                .map(|r| r.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-                .collect();
-            let _ = writeln!(
-                out,
-                "[{:>3}s] {} | {summary}",
-                started.elapsed().as_secs(),
-                counts.join(" | ")
-            );
+        for r in rows {
+            let _ = writeln!(out, "{r}");
         }
-        let _ = out.flush();
+        let _ = writeln!(out, "\n{counters}\n\nlast changes:");
+        for c in &self.recent {
+            let _ = writeln!(out, "  {c}");
+        }
     }
-    if let Some(c) = churn {
-        c.stop();
-    }
-    jobs.stop_all().await;
-    server_handle.stop(true).await;
-    sim.stop().await;
-    Ok(())
 }
 
 fn sum(f: impl Fn(&crate::metrics::RoleMetrics) -> u64) -> u64 {
