@@ -159,140 +159,185 @@ pub fn parse_kubeconfig(text: &str, path: &Path) -> Result<KubeconfigTarget, Kub
             p.clone()
         }
     };
-
-    if file.current_context.is_empty() {
-        return Err(fail("current-context is not set".into()));
-    }
-    let context = find(&file.contexts, &file.current_context).ok_or_else(|| {
-        fail(format!(
-            "context {:?} is not in contexts",
-            file.current_context
-        ))
-    })?;
-    if context.cluster.is_empty() {
-        return Err(fail(format!(
-            "context {:?} names no cluster",
-            file.current_context
-        )));
-    }
-    let cluster = find(&file.clusters, &context.cluster)
-        .ok_or_else(|| fail(format!("cluster {:?} is not in clusters", context.cluster)))?;
-    // A context without a user is anonymous access, which kubectl allows.
     let default_user = User::default();
-    let user = if context.user.is_empty() {
-        &default_user
-    } else {
-        find(&file.users, &context.user)
-            .ok_or_else(|| fail(format!("user {:?} is not in users", context.user)))?
-    };
-    let at_cluster = |field: &str| format!("clusters[{:?}].cluster.{field}", context.cluster);
-    let at_user = |field: &str| format!("users[{:?}].user.{field}", context.user);
-
-    if cluster.server.is_empty() {
-        return Err(fail(format!("{} is not set", at_cluster("server"))));
-    }
-    if !(cluster.server.starts_with("https://") || cluster.server.starts_with("http://")) {
-        return Err(fail(format!(
-            "{} {:?} is not an http:// or https:// URL",
-            at_cluster("server"),
-            cluster.server
-        )));
-    }
-    let proxy_url = cluster.proxy_url.clone().filter(|p| !p.is_empty());
-    if let Some(p) = &proxy_url {
-        crate::http::check_proxy_url(p)
-            .map_err(|e| fail(format!("{}: {e}", at_cluster("proxy-url"))))?;
-    }
+    let current = Current::of(&file, &default_user).map_err(fail)?;
+    let (cluster, user) = (current.cluster, current.user);
+    let proxy_url = current.check_cluster().map_err(fail)?;
     if user.auth_provider.is_some() {
         return Err(fail(format!(
             "{} is not supported by kubesd: auth-provider plugins were removed from \
              kubectl and client-go; use the provider's exec credential plugin \
              (gke-gcloud-auth-plugin, kubelogin), a token, tokenFile or client certificate",
-            at_user("auth-provider")
+            current.at_user("auth-provider")
         )));
     }
     let exec = user
         .exec
         .as_ref()
-        .map(|value| exec::exec_config(value, &context.user, cluster, &relative))
+        .map(|value| exec::exec_config(value, &current.context.user, cluster, &relative))
         .transpose()
         .map_err(fail)?;
-
-    let mut tls = TlsConfig {
-        insecure_skip_verify: cluster.insecure_skip_tls_verify,
-        server_name: cluster.tls_server_name.clone().filter(|s| !s.is_empty()),
-        ..TlsConfig::default()
-    };
-    // Inline data wins over a file, as in client-go.
-    tls.ca_file = pem_source(
-        &cluster.certificate_authority_data,
-        &cluster.certificate_authority,
-    )
-    .map_err(|e| fail(format!("{}: {e}", at_cluster("certificate-authority-data"))))?
-    .map(|s| s.into_path(&relative))
-    .transpose()
-    .map_err(|e| fail(format!("{}: {e}", at_cluster("certificate-authority-data"))))?;
-    tls.cert_file = pem_source(&user.client_certificate_data, &user.client_certificate)
-        .map_err(|e| fail(format!("{}: {e}", at_user("client-certificate-data"))))?
-        .map(|s| s.into_path(&relative))
-        .transpose()
-        .map_err(|e| fail(format!("{}: {e}", at_user("client-certificate-data"))))?;
-    tls.key_file = pem_source(&user.client_key_data, &user.client_key)
-        .map_err(|e| fail(format!("{}: {e}", at_user("client-key-data"))))?
-        .map(|s| s.into_path(&relative))
-        .transpose()
-        .map_err(|e| fail(format!("{}: {e}", at_user("client-key-data"))))?;
-    if tls.cert_file.is_some() != tls.key_file.is_some() {
-        return Err(fail(format!(
-            "{} and {} must be set together",
-            at_user("client-certificate"),
-            at_user("client-key")
-        )));
-    }
-
     let mut http = HttpClientConfig {
-        tls_config: tls,
+        tls_config: current.tls_config(&relative).map_err(fail)?,
         proxy_url,
         exec,
         ..HttpClientConfig::default()
     };
-    let token = user.token.clone().filter(|t| !t.is_empty());
-    let has_basic = user.username.as_deref().is_some_and(|u| !u.is_empty())
-        || user.password.as_deref().is_some_and(|p| !p.is_empty());
-    if (token.is_some() || user.token_file.is_some()) && has_basic {
-        return Err(fail(format!(
-            "{} and {} cannot both be set",
-            at_user("token"),
-            at_user("username/password")
-        )));
-    }
-    match (token, &user.token_file) {
-        // client-go prefers the token when both are given.
-        (Some(token), _) => http.bearer_token = Secret(token),
-        (None, Some(file)) => http.bearer_token_file = Some(relative(file)),
-        (None, None) if has_basic => {
-            http.basic_auth = Some(BasicAuth {
-                username: user.username.clone().unwrap_or_default(),
-                password: Secret(user.password.clone().unwrap_or_default()),
-                password_file: None,
-            });
-        }
-        (None, None) => {}
-    }
-    // As client-go: credentials of the user's own (a token, basic auth, a client
-    // certificate) are used instead of its plugin, which then never runs.
-    let own = !http.bearer_token.0.is_empty()
-        || http.bearer_token_file.is_some()
-        || http.basic_auth.is_some()
-        || http.tls_config.cert_file.is_some();
-    if own {
-        http.exec = None;
-    }
+    current.credentials(&mut http, &relative).map_err(fail)?;
     Ok(KubeconfigTarget {
-        namespace: crate::api::context_namespace(&context.namespace),
+        namespace: crate::api::context_namespace(&current.context.namespace),
         api_server: cluster.server.clone(),
         http,
     })
+}
+
+/// The current context of a kubeconfig, with its cluster and user.
+struct Current<'a> {
+    context: &'a Context,
+    cluster: &'a Cluster,
+    user: &'a User,
+}
+
+impl<'a> Current<'a> {
+    /// Finds them, or says which is missing. A context without a user is anonymous
+    /// access (`default_user`), which kubectl allows.
+    fn of(file: &'a File, default_user: &'a User) -> Result<Current<'a>, String> {
+        if file.current_context.is_empty() {
+            return Err("current-context is not set".into());
+        }
+        let context = find(&file.contexts, &file.current_context)
+            .ok_or_else(|| format!("context {:?} is not in contexts", file.current_context))?;
+        if context.cluster.is_empty() {
+            return Err(format!(
+                "context {:?} names no cluster",
+                file.current_context
+            ));
+        }
+        let cluster = find(&file.clusters, &context.cluster)
+            .ok_or_else(|| format!("cluster {:?} is not in clusters", context.cluster))?;
+        let user = if context.user.is_empty() {
+            default_user
+        } else {
+            find(&file.users, &context.user)
+                .ok_or_else(|| format!("user {:?} is not in users", context.user))?
+        };
+        Ok(Current {
+            context,
+            cluster,
+            user,
+        })
+    }
+
+    fn at_cluster(&self, field: &str) -> String {
+        format!("clusters[{:?}].cluster.{field}", self.context.cluster)
+    }
+
+    fn at_user(&self, field: &str) -> String {
+        format!("users[{:?}].user.{field}", self.context.user)
+    }
+
+    /// Checks the cluster's `server`, and returns its `proxy-url`, checked, if it has one.
+    fn check_cluster(&self) -> Result<Option<String>, String> {
+        let server = &self.cluster.server;
+        if server.is_empty() {
+            return Err(format!("{} is not set", self.at_cluster("server")));
+        }
+        if !(server.starts_with("https://") || server.starts_with("http://")) {
+            return Err(format!(
+                "{} {server:?} is not an http:// or https:// URL",
+                self.at_cluster("server")
+            ));
+        }
+        let proxy_url = self.cluster.proxy_url.clone().filter(|p| !p.is_empty());
+        if let Some(p) = &proxy_url {
+            crate::http::check_proxy_url(p)
+                .map_err(|e| format!("{}: {e}", self.at_cluster("proxy-url")))?;
+        }
+        Ok(proxy_url)
+    }
+
+    /// The cluster's CA and TLS settings and the user's client certificate; inline data
+    /// wins over a file, as in client-go.
+    fn tls_config(&self, relative: &dyn Fn(&PathBuf) -> PathBuf) -> Result<TlsConfig, String> {
+        let (cluster, user) = (self.cluster, self.user);
+        let source = |data: &Option<String>, file: &Option<PathBuf>, at: String| {
+            pem_source(data, file)
+                .map_err(|e| format!("{at}: {e}"))?
+                .map(|s| s.into_path(&relative))
+                .transpose()
+                .map_err(|e| format!("{at}: {e}"))
+        };
+        let tls = TlsConfig {
+            insecure_skip_verify: cluster.insecure_skip_tls_verify,
+            server_name: cluster.tls_server_name.clone().filter(|s| !s.is_empty()),
+            ca_file: source(
+                &cluster.certificate_authority_data,
+                &cluster.certificate_authority,
+                self.at_cluster("certificate-authority-data"),
+            )?,
+            cert_file: source(
+                &user.client_certificate_data,
+                &user.client_certificate,
+                self.at_user("client-certificate-data"),
+            )?,
+            key_file: source(
+                &user.client_key_data,
+                &user.client_key,
+                self.at_user("client-key-data"),
+            )?,
+            ..TlsConfig::default()
+        };
+        if tls.cert_file.is_some() != tls.key_file.is_some() {
+            return Err(format!(
+                "{} and {} must be set together",
+                self.at_user("client-certificate"),
+                self.at_user("client-key")
+            ));
+        }
+        Ok(tls)
+    }
+
+    /// The user's own token, token file or basic auth into `http`. As client-go, these
+    /// (and a client certificate) are used instead of the user's plugin, which then
+    /// never runs.
+    fn credentials(
+        &self,
+        http: &mut HttpClientConfig,
+        relative: &dyn Fn(&PathBuf) -> PathBuf,
+    ) -> Result<(), String> {
+        let user = self.user;
+        let token = user.token.clone().filter(|t| !t.is_empty());
+        let has_basic = user.username.as_deref().is_some_and(|u| !u.is_empty())
+            || user.password.as_deref().is_some_and(|p| !p.is_empty());
+        if (token.is_some() || user.token_file.is_some()) && has_basic {
+            return Err(format!(
+                "{} and {} cannot both be set",
+                self.at_user("token"),
+                self.at_user("username/password")
+            ));
+        }
+        match (token, &user.token_file) {
+            // client-go prefers the token when both are given.
+            (Some(token), _) => http.bearer_token = Secret(token),
+            (None, Some(file)) => http.bearer_token_file = Some(relative(file)),
+            (None, None) if has_basic => {
+                http.basic_auth = Some(BasicAuth {
+                    username: user.username.clone().unwrap_or_default(),
+                    password: Secret(user.password.clone().unwrap_or_default()),
+                    password_file: None,
+                });
+            }
+            (None, None) => {}
+        }
+        let own = !http.bearer_token.0.is_empty()
+            || http.bearer_token_file.is_some()
+            || http.basic_auth.is_some()
+            || http.tls_config.cert_file.is_some();
+        if own {
+            http.exec = None;
+        }
+        Ok(())
+    }
 }
 
 /// The entry called `name`.
