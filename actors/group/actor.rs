@@ -23,10 +23,10 @@ use crate::messages::{
     StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
-use crate::model::{ObjectKey, Role};
+use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
-use crate::watch::WatchEvent;
+use crate::watch::{UndecodedItem, WatchEvent};
 use tokio::sync::oneshot;
 
 /// Everything a group needs to start.
@@ -522,148 +522,179 @@ impl Handler<WatcherOutput> for GroupWatcher {
         let received = Instant::now();
         match output {
             WatcherOutput::Deltas { url, deltas } => {
-                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return Ok(self.watcher_reply());
-                };
-                let subscribed = self.has_subscribers(role);
-                let mut rejected = None;
-                let mut changes = Vec::new();
-                for delta in deltas {
-                    let event = match delta {
-                        Delta::Decoded(event) => event,
-                        Delta::Undecoded { event, attempt } => match event.decode() {
-                            Ok(event) => event,
-                            Err(why) => {
-                                let reject = DeferredEventRejected { attempt, why };
-                                self.deferred_event_rejected(url, &reject);
-                                // The first bad line is enough to make the watcher relist.
-                                rejected.get_or_insert(reject);
-                                continue;
-                            }
-                        },
-                    };
-                    match event {
-                        WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                            self.apply_upsert(url, object, subscribed, &mut changes)
-                        }
-                        WatchEvent::Deleted(object) => {
-                            self.apply_delete(role, object.key(), subscribed, &mut changes)
-                        }
-                        // The watcher acts on these itself and never hands them on.
-                        WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
-                    }
-                }
-                self.push(role, changes, false, received);
-                self.flush_soon_if_few(ctx);
-                if let Some(rejected) = rejected {
+                if let Some(rejected) = self.on_deltas(url, deltas, received, ctx) {
                     return Err(rejected);
                 }
             }
             WatcherOutput::ListPart {
                 url,
-                mut objects,
+                objects,
                 undecoded,
                 first,
-            } => {
-                let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return Ok(self.watcher_reply());
-                };
-                let (role, relist) = (slot.url.role, slot.listed);
-                for item in undecoded {
-                    match item.decode() {
-                        Ok(object) => objects.push(object),
-                        Err(e) => {
-                            self.cache.metrics().role(role).rejected.inc(e.reason());
-                            warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
-                        }
-                    }
-                }
-                if first {
-                    self.listing.remove(&url);
-                }
-                let listing = self.listing.entry(url).or_insert_with(|| {
-                    if relist {
-                        ListInProgress::Held(Vec::new())
-                    } else {
-                        ListInProgress::Applied(HashSet::new())
-                    }
-                });
-                match listing {
-                    ListInProgress::Held(held) => held.append(&mut objects),
-                    ListInProgress::Applied(keys) => {
-                        keys.extend(objects.iter().map(|o| o.key()));
-                        let subscribed = self.has_subscribers(role);
-                        let mut changes = Vec::new();
-                        for object in objects {
-                            self.apply_upsert(url, object, subscribed, &mut changes);
-                        }
-                        self.push(role, changes, false, received);
-                    }
-                }
-                self.flush_soon_if_few(ctx);
-            }
-            WatcherOutput::ListAbandoned { url } => {
-                let Some(slot) = self.urls.get(url.0 as usize) else {
-                    return Ok(self.watcher_reply());
-                };
-                let role = slot.url.role;
-                if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
-                    // A first LIST that failed midway: what its parts brought goes, so
-                    // that nothing of a body that was not a whole list stays.
-                    let subscribed = self.has_subscribers(role);
-                    let mut changes = Vec::new();
-                    for key in self.cache.keys_of_url(role, url) {
-                        self.apply_delete(role, key, subscribed, &mut changes);
-                    }
-                    self.push(role, changes, false, received);
-                    self.flush_soon_if_few(ctx);
-                }
-            }
+            } => self.on_list_part(url, objects, undecoded, first, received, ctx),
+            WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
-            WatcherOutput::Relisted { url, mut objects } => {
-                let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-                    return Ok(self.watcher_reply());
-                };
-                let subscribed = self.has_subscribers(role);
-                let listed = match self.listing.remove(&url) {
-                    Some(ListInProgress::Applied(keys)) => keys,
-                    Some(ListInProgress::Held(mut held)) => {
-                        held.append(&mut objects);
-                        objects = held;
-                        HashSet::new()
+            WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
+        }
+        Ok(self.watcher_reply())
+    }
+}
+
+/// The handling of each [`WatcherOutput`].
+impl GroupWatcher {
+    /// Watch events: applied to the cache, their targets pushed. The first event that
+    /// came undecoded and cannot be decoded is returned, for the watcher to relist.
+    fn on_deltas(
+        &mut self,
+        url: UrlId,
+        deltas: Vec<Delta>,
+        received: Instant,
+        ctx: &mut Context<Self>,
+    ) -> Option<DeferredEventRejected> {
+        let role = self.urls.get(url.0 as usize).map(|u| u.url.role)?;
+        let subscribed = self.has_subscribers(role);
+        let mut rejected = None;
+        let mut changes = Vec::new();
+        for delta in deltas {
+            let event = match delta {
+                Delta::Decoded(event) => event,
+                Delta::Undecoded { event, attempt } => match event.decode() {
+                    Ok(event) => event,
+                    Err(why) => {
+                        let reject = DeferredEventRejected { attempt, why };
+                        self.deferred_event_rejected(url, &reject);
+                        // The first bad line is enough to make the watcher relist.
+                        rejected.get_or_insert(reject);
+                        continue;
                     }
-                    None => HashSet::new(),
-                };
-                let mut vanished: HashSet<ObjectKey> = self
-                    .cache
-                    .keys_of_url(role, url)
-                    .into_iter()
-                    .filter(|k| !listed.contains(k))
-                    .collect();
-                let mut changes = Vec::new();
-                for object in objects {
-                    vanished.remove(&object.key());
-                    self.apply_upsert(url, object, subscribed, &mut changes);
+                },
+            };
+            match event {
+                WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+                    self.apply_upsert(url, object, subscribed, &mut changes)
                 }
-                for key in vanished {
-                    self.apply_delete(role, key, subscribed, &mut changes);
+                WatchEvent::Deleted(object) => {
+                    self.apply_delete(role, object.key(), subscribed, &mut changes)
                 }
-                if let Some(slot) = self.urls.get_mut(url.0 as usize) {
-                    slot.listed = true;
-                }
-                // A dependency that was listed after its dependents fixes their targets
-                // now, not at the next tick: the first synced view is complete. (Not a
-                // sign of load for the pace: a relist is a one-off.)
-                self.flush_counted();
-                let newly_synced = self.update_synced();
-                self.answer_sync_waiters();
-                self.push(role, changes, newly_synced.contains(&role), received);
-                for other in newly_synced.into_iter().filter(|r| *r != role) {
-                    self.push(other, Vec::new(), true, received);
+                // The watcher acts on these itself and never hands them on.
+                WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
+            }
+        }
+        self.push(role, changes, false, received);
+        self.flush_soon_if_few(ctx);
+        rejected
+    }
+
+    /// A part of a LIST: applied at once on a URL's first list, held until the end on
+    /// a relist (so that a relist is applied whole or not at all).
+    fn on_list_part(
+        &mut self,
+        url: UrlId,
+        mut objects: Vec<Object>,
+        undecoded: Vec<UndecodedItem>,
+        first: bool,
+        received: Instant,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(slot) = self.urls.get(url.0 as usize) else {
+            return;
+        };
+        let (role, relist) = (slot.url.role, slot.listed);
+        for item in undecoded {
+            match item.decode() {
+                Ok(object) => objects.push(object),
+                Err(e) => {
+                    self.cache.metrics().role(role).rejected.inc(e.reason());
+                    warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
                 }
             }
         }
-        Ok(self.watcher_reply())
+        if first {
+            self.listing.remove(&url);
+        }
+        let listing = self.listing.entry(url).or_insert_with(|| {
+            if relist {
+                ListInProgress::Held(Vec::new())
+            } else {
+                ListInProgress::Applied(HashSet::new())
+            }
+        });
+        match listing {
+            ListInProgress::Held(held) => held.append(&mut objects),
+            ListInProgress::Applied(keys) => {
+                keys.extend(objects.iter().map(|o| o.key()));
+                let subscribed = self.has_subscribers(role);
+                let mut changes = Vec::new();
+                for object in objects {
+                    self.apply_upsert(url, object, subscribed, &mut changes);
+                }
+                self.push(role, changes, false, received);
+            }
+        }
+        self.flush_soon_if_few(ctx);
+    }
+
+    /// A LIST that failed midway.
+    fn on_list_abandoned(&mut self, url: UrlId, received: Instant, ctx: &mut Context<Self>) {
+        let Some(slot) = self.urls.get(url.0 as usize) else {
+            return;
+        };
+        let role = slot.url.role;
+        if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
+            // A first LIST that failed midway: what its parts brought goes, so
+            // that nothing of a body that was not a whole list stays.
+            let subscribed = self.has_subscribers(role);
+            let mut changes = Vec::new();
+            for key in self.cache.keys_of_url(role, url) {
+                self.apply_delete(role, key, subscribed, &mut changes);
+            }
+            self.push(role, changes, false, received);
+            self.flush_soon_if_few(ctx);
+        }
+    }
+
+    /// A complete LIST: what it did not list is gone; roles that became synced are told.
+    fn on_relisted(&mut self, url: UrlId, mut objects: Vec<Object>, received: Instant) {
+        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+            return;
+        };
+        let subscribed = self.has_subscribers(role);
+        let listed = match self.listing.remove(&url) {
+            Some(ListInProgress::Applied(keys)) => keys,
+            Some(ListInProgress::Held(mut held)) => {
+                held.append(&mut objects);
+                objects = held;
+                HashSet::new()
+            }
+            None => HashSet::new(),
+        };
+        let mut vanished: HashSet<ObjectKey> = self
+            .cache
+            .keys_of_url(role, url)
+            .into_iter()
+            .filter(|k| !listed.contains(k))
+            .collect();
+        let mut changes = Vec::new();
+        for object in objects {
+            vanished.remove(&object.key());
+            self.apply_upsert(url, object, subscribed, &mut changes);
+        }
+        for key in vanished {
+            self.apply_delete(role, key, subscribed, &mut changes);
+        }
+        if let Some(slot) = self.urls.get_mut(url.0 as usize) {
+            slot.listed = true;
+        }
+        // A dependency that was listed after its dependents fixes their targets
+        // now, not at the next tick: the first synced view is complete. (Not a
+        // sign of load for the pace: a relist is a one-off.)
+        self.flush_counted();
+        let newly_synced = self.update_synced();
+        self.answer_sync_waiters();
+        self.push(role, changes, newly_synced.contains(&role), received);
+        for other in newly_synced.into_iter().filter(|r| *r != role) {
+            self.push(other, Vec::new(), true, received);
+        }
     }
 }
 
