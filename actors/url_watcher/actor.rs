@@ -281,33 +281,81 @@ impl UrlWatcher {
     /// the first of a run of like problems as a warning, its repeats at debug, and
     /// the recovery once the watch is healthy again.
     fn report(&mut self, report: Report) {
+        let Some((error, text)) = self.note(report).and_then(|r| self.problem(r)) else {
+            return;
+        };
+        // A run of like problems is one change of state: logged once.
+        let kind = (error.step, error.problem.clone());
+        if self.logged.as_ref() == Some(&kind) {
+            debug!(parent: &self.span, "{text}");
+        } else {
+            warn!(parent: &self.span, "{text}");
+            self.logged = Some(kind);
+        }
+        self.status.last_error = Some(error);
+    }
+
+    /// The whole URL, for log lines: the span that names it is not shown at every level.
+    fn full_url(&self) -> String {
+        format!("{}{}", self.setup.endpoint.base_url, self.setup.url)
+    }
+
+    /// Counts and logs a report that is not a problem of the URL's, and returns `None`;
+    /// hands a problem back.
+    fn note(&mut self, report: Report) -> Option<Report> {
         let m = self.metrics();
-        // The whole URL: the span that names it is not shown at every log level.
-        let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
-        let url = &url;
+        let url = &self.full_url();
+        match report {
+            Report::Relisting(reason) => {
+                m.relists.inc(reason);
+                self.status.relists += 1;
+                debug!(parent: &self.span, %reason, "listing {url}");
+            }
+            Report::Gone {
+                step,
+                message,
+                repeated: false,
+            } => {
+                m.gone.inc();
+                info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
+            }
+            Report::Healthy => {
+                if let Some(was) = self.status.last_error.take()
+                    && self.logged.take().is_some()
+                {
+                    info!(parent: &self.span, "WATCH {url}: healthy again (last problem: {was})");
+                }
+            }
+            Report::Rewatching => {
+                debug!(parent: &self.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
+            }
+            Report::StreamingListNotServed { why } => {
+                info!(parent: &self.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
+                self.set_list_method(ListMethod::List);
+            }
+            Report::SkippedInitialEvent { reason, message } => {
+                m.rejected.inc(reason);
+                warn!(parent: &self.span, "streaming LIST {url}: skipped an object ({message})");
+            }
+            problem => return Some(problem),
+        }
+        None
+    }
+
+    /// Counts a problem of the URL's, and says what it is and how to log it (`None` for
+    /// a report that is no problem, which [`Self::note`] takes).
+    fn problem(&mut self, report: Report) -> Option<(UrlError, String)> {
+        let m = self.metrics();
+        let url = &self.full_url();
         let error = |step, problem, message: &str, configuration| UrlError {
             step,
             problem,
             message: message.to_string(),
             configuration,
         };
-        let (error, text) = match report {
-            Report::Relisting(reason) => {
-                m.relists.inc(reason);
-                self.status.relists += 1;
-                debug!(parent: &self.span, %reason, "listing {url}");
-                return;
-            }
-            Report::Gone {
-                step,
-                message,
-                repeated,
-            } => {
+        let found = match report {
+            Report::Gone { step, message, .. } => {
                 m.gone.inc();
-                if !repeated {
-                    info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
-                    return;
-                }
                 let text = format!(
                     "{step} {url}: 410 Gone again right after listing ({message}); listing again after the backoff"
                 );
@@ -356,10 +404,8 @@ impl UrlWatcher {
                     "{step} {url}: {message}; cut, retrying in {}",
                     seconds(retry_in)
                 );
-                (
-                    error(step, UrlProblem::Stalled(reason), &message, false),
-                    text,
-                )
+                let problem = UrlProblem::Stalled(reason);
+                (error(step, problem, &message, false), text)
             }
             Report::NoResourceVersion { retry_in } => {
                 let message = "the list has no resourceVersion to watch from";
@@ -370,38 +416,14 @@ impl UrlWatcher {
                 let problem = UrlProblem::NoResourceVersion;
                 (error(Step::List, problem, message, false), text)
             }
-            Report::Healthy => {
-                if let Some(was) = self.status.last_error.take()
-                    && self.logged.take().is_some()
-                {
-                    info!(parent: &self.span, "WATCH {url}: healthy again (last problem: {was})");
-                }
-                return;
-            }
-            Report::Rewatching => {
-                debug!(parent: &self.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
-                return;
-            }
-            Report::StreamingListNotServed { why } => {
-                info!(parent: &self.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
-                self.set_list_method(ListMethod::List);
-                return;
-            }
-            Report::SkippedInitialEvent { reason, message } => {
-                m.rejected.inc(reason);
-                warn!(parent: &self.span, "streaming LIST {url}: skipped an object ({message})");
-                return;
-            }
+            // Taken by `note`.
+            Report::Relisting(_)
+            | Report::Healthy
+            | Report::Rewatching
+            | Report::StreamingListNotServed { .. }
+            | Report::SkippedInitialEvent { .. } => return None,
         };
-        // A run of like problems is one change of state: logged once.
-        let kind = (error.step, error.problem.clone());
-        if self.logged.as_ref() == Some(&kind) {
-            debug!(parent: &self.span, "{text}");
-        } else {
-            warn!(parent: &self.span, "{text}");
-            self.logged = Some(kind);
-        }
-        self.status.last_error = Some(error);
+        Some(found)
     }
 
     /// The problem and the log line of a failed request. A 404 for a Gateway API
