@@ -40,7 +40,7 @@ use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, Watc
 use crate::metrics::{
     ApiServerMetrics, ListMethod, METRICS, RequestError, ResponseEncoding, RoleMetrics, StallReason,
 };
-use crate::model::Object;
+use crate::model::{Object, Role};
 use crate::proto::Encoding;
 use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
 
@@ -638,99 +638,27 @@ impl UrlWatcher {
             self.list_attempt = ListAttempt::default();
         }
         let mut attempt = std::mem::take(&mut self.list_attempt);
-        let role = self.setup.url.role;
-        let (max_body, body_timeout) = (o.max_list_body, o.list_body_timeout);
-        let progress_deadline = o.watch_stall_timeout;
-        let limits = ListLimits {
-            max_object: o.max_event_size,
-            max_depth: o.max_json_depth,
-        };
-        let first_page = continue_token_was_none;
-        let parts = ListParts {
-            group: self.setup.group.clone(),
-            url: self.setup.id,
-            first: first_page,
-            window: o.watcher_in_flight.max(1),
-            pending: VecDeque::new(),
-        };
-        let metrics = Arc::clone(&self.metrics);
-        let read_list_page = async move |sent: Result<Sent, Failure>| {
-            let mut parts = parts;
-            let resp = sent?.map_err(|e| Failure::Transport(e.to_string()))?;
-            let mut resp = resp.timeout(body_timeout);
-            let status = resp.status();
-            if !status.is_success() {
-                let body = resp.body().limit(64 * 1024).await.ok();
-                return Err(classify(status, retry_after_header(&resp), body.as_deref()));
-            }
-            if let Some(length) = content_length(&resp)
-                && length > max_body
-            {
-                return Err(Failure::BadBody(format!(
-                    "the body is {length} bytes, over the limit of {max_body} (max_list_body)"
-                )));
-            }
-            // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
-            // never held whole, and decoding overlaps the transfer. Decoded objects go
-            // to the group in parts as they come, so that its labelling overlaps our
-            // decoding (two cores busy, not one after the other).
-            if parts.first {
-                // Even an empty list starts a new attempt at the group.
-                parts.send(Vec::new(), Vec::new()).await?;
-            }
-            let encoding = response_encoding(&resp)?;
-            metrics.role(role).responses.inc(encoding_metric(encoding));
-            let mut list = ListDecoder::new(encoding, role, limits);
-            let mut received = 0usize;
-            // A body must find its next item within the deadline: one that sends part
-            // of an item and stops, or drips it, is cut.
-            let mut progress = (0usize, Instant::now());
-            loop {
-                let wait = progress_deadline.saturating_sub(progress.1.elapsed());
-                let chunk = match actix_rt::time::timeout(wait, resp.next()).await {
-                    Err(_) => return Err(Failure::Stalled),
-                    Ok(None) => break,
-                    Ok(Some(chunk)) => chunk,
-                };
-                // While the group keeps up (at most one part unhandled), it decodes some
-                // items too; when it falls behind, we decode everything ourselves.
-                list.defer_every(if parts.keeping_up() {
-                    LIST_DEFER_EVERY
-                } else {
-                    0
-                });
-                let chunk =
-                    chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
-                received += chunk.len();
-                if received > max_body {
-                    return Err(Failure::BadBody(format!(
-                        "the body exceeds the limit of {max_body} bytes (max_list_body)"
-                    )));
-                }
-                list.push(&chunk).map_err(bad_body)?;
-                if list.items_seen() != progress.0 {
-                    progress = (list.items_seen(), Instant::now());
-                }
-                if list.len() >= LIST_PART_OBJECTS {
-                    parts.send(list.take_items(), list.take_undecoded()).await?;
-                }
-            }
-            parts.send(list.take_items(), list.take_undecoded()).await?;
-            parts.drain().await?;
-            let seen = list.items_seen();
-            let (page, errors) = list.finish().map_err(bad_body)?;
-            if seen > 0 && errors.len() == seen {
-                // Not one item of the role: not a list of the role at all.
-                return Err(Failure::BadBody(format!(
-                    "every one of its {seen} items was rejected, the first: {}",
-                    errors[0]
-                )));
-            }
-            Ok((page, errors))
+        let page = PageReading {
+            parts: ListParts {
+                group: self.setup.group.clone(),
+                url: self.setup.id,
+                first: continue_token_was_none,
+                window: o.watcher_in_flight.max(1),
+                pending: VecDeque::new(),
+            },
+            metrics: Arc::clone(&self.metrics),
+            role: self.setup.url.role,
+            limits: ListLimits {
+                max_object: o.max_event_size,
+                max_depth: o.max_json_depth,
+            },
+            max_body: o.max_list_body,
+            body_timeout: o.list_body_timeout,
+            progress_deadline: o.watch_stall_timeout,
         };
         let fut = async move {
             let sent = requests.send(url, &mut attempt).await;
-            (read_list_page(sent).await, attempt)
+            (page.read(sent).await, attempt)
         };
         ctx.spawn(fut.into_actor(self).map(|(result, attempt), act, ctx| {
             act.list_attempt = attempt;
@@ -1134,6 +1062,107 @@ fn handled_dropped(pending: &mut VecDeque<Pin<Box<RecipientRequest<WatcherOutput
         }
     }
     pending.len()
+}
+
+/// What reading one LIST page needs, moved into the future that reads it.
+struct PageReading {
+    parts: ListParts,
+    metrics: Arc<ApiServerMetrics>,
+    role: Role,
+    limits: ListLimits,
+    max_body: usize,
+    body_timeout: Duration,
+    progress_deadline: Duration,
+}
+
+impl PageReading {
+    /// Reads the page `sent` answered: its objects go to the group in parts as they are
+    /// decoded; the page's resourceVersion, continue token and skipped items are the
+    /// result.
+    async fn read(
+        self,
+        sent: Result<Sent, Failure>,
+    ) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
+        let PageReading {
+            mut parts,
+            metrics,
+            role,
+            limits,
+            max_body,
+            body_timeout,
+            progress_deadline,
+        } = self;
+        let resp = sent?.map_err(|e| Failure::Transport(e.to_string()))?;
+        let mut resp = resp.timeout(body_timeout);
+        let status = resp.status();
+        if !status.is_success() {
+            let body = resp.body().limit(64 * 1024).await.ok();
+            return Err(classify(status, retry_after_header(&resp), body.as_deref()));
+        }
+        if let Some(length) = content_length(&resp)
+            && length > max_body
+        {
+            return Err(Failure::BadBody(format!(
+                "the body is {length} bytes, over the limit of {max_body} (max_list_body)"
+            )));
+        }
+        // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
+        // never held whole, and decoding overlaps the transfer. Decoded objects go
+        // to the group in parts as they come, so that its labelling overlaps our
+        // decoding (two cores busy, not one after the other).
+        if parts.first {
+            // Even an empty list starts a new attempt at the group.
+            parts.send(Vec::new(), Vec::new()).await?;
+        }
+        let encoding = response_encoding(&resp)?;
+        metrics.role(role).responses.inc(encoding_metric(encoding));
+        let mut list = ListDecoder::new(encoding, role, limits);
+        let mut received = 0usize;
+        // A body must find its next item within the deadline: one that sends part
+        // of an item and stops, or drips it, is cut.
+        let mut progress = (0usize, Instant::now());
+        loop {
+            let wait = progress_deadline.saturating_sub(progress.1.elapsed());
+            let chunk = match actix_rt::time::timeout(wait, resp.next()).await {
+                Err(_) => return Err(Failure::Stalled),
+                Ok(None) => break,
+                Ok(Some(chunk)) => chunk,
+            };
+            // While the group keeps up (at most one part unhandled), it decodes some
+            // items too; when it falls behind, we decode everything ourselves.
+            list.defer_every(if parts.keeping_up() {
+                LIST_DEFER_EVERY
+            } else {
+                0
+            });
+            let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
+            received += chunk.len();
+            if received > max_body {
+                return Err(Failure::BadBody(format!(
+                    "the body exceeds the limit of {max_body} bytes (max_list_body)"
+                )));
+            }
+            list.push(&chunk).map_err(bad_body)?;
+            if list.items_seen() != progress.0 {
+                progress = (list.items_seen(), Instant::now());
+            }
+            if list.len() >= LIST_PART_OBJECTS {
+                parts.send(list.take_items(), list.take_undecoded()).await?;
+            }
+        }
+        parts.send(list.take_items(), list.take_undecoded()).await?;
+        parts.drain().await?;
+        let seen = list.items_seen();
+        let (page, errors) = list.finish().map_err(bad_body)?;
+        if seen > 0 && errors.len() == seen {
+            // Not one item of the role: not a list of the role at all.
+            return Err(Failure::BadBody(format!(
+                "every one of its {seen} items was rejected, the first: {}",
+                errors[0]
+            )));
+        }
+        Ok((page, errors))
+    }
 }
 
 /// The parts of one LIST page on their way to the group, at most `window` unhandled.
