@@ -10,9 +10,9 @@
 //! endpoints in sync like the Kubernetes controllers do, can generate a
 //! realistic cluster from a seed and churn it, and injects the faults a real
 //! API server and network produce. It works on `serde_json::Value` objects as
-//! the API serves them and depends on no other kubesd module, except
-//! [`SimulatedCluster`], which starts a generated cluster and hands the engine
-//! its options.
+//! the API serves them (and encodes them in protobuf when asked), and depends on
+//! `kubesd-core` only: for `Role`, and for the engine options and discovery
+//! configs [`SimulatedCluster`] hands out with a generated cluster.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
