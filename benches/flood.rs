@@ -1160,7 +1160,12 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
     }
     let m = meter.finish();
     stop.store(true, Relaxed);
-    let (mut latencies, body_bytes) = reader.join().expect("reader");
+    // Joined off this thread, as the fleet's consumers are: a request in flight needs
+    // the job actor, which runs here (a blocking join here deadlocked with it).
+    let (mut latencies, body_bytes) = actix_rt::task::spawn_blocking(move || reader.join())
+        .await
+        .expect("joins the reader")
+        .expect("reader");
     latencies.sort_by(f64::total_cmp);
     let pct = |q: f64| {
         latencies
