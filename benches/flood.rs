@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering:
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
-use kubesd::config::{ListMode, Secret};
+use kubesd::config::{ListMode, Secret, WireEncoding};
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::targets::AttachMetadata;
@@ -35,6 +35,8 @@ use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Semantics, Subscription
 
 #[path = "support/fleet_consumers.rs"]
 mod fleet_consumers;
+#[path = "support/flood_protobuf.rs"]
+mod flood_protobuf;
 #[path = "support/flood_server.rs"]
 mod flood_server;
 #[path = "support/realistic_pod.rs"]
@@ -218,6 +220,10 @@ struct Args {
     /// list (LIST, then WATCH).
     #[arg(long, default_value_t = ListMode::Auto)]
     list_mode: ListMode,
+    /// What the engine asks for: auto (protobuf, which the fake server then serves) or
+    /// json (`EngineOptions::encoding`; default: the engine's).
+    #[arg(long, default_value_t = EngineOptions::default().encoding)]
+    encoding: WireEncoding,
     /// Do not count allocations.
     #[arg(long)]
     no_count_allocs: bool,
@@ -418,6 +424,8 @@ struct Server {
     child: Option<Child>,
     url: String,
     addr: Option<String>,
+    /// The `Accept` of the self-check, as the engine's requests send it.
+    accept: &'static str,
 }
 
 impl Server {
@@ -436,6 +444,8 @@ impl Server {
                 &args.events.to_string(),
                 "--flood-touches",
                 &args.flood_touches,
+                "--encoding",
+                &args.encoding.to_string(),
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -455,6 +465,7 @@ impl Server {
             child: Some(child),
             url: format!("http://{addr}"),
             addr: Some(addr),
+            accept: args.encoding.accept(),
         }
     }
 
@@ -463,6 +474,7 @@ impl Server {
             child: None,
             url: url.to_string(),
             addr: None,
+            accept: "application/json",
         }
     }
 
@@ -484,7 +496,12 @@ impl Server {
     fn self_check(&self, events: usize) -> Option<(f64, f64)> {
         let addr = self.addr.as_ref()?;
         let mut s = TcpStream::connect(addr).ok()?;
-        write!(s, "GET /bench/stream HTTP/1.1\r\nHost: x\r\n\r\n").ok()?;
+        write!(
+            s,
+            "GET /bench/stream HTTP/1.1\r\nHost: x\r\nAccept: {}\r\n\r\n",
+            self.accept
+        )
+        .ok()?;
         let t = Instant::now();
         let mut buf = vec![0u8; 1 << 20];
         let mut total = 0usize;
@@ -694,6 +711,7 @@ fn options(args: &Args) -> EngineOptions {
             .unwrap_or(defaults.subscriber_in_flight),
         semantics: args.semantics,
         list_mode: args.list_mode,
+        encoding: args.encoding,
         ..defaults
     }
 }
@@ -1142,7 +1160,12 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
     }
     let m = meter.finish();
     stop.store(true, Relaxed);
-    let (mut latencies, body_bytes) = reader.join().expect("reader");
+    // Joined off this thread, as the fleet's consumers are: a request in flight needs
+    // the job actor, which runs here (a blocking join here deadlocked with it).
+    let (mut latencies, body_bytes) = actix_rt::task::spawn_blocking(move || reader.join())
+        .await
+        .expect("joins the reader")
+        .expect("reader");
     latencies.sort_by(f64::total_cmp);
     let pct = |q: f64| {
         latencies
@@ -1388,6 +1411,7 @@ fn main() {
             services: args.services,
             events: args.events,
             touch_label: args.flood_touches == "label",
+            protobuf: args.encoding == WireEncoding::Auto,
         });
     }
     args.apply_quick();
@@ -1398,11 +1422,12 @@ fn main() {
     COUNT_ALLOCS.store(!args.no_count_allocs, Relaxed);
     let run = |s: &str| args.scenario.iter().any(|x| x == s);
     println!(
-        "flood bench: pods={} nodes={} events={} flood_touches={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
+        "flood bench: pods={} nodes={} events={} flood_touches={} encoding={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
         args.pods,
         args.nodes,
         args.events,
         args.flood_touches,
+        args.encoding,
         args.services,
         args.deps_events,
         args.subscribers,

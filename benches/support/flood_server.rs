@@ -19,6 +19,10 @@
 //!   in its target count, which marks that it has applied everything before it.
 //! - `GET /bench/stream`: every event at once, then the end of the stream: the
 //!   self-check of how fast the server alone can push.
+//! - In protobuf (built with `ServerSpec::protobuf`) to a request whose `Accept` puts
+//!   `application/vnd.kubernetes.protobuf` first: the same objects and events,
+//!   encoded once at start (`flood_protobuf`), with that `Content-Type` (`;stream=watch`
+//!   for watches); the stamps are the same annotations, patched in place.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -26,7 +30,10 @@ use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::realistic_pod;
+use kubesd::simulator::Resource;
+use kubesd::simulator::protobuf;
+
+use super::{flood_protobuf, realistic_pod};
 
 /// What the server serves.
 #[derive(Clone, Copy, Debug)]
@@ -38,13 +45,17 @@ pub struct ServerSpec {
     /// Each event also writes its sequence number into the pod's label `bench-seq`:
     /// every event changes what a job mapping pod labels serves.
     pub touch_label: bool,
+    /// Also serve protobuf, to requests whose `Accept` puts it first (built only when
+    /// the bench may ask for it: it doubles the server's memory).
+    pub protobuf: bool,
 }
 
 /// Width of the `bench/sent` and `bench/seq` values; fixed so they are patched in place.
 const SENT_WIDTH: usize = 20;
 const SEQ_WIDTH: usize = 10;
 
-/// One pod's watch event line with the offsets of its patchable fields.
+/// One pod's watch event (a JSON line or a protobuf frame) with the offsets of its
+/// patchable fields.
 struct EventLine {
     bytes: Vec<u8>,
     sent_at: usize,
@@ -53,21 +64,39 @@ struct EventLine {
     label_seq_at: Option<usize>,
 }
 
-/// A LIST body and where each of its items is in it (for streaming lists).
-struct ListBody {
+/// What a streaming list sends before the watch.
+enum Initial {
+    /// JSON: where each item is in the LIST body; each `ADDED` event is written around
+    /// it as it is sent.
+    Items(Vec<Range<usize>>),
+    /// Protobuf: the `ADDED` frames and the bookmark, pre-built.
+    Frames(Vec<u8>),
+}
+
+/// A LIST body and its streaming list's start.
+struct Listing {
     body: Vec<u8>,
-    items: Vec<Range<usize>>,
+    initial: Initial,
+}
+
+/// Everything served in one encoding.
+struct Served {
+    content_type: &'static str,
+    watch_content_type: &'static str,
+    pods_list: Listing,
+    nodes_list: Listing,
+    services_list: Listing,
+    endpoints_list: Listing,
+    events: Vec<EventLine>,
+    /// The event after the flood: pod 0 deleted.
+    end: Vec<u8>,
 }
 
 struct Data {
     spec: ServerSpec,
-    pods_list: ListBody,
-    nodes_list: ListBody,
-    services_list: ListBody,
-    endpoints_list: ListBody,
-    events: Vec<EventLine>,
-    /// The event after the flood: pod 0 deleted.
-    end: Vec<u8>,
+    json: Served,
+    /// Built when the bench may ask for protobuf.
+    protobuf: Option<Served>,
     /// The gate: pods watches may stream events `1..=upto`.
     gate: Mutex<usize>,
     opened: Condvar,
@@ -144,13 +173,32 @@ fn endpoints_json(s: usize, spec: &ServerSpec) -> String {
     )
 }
 
-fn list_body(kind: &str, items: impl Iterator<Item = String>) -> ListBody {
+/// The objects served, as JSON: each encoding is built from the same ones.
+struct Objects {
+    pods: Vec<String>,
+    nodes: Vec<String>,
+    services: Vec<String>,
+    endpoints: Vec<String>,
+}
+
+fn objects(spec: &ServerSpec) -> Objects {
+    Objects {
+        pods: build_par(spec.pods, |i| bench_pod_json(i, spec.touch_label)),
+        nodes: (0..spec.nodes).map(node_json).collect(),
+        services: (0..spec.services).map(service_json).collect(),
+        endpoints: (0..spec.services)
+            .map(|s| endpoints_json(s, spec))
+            .collect(),
+    }
+}
+
+fn list_body(kind: &str, items: &[String]) -> Listing {
     let mut out = format!(
         r#"{{"kind":"{kind}","apiVersion":"v1","metadata":{{"resourceVersion":"1000"}},"items":["#
     )
     .into_bytes();
     let mut ranges = Vec::new();
-    for (n, item) in items.enumerate() {
+    for (n, item) in items.iter().enumerate() {
         if n > 0 {
             out.push(b',');
         }
@@ -158,27 +206,27 @@ fn list_body(kind: &str, items: impl Iterator<Item = String>) -> ListBody {
         out.extend_from_slice(item.as_bytes());
     }
     out.extend_from_slice(b"]}");
-    ListBody {
+    Listing {
         body: out,
-        items: ranges,
+        initial: Initial::Items(ranges),
     }
 }
 
 /// Builds `f(0..n)` on two threads, in order.
-fn build_par(n: usize, f: impl Fn(usize) -> String + Sync) -> Vec<String> {
+fn build_par<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let half = n / 2;
     std::thread::scope(|s| {
         let first = s.spawn(|| (0..half).map(&f).collect::<Vec<_>>());
-        let second: Vec<String> = (half..n).map(&f).collect();
+        let second: Vec<T> = (half..n).map(&f).collect();
         let mut all = first.join().expect("builder thread");
         all.extend(second);
         all
     })
 }
 
-fn build(spec: ServerSpec) -> Data {
-    let pods = build_par(spec.pods, |i| bench_pod_json(i, spec.touch_label));
-    let events = pods
+fn build_json(objects: &Objects) -> Served {
+    let events = objects
+        .pods
         .iter()
         .map(|p| {
             let line = format!("{{\"type\":\"MODIFIED\",\"object\":{p}}}\n");
@@ -193,19 +241,68 @@ fn build(spec: ServerSpec) -> Data {
             }
         })
         .collect();
-    let end = format!("{{\"type\":\"DELETED\",\"object\":{}}}\n", pods[0]).into_bytes();
-    let pods_list = list_body("PodList", pods.into_iter());
-    Data {
-        spec,
-        pods_list,
-        nodes_list: list_body("NodeList", (0..spec.nodes).map(node_json)),
-        services_list: list_body("ServiceList", (0..spec.services).map(service_json)),
-        endpoints_list: list_body(
-            "EndpointsList",
-            (0..spec.services).map(|s| endpoints_json(s, &spec)),
+    Served {
+        content_type: "application/json",
+        watch_content_type: "application/json",
+        pods_list: list_body("PodList", &objects.pods),
+        nodes_list: list_body("NodeList", &objects.nodes),
+        services_list: list_body("ServiceList", &objects.services),
+        endpoints_list: list_body("EndpointsList", &objects.endpoints),
+        events,
+        end: format!("{{\"type\":\"DELETED\",\"object\":{}}}\n", objects.pods[0]).into_bytes(),
+    }
+}
+
+/// The same objects and events in protobuf (see `flood_protobuf`); the stamps are the
+/// same annotations (and label), found by their map entries' bytes.
+fn build_protobuf(objects: &Objects) -> Served {
+    let encode = |resource: Resource, items: &[String]| {
+        build_par(items.len(), |i| flood_protobuf::fields(resource, &items[i]))
+    };
+    let listing = |resource: Resource, items: &[Vec<u8>]| {
+        let (body, initial) = flood_protobuf::list_and_initial_events(resource, items);
+        Listing {
+            body,
+            initial: Initial::Frames(initial),
+        }
+    };
+    let pods = encode(Resource::Pods, &objects.pods);
+    let sent = flood_protobuf::map_value_prefix("bench/sent", SENT_WIDTH);
+    let seq = flood_protobuf::map_value_prefix("bench/seq", SEQ_WIDTH);
+    let label_seq = flood_protobuf::map_value_prefix("bench-seq", SEQ_WIDTH);
+    let events = build_par(pods.len(), |i| {
+        let bytes = flood_protobuf::frame(Resource::Pods, "MODIFIED", &pods[i]);
+        EventLine {
+            sent_at: flood_protobuf::end_of(&bytes, &sent).expect("sent"),
+            seq_at: flood_protobuf::end_of(&bytes, &seq).expect("seq"),
+            label_seq_at: flood_protobuf::end_of(&bytes, &label_seq),
+            bytes,
+        }
+    });
+    Served {
+        content_type: protobuf::CONTENT_TYPE,
+        watch_content_type: protobuf::WATCH_CONTENT_TYPE,
+        end: flood_protobuf::frame(Resource::Pods, "DELETED", &pods[0]),
+        pods_list: listing(Resource::Pods, &pods),
+        nodes_list: listing(Resource::Nodes, &encode(Resource::Nodes, &objects.nodes)),
+        services_list: listing(
+            Resource::Services,
+            &encode(Resource::Services, &objects.services),
+        ),
+        endpoints_list: listing(
+            Resource::Endpoints,
+            &encode(Resource::Endpoints, &objects.endpoints),
         ),
         events,
-        end,
+    }
+}
+
+fn build(spec: ServerSpec) -> Data {
+    let objects = objects(&spec);
+    Data {
+        spec,
+        json: build_json(&objects),
+        protobuf: spec.protobuf.then(|| build_protobuf(&objects)),
         gate: Mutex::new(0),
         opened: Condvar::new(),
     }
@@ -225,18 +322,20 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs the server: prints `listening <addr> built_s=<s> list_mb=<n>` on stdout, then
-/// serves until killed.
+/// Runs the server: prints `listening <addr> built_s=<s> ...` on stdout, then serves
+/// until killed. The sizes are the protobuf ones when it serves protobuf.
 pub fn serve(spec: ServerSpec) -> ! {
     let t = std::time::Instant::now();
     let data = Arc::new(build(spec));
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let served = data.protobuf.as_ref().unwrap_or(&data.json);
     println!(
-        "listening {} built_s={:.1} pods_list_mb={:.0} events_mb={:.0}",
+        "listening {} built_s={:.1} pods_list_mb={:.0} events_mb={:.0} encoding={}",
         listener.local_addr().expect("addr"),
         t.elapsed().as_secs_f64(),
-        data.pods_list.body.len() as f64 / 1e6,
-        data.spec.events as f64 * data.events[0].bytes.len() as f64 / 1e6,
+        served.pods_list.body.len() as f64 / 1e6,
+        data.spec.events as f64 * served.events[0].bytes.len() as f64 / 1e6,
+        served.content_type,
     );
     std::io::stdout().flush().ok();
     for conn in listener.incoming() {
@@ -249,23 +348,41 @@ pub fn serve(spec: ServerSpec) -> ! {
     std::process::exit(0)
 }
 
+/// A request's target and whether its `Accept` puts protobuf first.
+struct Request {
+    target: String,
+    protobuf: bool,
+}
+
+/// Reads the request line, then headers up to a blank line (GETs have no body);
+/// `None` when the client has gone.
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut protobuf = false;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+        if let Some((name, value)) = h.split_once(':')
+            && name.trim().eq_ignore_ascii_case("accept")
+        {
+            protobuf = protobuf::wants_protobuf(Some(value.trim()));
+        }
+    }
+    Ok(Some(Request { target, protobuf }))
+}
+
 fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
     conn.set_nodelay(true)?;
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut out = conn;
-    loop {
-        // Request line, then headers up to a blank line; GETs have no body.
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
-                break;
-            }
-        }
+    while let Some(request) = read_request(&mut reader)? {
+        let target = request.target;
         let (path, query) = target.split_once('?').unwrap_or((&target, ""));
         let watch = query
             .split('&')
@@ -278,27 +395,33 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
                 .unwrap_or(data.spec.events);
             *data.gate.lock().expect("gate") = upto;
             data.opened.notify_all();
-            return respond(&mut out, b"ok");
+            return respond(&mut out, "text/plain", b"ok");
         }
+        let served = match &data.protobuf {
+            Some(protobuf) if request.protobuf => protobuf,
+            _ => &data.json,
+        };
         if path == "/bench/stream" {
-            out.write_all(WATCH_HEAD)?;
-            return stream_events(&mut out, data, false);
+            watch_head(&mut out, served)?;
+            return stream_events(&mut out, data, served, false);
         }
         let resource = path.rsplit('/').next().unwrap_or("");
         let list = match resource {
-            "pods" => Some(&data.pods_list),
-            "nodes" => Some(&data.nodes_list),
-            "services" => Some(&data.services_list),
-            "endpoints" => Some(&data.endpoints_list),
+            "pods" => Some(&served.pods_list),
+            "nodes" => Some(&served.nodes_list),
+            "services" => Some(&served.services_list),
+            "endpoints" => Some(&served.endpoints_list),
             _ => None,
         };
+        // Anything else is an empty list, in JSON (as custom resources are served).
+        let served = if list.is_some() { served } else { &data.json };
         if watch {
-            out.write_all(WATCH_HEAD)?;
+            watch_head(&mut out, served)?;
             if query.split('&').any(|p| p == "sendInitialEvents=true") {
                 initial_events(&mut out, list)?;
             }
             return if resource == "pods" {
-                stream_events(&mut out, data, true)
+                stream_events(&mut out, data, served, true)
             } else {
                 idle_watch(&mut reader)
             };
@@ -307,27 +430,49 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
             Some(list) => &list.body,
             None => br#"{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1000"},"items":[]}"#,
         };
-        respond(&mut out, body)?;
+        respond(&mut out, served.content_type, body)?;
     }
+    Ok(())
 }
 
-fn respond(out: &mut TcpStream, body: &[u8]) -> std::io::Result<()> {
+fn respond(out: &mut TcpStream, content_type: &str, body: &[u8]) -> std::io::Result<()> {
     write!(
         out,
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
     )?;
     out.write_all(body)
 }
 
-const WATCH_HEAD: &[u8] =
-    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+fn watch_head(out: &mut TcpStream, served: &Served) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\n\r\n",
+        served.watch_content_type
+    )
+}
 
-/// A streaming list's start: the items of `list` as `ADDED` events, in chunks of about
-/// 64 KiB, then the bookmark that ends them, at the LIST's resourceVersion.
-fn initial_events(out: &mut TcpStream, list: Option<&ListBody>) -> std::io::Result<()> {
+/// A streaming list's start, in chunks of about 64 KiB: the items of `list` as `ADDED`
+/// events, then the bookmark that ends them, at the LIST's resourceVersion.
+fn initial_events(out: &mut TcpStream, list: Option<&Listing>) -> std::io::Result<()> {
+    match list.map(|l| (&l.body, &l.initial)) {
+        Some((_, Initial::Frames(frames))) => {
+            for chunk in frames.chunks(64 * 1024) {
+                write_chunk(out, chunk)?;
+            }
+            Ok(())
+        }
+        Some((body, Initial::Items(items))) => json_initial_events(out, body, items),
+        None => json_initial_events(out, &[], &[]),
+    }
+}
+
+fn json_initial_events(
+    out: &mut TcpStream,
+    body: &[u8],
+    items: &[Range<usize>],
+) -> std::io::Result<()> {
     let mut chunk: Vec<u8> = Vec::with_capacity(80 * 1024);
-    let (body, items) = list.map_or((&[][..], &[][..]), |l| (&l.body[..], &l.items[..]));
     for range in items {
         chunk.extend_from_slice(br#"{"type":"ADDED","object":"#);
         chunk.extend_from_slice(&body[range.clone()]);
@@ -361,7 +506,12 @@ fn idle_watch(reader: &mut BufReader<TcpStream>) -> std::io::Result<()> {
 /// Streams the events (the head already sent) in chunks of about 64 KiB, stamping
 /// each chunk's events with the time just before it is written. Gated: waits at the
 /// gate; else all, then the end.
-fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Result<()> {
+fn stream_events(
+    out: &mut TcpStream,
+    data: &Data,
+    served: &Served,
+    gated: bool,
+) -> std::io::Result<()> {
     let flood = data.spec.events;
     let total = flood + usize::from(gated);
     let mut chunk: Vec<u8> = Vec::with_capacity(80 * 1024);
@@ -384,11 +534,11 @@ fn stream_events(out: &mut TcpStream, data: &Data, gated: bool) -> std::io::Resu
         marks.clear();
         while k <= limit && chunk.len() < 64 * 1024 {
             if k > flood {
-                chunk.extend_from_slice(&data.end);
+                chunk.extend_from_slice(&served.end);
                 k += 1;
                 continue;
             }
-            let ev = &data.events[(k - 1) % data.events.len()];
+            let ev = &served.events[(k - 1) % served.events.len()];
             let at = chunk.len();
             chunk.extend_from_slice(&ev.bytes);
             for seq_at in std::iter::once(ev.seq_at).chain(ev.label_seq_at) {
