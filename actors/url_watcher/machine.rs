@@ -1053,14 +1053,7 @@ impl Machine {
                 role: self.role,
                 limit: too_long.limit,
             };
-            let report = |retry_in| {
-                Some(Report::Rejected {
-                    reason: e.reason(),
-                    message: e.to_string(),
-                    retry_in,
-                })
-            };
-            self.back_off(Next::Relist(RelistReason::BadEvent), None, report, out);
+            self.relist_after_bad_event(&e, out);
             return;
         }
         match initial.outcome {
@@ -1224,19 +1217,21 @@ impl Machine {
                 Next::Rewatch(rv),
                 out,
             ),
-            StreamProblem::Rejected(e) => {
-                // An event we cannot read may be a change we would otherwise miss: list
-                // again, after the backoff in case the server keeps sending it.
-                let report = |retry_in| {
-                    Some(Report::Rejected {
-                        reason: e.reason(),
-                        message: e.to_string(),
-                        retry_in,
-                    })
-                };
-                self.back_off(Next::Relist(RelistReason::BadEvent), None, report, out);
-            }
+            StreamProblem::Rejected(e) => self.relist_after_bad_event(&e, out),
         }
+    }
+
+    /// An event we cannot read may be a change we would otherwise miss: list again,
+    /// after the backoff in case the server keeps sending it.
+    fn relist_after_bad_event(&mut self, e: &DecodeError, out: &mut Vec<Action>) {
+        let report = |retry_in| {
+            Some(Report::Rejected {
+                reason: e.reason(),
+                message: e.to_string(),
+                retry_in,
+            })
+        };
+        self.back_off(Next::Relist(RelistReason::BadEvent), None, report, out);
     }
 }
 
