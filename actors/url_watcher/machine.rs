@@ -924,7 +924,22 @@ impl Machine {
             return;
         }
         let then = Next::Relist(RelistReason::Retry);
-        let step = Step::StreamingList;
+        self.stream_failed(Step::StreamingList, failure, then, out);
+    }
+
+    fn on_watch_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            return self.on_streaming_list_failed(failure, out);
+        }
+        let Some(rv) = self.watching_from() else {
+            return;
+        };
+        self.stream_failed(Step::Watch, failure, Next::Rewatch(rv), out);
+    }
+
+    /// A watch's (or streaming list's) request failed: a 410 relists, anything else
+    /// waits for the backoff, then `then`.
+    fn stream_failed(&mut self, step: Step, failure: Failure, then: Next, out: &mut Vec<Action>) {
         match failure {
             Failure::Gone { message } => self.gone(step, message, out),
             Failure::Status {
@@ -946,46 +961,6 @@ impl Machine {
             Failure::Stalled => {
                 let why = "no answer".to_string();
                 self.fail(step, RequestError::Connection, why, then, out)
-            }
-        }
-    }
-
-    fn on_watch_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
-        if self.is_streaming_list() {
-            return self.on_streaming_list_failed(failure, out);
-        }
-        let Some(rv) = self.watching_from() else {
-            return;
-        };
-        let then = Next::Rewatch(rv);
-        match failure {
-            Failure::Gone { message } => self.gone(Step::Watch, message, out),
-            Failure::Status {
-                code,
-                retry_after,
-                message,
-            } => self.fail_after(
-                Step::Watch,
-                status_reason(code),
-                status_words(code, &message),
-                then,
-                retry_after,
-                out,
-            ),
-            Failure::Transport(why) | Failure::BadBody(why) | Failure::Endless(why) => {
-                self.fail(Step::Watch, RequestError::Connection, why, then, out)
-            }
-            Failure::Credentials(why) => {
-                self.fail(Step::Watch, RequestError::Credentials, why, then, out)
-            }
-            Failure::Stalled => {
-                self.fail(
-                    Step::Watch,
-                    RequestError::Connection,
-                    "no answer".into(),
-                    then,
-                    out,
-                );
             }
         }
     }
