@@ -820,9 +820,13 @@ mod tests {
     use crate::{SlotTargets, TargetChanges};
 
     fn pipeline() -> Pipeline {
-        let configs: Vec<RelabelConfig> =
-            serde_norway::from_str("[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}]")
-                .expect("rules parse");
+        pipeline_with("[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)}]")
+    }
+
+    /// A pipeline of job `pods` with the rules `yaml` (a list of relabel configs), no
+    /// discovery behind it: the tests hand it changes themselves.
+    pub(super) fn pipeline_with(yaml: &str) -> Pipeline {
+        let configs: Vec<RelabelConfig> = serde_norway::from_str(yaml).expect("rules parse");
         let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
         Pipeline::over(
             None,

@@ -21,19 +21,9 @@ use crate::{SlotTargets, TargetChanges};
 type Served = (String, BTreeMap<String, String>);
 
 fn pipeline() -> Pipeline {
-    let configs: Vec<RelabelConfig> = serde_norway::from_str(
+    super::tests::pipeline_with(
         "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
           {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
-    )
-    .expect("rules parse");
-    let rules = Arc::new(compile_all(&configs).expect("rules are valid"));
-    Pipeline::over(
-        None,
-        Relabelling {
-            rules,
-            shard: Shard::ALL,
-            scrape: ScrapeSettings::new("pods"),
-        },
     )
 }
 
