@@ -1026,25 +1026,24 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     Ok((code, len))
 }
 
-/// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
-/// pipeline has relabelled every pod once: `/ready` says the discovery listed, not that
-/// the relabelled targets are all in `/sd`), then
-/// the flood (until every job's target count shows the deletion that follows the last
-/// event), with a reader polling the first job's `/sd` throughout.
-async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
-    use kubesd::service::{GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+/// `kubesd run`'s job set for `jobs` relabelling pod jobs against `server`, served over
+/// HTTP SD on a free port: the set, the server's handle and its address.
+async fn start_service(
+    args: &Args,
+    server: &Server,
+    jobs: usize,
+) -> (
+    kubesd::service::JobSet,
+    actix_web::dev::ServerHandle,
+    String,
+) {
+    use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
     use std::collections::BTreeMap;
     use std::sync::RwLock;
 
-    server.gate(0);
-    let baseline = {
-        trim_heap();
-        rss_mb()
-    };
     let text = service_config(&server.url, jobs);
     let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
         .expect("the bench's config loads");
-    let sync_meter = Meter::start();
     let published = Arc::new(RwLock::new(BTreeMap::new()));
     let mut set = JobSet::new(
         Discovery::start(options(args)),
@@ -1055,18 +1054,32 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         Arc::clone(&published),
     );
     set.apply(&config).await.expect("jobs start");
-    let (http, bound) = serve_http(
-        "127.0.0.1:0".parse().expect("address"),
-        Arc::new(ServiceState {
-            jobs: published,
-            reload: None,
-        }),
-        None,
-    )
-    .expect("listens");
-    let http_handle = http.handle();
+    let state = Arc::new(ServiceState {
+        jobs: published,
+        reload: None,
+    });
+    let (http, bound) =
+        serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");
+    let handle = http.handle();
     actix_rt::spawn(http);
-    let addr = bound.to_string();
+    (set, handle, bound.to_string())
+}
+
+/// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
+/// pipeline has relabelled every pod once: `/ready` says the discovery listed, not that
+/// the relabelled targets are all in `/sd`), then
+/// the flood (until every job's target count shows the deletion that follows the last
+/// event), with a reader polling the first job's `/sd` throughout.
+async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
+    use kubesd::service::{GetStatus, JobSet};
+
+    server.gate(0);
+    let baseline = {
+        trim_heap();
+        rss_mb()
+    };
+    let sync_meter = Meter::start();
+    let (mut set, http, addr) = start_service(args, server, jobs).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     loop {
         let a = addr.clone();
@@ -1199,7 +1212,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         ),
     });
     set.stop_all().await;
-    http_handle.stop(true).await;
+    http.stop(true).await;
     drop(set);
     actix_rt::time::sleep(Duration::from_millis(500)).await;
     trim_heap();
@@ -1213,36 +1226,11 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
 /// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
 /// `--fleet-rate`, and (with `--fleet-views on`) the view consumers polling throughout.
 async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
-    use kubesd::service::{GetStatus, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
-    use std::collections::BTreeMap;
-    use std::sync::RwLock;
+    use kubesd::service::GetStatus;
 
     server.gate(0);
-    let config = kubesd::promconfig::parse_config(
-        &service_config(&server.url, 1),
-        std::path::Path::new("bench.yml"),
-    )
-    .expect("the bench's config loads");
     let sync_meter = Meter::start();
-    let published = Arc::new(RwLock::new(BTreeMap::new()));
-    let mut set = JobSet::new(
-        Discovery::start(options(args)),
-        JobSetOptions {
-            shard: Shard::ALL,
-            output_dir: None,
-        },
-        Arc::clone(&published),
-    );
-    set.apply(&config).await.expect("jobs start");
-    let state = Arc::new(ServiceState {
-        jobs: published,
-        reload: None,
-    });
-    let (http, bound) =
-        serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");
-    let http_handle = http.handle();
-    actix_rt::spawn(http);
-    let addr = bound.to_string();
+    let (mut set, http, addr) = start_service(args, server, 1).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     while set.pipeline_work().await.objects_relabelled < args.pods as u64
         && Instant::now() < deadline
@@ -1324,7 +1312,7 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
         },
     ];
     set.stop_all().await;
-    http_handle.stop(true).await;
+    http.stop(true).await;
     rows
 }
 
