@@ -336,7 +336,7 @@ pub struct CompiledRule {
     /// vmagent's `if`: the rule applies only to targets this matches.
     pub(super) if_selector: Option<SeriesSelector>,
     /// For `graphite`: the match template and the labels it sets.
-    pub(super) graphite: Option<(GraphiteMatch, Vec<(String, String)>)>,
+    pub(super) graphite: Option<GraphiteRule>,
     /// Whose rules the config follows, where Prometheus and vmagent differ.
     pub(super) dialect: Dialect,
     /// Which names the rule may write.
@@ -448,26 +448,10 @@ impl RelabelConfig {
         let modulus = self.modulus.unwrap_or(0);
         let pattern = self.regex.as_deref().unwrap_or(DEFAULT_REGEX);
 
-        let mut source_labels = Vec::new();
-        for (i, name) in self.source_labels.iter().flatten().enumerate() {
-            // Reading any name is harmless (an absent label reads as empty), so unlike
-            // written names these are not held to the classic rule; only empty is refused.
-            if name.is_empty() {
-                return Err(err("source_labels", format!("[{i}] is empty")));
-            }
-            source_labels.push(ArcStr::from(name.as_str()));
-        }
-        // Prometheus anchors the regex and lets `.` match newlines: `^(?s:regex)$`.
-        let regex = Regex::new(&format!("^(?s:{pattern})$"))
-            .map_err(|e| err("regex", format!("{pattern:?} does not compile: {e}")))?;
-        let unanchored = if matches!(action, Action::ReplaceAll | Action::LabelMapAll) {
-            Some(
-                Regex::new(&format!("(?s:{pattern})"))
-                    .map_err(|e| err("regex", format!("{pattern:?} does not compile: {e}")))?,
-            )
-        } else {
-            None
-        };
+        let source_labels = self
+            .source_label_names()
+            .map_err(|p| err("source_labels", p))?;
+        let (regex, unanchored) = compile_regex(pattern, action).map_err(|p| err("regex", p))?;
         let if_selector = match &self.if_selectors {
             Some(list) => Some(SeriesSelector::parse_all(list).map_err(|e| err("if", e))?),
             None => None,
@@ -480,24 +464,9 @@ impl RelabelConfig {
             check_prometheus_action(self, action, names)
                 .map_err(|(field, problem)| err(field, problem))?;
         }
-        if action != Action::Graphite && (self.graphite_match.is_some() || self.labels.is_some()) {
-            let field = if self.graphite_match.is_some() {
-                "match"
-            } else {
-                "labels"
-            };
-            return Err(err(
-                field,
-                format!("applies only to action graphite, not to {action}"),
-            ));
-        }
-        let graphite = match (&self.graphite_match, &self.labels) {
-            (Some(m), Some(labels)) => Some((
-                GraphiteMatch::new(m),
-                labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            )),
-            _ => None,
-        };
+        let graphite = self
+            .graphite(action)
+            .map_err(|(field, problem)| err(field, problem))?;
         // vmagent compiles these to keep and drop on the metric name.
         let (action, source_labels) = match action {
             Action::KeepMetrics => (Action::Keep, vec![arcstr::literal!("__name__")]),
@@ -527,7 +496,61 @@ impl RelabelConfig {
             copy_to,
         })
     }
+
+    /// `source_labels` as shared names. Reading any name is harmless (an absent label
+    /// reads as empty), so unlike written names these are not held to the classic
+    /// rule; only an empty one is refused.
+    fn source_label_names(&self) -> Result<Vec<ArcStr>, String> {
+        let mut names = Vec::new();
+        for (i, name) in self.source_labels.iter().flatten().enumerate() {
+            if name.is_empty() {
+                return Err(format!("[{i}] is empty"));
+            }
+            names.push(ArcStr::from(name.as_str()));
+        }
+        Ok(names)
+    }
+
+    /// `match` and `labels`, which only action `graphite` takes (both or neither).
+    fn graphite(&self, action: Action) -> Result<Option<GraphiteRule>, FieldProblem> {
+        if action != Action::Graphite && (self.graphite_match.is_some() || self.labels.is_some()) {
+            let field = if self.graphite_match.is_some() {
+                "match"
+            } else {
+                "labels"
+            };
+            return Err((
+                field,
+                format!("applies only to action graphite, not to {action}"),
+            ));
+        }
+        Ok(match (&self.graphite_match, &self.labels) {
+            (Some(m), Some(labels)) => Some((
+                GraphiteMatch::new(m),
+                labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            )),
+            _ => None,
+        })
+    }
 }
+
+/// The rule's regex as Prometheus compiles it, anchored and with `.` matching newlines
+/// (`^(?s:regex)$`), and unanchored too for the actions that find every match.
+fn compile_regex(pattern: &str, action: Action) -> Result<(Regex, Option<Regex>), String> {
+    let compile = |source: String| {
+        Regex::new(&source).map_err(|e| format!("{pattern:?} does not compile: {e}"))
+    };
+    let regex = compile(format!("^(?s:{pattern})$"))?;
+    let unanchored = if matches!(action, Action::ReplaceAll | Action::LabelMapAll) {
+        Some(compile(format!("(?s:{pattern})"))?)
+    } else {
+        None
+    };
+    Ok((regex, unanchored))
+}
+
+/// A `graphite` rule's match template and the labels it sets.
+type GraphiteRule = (GraphiteMatch, Vec<(String, String)>);
 
 /// A rule's field at fault and what is wrong with it.
 type FieldProblem = (&'static str, String);

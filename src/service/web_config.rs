@@ -241,33 +241,60 @@ pub fn parse_web_config(text: &str, path: &Path) -> Result<WebSettings, WebConfi
         None => None,
     };
 
-    let mut users = BTreeMap::new();
-    for (user, hash) in file.basic_auth_users.unwrap_or_default() {
-        // Checked now so that a typo is found at start, not at the first request.
+    let users = basic_auth_users(file.basic_auth_users.unwrap_or_default())
+        .map_err(|(key, reason)| invalid(&key, reason))?;
+    let http = file.http_server_config.unwrap_or_default();
+    let _ = http.http2; // accepted: the listener serves HTTP/1.1 either way
+    let headers = response_headers(http.headers.unwrap_or_default())
+        .map_err(|(key, reason)| invalid(&key, reason))?;
+    let rate_limit = match file.rate_limit {
+        None => None,
+        Some(r) => rate_limit(r).map_err(|reason| invalid("rate_limit.interval", reason))?,
+    };
+
+    Ok(WebSettings {
+        tls,
+        users,
+        headers,
+        rate_limit,
+    })
+}
+
+/// A field at fault (its key in the file) and what is wrong with it.
+type KeyProblem = (String, String);
+
+/// `basic_auth_users`, each hash checked now so that a typo is found at start, not at
+/// the first request.
+fn basic_auth_users(
+    users: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, KeyProblem> {
+    for (user, hash) in &users {
         if hash.parse::<bcrypt::HashParts>().is_err() {
-            return Err(invalid(
-                &format!("basic_auth_users.{user}"),
+            return Err((
+                format!("basic_auth_users.{user}"),
                 "not a bcrypt hash (expected e.g. $2y$10$ and 53 more characters)".into(),
             ));
         }
-        users.insert(user, hash);
     }
+    Ok(users)
+}
 
-    let mut headers = Vec::new();
-    let http = file.http_server_config.unwrap_or_default();
-    let _ = http.http2; // accepted: the listener serves HTTP/1.1 either way
-    for (name, value) in http.headers.unwrap_or_default() {
+/// `http_server_config.headers`: only the headers exporter-toolkit allows, with the
+/// values it allows; a blank value unsets the header.
+fn response_headers(
+    headers: BTreeMap<String, String>,
+) -> Result<Vec<(HeaderName, HeaderValue)>, KeyProblem> {
+    let mut out = Vec::new();
+    for (name, value) in headers {
         let key = format!("http_server_config.headers.{name}");
         let Some(canonical) = ALLOWED_HEADERS
             .iter()
             .find(|h| h.eq_ignore_ascii_case(&name))
         else {
-            return Err(invalid(
-                &key,
-                format!(
-                    "not a header that can be set (allowed: {})",
-                    ALLOWED_HEADERS.join(", ")
-                ),
+            let allowed = ALLOWED_HEADERS.join(", ");
+            return Err((
+                key,
+                format!("not a header that can be set (allowed: {allowed})"),
             ));
         };
         if value.is_empty() {
@@ -277,39 +304,33 @@ pub fn parse_web_config(text: &str, path: &Path) -> Result<WebSettings, WebConfi
             "X-Frame-Options"
                 if !["deny", "sameorigin"].contains(&value.to_ascii_lowercase().as_str()) =>
             {
-                return Err(invalid(&key, "must be deny or sameorigin".into()));
+                return Err((key, "must be deny or sameorigin".into()));
             }
             "X-Content-Type-Options" if !value.eq_ignore_ascii_case("nosniff") => {
-                return Err(invalid(&key, "must be nosniff".into()));
+                return Err((key, "must be nosniff".into()));
             }
             _ => {}
         }
-        let value = HeaderValue::from_str(&value)
-            .map_err(|_| invalid(&key, "not a valid header value".into()))?;
-        headers.push((HeaderName::from_static(header_static(canonical)), value));
+        let Ok(value) = HeaderValue::from_str(&value) else {
+            return Err((key, "not a valid header value".into()));
+        };
+        out.push((HeaderName::from_static(header_static(canonical)), value));
     }
+    Ok(out)
+}
 
-    let rate_limit = match file.rate_limit {
-        None => None,
-        Some(r) => {
-            let interval = match r.interval.as_deref() {
-                None | Some("0" | "0s") => Duration::ZERO,
-                Some(text) => humantime::parse_duration(text)
-                    .map_err(|e| invalid("rate_limit.interval", format!("not a duration ({e})")))?,
-            };
-            (!interval.is_zero()).then_some(RateLimit {
-                interval,
-                burst: r.burst.unwrap_or(0).max(1),
-            })
+/// `rate_limit`: off when its interval is absent or zero; a burst of at least one.
+fn rate_limit(r: RateLimitFile) -> Result<Option<RateLimit>, String> {
+    let interval = match r.interval.as_deref() {
+        None | Some("0" | "0s") => Duration::ZERO,
+        Some(text) => {
+            humantime::parse_duration(text).map_err(|e| format!("not a duration ({e})"))?
         }
     };
-
-    Ok(WebSettings {
-        tls,
-        users,
-        headers,
-        rate_limit,
-    })
+    Ok((!interval.is_zero()).then_some(RateLimit {
+        interval,
+        burst: r.burst.unwrap_or(0).max(1),
+    }))
 }
 
 /// `HeaderName::from_static` needs lower case.

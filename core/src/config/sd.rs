@@ -92,100 +92,119 @@ impl SdConfig {
                 problem: format!("{:?} is not a discovery role", self.role.as_str()),
             });
         }
+        self.check_selectors()?;
+        self.check_api_server()?;
+        check_http_client(&self.http, self.kubeconfig_file.is_some())
+    }
+
+    /// Each selector is valid and for a role this config's role watches.
+    fn check_selectors(&self) -> Result<(), ConfigError> {
         let allowed = selector_roles(self.role);
         for (i, s) in self.selectors.iter().enumerate() {
             let role = s.validate(i)?;
             if !allowed.contains(&role) {
+                let allowed: Vec<&str> = allowed.iter().map(|r| r.as_str()).collect();
                 return Err(ConfigError::Invalid {
                     field: "selectors",
                     problem: format!(
                         "selectors[{i}].role {:?} is not watched by role {}: allowed are {}",
                         s.role,
                         self.role,
-                        allowed
-                            .iter()
-                            .map(|r| r.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        allowed.join(", ")
                     ),
                 });
             }
         }
-        if let Some(server) = &self.api_server
-            && !server.is_empty()
-        {
-            if self.kubeconfig_file.is_some() {
-                return Err(ConfigError::Conflict("api_server", "kubeconfig_file"));
-            }
-            if !(server.starts_with("http://") || server.starts_with("https://")) {
-                return Err(ConfigError::Invalid {
-                    field: "api_server",
-                    problem: format!("{server:?} is not an http:// or https:// URL"),
-                });
-            }
+        Ok(())
+    }
+
+    /// `api_server` is an http(s) URL, and not given beside `kubeconfig_file`.
+    fn check_api_server(&self) -> Result<(), ConfigError> {
+        let Some(server) = self.api_server.as_deref().filter(|s| !s.is_empty()) else {
+            return Ok(());
+        };
+        if self.kubeconfig_file.is_some() {
+            return Err(ConfigError::Conflict("api_server", "kubeconfig_file"));
         }
-        let h = &self.http;
-        if self.kubeconfig_file.is_some() && *h != kubeconfig_http_default() {
-            // As Prometheus: the kubeconfig sets the client, so the config may not.
+        if !(server.starts_with("http://") || server.starts_with("https://")) {
             return Err(ConfigError::Invalid {
-                field: "kubeconfig_file",
-                problem: "cannot be used with client settings (bearer_token, \
-                          bearer_token_file, basic_auth, authorization, oauth2, tls_config, \
-                          proxy settings, http_headers, enable_http2, follow_redirects): the \
-                          kubeconfig sets the client"
-                    .into(),
+                field: "api_server",
+                problem: format!("{server:?} is not an http:// or https:// URL"),
             });
-        }
-        check_proxy(
-            h.proxy_url.as_deref(),
-            h.no_proxy.as_deref(),
-            h.proxy_from_environment,
-            !h.proxy_connect_header.is_empty(),
-            "",
-        )?;
-        crate::http::check_http_headers(&h.http_headers).map_err(|problem| {
-            ConfigError::Invalid {
-                field: "http_headers",
-                problem,
-            }
-        })?;
-        let auth_methods: Vec<&'static str> = [
-            (!h.bearer_token.0.is_empty(), "bearer_token"),
-            (h.bearer_token_file.is_some(), "bearer_token_file"),
-            (h.basic_auth.is_some(), "basic_auth"),
-            (h.authorization.is_some(), "authorization"),
-            (h.oauth2.is_some(), "oauth2"),
-        ]
-        .into_iter()
-        .filter_map(|(set, name)| set.then_some(name))
-        .collect();
-        if let [a, b, ..] = auth_methods[..] {
-            return Err(ConfigError::Conflict(a, b));
-        }
-        if let Some(a) = &h.authorization
-            && !a.credentials.0.is_empty()
-            && a.credentials_file.is_some()
-        {
-            return Err(ConfigError::Conflict(
-                "authorization.credentials",
-                "authorization.credentials_file",
-            ));
-        }
-        if let Some(b) = &h.basic_auth
-            && !b.password.0.is_empty()
-            && b.password_file.is_some()
-        {
-            return Err(ConfigError::Conflict(
-                "basic_auth.password",
-                "basic_auth.password_file",
-            ));
-        }
-        check_tls(&h.tls_config, "tls_config")?;
-        if let Some(o) = &h.oauth2 {
-            check_oauth2(o)?;
         }
         Ok(())
     }
+}
+
+/// The client settings: none beside a kubeconfig (it sets the client), proxies and
+/// headers valid, at most one way to authenticate, TLS and OAuth 2.0 complete.
+fn check_http_client(h: &HttpClientConfig, with_kubeconfig: bool) -> Result<(), ConfigError> {
+    if with_kubeconfig && *h != kubeconfig_http_default() {
+        // As Prometheus: the kubeconfig sets the client, so the config may not.
+        return Err(ConfigError::Invalid {
+            field: "kubeconfig_file",
+            problem: "cannot be used with client settings (bearer_token, \
+                      bearer_token_file, basic_auth, authorization, oauth2, tls_config, \
+                      proxy settings, http_headers, enable_http2, follow_redirects): the \
+                      kubeconfig sets the client"
+                .into(),
+        });
+    }
+    check_proxy(
+        h.proxy_url.as_deref(),
+        h.no_proxy.as_deref(),
+        h.proxy_from_environment,
+        !h.proxy_connect_header.is_empty(),
+        "",
+    )?;
+    crate::http::check_http_headers(&h.http_headers).map_err(|problem| {
+        ConfigError::Invalid {
+            field: "http_headers",
+            problem,
+        }
+    })?;
+    check_auth(h)?;
+    check_tls(&h.tls_config, "tls_config")?;
+    if let Some(o) = &h.oauth2 {
+        check_oauth2(o)?;
+    }
+    Ok(())
+}
+
+/// At most one way to authenticate, and no secret given both inline and by file.
+fn check_auth(h: &HttpClientConfig) -> Result<(), ConfigError> {
+    let auth_methods: Vec<&'static str> = [
+        (!h.bearer_token.0.is_empty(), "bearer_token"),
+        (h.bearer_token_file.is_some(), "bearer_token_file"),
+        (h.basic_auth.is_some(), "basic_auth"),
+        (h.authorization.is_some(), "authorization"),
+        (h.oauth2.is_some(), "oauth2"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect();
+    if let [a, b, ..] = auth_methods[..] {
+        return Err(ConfigError::Conflict(a, b));
+    }
+    if let Some(a) = &h.authorization
+        && !a.credentials.0.is_empty()
+        && a.credentials_file.is_some()
+    {
+        return Err(ConfigError::Conflict(
+            "authorization.credentials",
+            "authorization.credentials_file",
+        ));
+    }
+    if let Some(b) = &h.basic_auth
+        && !b.password.0.is_empty()
+        && b.password_file.is_some()
+    {
+        return Err(ConfigError::Conflict(
+            "basic_auth.password",
+            "basic_auth.password_file",
+        ));
+    }
+    Ok(())
 }
 
 /// The proxy settings of `http_config` (or, with `prefix` `oauth2.`, of its token

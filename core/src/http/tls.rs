@@ -140,9 +140,36 @@ pub fn build_tls_config(
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&versions)
         .map_err(|e| TlsError::Rustls(e.to_string()))?;
+    let verifier = server_verifier(tls, root_store(tls)?)?;
+    let builder = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let chain = certs(
+        tls.cert.as_deref(),
+        "cert",
+        tls.cert_file.as_ref(),
+        "cert_file",
+    )?;
+    let key = private_key(tls)?;
+    let mut config = match (chain, key) {
+        (Some(chain), Some(key)) => builder
+            .with_client_auth_cert(chain, key)
+            .map_err(|e| TlsError::Rustls(e.to_string()))?,
+        _ => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
+    Ok(Arc::new(config))
+}
+
+/// The CA certificates to trust: `ca`/`ca_file` when given, else the web's and the
+/// system's roots.
+fn root_store(tls: &TlsConfig) -> Result<rustls::RootCertStore, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
-    let ca = certs(tls.ca.as_deref(), "ca", tls.ca_file.as_ref(), "ca_file")?;
-    match ca {
+    match certs(tls.ca.as_deref(), "ca", tls.ca_file.as_ref(), "ca_file")? {
         Some(certs) => {
             for cert in certs {
                 roots
@@ -156,68 +183,55 @@ pub fn build_tls_config(
             roots.add_parsable_certificates(system_roots().iter().cloned());
         }
     }
-    let verifier: Arc<dyn ServerCertVerifier> = if tls.insecure_skip_verify {
+    Ok(roots)
+}
+
+/// How the API server's certificate is checked: against `roots` (for the URL's host or
+/// `server_name`), or not at all with `insecure_skip_verify` (logged as a warning).
+fn server_verifier(
+    tls: &TlsConfig,
+    roots: rustls::RootCertStore,
+) -> Result<Arc<dyn ServerCertVerifier>, TlsError> {
+    if tls.insecure_skip_verify {
         tracing::warn!(
             "tls_config.insecure_skip_verify is on: the API server's certificate is not verified"
         );
-        Arc::new(NoVerification)
-    } else {
-        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            provider(),
-        )
-        .build()
-        .map_err(|e| TlsError::Rustls(e.to_string()))?;
-        match &tls.server_name {
-            Some(name) => Arc::new(RenamedServer {
-                inner: webpki,
-                name: ServerName::try_from(name.clone())
-                    .map_err(|e| TlsError::Rustls(format!("server_name {name:?}: {e}")))?,
-            }),
-            None => webpki,
-        }
+        return Ok(Arc::new(NoVerification));
+    }
+    let webpki =
+        rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
+            .build()
+            .map_err(|e| TlsError::Rustls(e.to_string()))?;
+    Ok(match &tls.server_name {
+        Some(name) => Arc::new(RenamedServer {
+            inner: webpki,
+            name: ServerName::try_from(name.clone())
+                .map_err(|e| TlsError::Rustls(format!("server_name {name:?}: {e}")))?,
+        }),
+        None => webpki,
+    })
+}
+
+/// The client certificate's private key, from `key` or `key_file`, if one is given.
+fn private_key(tls: &TlsConfig) -> Result<Option<PrivateKeyDer<'static>>, TlsError> {
+    if !tls.key.expose().is_empty() {
+        let key = PrivateKeyDer::from_pem_slice(tls.key.expose().as_bytes()).map_err(|e| {
+            TlsError::Inline {
+                field: "key",
+                problem: format!("no usable PEM private key: {e}"),
+            }
+        })?;
+        return Ok(Some(key));
+    }
+    let Some(path) = &tls.key_file else {
+        return Ok(None);
     };
-    let builder = builder
-        .dangerous()
-        .with_custom_certificate_verifier(verifier);
-    let chain = certs(
-        tls.cert.as_deref(),
-        "cert",
-        tls.cert_file.as_ref(),
-        "cert_file",
-    )?;
-    let key = if !tls.key.expose().is_empty() {
-        Some(
-            PrivateKeyDer::from_pem_slice(tls.key.expose().as_bytes()).map_err(|e| {
-                TlsError::Inline {
-                    field: "key",
-                    problem: format!("no usable PEM private key: {e}"),
-                }
-            })?,
-        )
-    } else if let Some(path) = &tls.key_file {
-        Some(
-            PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
-                field: "key_file",
-                path: path.clone(),
-                problem: e.to_string(),
-            })?,
-        )
-    } else {
-        None
-    };
-    let mut config = match (chain, key) {
-        (Some(chain), Some(key)) => builder
-            .with_client_auth_cert(chain, key)
-            .map_err(|e| TlsError::Rustls(e.to_string()))?,
-        _ => builder.with_no_client_auth(),
-    };
-    config.alpn_protocols = if http2 {
-        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
-    Ok(Arc::new(config))
+    let key = PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
+        field: "key_file",
+        path: path.clone(),
+        problem: e.to_string(),
+    })?;
+    Ok(Some(key))
 }
 
 /// Verifies against `tls_config.server_name` instead of the URL's host.

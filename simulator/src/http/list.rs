@@ -12,10 +12,11 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use actix_web::{HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::Target;
 use super::encoding::ResponseEncoding;
@@ -84,78 +85,14 @@ pub fn serve(
 ) -> Result<HttpResponse, ApiError> {
     let selector = parse_selector(target, query)?;
     let store = sim.store();
-    let mut limit = match query.get("limit").map(String::as_str) {
-        None | Some("") => None,
-        Some(l) => match l.parse::<usize>() {
-            Ok(0) => None,
-            Ok(n) => Some(n),
-            Err(_) => return Err(ApiError::bad_request(format!("invalid limit {l:?}"))),
-        },
-    };
-    let rv = query
-        .get("resourceVersion")
-        .map(String::as_str)
-        .unwrap_or("");
-    let rv_match = query
-        .get("resourceVersionMatch")
-        .map(String::as_str)
-        .unwrap_or("");
-    let token = query.get("continue").map(String::as_str).unwrap_or("");
-    let (at, after) = if !token.is_empty() {
-        if !rv.is_empty() || !rv_match.is_empty() {
-            return Err(ApiError::bad_request(
-                "specifying resource version is not allowed when using continue",
-            ));
-        }
-        let token = ContinueToken::decode(token)?;
-        (Some((token.rv, token.epoch)), Some(token.start))
-    } else {
-        let requested = match rv {
-            "" => None,
-            r => Some(
-                r.parse::<u64>()
-                    .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {r:?}")))?,
-            ),
-        };
-        match (requested, rv_match) {
-            (None, "") => (None, None),
-            (None, _) => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                ));
-            }
-            (Some(0), "" | "NotOlderThan") => {
-                // "Any" version: served from the cache, which ignores limit.
-                limit = None;
-                (None, None)
-            }
-            (Some(r), "" | "NotOlderThan") => {
-                let current = store.current_rv();
-                if r > current {
-                    return Err(ApiError::too_large_resource_version(r, current));
-                }
-                (None, None)
-            }
-            (Some(0), "Exact") => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
-                ));
-            }
-            (Some(r), "Exact") => (Some((r, store.epoch())), None),
-            (Some(_), other) => {
-                return Err(ApiError::bad_request(format!(
-                    "unsupported resourceVersionMatch {other:?}"
-                )));
-            }
-        }
-    };
+    let asked = PageAsked::parse(query, store.current_rv(), store.epoch())?;
     let page = store.list_page(
         target.resource,
         target.namespace.as_deref(),
-        at,
+        asked.at,
         &selector,
-        after.as_ref(),
-        limit,
+        asked.after.as_ref(),
+        asked.limit,
     )?;
     let continue_token = page.next.map(|start| {
         ContinueToken {
@@ -180,40 +117,161 @@ pub fn serve(
         return Ok(HttpResponse::Ok().json(t));
     }
     if ResponseEncoding::of(req, target.resource) == ResponseEncoding::Protobuf {
-        let items = page
-            .items
-            .iter()
-            .map(|item| protobuf::encode_fields(target.resource, item))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        let body = protobuf::encode_list(
-            target.resource,
-            target.resource.api_version(),
-            &items,
-            &page.rv.to_string(),
-            continue_token.as_deref(),
-        );
-        return Ok(HttpResponse::Ok()
-            .content_type(protobuf::CONTENT_TYPE)
-            .body(body));
+        return protobuf_list(target, &page.items, page.rv, continue_token.as_deref());
     }
-    // Written by hand so a big list is not first built as one large Value.
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(json_list(target, &page.items, &metadata)))
+}
+
+/// Which page a LIST asks for, read from its query as the API server reads it.
+struct PageAsked {
+    /// The snapshot to serve from (resourceVersion, store epoch); `None`: the current.
+    at: Option<(u64, u64)>,
+    /// The key the page starts after (from a continue token).
+    after: Option<ObjectKey>,
+    limit: Option<usize>,
+}
+
+impl PageAsked {
+    fn parse(
+        query: &HashMap<String, String>,
+        current_rv: u64,
+        epoch: u64,
+    ) -> Result<PageAsked, ApiError> {
+        let limit = parse_limit(query.get("limit").map(String::as_str))?;
+        let get = |name: &str| query.get(name).map(String::as_str).unwrap_or("");
+        let (rv, rv_match, token) = (
+            get("resourceVersion"),
+            get("resourceVersionMatch"),
+            get("continue"),
+        );
+        if !token.is_empty() {
+            if !rv.is_empty() || !rv_match.is_empty() {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let token = ContinueToken::decode(token)?;
+            return Ok(PageAsked {
+                at: Some((token.rv, token.epoch)),
+                after: Some(token.start),
+                limit,
+            });
+        }
+        Ok(match version_asked(rv, rv_match, current_rv)? {
+            // "Any" version: served from the cache, which ignores limit.
+            VersionAsked::Any => PageAsked {
+                at: None,
+                after: None,
+                limit: None,
+            },
+            VersionAsked::Current => PageAsked {
+                at: None,
+                after: None,
+                limit,
+            },
+            VersionAsked::Exact(r) => PageAsked {
+                at: Some((r, epoch)),
+                after: None,
+                limit,
+            },
+        })
+    }
+}
+
+/// `limit`: absent, empty and 0 mean no limit.
+fn parse_limit(limit: Option<&str>) -> Result<Option<usize>, ApiError> {
+    match limit {
+        None | Some("") => Ok(None),
+        Some(l) => match l.parse::<usize>() {
+            Ok(0) => Ok(None),
+            Ok(n) => Ok(Some(n)),
+            Err(_) => Err(ApiError::bad_request(format!("invalid limit {l:?}"))),
+        },
+    }
+}
+
+/// Which state a LIST without a continue token asks for.
+enum VersionAsked {
+    /// `resourceVersion=0`: any state, from the watch cache.
+    Any,
+    /// The most recent state (unset, or `NotOlderThan` a version not in the future).
+    Current,
+    /// The state at this version (`Exact`).
+    Exact(u64),
+}
+
+/// Reads `resourceVersion` and `resourceVersionMatch` as the API server does.
+fn version_asked(rv: &str, rv_match: &str, current_rv: u64) -> Result<VersionAsked, ApiError> {
+    let requested = match rv {
+        "" => None,
+        r => Some(
+            r.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {r:?}")))?,
+        ),
+    };
+    match (requested, rv_match) {
+        (None, "") => Ok(VersionAsked::Current),
+        (None, _) => Err(ApiError::bad_request(
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
+        (Some(0), "" | "NotOlderThan") => Ok(VersionAsked::Any),
+        (Some(r), "" | "NotOlderThan") if r > current_rv => {
+            Err(ApiError::too_large_resource_version(r, current_rv))
+        }
+        (Some(_), "" | "NotOlderThan") => Ok(VersionAsked::Current),
+        (Some(0), "Exact") => Err(ApiError::bad_request(
+            "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"",
+        )),
+        (Some(r), "Exact") => Ok(VersionAsked::Exact(r)),
+        (Some(_), other) => Err(ApiError::bad_request(format!(
+            "unsupported resourceVersionMatch {other:?}"
+        ))),
+    }
+}
+
+/// A page in protobuf: the `k8s\0` envelope around the kind's list.
+fn protobuf_list(
+    target: &Target,
+    items: &[Arc<Value>],
+    rv: u64,
+    continue_token: Option<&str>,
+) -> Result<HttpResponse, ApiError> {
+    let items = items
+        .iter()
+        .map(|item| protobuf::encode_fields(target.resource, item))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let body = protobuf::encode_list(
+        target.resource,
+        target.resource.api_version(),
+        &items,
+        &rv.to_string(),
+        continue_token,
+    );
+    Ok(HttpResponse::Ok()
+        .content_type(protobuf::CONTENT_TYPE)
+        .body(body))
+}
+
+/// A page in JSON, written by hand so a big list is not first built as one large
+/// `Value`.
+fn json_list(target: &Target, items: &[Arc<Value>], metadata: &Value) -> String {
     let mut body = format!(
         "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",\"metadata\":{},\"items\":[",
         target.resource.list_kind(),
         target.resource.api_version(),
         metadata
     );
-    for (i, item) in page.items.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             body.push(',');
         }
         body.push_str(&serde_json::to_string(&**item).unwrap_or_else(|_| "{}".into()));
     }
     body.push_str("]}");
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(body))
+    body
 }
 
 #[cfg(test)]
