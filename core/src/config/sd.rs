@@ -157,11 +157,9 @@ fn check_http_client(h: &HttpClientConfig, with_kubeconfig: bool) -> Result<(), 
         !h.proxy_connect_header.is_empty(),
         "",
     )?;
-    crate::http::check_http_headers(&h.http_headers).map_err(|problem| {
-        ConfigError::Invalid {
-            field: "http_headers",
-            problem,
-        }
+    crate::http::check_http_headers(&h.http_headers).map_err(|problem| ConfigError::Invalid {
+        field: "http_headers",
+        problem,
     })?;
     check_auth(h)?;
     check_tls(&h.tls_config, "tls_config")?;

@@ -204,22 +204,7 @@ impl ListStream {
             }
             let b = self.pending[i];
             if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                } else if b == b'\\' {
-                    self.escaped = true;
-                } else if b == b'"' {
-                    self.in_string = false;
-                    if self.depth == 1 {
-                        self.envelope_string_end(i)?;
-                    }
-                } else {
-                    // Skip plain string bytes quickly.
-                    let rest = &self.pending[i + 1..n];
-                    let skip = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
-                    i += skip;
-                }
-                i += 1;
+                i = self.string_byte(i, n)?;
                 continue;
             }
             match b {
@@ -228,41 +213,8 @@ impl ListStream {
                     self.string_dropped = false;
                     self.key_start = i + 1;
                 }
-                b'{' | b'[' => {
-                    if self.depth == 0 {
-                        if b != b'{' || self.seen_object {
-                            return Err(malformed(self.role, "not a JSON object"));
-                        }
-                        self.seen_object = true;
-                    } else if self.depth == 1 {
-                        match (&self.key[..], b) {
-                            (b"metadata", b'{') => {
-                                self.capture = Capture::Metadata;
-                                self.start = i;
-                            }
-                            (b"items", b'[') => self.capture = Capture::Items,
-                            _ => {}
-                        }
-                    } else if self.depth == 2 && self.capture == Capture::Items {
-                        self.capture = Capture::Item;
-                        self.start = i;
-                    }
-                    self.depth += 1;
-                }
-                b'}' | b']' => {
-                    if self.depth == 0 {
-                        return Err(malformed(self.role, "unbalanced brackets"));
-                    }
-                    self.depth -= 1;
-                    match (self.depth, self.capture) {
-                        (1, Capture::Metadata) => {
-                            self.metadata = Some(self.pending[self.start..=i].to_vec());
-                            self.capture = Capture::None;
-                        }
-                        (1, Capture::Items) => self.capture = Capture::None,
-                        _ => {}
-                    }
-                }
+                b'{' | b'[' => self.open(i, b)?,
+                b'}' | b']' => self.close(i)?,
                 b':' if self.depth == 1 => self.expect_key = false,
                 b',' if self.depth == 1 => self.expect_key = true,
                 b',' | b':' | b' ' | b'\n' | b'\r' | b'\t' => {}
@@ -274,6 +226,78 @@ impl ListStream {
             }
             i += 1;
         }
+        self.keep_only_needed(n)
+    }
+
+    /// A byte at `i` inside a string of the envelope; returns where to read next.
+    /// Plain string bytes are skipped in one search.
+    #[inline]
+    fn string_byte(&mut self, i: usize, n: usize) -> Result<usize, DecodeError> {
+        let b = self.pending[i];
+        if self.escaped {
+            self.escaped = false;
+        } else if b == b'\\' {
+            self.escaped = true;
+        } else if b == b'"' {
+            self.in_string = false;
+            if self.depth == 1 {
+                self.envelope_string_end(i)?;
+            }
+        } else {
+            // The next quote or backslash, or the end of what is pending.
+            let rest = &self.pending[i + 1..n];
+            return Ok(i + 1 + memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len()));
+        }
+        Ok(i + 1)
+    }
+
+    /// An opening bracket `b` at `i`: the body's object, the envelope's `metadata` or
+    /// `items`, or an item's start.
+    #[inline]
+    fn open(&mut self, i: usize, b: u8) -> Result<(), DecodeError> {
+        if self.depth == 0 {
+            if b != b'{' || self.seen_object {
+                return Err(malformed(self.role, "not a JSON object"));
+            }
+            self.seen_object = true;
+        } else if self.depth == 1 {
+            match (&self.key[..], b) {
+                (b"metadata", b'{') => {
+                    self.capture = Capture::Metadata;
+                    self.start = i;
+                }
+                (b"items", b'[') => self.capture = Capture::Items,
+                _ => {}
+            }
+        } else if self.depth == 2 && self.capture == Capture::Items {
+            self.capture = Capture::Item;
+            self.start = i;
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// A closing bracket at `i`: the envelope's `metadata` is kept whole, `items` ends.
+    #[inline]
+    fn close(&mut self, i: usize) -> Result<(), DecodeError> {
+        if self.depth == 0 {
+            return Err(malformed(self.role, "unbalanced brackets"));
+        }
+        self.depth -= 1;
+        match (self.depth, self.capture) {
+            (1, Capture::Metadata) => {
+                self.metadata = Some(self.pending[self.start..=i].to_vec());
+                self.capture = Capture::None;
+            }
+            (1, Capture::Items) => self.capture = Capture::None,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// After scanning the `n` bytes pending: applies the size limits to what is being
+    /// captured and drops the bytes no capture needs any more.
+    fn keep_only_needed(&mut self, n: usize) -> Result<(), DecodeError> {
         // An item past the size limit is skipped from here on: its bytes so far are
         // dropped below and the rest is only scanned.
         if self.capture == Capture::Item && n - self.start > self.limits.max_object {
