@@ -76,62 +76,11 @@ pub(super) fn apply(
         // Compiled to `keep` and `drop` on `__name__`.
         Action::KeepMetrics => return rule.regex.is_match(set.get("__name__")),
         Action::DropMetrics => return !rule.regex.is_match(set.get("__name__")),
-        Action::ReplaceAll => {
-            if let Some(re) = &rule.unanchored {
-                let value = source_value(rule, set).into_owned();
-                let replaced = replace_every_match(re, &value, &rule.replacement);
-                // vmagent writes the target only when something was replaced.
-                if replaced != value {
-                    set.set(&rule.target_label, &replaced);
-                }
-            }
-        }
-        Action::LabelMapAll => {
-            if let Some(re) = &rule.unanchored {
-                for (name, value) in set.snapshot() {
-                    let renamed = replace_every_match(re, &name, &rule.replacement);
-                    if renamed != *name && rule.names.is_valid(&renamed) {
-                        set.delete(&name);
-                        set.set_shared(ArcStr::from(renamed), value);
-                    }
-                }
-            }
-        }
-        Action::Graphite => {
-            if let Some((template, labels)) = &rule.graphite {
-                let name = set.get("__name__").to_string();
-                if let Some(captures) = template.captures(&name) {
-                    for (label, value) in labels {
-                        set.set(label, &expand_graphite(value, &captures));
-                    }
-                }
-            }
-        }
-        Action::HashMod => {
-            let value = source_value(rule, set);
-            let bucket = match rule.dialect {
-                Dialect::Prometheus => hash_mod(&value, rule.modulus),
-                Dialect::VictoriaMetrics => hash_mod_xxhash(&value, rule.modulus),
-            };
-            set.set(&rule.target_label, &bucket.to_string());
-        }
-        Action::LabelMap => {
-            // Every label the regex maps, copied in the order Prometheus' builder
-            // visits them (the last copy to a name wins), from the labels as they were
-            // before the rule.
-            let mut copies: Vec<((bool, u64), ArcStr, ArcStr)> = Vec::new();
-            let mut memo = memo;
-            for entry in &set.entries {
-                if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
-                    copies.push((entry.visit_order(), new_name, ArcStr::clone(&*entry.value)));
-                }
-            }
-            // Stable: untouched labels stay in name order.
-            copies.sort_by_key(|(order, _, _)| *order);
-            for (_, name, value) in copies {
-                set.set_shared(name, value);
-            }
-        }
+        Action::ReplaceAll => replace_all(rule, set),
+        Action::LabelMapAll => label_map_all(rule, set),
+        Action::Graphite => graphite(rule, set),
+        Action::HashMod => hash_mod_into(rule, set),
+        Action::LabelMap => label_map(rule, set, memo),
         Action::LabelDrop => {
             let mut memo = memo;
             set.entries
@@ -144,6 +93,70 @@ pub(super) fn apply(
         }
     }
     true
+}
+
+/// `replace_all` (vmagent): every match of the unanchored regex in the sources'
+/// value replaced; the target is written only when something was replaced.
+fn replace_all(rule: &CompiledRule, set: &mut WorkingSet<'_>) {
+    if let Some(re) = &rule.unanchored {
+        let value = source_value(rule, set).into_owned();
+        let replaced = replace_every_match(re, &value, &rule.replacement);
+        if replaced != value {
+            set.set(&rule.target_label, &replaced);
+        }
+    }
+}
+
+/// `labelmap_all` (vmagent): every label renamed by replacing each match in its name.
+fn label_map_all(rule: &CompiledRule, set: &mut WorkingSet<'_>) {
+    if let Some(re) = &rule.unanchored {
+        for (name, value) in set.snapshot() {
+            let renamed = replace_every_match(re, &name, &rule.replacement);
+            if renamed != *name && rule.names.is_valid(&renamed) {
+                set.delete(&name);
+                set.set_shared(ArcStr::from(renamed), value);
+            }
+        }
+    }
+}
+
+/// `graphite` (vmagent): the labels its template's captures of `__name__` give.
+fn graphite(rule: &CompiledRule, set: &mut WorkingSet<'_>) {
+    if let Some((template, labels)) = &rule.graphite {
+        let name = set.get("__name__").to_string();
+        if let Some(captures) = template.captures(&name) {
+            for (label, value) in labels {
+                set.set(label, &expand_graphite(value, &captures));
+            }
+        }
+    }
+}
+
+/// `hashmod`: the sources' value hashed as the rule's dialect does, modulo `modulus`.
+fn hash_mod_into(rule: &CompiledRule, set: &mut WorkingSet<'_>) {
+    let value = source_value(rule, set);
+    let bucket = match rule.dialect {
+        Dialect::Prometheus => hash_mod(&value, rule.modulus),
+        Dialect::VictoriaMetrics => hash_mod_xxhash(&value, rule.modulus),
+    };
+    set.set(&rule.target_label, &bucket.to_string());
+}
+
+/// `labelmap`: every label the regex maps, copied in the order Prometheus' builder
+/// visits them (the last copy to a name wins), from the labels as they were before
+/// the rule.
+fn label_map(rule: &CompiledRule, set: &mut WorkingSet<'_>, mut memo: Option<&mut NameMemo>) {
+    let mut copies: Vec<((bool, u64), ArcStr, ArcStr)> = Vec::new();
+    for entry in &set.entries {
+        if let Some(new_name) = decide(rule, &entry.name, memo.as_deref_mut()).renamed {
+            copies.push((entry.visit_order(), new_name, ArcStr::clone(&*entry.value)));
+        }
+    }
+    // Stable: untouched labels stay in name order.
+    copies.sort_by_key(|(order, _, _)| *order);
+    for (_, name, value) in copies {
+        set.set_shared(name, value);
+    }
 }
 
 /// A name-only rule's decision for `name`: remembered in `memo` if given.
