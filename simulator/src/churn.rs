@@ -196,45 +196,31 @@ impl Churn {
         let name = format!("{base}-{}", suffix(&mut self.rng, 5));
         let ip = pod_ip(self.serial);
         self.serial += 1;
-        if let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
-            for server_owned in [
-                "uid",
-                "resourceVersion",
-                "creationTimestamp",
-                "deletionTimestamp",
-            ] {
-                meta.remove(server_owned);
-            }
-            meta.insert("name".into(), json!(name));
-        }
-        if pod
-            .pointer("/metadata/labels/statefulset.kubernetes.io~1pod-name")
-            .is_some()
-        {
-            set_in(
-                &mut pod,
-                &["metadata", "labels", "statefulset.kubernetes.io/pod-name"],
-                json!(name),
-            );
-        }
+        rename(&mut pod, &name);
         if let Some(new_owner) = new_owner {
-            for (label, value) in &new_owner.labels {
-                set_in(&mut pod, &["metadata", "labels", label], json!(value));
-            }
-            if let Some(owner) = pod
-                .pointer_mut("/metadata/ownerReferences/0")
-                .and_then(Value::as_object_mut)
-            {
-                owner.insert("name".into(), json!(new_owner.reference.name));
-                if !new_owner.reference.uid.is_empty() {
-                    owner.insert("uid".into(), json!(new_owner.reference.uid));
-                }
-            }
+            adopt(&mut pod, new_owner);
         }
         if pod.pointer("/status/podIP").is_some() {
             set_in(&mut pod, &["status", "podIP"], json!(ip));
             set_in(&mut pod, &["status", "podIPs"], json!([{"ip": ip}]));
         }
+        self.new_container_ids(&mut pod);
+        // Like a ReplicaSet controller, pick another random suffix when the name is
+        // taken (a churn seeded like the generator draws the same suffixes).
+        for _ in 0..8 {
+            match sim.create(Resource::Pods, pod.clone()) {
+                Err(e) if e.code == 409 => {
+                    let name = format!("{base}-{}", suffix(&mut self.rng, 5));
+                    set_in(&mut pod, &["metadata", "name"], json!(name));
+                }
+                other => return other.map(|_| ()),
+            }
+        }
+        sim.create(Resource::Pods, pod).map(|_| ())
+    }
+
+    /// Gives each container status that has a `containerID` a new one.
+    fn new_container_ids(&mut self, pod: &mut Value) {
         for status in pod
             .pointer_mut("/status/containerStatuses")
             .and_then(Value::as_array_mut)
@@ -251,18 +237,6 @@ impl Churn {
                 );
             }
         }
-        // Like a ReplicaSet controller, pick another random suffix when the name is
-        // taken (a churn seeded like the generator draws the same suffixes).
-        for _ in 0..8 {
-            match sim.create(Resource::Pods, pod.clone()) {
-                Err(e) if e.code == 409 => {
-                    let name = format!("{base}-{}", suffix(&mut self.rng, 5));
-                    set_in(&mut pod, &["metadata", "name"], json!(name));
-                }
-                other => return other.map(|_| ()),
-            }
-        }
-        sim.create(Resource::Pods, pod).map(|_| ())
     }
 
     fn update(&mut self, sim: &Simulator, pod: &Arc<Value>) -> Result<(), ApiError> {
@@ -461,4 +435,45 @@ fn set_ready(pod: &mut Value, ready: bool) {
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+/// A copy of a pod named `name`: the fields the server sets are removed, and a
+/// StatefulSet pod's own-name label follows.
+fn rename(pod: &mut Value, name: &str) {
+    if let Some(meta) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+        for server_owned in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+        ] {
+            meta.remove(server_owned);
+        }
+        meta.insert("name".into(), json!(name));
+    }
+    if pod
+        .pointer("/metadata/labels/statefulset.kubernetes.io~1pod-name")
+        .is_some()
+    {
+        set_in(
+            pod,
+            &["metadata", "labels", "statefulset.kubernetes.io/pod-name"],
+            json!(name),
+        );
+    }
+}
+
+/// The pod's labels and first owner reference made those of `owner`.
+fn adopt(pod: &mut Value, owner: &NewOwner) {
+    for (label, value) in &owner.labels {
+        set_in(pod, &["metadata", "labels", label], json!(value));
+    }
+    if let Some(reference) = pod
+        .pointer_mut("/metadata/ownerReferences/0")
+        .and_then(Value::as_object_mut)
+    {
+        reference.insert("name".into(), json!(owner.reference.name));
+        if !owner.reference.uid.is_empty() {
+            reference.insert("uid".into(), json!(owner.reference.uid));
+        }
+    }
 }

@@ -272,24 +272,7 @@ fn slice_objects(store: &Store, service: &Value, groups: &PortGroups) -> Vec<Val
         for (i, chunk) in pods.chunks(MAX_ENDPOINTS_PER_SLICE).enumerate() {
             let endpoints = chunk
                 .iter()
-                .map(|pod| {
-                    let terminating = is_terminating(pod);
-                    let serving = is_ready(pod) || publish_not_ready;
-                    let node = str_at(pod, "/spec/nodeName");
-                    let mut endpoint = json!({
-                        "addresses": [str_at(pod, "/status/podIP")],
-                        "conditions": {"ready": serving && !terminating, "serving": serving, "terminating": terminating},
-                        "nodeName": node,
-                        "targetRef": pod_ref(pod),
-                    });
-                    let zone = store.get(Resource::Nodes, "", node).and_then(|n| {
-                        n.pointer("/metadata/labels/topology.kubernetes.io~1zone").and_then(Value::as_str).map(str::to_string)
-                    });
-                    if let Some(zone) = zone {
-                        endpoint["zone"] = json!(zone);
-                    }
-                    endpoint
-                })
+                .map(|pod| slice_endpoint(store, pod, publish_not_ready))
                 .collect();
             slices.push(slice(
                 format!("{signature}/{i}"),
@@ -307,6 +290,29 @@ fn slice_objects(store: &Store, service: &Value, groups: &PortGroups) -> Vec<Val
         ));
     }
     slices
+}
+
+/// A pod as an endpoint of an EndpointSlice: its address, conditions, node (and the
+/// node's zone) and reference.
+fn slice_endpoint(store: &Store, pod: &Value, publish_not_ready: bool) -> Value {
+    let terminating = is_terminating(pod);
+    let serving = is_ready(pod) || publish_not_ready;
+    let node = str_at(pod, "/spec/nodeName");
+    let mut endpoint = json!({
+        "addresses": [str_at(pod, "/status/podIP")],
+        "conditions": {"ready": serving && !terminating, "serving": serving, "terminating": terminating},
+        "nodeName": node,
+        "targetRef": pod_ref(pod),
+    });
+    let zone = store.get(Resource::Nodes, "", node).and_then(|n| {
+        n.pointer("/metadata/labels/topology.kubernetes.io~1zone")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    if let Some(zone) = zone {
+        endpoint["zone"] = json!(zone);
+    }
+    endpoint
 }
 
 /// Writes `desired` slices and deletes the service's other managed slices.

@@ -112,42 +112,9 @@ fn open(
     }
     let selector = parse_selector(target, query)?;
     let initial_events = is_true(query.get("sendInitialEvents"));
-    match query.get("resourceVersionMatch").map(String::as_str) {
-        None | Some("") => {}
-        Some("NotOlderThan") if initial_events => {}
-        Some(_) if initial_events => {
-            return Err(ApiError::new(
-                422,
-                "Invalid",
-                "resourceVersionMatch: Unsupported value: sendInitialEvents requires NotOlderThan",
-            ));
-        }
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-            ));
-        }
-    }
-    let from = match query.get("resourceVersion").map(String::as_str) {
-        // A streaming list starts from the current state, which is never older
-        // than any resourceVersion the client can have seen.
-        _ if initial_events => None,
-        None | Some("" | "0") => None,
-        Some(rv) => Some(
-            rv.parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?,
-        ),
-    };
-    let deadline = match query.get("timeoutSeconds").map(String::as_str) {
-        None | Some("" | "0") => None,
-        Some(t) => {
-            let secs = t
-                .parse::<u64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?;
-            let secs = u32::try_from(secs).unwrap_or(u32::MAX);
-            Some(Instant::now() + state.timeout_second.saturating_mul(secs))
-        }
-    };
+    check_version_match(query, initial_events)?;
+    let from = start_version(query, initial_events)?;
+    let deadline = timeout(query, state.timeout_second)?;
     let bookmarks = is_true(query.get("allowWatchBookmarks")).then(|| {
         let period = state.bookmark_interval.max(Duration::from_millis(1));
         tokio::time::interval_at(Instant::now() + period, period)
@@ -174,6 +141,57 @@ fn open(
         split_pause: state.split_pause,
         finished: false,
     })
+}
+
+/// `resourceVersionMatch` on a watch: only `NotOlderThan`, and only for a streaming
+/// list, as the API server checks it.
+fn check_version_match(
+    query: &HashMap<String, String>,
+    initial_events: bool,
+) -> Result<(), ApiError> {
+    match query.get("resourceVersionMatch").map(String::as_str) {
+        None | Some("") => Ok(()),
+        Some("NotOlderThan") if initial_events => Ok(()),
+        Some(_) if initial_events => Err(ApiError::new(
+            422,
+            "Invalid",
+            "resourceVersionMatch: Unsupported value: sendInitialEvents requires NotOlderThan",
+        )),
+        Some(_) => Err(ApiError::bad_request(
+            "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        )),
+    }
+}
+
+/// The resourceVersion the watch starts after; `None`: from now.
+fn start_version(
+    query: &HashMap<String, String>,
+    initial_events: bool,
+) -> Result<Option<u64>, ApiError> {
+    match query.get("resourceVersion").map(String::as_str) {
+        // A streaming list starts from the current state, which is never older
+        // than any resourceVersion the client can have seen.
+        _ if initial_events => Ok(None),
+        None | Some("" | "0") => Ok(None),
+        Some(rv) => rv
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}"))),
+    }
+}
+
+/// When the watch ends (`timeoutSeconds`, each second lasting `second`); `None`: never.
+fn timeout(query: &HashMap<String, String>, second: Duration) -> Result<Option<Instant>, ApiError> {
+    match query.get("timeoutSeconds").map(String::as_str) {
+        None | Some("" | "0") => Ok(None),
+        Some(t) => {
+            let secs = t
+                .parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {t:?}")))?;
+            let secs = u32::try_from(secs).unwrap_or(u32::MAX);
+            Ok(Some(Instant::now() + second.saturating_mul(secs)))
+        }
+    }
 }
 
 /// One unit of output, in order.
