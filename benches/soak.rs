@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 use kubesd::metrics::{METRICS, RoleMetrics};
 use kubesd::model::Role;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster, SimulatorConfig,
+    Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster, Simulator, SimulatorConfig,
 };
-use kubesd::{Discovery, EngineOptions};
+use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
 
 struct Args {
     /// Engine events to process.
@@ -151,6 +151,48 @@ async fn soak(args: Args) -> bool {
         args.fault_every,
         machine()
     );
+    let running = start_cluster(&args).await;
+    let sim = running.sim().clone();
+    let discovery = Discovery::start(engine_options());
+    let jobs = support::all_jobs(&running.url());
+    let subs = support::subscribe_all(&discovery, &jobs).await;
+
+    let start_events = engine_events();
+    let start = Instant::now();
+    println!(
+        "synced: {} objects, RSS {} MiB",
+        Role::ALL
+            .iter()
+            .map(|r| sim.store().count((*r).into()))
+            .sum::<usize>(),
+        rss_kib() / 1024
+    );
+    print_header();
+    let mut driver = Driver::new(&args);
+    let mut progress = Progress::new(args.every);
+    loop {
+        let done = engine_events() - start_events;
+        progress.report(done, start.elapsed(), &sim, args.events, &driver);
+        if done >= args.events {
+            break;
+        }
+        driver.step(&sim, &args).await;
+    }
+    let elapsed = start.elapsed();
+    let done = engine_events() - start_events;
+
+    let converged = converge(&sim, &subs, &jobs).await;
+    print_summary(done, elapsed, &sim, &driver);
+    let levels_off = verdict(&progress.samples, done);
+    for s in subs {
+        s.stop().await;
+    }
+    running.stop().await;
+    converged && levels_off
+}
+
+/// The simulated cluster the soak runs against.
+async fn start_cluster(args: &Args) -> SimulatedCluster {
     let config = SimulatorConfig {
         seed: args.seed,
         // Small, so that the simulator's own memory (every retained change is a whole
@@ -168,11 +210,14 @@ async fn soak(args: Args) -> bool {
         namespaces: 5,
         pods_per_workload: 5,
     };
-    let running = SimulatedCluster::start(config, &spec)
+    SimulatedCluster::start(config, &spec)
         .await
-        .expect("cluster starts");
-    let sim = running.sim().clone();
-    let options = EngineOptions {
+        .expect("cluster starts")
+}
+
+/// The engine's settings for the soak.
+fn engine_options() -> EngineOptions {
+    EngineOptions {
         // Longer than a test's: at this scale a flush, a stall or a request takes
         // longer on a loaded machine.
         flush_interval: Duration::from_millis(100),
@@ -182,22 +227,131 @@ async fn soak(args: Args) -> bool {
         // The safety net for restarts that reset resourceVersions.
         relist_interval: Some(Duration::from_secs(20)),
         ..SimulatedCluster::engine_options()
-    };
-    let discovery = Discovery::start(options);
-    let jobs = support::all_jobs(&running.url());
-    let subs = support::subscribe_all(&discovery, &jobs).await;
+    }
+}
 
-    let start_events = engine_events();
-    let start = Instant::now();
-    let baseline = rss_kib();
-    println!(
-        "synced: {} objects, RSS {} MiB",
-        Role::ALL
-            .iter()
-            .map(|r| sim.store().count((*r).into()))
-            .sum::<usize>(),
-        baseline / 1024
-    );
+/// What changes the cluster: churn in batches, dependencies touched, faults fired.
+struct Driver {
+    rng: fastrand::Rng,
+    /// Churn adds about as many pods as it deletes, but half its deletes only mark a
+    /// pod terminating, so the population drifts up; above the target, `shrink`
+    /// (which deletes more) takes over, so the cluster's size is steady and memory can
+    /// be judged.
+    churn: Churn,
+    shrink: Churn,
+    faults: std::collections::BTreeMap<&'static str, u64>,
+    stalled: bool,
+    batches: u64,
+    churn_time: Duration,
+    settle_time: Duration,
+}
+
+impl Driver {
+    fn new(args: &Args) -> Driver {
+        Driver {
+            rng: fastrand::Rng::with_seed(args.seed),
+            churn: Churn::new(args.seed, ChurnRates::default()),
+            shrink: Churn::new(
+                args.seed ^ 1,
+                ChurnRates {
+                    add: 1,
+                    delete: 6,
+                    ..ChurnRates::default()
+                },
+            ),
+            faults: Default::default(),
+            stalled: false,
+            batches: 0,
+            churn_time: Duration::ZERO,
+            settle_time: Duration::ZERO,
+        }
+    }
+
+    /// One batch of churn (and every tenth a dependency touched, every
+    /// `fault_every`-th a fault), then a wait for the engine to go quiet.
+    async fn step(&mut self, sim: &Simulator, args: &Args) {
+        let t = Instant::now();
+        let over = sim.store().count(Resource::Pods) > args.pods;
+        if over {
+            &mut self.shrink
+        } else {
+            &mut self.churn
+        }
+        .step(sim, args.batch)
+        .expect("churn");
+        self.churn_time += t.elapsed();
+        self.batches += 1;
+        if self.batches.is_multiple_of(10) {
+            support::touch_dependencies(sim, &mut self.rng);
+        }
+        if self.stalled {
+            sim.stall_watches(false);
+            self.stalled = false;
+        }
+        if self.batches.is_multiple_of(args.fault_every) {
+            let fault = support::random_fault(sim, &mut self.rng, true);
+            self.stalled = fault == "stall";
+            *self.faults.entry(fault).or_default() += 1;
+        }
+        let t = Instant::now();
+        settle().await;
+        self.settle_time += t.elapsed();
+    }
+}
+
+/// The table's rows as the run goes, and the samples the verdict reads.
+struct Progress {
+    every: u64,
+    next_report: u64,
+    last: (u64, Duration),
+    samples: Vec<Sample>,
+}
+
+impl Progress {
+    fn new(every: u64) -> Progress {
+        Progress {
+            every,
+            next_report: every,
+            last: (0, Duration::ZERO),
+            samples: Vec::new(),
+        }
+    }
+
+    /// Prints a row and keeps a sample when `done` events passed the next report's
+    /// mark (or the end).
+    fn report(&mut self, done: u64, elapsed: Duration, sim: &Simulator, end: u64, d: &Driver) {
+        if done < self.next_report && done < end {
+            return;
+        }
+        let rate = (done - self.last.0) as f64 / (elapsed - self.last.1).as_secs_f64().max(1e-9);
+        self.last = (done, elapsed);
+        let rss = rss_kib();
+        println!(
+            "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9} {:>8.0}",
+            rss as f64 / 1024.0,
+            sim.store().count(Resource::Pods),
+            d.faults.values().sum::<u64>(),
+            sim.resource_version(),
+            sim.store().open_watches(),
+            Role::ALL
+                .iter()
+                .map(|r| METRICS.role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
+                .sum::<u64>(),
+            // Interned strings made permanent: must level off as RSS does.
+            METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
+        );
+        self.samples.push(Sample {
+            events: done,
+            rss_kib: rss,
+            elapsed,
+        });
+        while self.next_report <= done {
+            self.next_report += self.every;
+        }
+    }
+}
+
+fn print_header() {
     println!(
         "{:>10} {:>9} {:>8} {:>10} {:>7} {:>8} {:>9} {:>9} {:>8}",
         "events",
@@ -210,94 +364,19 @@ async fn soak(args: Args) -> bool {
         "cached",
         "perm KB"
     );
-    let mut rng = fastrand::Rng::with_seed(args.seed);
-    // Churn adds about as many pods as it deletes, but half its deletes only mark a pod
-    // terminating, so the population drifts up; above the target, a churn that deletes
-    // more takes over (the cluster's size is steady, so memory can be judged).
-    let mut churn = Churn::new(args.seed, ChurnRates::default());
-    let mut shrink = Churn::new(
-        args.seed ^ 1,
-        ChurnRates {
-            add: 1,
-            delete: 6,
-            ..ChurnRates::default()
-        },
-    );
-    let mut samples: Vec<Sample> = Vec::new();
-    let mut faults: std::collections::BTreeMap<&str, u64> = Default::default();
-    let mut next_report = args.every;
-    let mut last = (0u64, Duration::ZERO);
-    let mut stalled = false;
-    let mut batches = 0u64;
-    let (mut churn_time, mut settle_time) = (Duration::ZERO, Duration::ZERO);
-    loop {
-        let done = engine_events() - start_events;
-        if done >= next_report || done >= args.events {
-            let elapsed = start.elapsed();
-            let rate = (done - last.0) as f64 / (elapsed - last.1).as_secs_f64().max(1e-9);
-            last = (done, elapsed);
-            let rss = rss_kib();
-            println!(
-                "{done:>10} {:>9.1} {:>8} {rate:>10.0} {:>7} {:>8} {:>9} {:>9} {:>8.0}",
-                rss as f64 / 1024.0,
-                sim.store().count(Resource::Pods),
-                faults.values().sum::<u64>(),
-                sim.resource_version(),
-                sim.store().open_watches(),
-                Role::ALL
-                    .iter()
-                    .map(|r| METRICS.role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
-                    .sum::<u64>(),
-                // Interned strings made permanent: must level off as RSS does.
-                METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
-            );
-            samples.push(Sample {
-                events: done,
-                rss_kib: rss,
-                elapsed,
-            });
-            while next_report <= done {
-                next_report += args.every;
-            }
-        }
-        if done >= args.events {
-            break;
-        }
-        let t = Instant::now();
-        let over = sim.store().count(Resource::Pods) > args.pods;
-        if over { &mut shrink } else { &mut churn }
-            .step(&sim, args.batch)
-            .expect("churn");
-        churn_time += t.elapsed();
-        batches += 1;
-        if batches.is_multiple_of(10) {
-            support::touch_dependencies(&sim, &mut rng);
-        }
-        if stalled {
-            sim.stall_watches(false);
-            stalled = false;
-        }
-        if batches.is_multiple_of(args.fault_every) {
-            let fault = support::random_fault(&sim, &mut rng, true);
-            stalled = fault == "stall";
-            *faults.entry(fault).or_default() += 1;
-        }
-        let t = Instant::now();
-        settle().await;
-        settle_time += t.elapsed();
-    }
-    let elapsed = start.elapsed();
-    let done = engine_events() - start_events;
+}
 
-    // The faults stop; every subscription must reach the simulator's final state.
+/// The faults stop; every subscription must reach the simulator's final state within
+/// two minutes.
+async fn converge(sim: &Simulator, subs: &[Subscription<Labels>], jobs: &[SdConfig]) -> bool {
     sim.stall_watches(false);
     sim.faults().fail_next(Failure::ServerError, 0);
     let converge_start = Instant::now();
     let mut converged = true;
-    for (sub, config) in subs.iter().zip(&jobs) {
+    for (sub, config) in subs.iter().zip(jobs) {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
-            let want = support::expected(&sim, config);
+            let want = support::expected(sim, config);
             let got = support::actual(sub).await;
             if want == got {
                 println!("converged: {:<13} {} targets", config.role, want.len());
@@ -319,16 +398,21 @@ async fn soak(args: Args) -> bool {
         "convergence after the last fault: {:.1} s",
         converge_start.elapsed().as_secs_f64()
     );
+    converged
+}
+
+fn print_summary(done: u64, elapsed: Duration, sim: &Simulator, d: &Driver) {
     println!(
-        "{done} events in {:.1} s: {:.0} events/s; {} simulator changes; faults {faults:?}",
+        "{done} events in {:.1} s: {:.0} events/s; {} simulator changes; faults {:?}",
         elapsed.as_secs_f64(),
         done as f64 / elapsed.as_secs_f64(),
-        sim.resource_version()
+        sim.resource_version(),
+        d.faults
     );
     println!(
         "time in churn (the simulator): {:.1} s; waiting for the engine to go quiet: {:.1} s",
-        churn_time.as_secs_f64(),
-        settle_time.as_secs_f64()
+        d.churn_time.as_secs_f64(),
+        d.settle_time.as_secs_f64()
     );
     println!(
         "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
@@ -339,13 +423,6 @@ async fn soak(args: Args) -> bool {
         total(|m| m.rejected.total()),
         total(|m| m.request_errors.total()),
     );
-
-    let levels_off = verdict(&samples, done);
-    for s in subs {
-        s.stop().await;
-    }
-    running.stop().await;
-    converged && levels_off
 }
 
 /// RSS at 25, 50, 75 and 100 % of the run. Memory levels off when the second half
