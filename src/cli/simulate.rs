@@ -57,6 +57,32 @@ pub struct SimulateArgs {
 
 /// Runs the simulator until interrupted.
 pub async fn run(args: SimulateArgs) -> Result<(), String> {
+    let running = start(&args).await?;
+    let churn = (args.churn > 0).then(|| {
+        // Ten ticks a second, the rate spread over them.
+        let per_tick = (args.churn as usize).div_ceil(10);
+        Churn::new(args.seed, ChurnRates::default()).start(
+            running.sim().clone(),
+            Duration::from_millis(100),
+            per_tick,
+        )
+    });
+    print_cluster(&running, &args);
+    println!("try: {} get pods -A", kubectl(&running.url(), &args));
+    if args.churn > 0 {
+        println!("churn: about {} pod changes per second", args.churn);
+    }
+    println!("Ctrl-C stops it.");
+    let _ = actix_rt::signal::ctrl_c().await;
+    if let Some(churn) = churn {
+        churn.stop();
+    }
+    running.stop().await;
+    Ok(())
+}
+
+/// Serves the generated cluster as `args` say, and writes its CA certificate.
+async fn start(args: &SimulateArgs) -> Result<SimulatedCluster, String> {
     let config = SimulatorConfig {
         bind: args.listen,
         token: args.token.clone(),
@@ -79,29 +105,23 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         .sim()
         .faults()
         .set_streaming_lists(args.streaming_lists);
-    let made = &running.made;
     running.sim().set_gateway_api(!args.without_gateway_api);
     if let Some(pem) = running.server.ca_pem() {
         std::fs::write(&args.ca_file, pem)
             .map_err(|e| format!("cannot write {}: {e}", args.ca_file.display()))?;
     }
-    let churn = (args.churn > 0).then(|| {
-        // Ten ticks a second, the rate spread over them.
-        let per_tick = (args.churn as usize).div_ceil(10);
-        Churn::new(args.seed, ChurnRates::default()).start(
-            running.sim().clone(),
-            Duration::from_millis(100),
-            per_tick,
-        )
-    });
+    Ok(running)
+}
 
-    let url = running.url();
-    let sim = running.sim();
+/// One line: where it serves and what the cluster holds.
+fn print_cluster(running: &SimulatedCluster, args: &SimulateArgs) {
+    let (made, sim) = (&running.made, running.sim());
     let count = |r: Resource| sim.list(r, None).len();
     println!(
-        "kubesd simulator serving {url}: {} nodes, {} pods, {} services, {} ingresses, \
+        "kubesd simulator serving {}: {} nodes, {} pods, {} services, {} ingresses, \
          {} deployments, {} replicasets, {} cronjobs, {} jobs, {} gateways, {} httproutes, \
          {} grpcroutes{} in namespaces {}",
+        running.url(),
         made.nodes,
         made.pods,
         made.services,
@@ -120,22 +140,17 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         },
         made.namespaces.join(", ")
     );
+}
+
+/// The kubectl command line that reaches the simulator. The token is named, not
+/// printed: it is a secret even here.
+fn kubectl(url: &str, args: &SimulateArgs) -> String {
     let mut kubectl = format!("kubectl --server {url}");
     if args.tls {
         kubectl += &format!(" --certificate-authority {}", args.ca_file.display());
     }
-    if let Some(token) = &args.token {
-        kubectl += &format!(" --token {token}");
+    if args.token.is_some() {
+        kubectl += " --token \"<the token given to --token>\"";
     }
-    println!("try: {kubectl} get pods -A");
-    if args.churn > 0 {
-        println!("churn: about {} pod changes per second", args.churn);
-    }
-    println!("Ctrl-C stops it.");
-    let _ = actix_rt::signal::ctrl_c().await;
-    if let Some(churn) = churn {
-        churn.stop();
-    }
-    running.stop().await;
-    Ok(())
+    kubectl
 }
