@@ -184,8 +184,8 @@ mod tests {
 
     impl Dir {
         fn new(test: &str) -> Dir {
-            let dir = std::env::temp_dir()
-                .join(format!("kubesd-labels-{test}-{}", std::process::id()));
+            let dir =
+                std::env::temp_dir().join(format!("kubesd-labels-{test}-{}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("temp dir");
             Dir(dir)
         }
@@ -229,9 +229,16 @@ mod tests {
         assert_eq!(t["__address__"], "10.1.0.1:80");
         assert_eq!(t["__meta_kubernetes_node_label_zone"], "a", "attached node");
 
-        let nodes = run(&args(Role::Node, false, vec![dir.path().join("nodes.json")]))
-            .expect("labels");
-        assert!(nodes.contains("\"__meta_kubernetes_node_name\": \"n1\""), "{nodes}");
+        let nodes = run(&args(
+            Role::Node,
+            false,
+            vec![dir.path().join("nodes.json")],
+        ))
+        .expect("labels");
+        assert!(
+            nodes.contains("\"__meta_kubernetes_node_name\": \"n1\""),
+            "{nodes}"
+        );
     }
 
     #[test]
@@ -246,12 +253,18 @@ mod tests {
             .expect_err("a kind kubesd does not read")
             .to_string();
         assert!(err.starts_with(&unknown.display().to_string()), "{err}");
-        assert!(err.contains("object 0") && err.contains("ConfigMap"), "{err}");
+        assert!(
+            err.contains("object 0") && err.contains("ConfigMap"),
+            "{err}"
+        );
 
         let missing = dir.path().join("missing.json");
         let err = run(&args(Role::Pod, false, vec![missing]))
             .expect_err("no such file")
             .to_string();
-        assert!(err.contains("cannot read") && err.contains("missing.json"), "{err}");
+        assert!(
+            err.contains("cannot read") && err.contains("missing.json"),
+            "{err}"
+        );
     }
 }

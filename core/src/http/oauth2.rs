@@ -140,32 +140,8 @@ impl TokenSource {
     async fn request(&self) -> Result<(String, Option<Instant>), String> {
         let c = &self.config;
         let url = &c.token_url;
-        let secret = match &c.client_secret_file {
-            Some(path) => std::fs::read_to_string(path)
-                .map_err(|e| {
-                    format!(
-                        "oauth2.client_secret_file: cannot read {}: {e}",
-                        path.display()
-                    )
-                })?
-                .trim()
-                .to_string(),
-            None => c.client_secret.expose().to_string(),
-        };
-        let mut form = form_urlencoded::Serializer::new(String::new());
-        form.append_pair("grant_type", "client_credentials");
-        if !c.scopes.is_empty() {
-            form.append_pair("scope", &c.scopes.join(" "));
-        }
-        for (k, v) in &c.endpoint_params {
-            form.append_pair(k, v);
-        }
-        let body = form.finish();
-        let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-        let basic = base64::Engine::encode(
-            &base64::engine::general_purpose::STANDARD,
-            format!("{}:{}", encode(&c.client_id), encode(&secret)),
-        );
+        let basic = basic_credentials(&c.client_id, &client_secret(c)?);
+        let body = token_form(c);
         let tls = if url.starts_with("https://") {
             Some(super::build_tls_config(&c.tls_config, false).map_err(|e| format!("oauth2.{e}"))?)
         } else {
@@ -193,28 +169,76 @@ impl TokenSource {
                 String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
             ));
         }
-        let json: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("token response from {url} is not JSON: {e}"))?;
-        let token = json
-            .get("access_token")
-            .and_then(|t| t.as_str())
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| format!("token response from {url} has no access_token"))?;
-        // `bearer` in any case means Bearer (Go's `Token.Type`); other types as sent.
-        let kind = match json.get("token_type").and_then(|t| t.as_str()) {
-            None | Some("") => "Bearer".to_string(),
-            Some(t) if t.eq_ignore_ascii_case("bearer") => "Bearer".to_string(),
-            Some(t) => t.to_string(),
-        };
-        // Some endpoints send `expires_in` as a string.
-        let expires_in = match json.get("expires_in") {
-            Some(serde_json::Value::Number(n)) => n.as_u64(),
-            Some(serde_json::Value::String(s)) => s.parse().ok(),
-            _ => None,
-        };
-        let expiry = expires_in
-            .filter(|s| *s > 0)
-            .map(|s| started + Duration::from_secs(s));
-        Ok((format!("{kind} {token}"), expiry))
+        read_token(url, &bytes, started)
     }
+}
+
+/// The client secret, from `client_secret_file` (read at every request, so a rotated
+/// file is used) or inline.
+fn client_secret(c: &OAuth2) -> Result<String, String> {
+    match &c.client_secret_file {
+        Some(path) => std::fs::read_to_string(path)
+            .map(|s| s.trim().to_string())
+            .map_err(|e| {
+                format!(
+                    "oauth2.client_secret_file: cannot read {}: {e}",
+                    path.display()
+                )
+            }),
+        None => Ok(c.client_secret.expose().to_string()),
+    }
+}
+
+/// The request's form: `grant_type=client_credentials`, the scopes, `endpoint_params`.
+fn token_form(c: &OAuth2) -> String {
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.append_pair("grant_type", "client_credentials");
+    if !c.scopes.is_empty() {
+        form.append_pair("scope", &c.scopes.join(" "));
+    }
+    for (k, v) in &c.endpoint_params {
+        form.append_pair(k, v);
+    }
+    form.finish()
+}
+
+/// Basic auth of the client's id and secret, each URL-encoded first (RFC 6749 §2.3.1).
+fn basic_credentials(id: &str, secret: &str) -> String {
+    let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    base64::Engine::encode(
+        &base64::engine::general_purpose::STANDARD,
+        format!("{}:{}", encode(id), encode(secret)),
+    )
+}
+
+/// The `Authorization` value and expiry a token response from `url` gives, its
+/// lifetime counted from `started`.
+fn read_token(
+    url: &str,
+    bytes: &[u8],
+    started: Instant,
+) -> Result<(String, Option<Instant>), String> {
+    let json: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("token response from {url} is not JSON: {e}"))?;
+    let token = json
+        .get("access_token")
+        .and_then(|t| t.as_str())
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| format!("token response from {url} has no access_token"))?;
+    // `bearer` in any case means Bearer (Go's `Token.Type`); other types as sent.
+    let kind = match json.get("token_type").and_then(|t| t.as_str()) {
+        None | Some("") => "Bearer",
+        Some(t) if t.eq_ignore_ascii_case("bearer") => "Bearer",
+        Some(t) => t,
+    };
+    // Some endpoints send `expires_in` as a string.
+    let expires_in = match json.get("expires_in") {
+        Some(serde_json::Value::Number(n)) => n.as_u64(),
+        Some(serde_json::Value::String(s)) => s.parse().ok(),
+        _ => None,
+    };
+    let expiry = expires_in
+        .filter(|s| *s > 0)
+        .map(|s| started + Duration::from_secs(s));
+    Ok((format!("{kind} {token}"), expiry))
 }
