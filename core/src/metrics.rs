@@ -610,6 +610,24 @@ impl Metrics {
     /// used again continues its counts rather than resetting them, and totals only grow.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(8192);
+        self.render_per_role(&mut out);
+        let mut globals =
+            |name: &str, kind: &str, help: &str, _: Option<(&str, &str)>, value: i64| {
+                let _ = writeln!(
+                    out,
+                    "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+                );
+            };
+        self.engine.each_sample(&mut globals);
+        self.service.each_sample(&mut globals);
+        self.render_job_discoveries(&mut out);
+        render_build_info(&mut out);
+        out
+    }
+
+    /// The per API server and role families, one family at a time in the order of the
+    /// definitions, each (API server, role)'s samples read once.
+    fn render_per_role(&self, out: &mut String) {
         let servers: Vec<(String, Arc<ApiServerMetrics>)> = {
             let map = self.api_servers.lock().unwrap_or_else(|e| e.into_inner());
             map.iter()
@@ -617,8 +635,6 @@ impl Metrics {
                 .map(|(k, v)| (k.clone(), Arc::clone(v)))
                 .collect()
         };
-        // Each (API server, role)'s samples, read once; then one family at a time, in
-        // the order of the definitions.
         let mut families: Vec<(&str, &str, &str)> = Vec::new();
         RoleMetrics::new().each_sample(&mut |name, kind, help, _, _| {
             if families.last().is_none_or(|f| f.0 != name) {
@@ -651,46 +667,45 @@ impl Metrics {
                 };
             }
         }
-        let mut globals =
-            |name: &str, kind: &str, help: &str, _: Option<(&str, &str)>, value: i64| {
-                let _ = writeln!(
-                    out,
-                    "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
-                );
-            };
-        self.engine.each_sample(&mut globals);
-        self.service.each_sample(&mut globals);
+    }
+
+    /// `kubesd_job_discovery_info`: which role and API server each job discovers from.
+    fn render_job_discoveries(&self, out: &mut String) {
         let discoveries = self
             .job_discoveries
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        if !discoveries.is_empty() {
-            let _ = writeln!(
-                out,
-                "# HELP kubesd_job_discovery_info The role and API server each scrape job discovers from (1 per pair).\n\
-                 # TYPE kubesd_job_discovery_info gauge"
-            );
-            for (job, role, server) in &discoveries {
-                let _ = writeln!(
-                    out,
-                    "kubesd_job_discovery_info{{job=\"{}\",role=\"{role}\",api_server=\"{}\"}} 1",
-                    escape_label_value(job),
-                    escape_label_value(server)
-                );
-            }
+        if discoveries.is_empty() {
+            return;
         }
         let _ = writeln!(
             out,
-            "# HELP kubesd_build_info A metric with a constant '1' value labeled by version, revision and build date of kubesd.\n\
-             # TYPE kubesd_build_info gauge\n\
-             kubesd_build_info{{version=\"{}\",revision=\"{}\",build_date=\"{}\"}} 1",
-            escape_label_value(build_info::VERSION),
-            escape_label_value(build_info::GIT_COMMIT),
-            escape_label_value(build_info::BUILD_DATE),
+            "# HELP kubesd_job_discovery_info The role and API server each scrape job discovers from (1 per pair).\n\
+             # TYPE kubesd_job_discovery_info gauge"
         );
-        out
+        for (job, role, server) in &discoveries {
+            let _ = writeln!(
+                out,
+                "kubesd_job_discovery_info{{job=\"{}\",role=\"{role}\",api_server=\"{}\"}} 1",
+                escape_label_value(job),
+                escape_label_value(server)
+            );
+        }
     }
+}
+
+/// `kubesd_build_info`, as Prometheus' own build info metric.
+fn render_build_info(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "# HELP kubesd_build_info A metric with a constant '1' value labeled by version, revision and build date of kubesd.\n\
+         # TYPE kubesd_build_info gauge\n\
+         kubesd_build_info{{version=\"{}\",revision=\"{}\",build_date=\"{}\"}} 1",
+        escape_label_value(build_info::VERSION),
+        escape_label_value(build_info::GIT_COMMIT),
+        escape_label_value(build_info::BUILD_DATE),
+    );
 }
 
 /// A sample's splitting label: (name, value), e.g. `("reason", "gone")`.
