@@ -160,7 +160,6 @@ fn key() -> GroupKey {
         },
         namespaces: Vec::new(),
         selectors: Vec::new(),
-        attach: AttachMetadata::default(),
         semantics: crate::targets::Semantics::default(),
     }
 }
@@ -225,6 +224,17 @@ impl Sub {
 }
 
 async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
+    subscribe_attaching(h, id, role, AttachMetadata::default(), stuck).await
+}
+
+/// A subscriber of `role` whose targets attach `attach`.
+async fn subscribe_attaching(
+    h: &Harness,
+    id: u64,
+    role: Role,
+    attach: AttachMetadata,
+    stuck: bool,
+) -> Sub {
     let got = Arc::new(Mutex::new(Vec::new()));
     let unanswered = Arc::new(AtomicUsize::new(0));
     let (held, held_rx) = tokio::sync::watch::channel(stuck);
@@ -240,7 +250,8 @@ async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
         replaced: rec.clone().recipient(),
         caught_up: rec.recipient(),
     };
-    h.group.send(Subscribe { role, link }).await.unwrap();
+    let variant = TargetVariant::new(role, attach);
+    h.group.send(Subscribe { variant, link }).await.unwrap();
     Sub {
         got,
         unanswered,
