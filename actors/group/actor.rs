@@ -117,6 +117,9 @@ pub struct GroupWatcher {
     span: tracing::Span,
 }
 
+/// Changes for each variant of an [`Audience`], in its order.
+type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
+
 /// A registered subscriber: the variant it asked for, and its slot.
 struct Subscribed {
     variant: VariantId,
@@ -318,7 +321,7 @@ impl GroupWatcher {
         &mut self,
         role: Role,
         audience: &Audience,
-        changes: Vec<Vec<TargetChange>>,
+        changes: PerVariant,
         received: Instant,
     ) {
         for ((variant, _), changes) in audience.iter().zip(changes) {
@@ -380,7 +383,7 @@ impl GroupWatcher {
     }
 
     /// Per variant of `audience`, an empty list of changes.
-    fn no_changes(audience: &Audience) -> Vec<Vec<TargetChange>> {
+    fn no_changes(audience: &Audience) -> PerVariant {
         audience.iter().map(|_| Vec::new()).collect()
     }
 
@@ -810,6 +813,8 @@ impl Handler<RegisterPending> for GroupWatcher {
                 .or_default()
                 .push(subscribed);
         }
+        // A variant whose URLs were all listed for others is synced as it registers.
+        self.answer_sync_waiters();
         debug!(parent: &self.span, variants = snapshots.len(), "registered subscribers");
     }
 }
