@@ -18,7 +18,9 @@ pub mod subscriber;
 pub mod url_watcher;
 
 pub use flusher::DirtyFlusher;
-pub use group::{GroupKey, GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
+pub use group::{
+    GroupKey, GroupSetup, GroupWatcher, TargetVariant, WatcherFactory, WatcherLink, watchers_on,
+};
 pub use registry::Registry;
 pub use subscriber::Subscriber;
 pub use url_watcher::UrlWatcher;

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 
+use crate::group::TargetVariant;
 use crate::labels::Labels;
-use crate::model::{Object, ObjectKey, Role};
+use crate::model::{Object, ObjectKey};
 use crate::watch::{UndecodedEvent, UndecodedItem, WatchEvent};
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
@@ -221,13 +222,14 @@ pub struct SubscriberLink {
     pub caught_up: Recipient<TargetsCaughtUp>,
 }
 
-/// Sent by the Discovery facade to a group: register a subscriber of `role`. Pending
-/// registrations are served together, with one pass over the cache.
+/// Sent by the Discovery facade to a group: register a subscriber of a role, with
+/// what its targets attach. Pending registrations are served together, with one pass
+/// over the cache.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct Subscribe {
-    /// The role the subscriber discovers.
-    pub role: Role,
+    /// The role the subscriber discovers and what it attaches.
+    pub variant: TargetVariant,
     /// How to reach it.
     pub link: SubscriberLink,
 }
@@ -286,32 +288,33 @@ pub struct UrlStatusChanged {
 }
 
 /// Sent by a `kubesd::Subscription` to its group: send [`UrlStatusChanged`] notices
-/// for `role`'s URLs to `recipient` (one at once, then one per change).
+/// for the URLs its variant needs to `recipient` (one at once, then one per change).
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub struct WatchUrlStatus {
     /// The subscription.
     pub subscriber: SubscriberId,
-    /// Its role.
-    pub role: Role,
+    /// Its role and what it attaches.
+    pub variant: TargetVariant,
     /// Where the notices go.
     pub recipient: Recipient<UrlStatusChanged>,
 }
 
-/// Sent by a `kubesd::Subscription` to its group: the state of every URL `role` needs.
+/// Sent by a `kubesd::Subscription` to its group: the state of every URL its variant
+/// needs.
 #[derive(Message, Debug)]
 #[rtype(result = "Vec<crate::url_watcher::UrlStatus>")]
 pub struct GetUrlStatus {
-    /// The role.
-    pub role: Role,
+    /// The role and what it attaches.
+    pub variant: TargetVariant,
 }
 
-/// Sent by a `kubesd::Subscription` to its group: answered once every URL `role`
+/// Sent by a `kubesd::Subscription` to its group: answered once every URL its variant
 /// needs has been listed, or with the first configuration problem of one of them (a
 /// 400, a repeated 401 or 403, a 404 with no fallback), which retrying will not cure.
 #[derive(Message, Debug)]
 #[rtype(result = "Result<(), crate::url_watcher::UrlError>")]
 pub struct AwaitSyncOrFailure {
-    /// The role.
-    pub role: Role,
+    /// The role and what it attaches.
+    pub variant: TargetVariant,
 }

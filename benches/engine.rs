@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use kubesd::actors::group::VariantId;
 use kubesd::actors::group::cache::{GroupCache, Upserted};
 use kubesd::actors::messages::{ObjectSlot, TargetChange, TargetsChanged, UrlId};
 use kubesd::actors::subscriber::{Constructor, Subscriber};
@@ -51,7 +52,7 @@ fn group_apply(c: &mut Criterion) {
     let mut cache = GroupCache::default();
     for o in &versions[0] {
         cache.upsert(UrlId(0), o.clone());
-        cache.compute_targets(Role::Pod, &o.key(), attach);
+        cache.compute_targets(Role::Pod, &o.key(), VariantId(0), attach);
     }
     let mut group = c.benchmark_group("group");
     group.throughput(Throughput::Elements(BATCH as u64));
@@ -60,7 +61,7 @@ fn group_apply(c: &mut Criterion) {
     let rebuild = |cache: &mut GroupCache, o: Object| {
         let key = o.key();
         (cache.upsert(UrlId(0), o) != Upserted::Unchanged)
-            .then(|| cache.compute_targets(Role::Pod, &key, attach))
+            .then(|| cache.compute_targets(Role::Pod, &key, VariantId(0), attach))
             .flatten()
     };
     // The group's own path: the replaced object is handed to compute_targets_after,
@@ -69,7 +70,15 @@ fn group_apply(c: &mut Criterion) {
         let key = o.key();
         let (upserted, previous) = cache.upsert_with_previous(UrlId(0), o);
         (upserted != Upserted::Unchanged)
-            .then(|| cache.compute_targets_after(Role::Pod, &key, attach, previous.as_ref()))
+            .then(|| {
+                cache.compute_targets_after(
+                    Role::Pod,
+                    &key,
+                    VariantId(0),
+                    attach,
+                    previous.as_ref(),
+                )
+            })
             .flatten()
     };
     type Apply<'a> = &'a dyn Fn(&mut GroupCache, Object) -> Option<TargetChange>;

@@ -3,8 +3,9 @@
 //! Start one per process inside a running actix system, then `subscribe` once per scrape
 //! job with its `kubernetes_sd_config` and a constructor that turns a label set into the
 //! agent's own target value (relabelling belongs there; `None` drops the target). Jobs
-//! with the same API server, credentials, namespaces, selectors and attach_metadata share
-//! one group: one set of connections, one cache, labels computed once.
+//! with the same API server, credentials, namespaces and selectors share one group: one
+//! list and one watch per resource, one cache, labels computed once per role and
+//! `attach_metadata` asked for.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kubesd::SubscribeError> {
@@ -30,7 +31,7 @@ use actix::prelude::*;
 use futures_util::Stream;
 
 use crate::actors::DirtyFlusher;
-use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, watchers_on};
+use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, TargetVariant, watchers_on};
 use crate::actors::messages::{
     AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsUpdated,
     Unsubscribe, UrlStatusChanged, WatchUrlStatus,
@@ -119,8 +120,12 @@ impl Discovery {
         self.inner.registry.len()
     }
 
-    /// The group a config belongs to, and its role; checks the config.
-    pub fn group_key(&self, config: &SdConfig) -> Result<(GroupKey, Role), SubscribeError> {
+    /// The group a config belongs to, and what it asks of it (its role and what it
+    /// attaches); checks the config.
+    pub fn group_key(
+        &self,
+        config: &SdConfig,
+    ) -> Result<(GroupKey, TargetVariant), SubscribeError> {
         config.validate()?;
         let endpoint = resolve_endpoint(config)?;
         let mut namespaces = config.namespaces.names.clone();
@@ -137,10 +142,10 @@ impl Discovery {
             endpoint,
             namespaces,
             selectors,
-            attach: config.attach_metadata,
             semantics: self.inner.options.semantics,
         };
-        Ok((key, config.role))
+        let variant = TargetVariant::new(config.role, config.attach_metadata);
+        Ok((key, variant))
     }
 
     /// Subscribes a scrape job; its subscriber runs on the current arbiter.
@@ -169,7 +174,7 @@ impl Discovery {
         T: TargetValue,
         F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
     {
-        let (key, role) = self.group_key(config)?;
+        let (key, variant) = self.group_key(config)?;
         // Secret files are re-read at every request; a missing one is a config mistake
         // to report now, not a retry loop to discover in the logs. So are a token
         // endpoint that refuses, a header file that cannot be read and a proxy that
@@ -221,11 +226,11 @@ impl Discovery {
                 replaced: subscriber.clone().recipient(),
                 caught_up: subscriber.clone().recipient(),
             };
-            match entry.addr.send(Subscribe { role, link }).await {
+            match entry.addr.send(Subscribe { variant, link }).await {
                 Ok(()) => {
                     return Ok(Subscription {
                         id,
-                        role,
+                        variant,
                         subscriber,
                         group: entry.addr,
                     });
@@ -286,7 +291,8 @@ fn describe(urls: &[UrlStatus]) -> String {
 /// One scrape job's subscription.
 pub struct Subscription<T: TargetValue> {
     id: SubscriberId,
-    role: Role,
+    /// Its role and what its targets attach.
+    variant: TargetVariant,
     subscriber: Addr<Subscriber<T>>,
     group: Addr<GroupWatcher>,
 }
@@ -299,7 +305,7 @@ impl<T: TargetValue> Subscription<T> {
 
     /// The role it discovers.
     pub fn role(&self) -> Role {
-        self.role
+        self.variant.role
     }
 
     /// The job's current targets. Cheap: a shared snapshot, rebuilt only after a change.
@@ -364,7 +370,9 @@ impl<T: TargetValue> Subscription<T> {
     /// backing off, the last problem (typed, with the API server's message), when it
     /// last listed, and how many LISTs it made. Does not borrow the subscription.
     pub fn status(&self) -> impl Future<Output = Vec<UrlStatus>> + 'static {
-        let request = self.group.send(GetUrlStatus { role: self.role });
+        let request = self.group.send(GetUrlStatus {
+            variant: self.variant,
+        });
         async move { request.await.unwrap_or_default() }
     }
 
@@ -374,7 +382,7 @@ impl<T: TargetValue> Subscription<T> {
     pub fn on_status(&self, recipient: Recipient<UrlStatusChanged>) {
         self.group.do_send(WatchUrlStatus {
             subscriber: self.id,
-            role: self.role,
+            variant: self.variant,
             recipient,
         });
     }
@@ -387,10 +395,12 @@ impl<T: TargetValue> Subscription<T> {
         &self,
         within: std::time::Duration,
     ) -> impl Future<Output = Result<(), NotSynced>> + 'static {
-        let waiting = self.group.send(AwaitSyncOrFailure { role: self.role });
+        let waiting = self.group.send(AwaitSyncOrFailure {
+            variant: self.variant,
+        });
         let synced = self.synced();
         let status = self.group.clone();
-        let role = self.role;
+        let variant = self.variant;
         async move {
             let outcome = actix_rt::time::timeout(within, async move {
                 match waiting.await {
@@ -409,7 +419,10 @@ impl<T: TargetValue> Subscription<T> {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(problem)) => Err(NotSynced::Failing(problem)),
                 Err(_) => Err(NotSynced::TimedOut(
-                    status.send(GetUrlStatus { role }).await.unwrap_or_default(),
+                    status
+                        .send(GetUrlStatus { variant })
+                        .await
+                        .unwrap_or_default(),
                 )),
             }
         }

@@ -147,14 +147,30 @@ fn run_case(case: &Case, semantics: Semantics, decode: Decoder) -> Result<(), St
             cache.insert(object);
         }
     }
-    let ctx = TargetContext {
-        attach: case.attach_metadata,
-        semantics,
-        cache: &cache,
-    };
-    let mut actual: Vec<LabelMap> = subjects
+    let mut expected: Vec<LabelMap> = case.expected.iter().map(without_empty_values).collect();
+    expected.sort();
+    // The engine's groups label with only what the role reads (`for_role`): the same
+    // targets as the case's own settings.
+    for attach in [case.attach_metadata, case.attach_metadata.for_role(role)] {
+        let ctx = TargetContext {
+            attach,
+            semantics,
+            cache: &cache,
+        };
+        let mut actual = label_maps(&subjects, &ctx);
+        actual.sort();
+        if actual != expected {
+            return Err(diff(&expected, &actual));
+        }
+    }
+    Ok(())
+}
+
+/// The targets of `subjects`, each as its non-empty labels.
+fn label_maps(subjects: &[Object], ctx: &TargetContext<'_>) -> Vec<LabelMap> {
+    subjects
         .iter()
-        .flat_map(|o| target_labels(o, &ctx))
+        .flat_map(|o| target_labels(o, ctx))
         .map(|labels| {
             labels
                 .iter()
@@ -162,15 +178,7 @@ fn run_case(case: &Case, semantics: Semantics, decode: Decoder) -> Result<(), St
                 .map(|l| (l.name.to_string(), l.value.to_string()))
                 .collect()
         })
-        .collect();
-    let mut expected: Vec<LabelMap> = case.expected.iter().map(without_empty_values).collect();
-    actual.sort();
-    expected.sort();
-    if actual == expected {
-        Ok(())
-    } else {
-        Err(diff(&expected, &actual))
-    }
+        .collect()
 }
 
 /// A per-label explanation of how two multisets of targets differ.

@@ -266,7 +266,7 @@ async fn jobs_with_one_key_share_a_group_and_the_last_to_leave_stops_it() {
     assert_eq!(
         discovery.groups(),
         1,
-        "same server, namespaces, selectors and attach_metadata"
+        "same server, namespaces and selectors"
     );
     let d = discovery
         .subscribe(&other, keep_all)

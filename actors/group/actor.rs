@@ -10,10 +10,10 @@ use tracing::{debug, info, warn};
 use super::cache::{GroupCache, Upserted};
 use super::fanout::{Replies, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
+use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::backlog::Backlog;
 use crate::config::EngineOptions;
-use crate::config::watched_roles;
 use crate::flusher::FlushPace;
 use crate::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
@@ -25,6 +25,7 @@ use crate::messages::{
 use crate::metrics::METRICS;
 use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
+use crate::targets::TargetOptions;
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
 use crate::watch::{UndecodedItem, WatchEvent};
 use tokio::sync::oneshot;
@@ -92,16 +93,18 @@ pub struct GroupWatcher {
     setup: GroupSetup,
     cache: GroupCache,
     urls: Vec<UrlSlot>,
-    subscribers: HashMap<Role, Vec<SubscriberSlot>>,
-    pending: Vec<(Role, SubscriberLink)>,
+    /// Each role's subscribers, with the variant each asked for.
+    subscribers: HashMap<Role, Vec<Subscribed>>,
+    /// The variants the subscribers ask for, and whether each has synced.
+    variants: Variants,
+    pending: Vec<(TargetVariant, SubscriberLink)>,
     registration_scheduled: bool,
-    synced: HashSet<Role>,
     /// For each URL whose LIST is arriving in parts: what the parts so far brought.
     listing: HashMap<UrlId, ListInProgress>,
-    /// Who hears of changes in the URLs' state: subscription, role, recipient.
-    status_watchers: Vec<(SubscriberId, Role, Recipient<UrlStatusChanged>)>,
-    /// Subscriptions waiting for a role's sync or the first configuration problem.
-    sync_waiters: Vec<(Role, oneshot::Sender<Result<(), UrlError>>)>,
+    /// Who hears of changes in the URLs' state: subscription, variant, recipient.
+    status_watchers: Vec<(SubscriberId, TargetVariant, Recipient<UrlStatusChanged>)>,
+    /// Subscriptions waiting for a variant's sync or the first configuration problem.
+    sync_waiters: Vec<(TargetVariant, oneshot::Sender<Result<(), UrlError>>)>,
     /// Set by each push: a subscriber has more batches unanswered than a watcher's
     /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
     subscriber_behind: bool,
@@ -112,6 +115,15 @@ pub struct GroupWatcher {
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
+}
+
+/// Changes for each variant of an [`Audience`], in its order.
+type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
+
+/// A registered subscriber: the variant it asked for, and its slot.
+struct Subscribed {
+    variant: VariantId,
+    slot: SubscriberSlot,
 }
 
 /// The parts of a LIST that has not ended yet.
@@ -144,9 +156,9 @@ impl GroupWatcher {
             cache,
             urls: Vec::new(),
             subscribers: HashMap::new(),
+            variants: Variants::default(),
             pending: Vec::new(),
             registration_scheduled: false,
-            synced: HashSet::new(),
             listing: HashMap::new(),
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
@@ -156,14 +168,20 @@ impl GroupWatcher {
         }
     }
 
-    fn target_options(&self) -> crate::targets::TargetOptions {
-        self.setup.key.target_options()
+    /// The roles `wants`' targets are built from.
+    fn watched_roles(&self, wants: &TargetVariant) -> Vec<Role> {
+        wants.watched_roles(self.setup.key.semantics)
     }
 
-    /// Starts the URL watchers that `role`'s targets need and are not running yet.
-    fn ensure_watchers(&mut self, role: Role, ctx: &mut Context<Self>) {
+    /// The variants of `role` with subscribers, to compute its objects' targets for.
+    fn audience(&self, role: Role) -> Audience {
+        self.variants.audience(role, self.setup.key.semantics)
+    }
+
+    /// Starts the URL watchers that `wants`' targets need and are not running yet.
+    fn ensure_watchers(&mut self, wants: &TargetVariant, ctx: &mut Context<Self>) {
         let key = &self.setup.key;
-        for watched in watched_roles(role, key.target_options()) {
+        for watched in wants.watched_roles(key.semantics) {
             for url in resource_urls(watched, &key.namespaces, &key.selectors) {
                 if self.urls.iter().any(|u| u.url == url) {
                     continue;
@@ -190,9 +208,9 @@ impl GroupWatcher {
         }
     }
 
-    /// The state of every URL `role` needs (those that reported one).
-    fn url_statuses(&self, role: Role) -> Vec<UrlStatus> {
-        let needed = watched_roles(role, self.target_options());
+    /// The state of every URL `wants` needs (those that reported one).
+    fn url_statuses(&self, wants: &TargetVariant) -> Vec<UrlStatus> {
+        let needed = self.watched_roles(wants);
         self.urls
             .iter()
             .filter(|u| needed.contains(&u.url.role))
@@ -200,8 +218,8 @@ impl GroupWatcher {
             .collect()
     }
 
-    /// A URL's state changed: tells the subscriptions whose role needs it, and answers
-    /// those waiting for a sync that a configuration problem now rules out.
+    /// A URL's state changed: tells the subscriptions whose variant needs it, and
+    /// answers those waiting for a sync that a configuration problem now rules out.
     fn url_status_changed(&mut self, url: UrlId, status: UrlStatus) {
         let Some(slot) = self.urls.get_mut(url.0 as usize) else {
             return;
@@ -209,20 +227,20 @@ impl GroupWatcher {
         let url_role = slot.url.role;
         let problem = status.last_error.clone().filter(|e| e.configuration);
         slot.status = Some(status);
-        let options = self.target_options();
-        let needs = |role: Role| watched_roles(role, options).contains(&url_role);
-        for (subscriber, role, recipient) in &self.status_watchers {
-            if needs(*role) {
+        let semantics = self.setup.key.semantics;
+        let needs = |wants: &TargetVariant| wants.watched_roles(semantics).contains(&url_role);
+        for (subscriber, wants, recipient) in &self.status_watchers {
+            if needs(wants) {
                 recipient.do_send(UrlStatusChanged {
                     subscriber: *subscriber,
-                    urls: self.url_statuses(*role),
+                    urls: self.url_statuses(wants),
                 });
             }
         }
         if let Some(problem) = problem {
             let (failed, waiting) = std::mem::take(&mut self.sync_waiters)
                 .into_iter()
-                .partition(|(role, _)| needs(*role) && !self.synced.contains(role));
+                .partition(|(wants, _)| needs(wants) && !self.is_synced(wants));
             self.sync_waiters = waiting;
             for (_, waiter) in failed {
                 let _ = waiter.send(Err(problem.clone()));
@@ -230,44 +248,55 @@ impl GroupWatcher {
         }
     }
 
-    /// Answers the sync waiters of roles that are synced now.
+    /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
         let (done, waiting) = std::mem::take(&mut self.sync_waiters)
             .into_iter()
-            .partition(|(role, _)| self.synced.contains(role));
+            .partition(|(wants, _)| self.is_synced(wants));
         self.sync_waiters = waiting;
         for (_, waiter) in done {
             let _ = waiter.send(Ok(()));
         }
     }
 
-    fn role_synced(&self, role: Role) -> bool {
-        let needed = watched_roles(role, self.target_options());
+    /// Whether subscribers ask for `wants` and it has synced.
+    fn is_synced(&self, wants: &TargetVariant) -> bool {
+        self.variants.find(wants).is_some_and(|v| v.synced)
+    }
+
+    /// Whether every URL `wants` needs has been listed once.
+    fn listed(&self, wants: &TargetVariant) -> bool {
+        let needed = self.watched_roles(wants);
         self.urls
             .iter()
             .filter(|u| needed.contains(&u.url.role))
             .all(|u| u.listed)
     }
 
-    fn has_subscribers(&self, role: Role) -> bool {
-        self.subscribers.get(&role).is_some_and(|s| !s.is_empty())
-    }
-
-    /// Sends `changes` to every subscriber of `role` (nothing if empty, unless `force`),
-    /// whose events the group received at `received`.
-    fn push(&mut self, role: Role, changes: Vec<TargetChange>, force: bool, received: Instant) {
+    /// Sends `changes` to every subscriber of `variant` of `role` (nothing if empty,
+    /// unless `force`), whose events the group received at `received`.
+    fn push(
+        &mut self,
+        (role, variant): (Role, VariantId),
+        changes: Vec<TargetChange>,
+        force: bool,
+        received: Instant,
+    ) {
         if changes.is_empty() && !force {
             return;
         }
         METRICS.engine.target_updates.add(changes.len() as u64);
-        let synced = self.synced.contains(&role);
+        let synced = self.variants.synced(variant);
         let limit = self.setup.options.subscriber_in_flight;
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
-        if let Some(slots) = self.subscribers.get_mut(&role) {
-            for (index, slot) in slots.iter_mut().enumerate() {
-                if let Some(reply) = slot.push(&batch, synced, received, limit, bound) {
-                    let id = slot.link.id;
+        if let Some(subscribed) = self.subscribers.get_mut(&role) {
+            for (index, s) in subscribed.iter_mut().enumerate() {
+                if s.variant != variant {
+                    continue;
+                }
+                if let Some(reply) = s.slot.push(&batch, synced, received, limit, bound) {
+                    let id = s.slot.link.id;
                     self.replies.push(ReplyFrom { role, index, id }, reply);
                 }
             }
@@ -284,7 +313,20 @@ impl GroupWatcher {
             .subscribers
             .values_mut()
             .flatten()
-            .any(|s| s.is_behind(window));
+            .any(|s| s.slot.is_behind(window));
+    }
+
+    /// Sends each variant of `audience` its changes (`changes`, in the same order).
+    fn push_each(
+        &mut self,
+        role: Role,
+        audience: &Audience,
+        changes: PerVariant,
+        received: Instant,
+    ) {
+        for ((variant, _), changes) in audience.iter().zip(changes) {
+            self.push((role, *variant), changes, false, received);
+        }
     }
 
     /// The reply to a watcher's output.
@@ -296,46 +338,53 @@ impl GroupWatcher {
 
     /// A subscriber answered a message; it may be due the batches held back for it.
     fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
-        let synced = self.synced.contains(&role);
-        let Some(slots) = self.subscribers.get_mut(&role) else {
+        let Some(subscribed) = self.subscribers.get_mut(&role) else {
             return;
         };
         // Usually where it was; an unsubscribe in between may have moved it.
-        let index = match slots.get(index) {
-            Some(slot) if slot.link.id == id => index,
-            _ => match slots.iter().position(|s| s.link.id == id) {
+        let index = match subscribed.get(index) {
+            Some(s) if s.slot.link.id == id => index,
+            _ => match subscribed.iter().position(|s| s.slot.link.id == id) {
                 Some(i) => i,
                 None => return,
             },
         };
-        if let Some(reply) = slots[index].replied(synced) {
+        let s = &mut subscribed[index];
+        if let Some(reply) = s.slot.replied(self.variants.synced(s.variant)) {
             self.replies.push(ReplyFrom { role, index, id }, reply);
         }
     }
 
+    /// Stores an object from `url` and computes its targets for each variant of
+    /// `audience`, adding what changed to that variant's `changes`.
     fn apply_upsert(
         &mut self,
         url: UrlId,
         object: crate::model::Object,
-        subscribed: bool,
-        changes: &mut Vec<TargetChange>,
+        audience: &Audience,
+        changes: &mut [Vec<TargetChange>],
     ) {
         let role = object.role();
         let key = object.key();
         // A replaced object leaves its entry without targets: with no subscriber to
         // compute them for now, a later one's snapshot computes them afresh.
         let (upserted, previous) = self.cache.upsert_with_previous(url, object);
-        if upserted != Upserted::Unchanged
-            && subscribed
-            && let Some(change) = self.cache.compute_targets_after(
-                role,
-                &key,
-                self.target_options(),
-                previous.as_ref(),
-            )
-        {
-            changes.push(change);
+        if upserted == Upserted::Unchanged {
+            return;
         }
+        for ((variant, options), changes) in audience.iter().zip(changes) {
+            if let Some(change) =
+                self.cache
+                    .compute_targets_after(role, &key, *variant, *options, previous.as_ref())
+            {
+                changes.push(change);
+            }
+        }
+    }
+
+    /// Per variant of `audience`, an empty list of changes.
+    fn no_changes(audience: &Audience) -> PerVariant {
+        audience.iter().map(|_| Vec::new()).collect()
     }
 
     /// An event the watcher of `url` handed on undecoded is bad: counted and logged
@@ -359,30 +408,32 @@ impl GroupWatcher {
         &mut self,
         role: Role,
         key: ObjectKey,
-        subscribed: bool,
-        changes: &mut Vec<TargetChange>,
+        audience: &Audience,
+        changes: &mut [Vec<TargetChange>],
     ) {
-        if let Some(entry) = self.cache.remove(role, &key)
-            && subscribed
-            && entry.targets.is_some_and(|t| !t.is_empty())
-        {
-            changes.push(TargetChange {
-                slot: entry.slot,
-                key,
-                targets: None,
-            });
+        let Some(entry) = self.cache.remove(role, &key) else {
+            return;
+        };
+        for ((variant, _), changes) in audience.iter().zip(changes) {
+            if entry.targets(*variant).is_some_and(|t| !t.is_empty()) {
+                changes.push(TargetChange {
+                    slot: entry.slot,
+                    key: key.clone(),
+                    targets: None,
+                });
+            }
         }
     }
 
-    /// The roles whose dirty objects a flush recomputes: those with subscribers whose
-    /// every URL has been listed. Until then a role's dependencies are still arriving
-    /// (a 100k-pod list comes in parts), and recomputing its objects at every tick would
-    /// redo them once per tick; the flush that completes its sync computes them once.
-    fn ready_roles(&self) -> HashSet<Role> {
-        self.subscribers
-            .keys()
-            .copied()
-            .filter(|r| self.synced.contains(r) || self.role_synced(*r))
+    /// The variants whose dirty objects a flush recomputes: those whose every URL has
+    /// been listed. Until then a variant's dependencies are still arriving (a 100k-pod
+    /// list comes in parts), and recomputing its objects at every tick would redo them
+    /// once per tick; the flush that completes its sync computes them once.
+    fn ready_variants(&self) -> Vec<VariantId> {
+        self.variants
+            .iter()
+            .filter(|v| v.synced || self.listed(&v.wants))
+            .map(|v| v.id)
             .collect()
     }
 
@@ -410,71 +461,80 @@ impl GroupWatcher {
         }
     }
 
-    /// Recomputes dirty objects of ready roles and pushes what changed; returns how many
-    /// were recomputed. Dirty objects of roles still syncing stay dirty.
+    /// Recomputes dirty objects of ready variants and pushes what changed; returns how
+    /// many were recomputed. Dirty objects of variants still syncing stay dirty.
     fn flush(&mut self) -> usize {
         let received = Instant::now();
-        let ready = self.ready_roles();
+        let ready = self.ready_variants();
         let dirty = self.cache.take_dirty();
-        let mut by_role: HashMap<Role, Vec<TargetChange>> = HashMap::new();
+        let mut by_variant: HashMap<(Role, VariantId), Vec<TargetChange>> = HashMap::new();
         let mut recomputed = 0;
         let mut waiting = Vec::new();
-        for (role, key) in dirty {
-            if !self.has_subscribers(role) {
-                // Nobody gets these targets now and they are out of date: a later
-                // subscriber's snapshot computes them afresh.
-                self.cache.forget_targets(role, &key);
+        let semantics = self.setup.key.semantics;
+        for (role, key, variant) in dirty {
+            let Some(wants) = self.variants.get(variant).map(|v| v.wants) else {
+                // Nobody asks for these targets now and they are out of date.
+                self.cache.forget_targets(role, &key, variant);
                 continue;
-            }
-            if !ready.contains(&role) {
-                waiting.push((role, key));
+            };
+            if !ready.contains(&variant) {
+                waiting.push((role, key, variant));
                 continue;
             }
             recomputed += 1;
-            if let Some(change) = self
-                .cache
-                .compute_targets(role, &key, self.target_options())
-            {
-                by_role.entry(role).or_default().push(change);
+            let options = wants.target_options(semantics);
+            if let Some(change) = self.cache.compute_targets(role, &key, variant, options) {
+                by_variant.entry((role, variant)).or_default().push(change);
             }
         }
         self.cache.keep_dirty(waiting);
-        for (role, changes) in by_role {
-            self.push(role, changes, false, received);
+        for (to, changes) in by_variant {
+            self.push(to, changes, false, received);
         }
         recomputed
     }
 
-    /// Marks roles synced whose URLs have all been listed; returns them, so their
+    /// Marks variants synced whose URLs have all been listed; returns them, so their
     /// subscribers can be told.
-    fn update_synced(&mut self) -> Vec<Role> {
-        let roles: Vec<Role> = self.subscribers.keys().copied().collect();
-        let mut newly = Vec::new();
-        for role in roles {
-            if !self.synced.contains(&role) && self.role_synced(role) {
-                self.synced.insert(role);
-                info!(parent: &self.span, %role, objects = self.cache.len(role), "synced");
-                newly.push(role);
+    fn update_synced(&mut self) -> Vec<(Role, VariantId)> {
+        let newly: Vec<(Role, VariantId)> = self
+            .variants
+            .iter()
+            .filter(|v| !v.synced && self.listed(&v.wants))
+            .map(|v| (v.wants.role, v.id))
+            .collect();
+        for (role, id) in &newly {
+            if let Some(v) = self.variants.get_mut(*id) {
+                v.synced = true;
+                let attach = v.wants.attach;
+                let objects = self.cache.len(*role);
+                info!(parent: &self.span, %role, ?attach, objects, "synced");
             }
         }
         newly
     }
 
-    fn snapshot(&mut self, role: Role) -> Arc<[TargetChange]> {
+    /// Every target of `role`'s objects for `variant` (labelled by `options`), to
+    /// replace what a new subscriber has: computed where they are not yet.
+    fn snapshot(
+        &mut self,
+        role: Role,
+        variant: VariantId,
+        options: TargetOptions,
+    ) -> Arc<[TargetChange]> {
         let missing: Vec<ObjectKey> = self
             .cache
             .entries(role)
-            .filter(|e| e.targets.is_none())
+            .filter(|e| e.targets(variant).is_none())
             .map(|e| e.object.key())
             .collect();
         for key in missing {
-            self.cache
-                .compute_targets(role, &key, self.target_options());
+            self.cache.compute_targets(role, &key, variant, options);
         }
         self.cache
             .entries(role)
             .filter_map(|e| {
-                let targets = e.targets.as_ref()?;
+                let targets = e.targets(variant)?;
                 (!targets.is_empty()).then(|| TargetChange {
                     slot: e.slot,
                     key: e.key.clone(),
@@ -552,9 +612,9 @@ impl GroupWatcher {
         ctx: &mut Context<Self>,
     ) -> Option<DeferredEventRejected> {
         let role = self.urls.get(url.0 as usize).map(|u| u.url.role)?;
-        let subscribed = self.has_subscribers(role);
+        let audience = self.audience(role);
         let mut rejected = None;
-        let mut changes = Vec::new();
+        let mut changes = Self::no_changes(&audience);
         for delta in deltas {
             let event = match delta {
                 Delta::Decoded(event) => event,
@@ -571,16 +631,16 @@ impl GroupWatcher {
             };
             match event {
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    self.apply_upsert(url, object, subscribed, &mut changes)
+                    self.apply_upsert(url, object, &audience, &mut changes)
                 }
                 WatchEvent::Deleted(object) => {
-                    self.apply_delete(role, object.key(), subscribed, &mut changes)
+                    self.apply_delete(role, object.key(), &audience, &mut changes)
                 }
                 // The watcher acts on these itself and never hands them on.
                 WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
             }
         }
-        self.push(role, changes, false, received);
+        self.push_each(role, &audience, changes, received);
         self.flush_soon_if_few(ctx);
         rejected
     }
@@ -623,12 +683,12 @@ impl GroupWatcher {
             ListInProgress::Held(held) => held.append(&mut objects),
             ListInProgress::Applied(keys) => {
                 keys.extend(objects.iter().map(|o| o.key()));
-                let subscribed = self.has_subscribers(role);
-                let mut changes = Vec::new();
+                let audience = self.audience(role);
+                let mut changes = Self::no_changes(&audience);
                 for object in objects {
-                    self.apply_upsert(url, object, subscribed, &mut changes);
+                    self.apply_upsert(url, object, &audience, &mut changes);
                 }
-                self.push(role, changes, false, received);
+                self.push_each(role, &audience, changes, received);
             }
         }
         self.flush_soon_if_few(ctx);
@@ -643,12 +703,12 @@ impl GroupWatcher {
         if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
             // A first LIST that failed midway: what its parts brought goes, so
             // that nothing of a body that was not a whole list stays.
-            let subscribed = self.has_subscribers(role);
-            let mut changes = Vec::new();
+            let audience = self.audience(role);
+            let mut changes = Self::no_changes(&audience);
             for key in self.cache.keys_of_url(role, url) {
-                self.apply_delete(role, key, subscribed, &mut changes);
+                self.apply_delete(role, key, &audience, &mut changes);
             }
-            self.push(role, changes, false, received);
+            self.push_each(role, &audience, changes, received);
             self.flush_soon_if_few(ctx);
         }
     }
@@ -658,7 +718,7 @@ impl GroupWatcher {
         let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
             return;
         };
-        let subscribed = self.has_subscribers(role);
+        let audience = self.audience(role);
         let listed = match self.listing.remove(&url) {
             Some(ListInProgress::Applied(keys)) => keys,
             Some(ListInProgress::Held(mut held)) => {
@@ -674,13 +734,13 @@ impl GroupWatcher {
             .into_iter()
             .filter(|k| !listed.contains(k))
             .collect();
-        let mut changes = Vec::new();
+        let mut changes = Self::no_changes(&audience);
         for object in objects {
             vanished.remove(&object.key());
-            self.apply_upsert(url, object, subscribed, &mut changes);
+            self.apply_upsert(url, object, &audience, &mut changes);
         }
         for key in vanished {
-            self.apply_delete(role, key, subscribed, &mut changes);
+            self.apply_delete(role, key, &audience, &mut changes);
         }
         if let Some(slot) = self.urls.get_mut(url.0 as usize) {
             slot.listed = true;
@@ -691,9 +751,15 @@ impl GroupWatcher {
         self.flush_counted();
         let newly_synced = self.update_synced();
         self.answer_sync_waiters();
-        self.push(role, changes, newly_synced.contains(&role), received);
-        for other in newly_synced.into_iter().filter(|r| *r != role) {
-            self.push(other, Vec::new(), true, received);
+        for ((variant, _), changes) in audience.iter().zip(changes) {
+            let newly = newly_synced.contains(&(role, *variant));
+            self.push((role, *variant), changes, newly, received);
+        }
+        // The other variants that synced now are told so, with no change.
+        for to in newly_synced {
+            if !audience.iter().any(|(variant, _)| to == (role, *variant)) {
+                self.push(to, Vec::new(), true, received);
+            }
         }
     }
 }
@@ -702,8 +768,8 @@ impl Handler<Subscribe> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) {
-        self.ensure_watchers(msg.role, ctx);
-        self.pending.push((msg.role, msg.link));
+        self.ensure_watchers(&msg.variant, ctx);
+        self.pending.push((msg.variant, msg.link));
         if !self.registration_scheduled {
             self.registration_scheduled = true;
             // Handled after the messages already queued: subscribers that arrive
@@ -719,25 +785,37 @@ impl Handler<RegisterPending> for GroupWatcher {
     fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
         self.registration_scheduled = false;
         let pending = std::mem::take(&mut self.pending);
-        let mut snapshots: HashMap<Role, Arc<[TargetChange]>> = HashMap::new();
-        for (role, link) in pending {
-            let snapshot = match snapshots.get(&role) {
+        let mut snapshots: HashMap<VariantId, Arc<[TargetChange]>> = HashMap::new();
+        for (wants, link) in pending {
+            let variant = self.variants.add(wants);
+            let snapshot = match snapshots.get(&variant) {
                 Some(s) => Arc::clone(s),
                 None => {
-                    let s = self.snapshot(role);
-                    snapshots.insert(role, Arc::clone(&s));
+                    let options = wants.target_options(self.setup.key.semantics);
+                    let s = self.snapshot(wants.role, variant, options);
+                    snapshots.insert(variant, Arc::clone(&s));
                     s
                 }
             };
-            let synced = self.role_synced(role) && !self.urls.is_empty();
-            if synced {
-                self.synced.insert(role);
-            }
+            let listed = self.listed(&wants) && !self.urls.is_empty();
+            let synced = match self.variants.get_mut(variant) {
+                Some(v) => {
+                    v.synced |= listed;
+                    v.synced
+                }
+                None => false,
+            };
             let mut slot = SubscriberSlot::new(link);
             slot.replace(snapshot, synced);
-            self.subscribers.entry(role).or_default().push(slot);
+            let subscribed = Subscribed { variant, slot };
+            self.subscribers
+                .entry(wants.role)
+                .or_default()
+                .push(subscribed);
         }
-        debug!(parent: &self.span, roles = snapshots.len(), "registered subscribers");
+        // A variant whose URLs were all listed for others is synced as it registers.
+        self.answer_sync_waiters();
+        debug!(parent: &self.span, variants = snapshots.len(), "registered subscribers");
     }
 }
 
@@ -747,10 +825,10 @@ impl Handler<WatchUrlStatus> for GroupWatcher {
     fn handle(&mut self, msg: WatchUrlStatus, _: &mut Context<Self>) {
         msg.recipient.do_send(UrlStatusChanged {
             subscriber: msg.subscriber,
-            urls: self.url_statuses(msg.role),
+            urls: self.url_statuses(&msg.variant),
         });
         self.status_watchers
-            .push((msg.subscriber, msg.role, msg.recipient));
+            .push((msg.subscriber, msg.variant, msg.recipient));
     }
 }
 
@@ -758,7 +836,7 @@ impl Handler<GetUrlStatus> for GroupWatcher {
     type Result = MessageResult<GetUrlStatus>;
 
     fn handle(&mut self, msg: GetUrlStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.url_statuses(msg.role))
+        MessageResult(self.url_statuses(&msg.variant))
     }
 }
 
@@ -766,11 +844,11 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
     type Result = ResponseFuture<Result<(), UrlError>>;
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
-        let role = msg.role;
-        if self.synced.contains(&role) {
+        let wants = msg.variant;
+        if self.is_synced(&wants) {
             return Box::pin(async { Ok(()) });
         }
-        let needed = watched_roles(role, self.target_options());
+        let needed = self.watched_roles(&wants);
         let failing = self
             .urls
             .iter()
@@ -781,12 +859,12 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
             return Box::pin(async move { Err(problem) });
         }
         let (tx, rx) = oneshot::channel();
-        self.sync_waiters.push((role, tx));
+        self.sync_waiters.push((wants, tx));
         Box::pin(async move {
             match rx.await {
                 Ok(answer) => answer,
-                // The group stopped first, so the role never syncs: the subscription's
-                // own deadline tells.
+                // The group stopped first, so the variant never syncs: the
+                // subscription's own deadline tells.
                 Err(_) => std::future::pending().await,
             }
         })
@@ -798,14 +876,38 @@ impl Handler<Unsubscribe> for GroupWatcher {
 
     fn handle(&mut self, Unsubscribe(id): Unsubscribe, ctx: &mut Context<Self>) {
         self.pending.retain(|(_, link)| link.id != id);
-        for slots in self.subscribers.values_mut() {
-            slots.retain(|s| s.link.id != id);
+        for subscribed in self.subscribers.values_mut() {
+            subscribed.retain(|s| s.slot.link.id != id);
         }
         self.status_watchers.retain(|(s, _, _)| *s != id);
-        self.subscribers.retain(|_, slots| !slots.is_empty());
+        self.subscribers
+            .retain(|_, subscribed| !subscribed.is_empty());
+        self.drop_unwanted_variants();
         if self.subscribers.is_empty() && self.pending.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.
             ctx.stop();
+        }
+    }
+}
+
+impl GroupWatcher {
+    /// Forgets the variants no subscriber asks for any more, and their targets (the
+    /// memory comes back). The URLs they needed are still watched: the objects stay
+    /// cached for a subscriber that comes back, until the group stops.
+    fn drop_unwanted_variants(&mut self) {
+        let unwanted: Vec<(Role, VariantId)> = self
+            .variants
+            .iter()
+            .filter(|v| {
+                let subscribed = self.subscribers.get(&v.wants.role);
+                !subscribed.is_some_and(|s| s.iter().any(|s| s.variant == v.id))
+            })
+            .map(|v| (v.wants.role, v.id))
+            .collect();
+        for (role, variant) in unwanted {
+            self.variants.remove(variant);
+            self.cache.drop_variant(role, variant);
+            debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
     }
 }

@@ -38,12 +38,25 @@ enum Got {
 /// them (a subscriber that does not keep up): the group awaits its replies.
 struct Recorder {
     got: Arc<Mutex<Vec<Got>>>,
+    /// `key zone=<the node label zone>` of each object's first target, in every
+    /// replacement and change received.
+    zones: Arc<Mutex<Vec<String>>>,
     /// Messages received and not answered yet.
     unanswered: Arc<AtomicUsize>,
     held: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Recorder {
+    /// Notes the node zone each change's targets carry.
+    fn note_zones(&self, changes: &[crate::messages::TargetChange]) {
+        let mut zones = self.zones.lock().unwrap();
+        for c in changes {
+            let first = c.targets.as_deref().and_then(|t| t.first());
+            let zone = first.and_then(|l| l.get("__meta_kubernetes_node_label_zone"));
+            zones.push(format!("{} zone={}", c.key, zone.unwrap_or("-")));
+        }
+    }
+
     /// The reply: at once, or once the test lets the subscriber go.
     fn reply(&self) -> ResponseFuture<()> {
         let mut held = self.held.clone();
@@ -63,6 +76,7 @@ impl Actor for Recorder {
 impl Handler<TargetsChanged> for Recorder {
     type Result = ResponseFuture<()>;
     fn handle(&mut self, m: TargetsChanged, _: &mut Context<Self>) -> Self::Result {
+        self.note_zones(&m.changes);
         let changes = m
             .changes
             .iter()
@@ -99,6 +113,7 @@ impl Handler<TargetsCaughtUp> for Recorder {
 impl Handler<TargetsReplaced> for Recorder {
     type Result = ResponseFuture<()>;
     fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) -> Self::Result {
+        self.note_zones(&m.targets);
         let mut keys: Vec<String> = m.targets.iter().map(|c| c.key.to_string()).collect();
         keys.sort();
         let mut values: Vec<String> = m
@@ -160,7 +175,6 @@ fn key() -> GroupKey {
         },
         namespaces: Vec::new(),
         selectors: Vec::new(),
-        attach: AttachMetadata::default(),
         semantics: crate::targets::Semantics::default(),
     }
 }
@@ -211,6 +225,8 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
 
 struct Sub {
     got: Arc<Mutex<Vec<Got>>>,
+    /// What [`Recorder`] noted of the node zones.
+    zones: Arc<Mutex<Vec<String>>>,
     /// Messages it has not answered.
     unanswered: Arc<AtomicUsize>,
     /// True while it does not answer.
@@ -222,14 +238,31 @@ impl Sub {
     fn take(&self) -> Vec<Got> {
         std::mem::take(&mut *self.got.lock().unwrap())
     }
+
+    fn take_zones(&self) -> Vec<String> {
+        std::mem::take(&mut *self.zones.lock().unwrap())
+    }
 }
 
 async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
+    subscribe_attaching(h, id, role, AttachMetadata::default(), stuck).await
+}
+
+/// A subscriber of `role` whose targets attach `attach`.
+async fn subscribe_attaching(
+    h: &Harness,
+    id: u64,
+    role: Role,
+    attach: AttachMetadata,
+    stuck: bool,
+) -> Sub {
     let got = Arc::new(Mutex::new(Vec::new()));
+    let zones = Arc::new(Mutex::new(Vec::new()));
     let unanswered = Arc::new(AtomicUsize::new(0));
     let (held, held_rx) = tokio::sync::watch::channel(stuck);
     let rec = Recorder {
         got: Arc::clone(&got),
+        zones: Arc::clone(&zones),
         unanswered: Arc::clone(&unanswered),
         held: held_rx,
     }
@@ -240,9 +273,11 @@ async fn subscribe(h: &Harness, id: u64, role: Role, stuck: bool) -> Sub {
         replaced: rec.clone().recipient(),
         caught_up: rec.recipient(),
     };
-    h.group.send(Subscribe { role, link }).await.unwrap();
+    let variant = TargetVariant::new(role, attach);
+    h.group.send(Subscribe { variant, link }).await.unwrap();
     Sub {
         got,
+        zones,
         unanswered,
         held,
         id: SubscriberId(id),
@@ -1060,4 +1095,129 @@ async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few(
     tokio::time::sleep(SOON + std::time::Duration::from_millis(10)).await;
     settle().await;
     assert_eq!(changed_keys(&sub.take()), [("ns/eb".to_string(), 2)]);
+}
+
+fn pod_on(name: &str, node: &str) -> Object {
+    obj(
+        Role::Pod,
+        format!(
+            r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"spec":{{"nodeName":"{node}","containers":[{{"name":"c","ports":[{{"containerPort":80}}]}}]}},"status":{{"podIP":"10.0.0.1","phase":"Running"}}}}"#
+        ),
+    )
+}
+
+fn node(name: &str, zone: &str) -> Object {
+    obj(
+        Role::Node,
+        format!(
+            r#"{{"metadata":{{"name":"{name}","labels":{{"zone":"{zone}"}}}},"status":{{"addresses":[{{"type":"InternalIP","address":"10.1.0.1"}}]}}}}"#
+        ),
+    )
+}
+
+fn attaching_node() -> AttachMetadata {
+    AttachMetadata {
+        node: true,
+        ..AttachMetadata::default()
+    }
+}
+
+#[actix_rt::test]
+async fn jobs_that_differ_in_what_they_attach_share_the_watches_and_get_their_own_labels() {
+    let h = start(64);
+    let plain = subscribe(&h, 1, Role::Pod, false).await;
+    let with_node = subscribe_attaching(&h, 2, Role::Pod, attaching_node(), false).await;
+    settle().await;
+    let urls: Vec<Role> = h.urls.lock().unwrap().iter().map(|u| u.role).collect();
+    assert_eq!(urls, [Role::Pod, Role::Node], "one pod URL for both jobs");
+    feed(&h, relisted(0, vec![pod_on("a", "n1")])).await;
+    feed(&h, relisted(1, vec![node("n1", "east")])).await;
+    settle().await;
+    assert_eq!(plain.take_zones(), ["ns/a zone=-"]);
+    // The engine's semantics (VictoriaMetrics') gives a pod that attaches its node no
+    // targets until the node is cached: none as the pods arrive, then the node's labels.
+    assert_eq!(with_node.take_zones(), ["ns/a zone=-", "ns/a zone=east"]);
+
+    // A node change re-labels the variant that attached it, and it alone.
+    feed(
+        &h,
+        deltas(
+            1,
+            vec![Delta::Decoded(WatchEvent::Modified(node("n1", "west")))],
+        ),
+    )
+    .await;
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(
+        report.recomputed, 1,
+        "only the pod's node-attaching targets"
+    );
+    settle().await;
+    assert!(plain.take_zones().is_empty());
+    assert_eq!(with_node.take_zones(), ["ns/a zone=west"]);
+
+    // A pod change reaches both, each with its own labels.
+    let moved = pod_on("a", "n2");
+    feed(
+        &h,
+        deltas(0, vec![Delta::Decoded(WatchEvent::Modified(moved))]),
+    )
+    .await;
+    settle().await;
+    assert_eq!(plain.take_zones(), ["ns/a zone=-"]);
+    assert_eq!(
+        with_node.take_zones(),
+        ["ns/a zone=-"],
+        "node n2 is not cached"
+    );
+}
+
+#[actix_rt::test]
+async fn a_variant_that_needs_an_unlisted_role_waits_for_its_list_and_goes_with_its_last_job() {
+    let h = start(64);
+    let plain = subscribe(&h, 1, Role::Pod, false).await;
+    feed(&h, relisted(0, vec![pod_on("a", "n1")])).await;
+    settle().await;
+    assert!(
+        matches!(
+            &plain.take()[..],
+            [Got::Replaced(_, false, _), Got::Changed(_, true)]
+        ),
+        "the plain job needs pods alone"
+    );
+    let with_node = subscribe_attaching(&h, 2, Role::Pod, attaching_node(), false).await;
+    settle().await;
+    assert_eq!(h.urls.lock().unwrap().len(), 2, "its node URL started");
+    let got = with_node.take();
+    assert!(
+        matches!(&got[..], [Got::Replaced(keys, false, _)] if keys.is_empty()),
+        "not synced before the nodes are listed, and the pod waits for its node: {got:?}"
+    );
+    feed(&h, relisted(1, vec![node("n1", "east")])).await;
+    settle().await;
+    assert!(
+        plain.take().is_empty(),
+        "the nodes change nothing for the plain job"
+    );
+    let got = with_node.take();
+    assert!(
+        matches!(&got[..], [.., Got::Changed(_, true)]),
+        "synced: {got:?}"
+    );
+    assert_eq!(with_node.take_zones(), ["ns/a zone=east"]);
+
+    // Its last job leaves: the variant's targets and dependencies go with it.
+    h.group.send(Unsubscribe(with_node.id)).await.unwrap();
+    feed(
+        &h,
+        deltas(
+            1,
+            vec![Delta::Decoded(WatchEvent::Modified(node("n1", "west")))],
+        ),
+    )
+    .await;
+    let report = h.group.send(FlushDirty).await.unwrap();
+    assert_eq!(report.recomputed, 0, "nobody reads the node any more");
+    settle().await;
+    assert!(plain.take().is_empty());
 }

@@ -7,13 +7,22 @@
 //! matters: an endpoint whose pod is not cached yet must be recomputed when the pod
 //! arrives. So when an object changes, exactly the objects whose labels looked it up are
 //! marked dirty, and a flush recomputes only those.
+//!
+//! Targets are kept per [`VariantId`]: jobs that attach different metadata share the
+//! objects, and each variant of a role has its own targets and its own look-ups (a
+//! pod's node is a dependency only of the variant that attaches it), so a change
+//! re-labels exactly the variants that read it. With one variant, the usual case, an
+//! entry holds it inline.
 
 use arcstr::ArcStr;
 use std::cell::RefCell;
 // foldhash: every event hashes its key into these maps several times, and SipHash's
 // flooding resistance buys nothing for keys the API server already made unique.
 use foldhash::{HashMap, HashSet};
+use smallvec::SmallVec;
 use std::sync::Arc;
+
+use super::variant::VariantId;
 
 use crate::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
@@ -24,6 +33,22 @@ use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_afte
 
 /// An object of some role, as the dependency index names it.
 pub type DepKey = (Role, ObjectKey);
+
+/// One variant's targets of an object, as the dirty set and the dependency index name
+/// them.
+pub type Dependent = (Role, ObjectKey, VariantId);
+
+/// An object's targets for one variant, and what computing them looked up.
+#[derive(Debug)]
+pub struct VariantTargets {
+    /// The variant.
+    pub variant: VariantId,
+    /// Its targets, once computed (none again after the object changed, until a
+    /// subscriber needs them).
+    pub targets: Option<ObjectTargets>,
+    /// What its labels looked up when they were computed.
+    pub deps: Vec<DepKey>,
+}
 
 /// One cached object.
 #[derive(Debug)]
@@ -37,10 +62,19 @@ pub struct Entry {
     pub object: Arc<Object>,
     /// The URL watcher it came from.
     pub url: UrlId,
-    /// Its targets, once computed (only for roles with subscribers).
-    pub targets: Option<ObjectTargets>,
-    /// What its labels looked up when they were computed.
-    pub deps: Vec<DepKey>,
+    /// Its targets per variant asked for (only for roles with subscribers).
+    pub variants: SmallVec<[VariantTargets; 1]>,
+}
+
+impl Entry {
+    /// Its targets for `variant`, if computed.
+    pub fn targets(&self, variant: VariantId) -> Option<&ObjectTargets> {
+        self.variants
+            .iter()
+            .find(|v| v.variant == variant)?
+            .targets
+            .as_ref()
+    }
 }
 
 /// The objects of one role, by namespace then name, so that look-ups by `&str` need no
@@ -103,8 +137,18 @@ impl RoleCache {
 pub struct Replaced {
     /// The object before the update.
     pub object: Arc<Object>,
-    /// Its targets, taken out of the entry.
-    pub targets: Option<ObjectTargets>,
+    /// Its targets per variant, taken out of the entry.
+    pub targets: SmallVec<[(VariantId, ObjectTargets); 1]>,
+}
+
+impl Replaced {
+    /// Its targets for `variant`, if they had been computed.
+    pub fn targets(&self, variant: VariantId) -> Option<&ObjectTargets> {
+        self.targets
+            .iter()
+            .find(|(v, _)| *v == variant)
+            .map(|(_, t)| t)
+    }
 }
 
 /// What [`GroupCache::upsert`] did.
@@ -122,10 +166,10 @@ pub enum Upserted {
 #[derive(Default, Debug)]
 pub struct GroupCache {
     roles: HashMap<Role, RoleCache>,
-    /// Who read whom: object → the objects whose labels looked it up.
-    dependents: HashMap<DepKey, HashSet<DepKey>>,
-    /// Objects whose dependencies changed since their targets were computed.
-    dirty: HashSet<DepKey>,
+    /// Who read whom: object → the objects' variants whose labels looked it up.
+    dependents: HashMap<DepKey, HashSet<Dependent>>,
+    /// Objects' variants whose dependencies changed since their targets were computed.
+    dirty: HashSet<Dependent>,
     /// The discovery metrics of the group's API server (`kubesd_objects`).
     metrics: Arc<ApiServerMetrics>,
 }
@@ -205,7 +249,11 @@ impl GroupCache {
             }
             let previous = Replaced {
                 object: std::mem::replace(&mut entry.object, Arc::new(object)),
-                targets: entry.targets.take(),
+                targets: entry
+                    .variants
+                    .iter_mut()
+                    .filter_map(|v| Some((v.variant, v.targets.take()?)))
+                    .collect(),
             };
             entry.url = url;
             self.mark_dependents_dirty(&(role, key));
@@ -219,8 +267,7 @@ impl GroupCache {
                 key: key.clone(),
                 object: Arc::new(object),
                 url,
-                targets: None,
-                deps: Vec::new(),
+                variants: SmallVec::new(),
             },
         );
         self.metrics.role(role).objects.inc();
@@ -235,22 +282,26 @@ impl GroupCache {
             .get_mut(&role)?
             .remove(&key.namespace, &key.name)?;
         self.metrics.role(role).objects.dec();
-        let me = (role, key.clone());
-        self.unlink(&me, &entry.deps);
-        self.dirty.remove(&me);
-        self.mark_dependents_dirty(&me);
+        for v in &entry.variants {
+            let me = (role, key.clone(), v.variant);
+            self.unlink(&me, &v.deps);
+            self.dirty.remove(&me);
+        }
+        self.mark_dependents_dirty(&(role, key.clone()));
         Some(entry)
     }
 
-    /// Recomputes the targets of `role`'s object at `key`; returns the change when they
-    /// differ from the ones computed before (or were never computed).
+    /// Recomputes the targets of `role`'s object at `key` for `variant` (labelled by
+    /// `options`); returns the change when they differ from the ones computed before
+    /// (or were never computed).
     pub fn compute_targets(
         &mut self,
         role: Role,
         key: &ObjectKey,
+        variant: VariantId,
         options: TargetOptions,
     ) -> Option<TargetChange> {
-        self.compute_targets_after(role, key, options, None)
+        self.compute_targets_after(role, key, variant, options, None)
     }
 
     /// [`GroupCache::compute_targets`] for an object that just replaced `previous`: the
@@ -260,16 +311,17 @@ impl GroupCache {
         &mut self,
         role: Role,
         key: &ObjectKey,
+        variant: VariantId,
         options: TargetOptions,
         previous: Option<&Replaced>,
     ) -> Option<TargetChange> {
         let entry = self.get(role, &key.namespace, &key.name)?;
         let object = Arc::clone(&entry.object);
         let old_targets = match previous {
-            Some(p) => p.targets.clone(),
-            None => entry.targets.clone(),
+            Some(p) => p.targets(variant).cloned(),
+            None => entry.targets(variant).cloned(),
         };
-        let reusable = previous.and_then(|p| Some((&*p.object, p.targets.as_deref()?)));
+        let reusable = previous.and_then(|p| Some((&*p.object, &**p.targets(variant)?)));
         let view = RecordingView {
             cache: self,
             seen: RefCell::new(Vec::new()),
@@ -277,18 +329,42 @@ impl GroupCache {
         let ctx = TargetContext::new(options, &view);
         let targets: ObjectTargets = target_labels_after(&object, &ctx, reusable).into();
         let deps = view.seen.into_inner();
-        let me = (role, key.clone());
+        let me = (role, key.clone(), variant);
         self.dirty.remove(&me);
+        self.store_targets(me, targets, old_targets, deps)
+    }
+
+    /// Keeps an object's newly computed targets for a variant and what they looked up;
+    /// returns the change when they differ from `old_targets`.
+    fn store_targets(
+        &mut self,
+        me: Dependent,
+        targets: ObjectTargets,
+        old_targets: Option<ObjectTargets>,
+        deps: Vec<DepKey>,
+    ) -> Option<TargetChange> {
+        let (role, key, variant) = &me;
         let entry = self
             .roles
-            .get_mut(&role)?
+            .get_mut(role)?
             .get_mut(&key.namespace, &key.name)?;
+        let at = match entry.variants.iter().position(|v| v.variant == *variant) {
+            Some(at) => at,
+            None => {
+                entry.variants.push(VariantTargets {
+                    variant: *variant,
+                    targets: None,
+                    deps: Vec::new(),
+                });
+                entry.variants.len() - 1
+            }
+        };
+        let own = &mut entry.variants[at];
         // Usually the same look-ups as last time: then the index is left alone.
-        let old_deps =
-            (entry.deps != deps).then(|| std::mem::replace(&mut entry.deps, deps.clone()));
+        let old_deps = (own.deps != deps).then(|| std::mem::replace(&mut own.deps, deps.clone()));
         let changed = old_targets.as_deref() != Some(&*targets);
         // Unchanged: keep the targets the subscribers already share, not an equal copy.
-        entry.targets = if changed {
+        own.targets = if changed {
             Some(Arc::clone(&targets))
         } else {
             old_targets
@@ -307,29 +383,51 @@ impl GroupCache {
         change
     }
 
-    /// Drops the computed targets of `role`'s object at `key` (they no longer match it):
-    /// the next snapshot computes them again.
-    pub fn forget_targets(&mut self, role: Role, key: &ObjectKey) {
-        if let Some(entry) = self
+    /// Drops the computed targets of `role`'s object at `key` for `variant` (they no
+    /// longer match it): the next snapshot computes them again.
+    pub fn forget_targets(&mut self, role: Role, key: &ObjectKey, variant: VariantId) {
+        if let Some(own) = self
             .roles
             .get_mut(&role)
             .and_then(|rc| rc.get_mut(&key.namespace, &key.name))
+            .and_then(|e| e.variants.iter_mut().find(|v| v.variant == variant))
         {
-            entry.targets = None;
+            own.targets = None;
         }
     }
 
+    /// Forgets `variant` of `role` (nobody asks for it any more): every object's
+    /// targets and look-ups for it, and its place in the dirty set.
+    pub fn drop_variant(&mut self, role: Role, variant: VariantId) {
+        let mut unlinked = Vec::new();
+        if let Some(rc) = self.roles.get_mut(&role) {
+            for names in rc.by_namespace.values_mut() {
+                for entry in names.values_mut() {
+                    if let Some(at) = entry.variants.iter().position(|v| v.variant == variant) {
+                        let own = entry.variants.swap_remove(at);
+                        unlinked.push(((role, entry.key.clone(), variant), own.deps));
+                    }
+                }
+            }
+        }
+        for (me, deps) in unlinked {
+            self.unlink(&me, &deps);
+        }
+        self.dirty
+            .retain(|(r, _, v)| !(*r == role && *v == variant));
+    }
+
     /// Takes the dirty set (for a flush).
-    pub fn take_dirty(&mut self) -> Vec<DepKey> {
+    pub fn take_dirty(&mut self) -> Vec<Dependent> {
         self.dirty.drain().collect()
     }
 
     /// Puts back objects a flush took but did not recompute, for a later flush (an
     /// object removed meanwhile is not put back).
-    pub fn keep_dirty(&mut self, keys: Vec<DepKey>) {
-        for (role, key) in keys {
+    pub fn keep_dirty(&mut self, keys: Vec<Dependent>) {
+        for (role, key, variant) in keys {
             if self.get(role, &key.namespace, &key.name).is_some() {
-                self.dirty.insert((role, key));
+                self.dirty.insert((role, key, variant));
             }
         }
     }
@@ -350,7 +448,7 @@ impl GroupCache {
         }
     }
 
-    fn unlink(&mut self, me: &DepKey, deps: &[DepKey]) {
+    fn unlink(&mut self, me: &Dependent, deps: &[DepKey]) {
         for dep in deps {
             if let Some(set) = self.dependents.get_mut(dep) {
                 set.remove(me);
@@ -470,6 +568,8 @@ mod tests {
     fn key(name: &str) -> ObjectKey {
         ObjectKey::new(&"ns".into(), &name.into())
     }
+
+    const V0: VariantId = VariantId(0);
 
     const ATTACH: TargetOptions = TargetOptions {
         attach: crate::targets::AttachMetadata {
@@ -637,31 +737,31 @@ mod tests {
         c.upsert(UrlId(1), endpoints("ec", &[("c", "10.0.0.3")]));
         for name in ["ea", "eb", "ec"] {
             assert!(
-                c.compute_targets(Role::Endpoints, &key(name), ATTACH)
+                c.compute_targets(Role::Endpoints, &key(name), V0, ATTACH)
                     .is_some()
             );
         }
         assert_eq!(c.dirty_len(), 0);
 
         c.upsert(UrlId(0), pod("a", "10.0.0.1", "n2"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ea"))]);
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ea"), V0)]);
 
         c.upsert(UrlId(0), pod("c", "10.0.0.3", "n1"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ec"))]);
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ec"), V0)]);
         let change = c
-            .compute_targets(Role::Endpoints, &key("ec"), ATTACH)
+            .compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
             .expect("pod labels appear");
         let targets = change.targets.expect("targets");
         assert_eq!(targets[0].get("__meta_kubernetes_pod_name"), Some("c"));
 
         // Recomputing without a real change reports nothing.
         assert!(
-            c.compute_targets(Role::Endpoints, &key("ec"), ATTACH)
+            c.compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
                 .is_none()
         );
 
         c.remove(Role::Pod, &key("b"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("eb"))]);
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("eb"), V0)]);
         c.remove(Role::Endpoints, &key("ea"));
         c.upsert(UrlId(0), pod("a", "10.0.0.9", "n2"));
         assert!(
@@ -704,7 +804,7 @@ mod tests {
         // A route whose Gateway is not cached: a recorded miss.
         c.upsert(UrlId(1), obj(Role::HttpRoute, r#"{"metadata":{"name":"elsewhere","namespace":"ns"},"spec":{"parentRefs":[{"name":"other"}],"hostnames":["x.example.com"]}}"#));
         for name in ["on-a", "on-b", "elsewhere"] {
-            c.compute_targets(Role::HttpRoute, &key(name), vm);
+            c.compute_targets(Role::HttpRoute, &key(name), V0, vm);
         }
         assert_eq!(c.dirty_len(), 0);
 
@@ -714,17 +814,17 @@ mod tests {
         assert_eq!(
             dirty,
             [
-                (Role::HttpRoute, key("on-a")),
-                (Role::HttpRoute, key("on-b"))
+                (Role::HttpRoute, key("on-a"), V0),
+                (Role::HttpRoute, key("on-b"), V0)
             ]
         );
         // Both are recomputed; only the one on the changed listener has new targets.
         assert!(
-            c.compute_targets(Role::HttpRoute, &key("on-a"), vm)
+            c.compute_targets(Role::HttpRoute, &key("on-a"), V0, vm)
                 .is_none()
         );
         let change = c
-            .compute_targets(Role::HttpRoute, &key("on-b"), vm)
+            .compute_targets(Role::HttpRoute, &key("on-b"), V0, vm)
             .expect("re-labelled");
         let targets = change.targets.expect("targets");
         assert_eq!(
@@ -737,7 +837,87 @@ mod tests {
             r#"{"metadata":{"name":"other","namespace":"ns"},"spec":{"listeners":[{"name":"x","port":80,"protocol":"HTTP"}]}}"#,
         );
         c.upsert(UrlId(0), other);
-        assert_eq!(c.take_dirty(), [(Role::HttpRoute, key("elsewhere"))]);
+        assert_eq!(c.take_dirty(), [(Role::HttpRoute, key("elsewhere"), V0)]);
+    }
+
+    fn node(name: &str, zone: &str) -> Object {
+        obj(
+            Role::Node,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","labels":{{"zone":"{zone}"}}}},"status":{{"addresses":[{{"type":"InternalIP","address":"10.1.0.1"}}]}}}}"#
+            ),
+        )
+    }
+
+    /// The two variants of role pod: without and with the node attached.
+    const PLAIN: VariantId = VariantId(0);
+    const WITH_NODE: VariantId = VariantId(1);
+
+    fn with_node() -> TargetOptions {
+        let mut options = ATTACH;
+        options.attach.node = true;
+        options
+    }
+
+    fn zone(change: Option<TargetChange>) -> Option<String> {
+        let targets = change?.targets?;
+        targets[0]
+            .get("__meta_kubernetes_node_label_zone")
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn a_node_change_re_labels_only_the_variant_that_attached_it() {
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), node("n1", "a"));
+        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
+        let plain = c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
+        assert!(plain.is_some(), "first computation is a change");
+        let first = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        assert_eq!(zone(first).as_deref(), Some("a"));
+        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
+        assert_eq!(entry.variants.len(), 2);
+        let plain_targets = entry.targets(PLAIN).expect("computed");
+        assert!(
+            plain_targets[0]
+                .get("__meta_kubernetes_node_name")
+                .is_none()
+        );
+
+        c.upsert(UrlId(0), node("n1", "b"));
+        assert_eq!(c.take_dirty(), [(Role::Pod, key("p"), WITH_NODE)]);
+        let relabelled = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        assert_eq!(zone(relabelled).as_deref(), Some("b"));
+
+        // A change of the pod itself changes both variants' targets.
+        c.upsert(UrlId(1), pod("p", "10.0.0.2", "n1"));
+        assert!(c.take_dirty().is_empty(), "nothing read the pod");
+        assert!(
+            c.get(Role::Pod, "ns", "p")
+                .expect("cached")
+                .targets(PLAIN)
+                .is_none()
+        );
+        c.clear();
+    }
+
+    #[test]
+    fn a_dropped_variant_leaves_no_targets_or_dependencies() {
+        let mut c = GroupCache::default();
+        c.upsert(UrlId(0), node("n1", "a"));
+        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
+        c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
+        c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        c.upsert(UrlId(0), node("n1", "b"));
+        c.drop_variant(Role::Pod, WITH_NODE);
+        assert_eq!(c.dirty_len(), 0, "its dirty mark goes with it");
+        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
+        assert_eq!(entry.variants.len(), 1);
+        assert!(entry.targets(PLAIN).is_some());
+        c.upsert(UrlId(0), node("n1", "c"));
+        assert_eq!(c.dirty_len(), 0, "no look-up of the node is left");
+        assert!(c.dependents.is_empty());
+        c.clear();
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! What makes two scrape jobs share a group: the same API server and credentials, the
-//! same namespaces and selectors, the same attach_metadata and semantics. The role is not part of it:
-//! a pod job and an endpoints job of one cluster share one pod cache.
+//! same namespaces and selectors, the same semantics. Neither the role nor
+//! `attach_metadata` is part of it: a pod job and an endpoints job of one cluster share
+//! one pod cache, and a job attaching node metadata shares the pods' list and watch with
+//! one that does not (each gets its own labels, [`super::TargetVariant`]).
 
 use crate::api::RoleSelector;
 use crate::http::ApiEndpoint;
-use crate::targets::{AttachMetadata, Semantics, TargetOptions};
+use crate::targets::Semantics;
 
 /// The identity of a group.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -15,18 +17,6 @@ pub struct GroupKey {
     pub namespaces: Vec<String>,
     /// Selectors, sorted, so that order in the config does not split groups.
     pub selectors: Vec<RoleSelector>,
-    /// Related metadata attached to targets.
-    pub attach: AttachMetadata,
     /// Whose target semantics the group's labels follow (the engine's).
     pub semantics: Semantics,
-}
-
-impl GroupKey {
-    /// How the group's targets are labelled.
-    pub fn target_options(&self) -> TargetOptions {
-        TargetOptions {
-            attach: self.attach,
-            semantics: self.semantics,
-        }
-    }
 }

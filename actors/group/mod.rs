@@ -1,11 +1,14 @@
 //! The group watcher: one per [`GroupKey`], shared by every scrape job with that key. It
 //! owns the authoritative cache, starts the URL watchers its subscribers' roles need,
-//! computes each changed object's targets once, and pushes them to subscribers.
+//! computes each changed object's targets once per [`TargetVariant`] asked for, and
+//! pushes them to subscribers.
 
 mod actor;
 pub mod cache;
 mod fanout;
 mod key;
+mod variant;
 
 pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
 pub use key::GroupKey;
+pub use variant::{TargetVariant, VariantId};

@@ -33,7 +33,7 @@ pub use object_cache::ObjectCache;
 pub use semantics::{EndpointNode, InitContainers, Semantics, UnknownSemantics};
 
 use crate::labels::Labels;
-use crate::model::{Gateway, Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
+use crate::model::{Gateway, Job, Namespace, Node, Object, Pod, ReplicaSet, Role, Service};
 
 /// Read-only access to the cached objects that other roles' labels depend on.
 ///
@@ -100,6 +100,23 @@ pub struct AttachMetadata {
     pub job: bool,
     /// Add `__meta_kubernetes_pod_cronjob_name`: the CronJob owning the pod's Job.
     pub cronjob: bool,
+}
+
+impl AttachMetadata {
+    /// Only what changes `role`'s labels: the node and the workload are read for a pod
+    /// (its own, or an endpoint's), the namespace for every role but node. Two jobs
+    /// whose `attach_metadata` differ only in what their role never reads get the
+    /// same labels, so their group computes them once.
+    pub fn for_role(self, role: Role) -> AttachMetadata {
+        let reads_pods = matches!(role, Role::Pod | Role::Endpoints | Role::EndpointSlice);
+        AttachMetadata {
+            node: self.node && reads_pods,
+            namespace: self.namespace && role != Role::Node,
+            deployment: self.deployment && reads_pods,
+            job: self.job && reads_pods,
+            cronjob: self.cronjob && reads_pods,
+        }
+    }
 }
 
 /// What shapes a job's targets besides the objects: the related metadata it attaches
