@@ -4,7 +4,9 @@
 //! job with its `kubernetes_sd_config` and a constructor that turns a label set into the
 //! agent's own target value (relabelling belongs there; `None` drops the target). Jobs
 //! with the same API server, credentials, namespaces, selectors and attach_metadata share
-//! one group: one set of connections, one cache, labels computed once.
+//! one group: one set of connections, one cache, labels computed once. An agent that
+//! keeps its own state per object may instead subscribe an actor of its own, which
+//! handles the group's batches itself (`subscribe_actor`, as `kubesd run` does).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kubesd::SubscribeError> {
