@@ -158,23 +158,20 @@ impl JobState {
                 (groups, changed)
             }
         };
-        if let Some(h) = &held {
-            if changed && let Some(g) = &h.groups {
-                self.body.remove(&h.key, g);
+        let same_key = held.as_ref().is_some_and(|h| h.key == *key);
+        if changed {
+            self.place_body(held.as_ref(), key, groups.as_ref(), same_key);
+        }
+        let parts = match held {
+            // The same bytes on the same nodes: the same parts, the views untouched.
+            Some(h)
+                if !changed
+                    && (!self.keeps_node_index() || same_nodes(&h.discovered, discovered)) =>
+            {
+                h.parts
             }
-            for (index, parts) in self.indexes.iter_mut().zip(&h.parts) {
-                index.remove(&h.key, parts);
-            }
-        }
-        if changed && let Some(g) = &groups {
-            self.body.insert(key, g);
-        }
-        let parts: Vec<ObjectParts> = (0..self.indexes.len())
-            .map(|at| self.split_scratch(self.indexes[at].kind, groups.as_ref()))
-            .collect();
-        for (index, p) in self.indexes.iter_mut().zip(&parts) {
-            index.insert(key, p);
-        }
+            held => self.place_parts(held.as_ref(), key, groups.as_ref(), same_key),
+        };
         self.work.objects_changed += u64::from(changed);
         let discovered = Arc::clone(discovered);
         let key = key.clone();
@@ -188,6 +185,52 @@ impl JobState {
             },
         );
         changed
+    }
+
+    /// Puts `groups` in the body for `key`, in place of what `held` had there (replaced
+    /// in one step when it is the same key).
+    fn place_body(
+        &mut self,
+        held: Option<&Slot>,
+        key: &ObjectKey,
+        groups: Option<&Arc<ObjectGroups>>,
+        same_key: bool,
+    ) {
+        if let Some(h) = held
+            && let Some(g) = &h.groups
+            && !(same_key && groups.is_some())
+        {
+            self.body.remove(&h.key, g);
+        }
+        if let Some(g) = groups {
+            self.body.insert(key, g);
+        }
+    }
+
+    /// Splits the object whose targets are in the scratch into every kept partition,
+    /// in place of `held`'s parts; returns its parts.
+    fn place_parts(
+        &mut self,
+        held: Option<&Slot>,
+        key: &ObjectKey,
+        groups: Option<&Arc<ObjectGroups>>,
+        same_key: bool,
+    ) -> Vec<ObjectParts> {
+        let parts: Vec<ObjectParts> = (0..self.indexes.len())
+            .map(|at| self.split_scratch(self.indexes[at].kind, groups))
+            .collect();
+        for (at, new) in parts.iter().enumerate() {
+            let index = &mut self.indexes[at];
+            match held.and_then(|h| h.parts.get(at).map(|old| (h, old))) {
+                Some((_, old)) if same_key => index.replace(key, old, new),
+                Some((h, old)) => {
+                    index.remove(&h.key, old);
+                    index.insert(key, new);
+                }
+                None => index.insert(key, new),
+            }
+        }
+        parts
     }
 
     /// Takes `held` (just removed from its slot) out of the body and the partitions;

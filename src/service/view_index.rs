@@ -6,12 +6,13 @@
 //! its bucket's digest: it changes only when one of its own objects does.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use imbl::OrdMap;
 
 use super::views::{Bucket, ObjectParts, ViewKind};
 use crate::model::ObjectKey;
-use crate::sd_output::KeyedGroups;
+use crate::sd_output::{KeyedGroups, ObjectGroups};
 
 /// A partition's buckets, as a snapshot holds them.
 pub type Partition = OrdMap<Bucket, KeyedGroups>;
@@ -50,13 +51,28 @@ impl ViewIndex {
     /// Removes object `key`'s `parts` (as they were inserted); a bucket left empty goes.
     pub fn remove(&mut self, key: &ObjectKey, parts: &ObjectParts) {
         for (bucket, groups) in parts.iter() {
-            let Some(objects) = self.buckets.get_mut(bucket) else {
-                continue;
-            };
-            objects.remove(key, groups);
-            if objects.is_empty() {
-                self.buckets.remove(bucket);
+            self.remove_one(key, bucket, groups);
+        }
+    }
+
+    /// Replaces object `key`'s parts `old` (as they were inserted) by `new`: a bucket in
+    /// both has its entry replaced in one step; one only in `old` loses it.
+    pub fn replace(&mut self, key: &ObjectKey, old: &ObjectParts, new: &ObjectParts) {
+        for (bucket, groups) in old.iter() {
+            if !new.iter().any(|(b, _)| b == bucket) {
+                self.remove_one(key, bucket, groups);
             }
+        }
+        self.insert(key, new);
+    }
+
+    fn remove_one(&mut self, key: &ObjectKey, bucket: &Bucket, groups: &Arc<ObjectGroups>) {
+        let Some(objects) = self.buckets.get_mut(bucket) else {
+            return;
+        };
+        objects.remove(key, groups);
+        if objects.is_empty() {
+            self.buckets.remove(bucket);
         }
     }
 

@@ -183,26 +183,31 @@ pub struct ObjectTargets<'a> {
 }
 
 /// The object's parts in partition `kind`: its whole groups, shared, when its targets
-/// all land in one bucket; else each bucket's targets serialized apart.
+/// all land in one bucket; else each bucket's targets cut from its bytes (an object of
+/// one group) or serialized apart. Each target's address is hashed once.
 pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> ObjectParts {
-    let buckets: Vec<Option<Bucket>> = object
+    let buckets: Vec<(&str, Option<Bucket>)> = object
         .targets
         .iter()
         .zip(object.nodes)
-        .map(|(t, node)| bucket_of(kind, t.get(ADDRESS_LABEL).unwrap_or(""), node, members))
+        .map(|(t, node)| {
+            let address = t.get(ADDRESS_LABEL).unwrap_or("");
+            (address, bucket_of(kind, address, node, members))
+        })
         .collect();
-    if let Some(Some(first)) = buckets.first()
-        && buckets.iter().all(|b| b.as_ref() == Some(first))
+    if let Some((_, Some(first))) = buckets.first()
+        && buckets.iter().all(|(_, b)| b.as_ref() == Some(first))
     {
         return Box::new([(first.clone(), Arc::clone(object.whole))]);
     }
+    // Not by node: one address may be a target on two nodes (two endpoints).
     if kind != ViewKind::Node
         && let Some(addresses) = object.whole.one_group_addresses()
     {
-        return picked(kind, object.whole, &addresses, members);
+        return picked(object.whole, &addresses, &buckets);
     }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
-    for (target, bucket) in object.targets.iter().zip(buckets) {
+    for (target, (_, bucket)) in object.targets.iter().zip(buckets) {
         if let Some(bucket) = bucket {
             by_bucket.entry(bucket).or_default().push(target.clone());
         }
@@ -215,19 +220,22 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .collect()
 }
 
-/// The parts of an object of one group whose addresses land in several buckets of
-/// `kind` (which reads only the address): each bucket's share written from the
-/// object's own bytes ([`ObjectGroups::pick`]), its labels not serialized again.
+/// The parts of an object of one group whose addresses land in several buckets: each
+/// bucket's share written from the object's own bytes ([`ObjectGroups::pick`]), its
+/// labels not serialized again. `buckets` holds each target's address and bucket.
 fn picked(
-    kind: ViewKind,
     whole: &Arc<ObjectGroups>,
     addresses: &[&str],
-    members: &[ArcStr],
+    buckets: &[(&str, Option<Bucket>)],
 ) -> ObjectParts {
-    let mut by_bucket: BTreeMap<Bucket, Vec<u32>> = BTreeMap::new();
-    let no_node = ArcStr::default();
+    let mut by_bucket: BTreeMap<&Bucket, Vec<u32>> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
+        // The group's addresses are its targets' (sorted, each once).
+        let bucket = buckets
+            .iter()
+            .find(|(a, _)| a == address)
+            .and_then(|(_, b)| b.as_ref());
+        if let Some(bucket) = bucket {
             by_bucket
                 .entry(bucket)
                 .or_default()
@@ -236,7 +244,7 @@ fn picked(
     }
     by_bucket
         .into_iter()
-        .map(|(b, picks)| (b, Arc::new(ObjectGroups::pick(whole, picks))))
+        .map(|(b, picks)| (b.clone(), Arc::new(ObjectGroups::pick(whole, picks))))
         .collect()
 }
 
