@@ -162,19 +162,8 @@ impl JobSet {
             }
             match self.start(job).await {
                 Ok((running, actors)) => {
-                    let file_writer =
-                        self.options.output_dir.as_ref().map(|dir| {
-                            spawn_file_writer(running.clone(), job_file(dir, &job.name))
-                        });
-                    started.push((
-                        job.name.clone(),
-                        RunningJob {
-                            fingerprint,
-                            job: running,
-                            actors,
-                            file_writer,
-                        },
-                    ));
+                    let running = self.running_job(running, actors, fingerprint);
+                    started.push((job.name.clone(), running));
                 }
                 Err(e) => {
                     for (_, new) in started {
@@ -218,6 +207,21 @@ impl JobSet {
             self.stop_job(job).await;
         }
         Ok(())
+    }
+
+    /// A job just started, with its file SD writer if there is an output directory.
+    fn running_job(&self, job: Job, actors: Vec<String>, fingerprint: String) -> RunningJob {
+        let file_writer = self
+            .options
+            .output_dir
+            .as_ref()
+            .map(|dir| spawn_file_writer(job.clone(), job_file(dir, job.name())));
+        RunningJob {
+            fingerprint,
+            job,
+            actors,
+            file_writer,
+        }
     }
 
     /// Stops a job's file writer, then the actors no job uses any more.
