@@ -181,7 +181,7 @@ impl<T: TargetValue> Subscriber<T> {
 }
 
 /// Room for any window of in-flight batches the group uses, plus the agent's requests.
-const MAILBOX_CAPACITY: usize = 1 << 16;
+pub const MAILBOX_CAPACITY: usize = 1 << 16;
 
 impl<T: TargetValue> Actor for Subscriber<T> {
     type Context = Context<Self>;

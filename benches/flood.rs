@@ -1066,12 +1066,12 @@ async fn start_service(
 }
 
 /// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
-/// pipeline has relabelled every pod once: `/ready` says the discovery listed, not that
+/// job actor has relabelled every pod once: `/ready` says the discovery listed, not that
 /// the relabelled targets are all in `/sd`), then
 /// the flood (until every job's target count shows the deletion that follows the last
 /// event), with a reader polling the first job's `/sd` throughout.
 async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
-    use kubesd::service::{GetStatus, JobSet};
+    use kubesd::service::JobSet;
 
     server.gate(0);
     let baseline = {
@@ -1093,20 +1093,20 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         }
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
-    let everything = (args.pods * set.pipelines()) as u64;
-    while set.pipeline_work().await.objects_relabelled < everything && Instant::now() < deadline {
+    let everything = (args.pods * set.job_actors()) as u64;
+    while set.work().objects_relabelled < everything && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(5)).await;
     }
     let synced = sync_meter.finish();
     let statuses = async |set: &JobSet| {
         let mut out = Vec::new();
         for (_, job) in set.jobs() {
-            out.push(job.send(GetStatus).await.expect("job alive"));
+            out.push(job.status());
         }
         out
     };
     let targets0: Vec<usize> = statuses(&set).await.iter().map(|s| s.targets).collect();
-    let work0 = set.pipeline_work().await;
+    let work0 = set.work();
     let mut rows = vec![Row {
         scenario: "service-sync".into(),
         subs: jobs,
@@ -1115,9 +1115,9 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         p50_ms: f64::NAN,
         p99_ms: f64::NAN,
         extra: format!(
-            "pods/s; {} targets per job; {} pipeline(s); rss before {baseline:.0} MB",
+            "pods/s; {} targets per job; {} job actor(s); rss before {baseline:.0} MB",
             targets0.first().copied().unwrap_or(0),
-            set.pipelines(),
+            set.job_actors(),
         ),
     }];
 
@@ -1186,7 +1186,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             .copied()
             .unwrap_or(f64::NAN)
     };
-    let work = set.pipeline_work().await;
+    let work = set.work();
     let last = statuses(&set).await;
     let visible = last.first().map(|s| s.latency.count()).unwrap_or(0);
     rows.push(Row {
@@ -1198,8 +1198,8 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         p99_ms: pct(0.99),
         extra: format!(
             "{}p50/p99 are /sd/pods-0 ({} requests, {:.1} MB body; before the flood: {} ms); \
-             pipelines relabelled {} objects, saw {} unseen changes, \
-             changed {}, built {} lists; job 0 applied {} object changes ({visible} observed)",
+             job actors relabelled {} objects, saw {} unseen changes, \
+             changed {}, changed {} bodies; job 0 applied {} object changes ({visible} observed)",
             if ok { "" } else { "TIMED OUT; " },
             latencies.len(),
             body_bytes as f64 / 1e6,
@@ -1207,7 +1207,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             work.objects_relabelled - work0.objects_relabelled,
             work.objects_unseen - work0.objects_unseen,
             work.objects_changed - work0.objects_changed,
-            work.lists_built - work0.lists_built,
+            work.bodies_changed - work0.bodies_changed,
             last.first().map_or(0, |s| s.applied),
         ),
     });
@@ -1226,20 +1226,16 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
 /// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
 /// `--fleet-rate`, and (with `--fleet-views on`) the view consumers polling throughout.
 async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
-    use kubesd::service::GetStatus;
-
     server.gate(0);
     let sync_meter = Meter::start();
     let (mut set, http, addr) = start_service(args, server, 1).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-    while set.pipeline_work().await.objects_relabelled < args.pods as u64
-        && Instant::now() < deadline
-    {
+    while set.work().objects_relabelled < args.pods as u64 && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
     let synced = sync_meter.finish();
     let job = set.jobs().into_iter().next().expect("one job").1;
-    let targets0 = job.send(GetStatus).await.expect("job alive").targets;
+    let targets0 = job.status().targets;
     let views = args.fleet_views == "on";
     let paths = fleet_paths(args);
     // Each view asked for once before the flood: the first request for a kind builds
@@ -1329,7 +1325,7 @@ fn fleet_paths(args: &Args) -> Vec<String> {
 async fn fleet_flood(
     args: &Args,
     server: &Server,
-    job: &actix::Addr<kubesd::service::JobActor>,
+    job: &kubesd::service::Job,
     targets0: usize,
     deadline: Instant,
 ) -> bool {
@@ -1348,10 +1344,7 @@ async fn fleet_flood(
         actix_rt::time::sleep(Duration::from_millis(50)).await;
     }
     while Instant::now() < deadline {
-        let status = job
-            .send(kubesd::service::GetStatus)
-            .await
-            .expect("job alive");
+        let status = job.status();
         if status.targets < targets0 {
             return true;
         }

@@ -5,7 +5,9 @@
 //! agent's own target value (relabelling belongs there; `None` drops the target). Jobs
 //! with the same API server, credentials, namespaces and selectors share one group: one
 //! list and one watch per resource, one cache, labels computed once per role and
-//! `attach_metadata` asked for.
+//! `attach_metadata` asked for. An agent that keeps its own state per object may
+//! instead subscribe an actor of its own, which handles the group's batches itself
+//! (`subscribe_actor`, as `kubesd run` does).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), kubesd::SubscribeError> {
@@ -33,10 +35,11 @@ use futures_util::Stream;
 use crate::actors::DirtyFlusher;
 use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, TargetVariant, watchers_on};
 use crate::actors::messages::{
-    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsUpdated,
-    Unsubscribe, UrlStatusChanged, WatchUrlStatus,
+    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsCaughtUp,
+    TargetsChanged, TargetsReplaced, TargetsUpdated, Unsubscribe, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::actors::registry::{GroupEntry, Registry};
+pub use crate::actors::subscriber::MAILBOX_CAPACITY as SUBSCRIBER_MAILBOX_CAPACITY;
 use crate::actors::subscriber::{
     Configure, Constructor, GetTargets, StopSubscriber, Subscriber, TakeChanges, TargetChanges,
     TargetValue, WaitSynced,
@@ -174,6 +177,62 @@ impl Discovery {
         T: TargetValue,
         F: Fn(&Labels) -> Option<T> + Send + Sync + 'static,
     {
+        let (key, variant, tls) = self.prepare(config).await?;
+        let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let ctor: Constructor<T> = Arc::new(constructor);
+        let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
+        let link = SubscriberLink {
+            id,
+            changed: subscriber.clone().recipient(),
+            replaced: subscriber.clone().recipient(),
+            caught_up: subscriber.clone().recipient(),
+        };
+        match self.register(&key, variant, tls, link).await {
+            Ok(link) => Ok(Subscription { link, subscriber }),
+            Err(e) => {
+                subscriber.do_send(StopSubscriber);
+                Err(e)
+            }
+        }
+    }
+
+    /// Subscribes an actor of the agent's own that handles the group's batches itself
+    /// ([`TargetsChanged`], [`TargetsReplaced`], [`TargetsCaughtUp`]): for an agent
+    /// that keeps its own state per object where the changes arrive, with no generic
+    /// subscriber in between (`kubesd run`'s job actors are such actors). Its handlers'
+    /// returns are the group's flow control: handle each message and return. It should
+    /// set its mailbox capacity to [`SUBSCRIBER_MAILBOX_CAPACITY`] when it starts, so
+    /// that a window of batches never waits for room. Stop with
+    /// [`ActorSubscription::stop`].
+    pub async fn subscribe_actor<A>(
+        &self,
+        config: &SdConfig,
+        actor: &Addr<A>,
+    ) -> Result<ActorSubscription, SubscribeError>
+    where
+        A: Actor<Context = Context<A>>
+            + Handler<TargetsChanged>
+            + Handler<TargetsReplaced>
+            + Handler<TargetsCaughtUp>,
+    {
+        let (key, variant, tls) = self.prepare(config).await?;
+        let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let link = SubscriberLink {
+            id,
+            changed: actor.clone().recipient(),
+            replaced: actor.clone().recipient(),
+            caught_up: actor.clone().recipient(),
+        };
+        self.register(&key, variant, tls, link).await
+    }
+
+    /// Checks `config` and what it needs before a subscription: its group, its role,
+    /// its credentials (a secret file that cannot be read, a token endpoint that
+    /// refuses, a proxy that cannot be used are start errors) and its TLS settings.
+    async fn prepare(
+        &self,
+        config: &SdConfig,
+    ) -> Result<(GroupKey, TargetVariant, Option<Arc<rustls::ClientConfig>>), SubscribeError> {
         let (key, variant) = self.group_key(config)?;
         // Secret files are re-read at every request; a missing one is a config mistake
         // to report now, not a retry loop to discover in the logs. So are a token
@@ -213,32 +272,37 @@ impl Discovery {
         } else {
             None
         };
-        let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
-        let ctor: Constructor<T> = Arc::new(constructor);
-        let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
+        Ok((key, variant, tls))
+    }
+
+    /// Registers `link` with the group of `key` (started if none runs), for `variant`.
+    async fn register(
+        &self,
+        key: &GroupKey,
+        variant: TargetVariant,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        link: SubscriberLink,
+    ) -> Result<ActorSubscription, SubscribeError> {
+        let id = link.id;
         // A group that is stopping (its last subscriber just left) refuses the message;
         // then a new group is started for the key.
         for _ in 0..3 {
-            let entry = self.group_for(&key, tls.clone());
-            let link = SubscriberLink {
-                id,
-                changed: subscriber.clone().recipient(),
-                replaced: subscriber.clone().recipient(),
-                caught_up: subscriber.clone().recipient(),
+            let entry = self.group_for(key, tls.clone());
+            let subscribe = Subscribe {
+                variant,
+                link: link.clone(),
             };
-            match entry.addr.send(Subscribe { variant, link }).await {
+            match entry.addr.send(subscribe).await {
                 Ok(()) => {
-                    return Ok(Subscription {
+                    return Ok(ActorSubscription {
                         id,
                         variant,
-                        subscriber,
                         group: entry.addr,
                     });
                 }
-                Err(_) => self.inner.registry.remove(&key, entry.id),
+                Err(_) => self.inner.registry.remove(key, entry.id),
             }
         }
-        subscriber.do_send(StopSubscriber);
         Err(SubscribeError::Stopped)
     }
 
@@ -288,17 +352,18 @@ fn describe(urls: &[UrlStatus]) -> String {
     }
 }
 
-/// One scrape job's subscription.
-pub struct Subscription<T: TargetValue> {
+/// The registration of a subscriber with its group: its id, role and group, for its
+/// URLs' state and to leave. A [`Subscription`] holds one; an agent's own actor
+/// subscribed with [`Discovery::subscribe_actor`] gets one.
+pub struct ActorSubscription {
     id: SubscriberId,
     /// Its role and what its targets attach.
     variant: TargetVariant,
-    subscriber: Addr<Subscriber<T>>,
     group: Addr<GroupWatcher>,
 }
 
-impl<T: TargetValue> Subscription<T> {
-    /// This subscription's id (as in [`TargetsUpdated`] notices).
+impl ActorSubscription {
+    /// This subscription's id (as in the [`SubscriberLink`] the group reaches it by).
     pub fn id(&self) -> SubscriberId {
         self.id
     }
@@ -306,6 +371,63 @@ impl<T: TargetValue> Subscription<T> {
     /// The role it discovers.
     pub fn role(&self) -> Role {
         self.variant.role
+    }
+
+    /// The state of every API URL the role needs (see [`Subscription::status`]).
+    pub fn status(&self) -> impl Future<Output = Vec<UrlStatus>> + 'static {
+        let request = self.group.send(GetUrlStatus {
+            variant: self.variant,
+        });
+        async move { request.await.unwrap_or_default() }
+    }
+
+    /// Sends a [`UrlStatusChanged`] notice to `recipient` now and whenever the state of
+    /// a URL the role needs changes (see [`Subscription::on_status`]).
+    pub fn on_status(&self, recipient: Recipient<UrlStatusChanged>) {
+        self.group.do_send(WatchUrlStatus {
+            subscriber: self.id,
+            variant: self.variant,
+            recipient,
+        });
+    }
+
+    /// Waits until the group has listed every URL the role needs once, or one of
+    /// them has a problem retrying will not cure (then that problem). The batches say
+    /// `synced` too; this is for an agent that waits elsewhere.
+    pub fn synced_or_failing(&self) -> impl Future<Output = Result<(), UrlError>> + 'static {
+        let request = self.group.send(AwaitSyncOrFailure {
+            variant: self.variant,
+        });
+        async move {
+            match request.await {
+                Ok(outcome) => outcome,
+                // A stopped group never syncs.
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
+
+    /// Leaves the group: the last subscriber to leave stops it and its connections.
+    pub async fn stop(self) {
+        let _ = self.group.send(Unsubscribe(self.id)).await;
+    }
+}
+
+/// One scrape job's subscription.
+pub struct Subscription<T: TargetValue> {
+    link: ActorSubscription,
+    subscriber: Addr<Subscriber<T>>,
+}
+
+impl<T: TargetValue> Subscription<T> {
+    /// This subscription's id (as in [`TargetsUpdated`] notices).
+    pub fn id(&self) -> SubscriberId {
+        self.link.id
+    }
+
+    /// The role it discovers.
+    pub fn role(&self) -> Role {
+        self.link.variant.role
     }
 
     /// The job's current targets. Cheap: a shared snapshot, rebuilt only after a change.
@@ -370,21 +492,14 @@ impl<T: TargetValue> Subscription<T> {
     /// backing off, the last problem (typed, with the API server's message), when it
     /// last listed, and how many LISTs it made. Does not borrow the subscription.
     pub fn status(&self) -> impl Future<Output = Vec<UrlStatus>> + 'static {
-        let request = self.group.send(GetUrlStatus {
-            variant: self.variant,
-        });
-        async move { request.await.unwrap_or_default() }
+        self.link.status()
     }
 
     /// Sends a [`UrlStatusChanged`] notice to `recipient` now and whenever the state of
     /// a URL this subscription needs changes (a problem begins or ends, a LIST
     /// completes, a backoff starts).
     pub fn on_status(&self, recipient: Recipient<UrlStatusChanged>) {
-        self.group.do_send(WatchUrlStatus {
-            subscriber: self.id,
-            variant: self.variant,
-            recipient,
-        });
+        self.link.on_status(recipient);
     }
 
     /// Waits, at most `within`, until every URL the role needs has been listed once.
@@ -395,12 +510,12 @@ impl<T: TargetValue> Subscription<T> {
         &self,
         within: std::time::Duration,
     ) -> impl Future<Output = Result<(), NotSynced>> + 'static {
-        let waiting = self.group.send(AwaitSyncOrFailure {
-            variant: self.variant,
+        let waiting = self.link.group.send(AwaitSyncOrFailure {
+            variant: self.link.variant,
         });
         let synced = self.synced();
-        let status = self.group.clone();
-        let variant = self.variant;
+        let status = self.link.group.clone();
+        let variant = self.link.variant;
         async move {
             let outcome = actix_rt::time::timeout(within, async move {
                 match waiting.await {
@@ -431,7 +546,7 @@ impl<T: TargetValue> Subscription<T> {
     /// Leaves the group (the last one to leave stops it and its connections) and stops
     /// the subscriber.
     pub async fn stop(self) {
-        let _ = self.group.send(Unsubscribe(self.id)).await;
+        self.link.stop().await;
         let _ = self.subscriber.send(StopSubscriber).await;
     }
 }

@@ -42,7 +42,10 @@ pub use actors::url_watcher::{UrlError, UrlPhase, UrlProblem, UrlStatus};
 /// `arcstr` crate itself.
 pub use arcstr::ArcStr;
 pub use config::{EngineOptions, SdConfig};
-pub use discovery::{Discovery, NotSynced, SubscribeError, Subscription};
+pub use discovery::{
+    ActorSubscription, Discovery, NotSynced, SUBSCRIBER_MAILBOX_CAPACITY, SubscribeError,
+    Subscription,
+};
 pub use error::DecodeError;
 pub use labels::{Label, Labels};
 pub use model::{Object, Role};

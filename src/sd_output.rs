@@ -16,6 +16,9 @@ use serde::ser::{SerializeMap, Serializer};
 
 use crate::labels::{Label, Labels};
 
+mod body;
+pub use body::{Digest, KeyedGroups, SdBody};
+
 /// The label whose value is a target's address (defined once, in [`crate::relabel`]).
 pub use crate::relabel::ADDRESS_LABEL;
 
@@ -183,7 +186,7 @@ pub fn groups_json(groups: &[TargetGroup]) -> Vec<u8> {
 /// The groups are those of [`group_targets`] over the object's targets, written as
 /// [`groups_json`] writes them, without the enclosing brackets. The value of a `job`
 /// label that is the caller's placeholder string (recognised by pointer: in `kubesd run`,
-/// the pipeline's `scrape.job_name` when jobs share it) is left out, as a *hole*: each job that
+/// the job actor's `scrape.job_name` when jobs share it) is left out, as a *hole*: each job that
 /// shares these bytes writes its own name there when the body is assembled.
 #[derive(Debug, PartialEq, Eq)]
 pub struct ObjectGroups {
@@ -418,215 +421,6 @@ impl Fnv {
     }
 }
 
-/// The objects of one discovery, in a fixed order (by namespace and name), as a job's
-/// body joins them. Shared: every job and request reading it holds the same list.
-pub type ObjectGroupsList = std::sync::Arc<[std::sync::Arc<ObjectGroups>]>;
-
-/// What a body needs to know of one list of objects, computed once when the list is
-/// built: so that a body made of such lists costs a pass over its lists, not over
-/// their objects.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ListSummary {
-    /// FNV-1a of the non-empty objects' hashes, in order.
-    hash: u64,
-    /// Their bytes, holes left out.
-    bytes: usize,
-    /// Their holes.
-    holes: usize,
-    /// How many are not empty.
-    objects: usize,
-    /// Their targets.
-    targets: usize,
-}
-
-impl ListSummary {
-    /// The summary of `list`.
-    pub fn of(list: &[std::sync::Arc<ObjectGroups>]) -> ListSummary {
-        let mut hash = Fnv::default();
-        let mut summary = ListSummary::default();
-        for object in list.iter().filter(|o| !o.is_empty()) {
-            hash.write(&object.hash.to_le_bytes());
-            summary.bytes += object.byte_len();
-            summary.holes += object.hole_count();
-            summary.objects += 1;
-            summary.targets += object.targets();
-        }
-        summary.hash = hash.0;
-        summary
-    }
-}
-
-/// A job's HTTP SD body: its discoveries' object groups, joined on demand with the
-/// job's name in their holes. Cheap to clone and to keep: it holds the shared parts,
-/// not the bytes, which are written out as the body is sent ([`SdBody::chunks`]).
-#[derive(Clone, Debug)]
-pub struct SdBody {
-    /// The job's name as a JSON string.
-    job_json: std::sync::Arc<[u8]>,
-    /// One list per discovery of the job, in config order.
-    parts: Vec<ObjectGroupsList>,
-    /// The body's length in bytes.
-    len: usize,
-    /// Its quoted ETag.
-    pub etag: String,
-    /// How many targets it holds.
-    pub targets: usize,
-}
-
-impl SdBody {
-    /// The body of job `job_name` made of `parts`. Costs a pass over the objects (no
-    /// bytes are copied): the ETag is a hash of the job's name and each object's hash,
-    /// so equal target sets give equal tags.
-    pub fn new(job_name: &str, parts: Vec<ObjectGroupsList>) -> SdBody {
-        let mut job_json = Vec::new();
-        write_json_str(&mut job_json, job_name);
-        let mut hash = Fnv::default();
-        hash.write(&job_json);
-        // Brackets; then a comma between each two non-empty objects.
-        let mut len = 2;
-        let mut objects = 0usize;
-        let mut targets = 0;
-        for object in parts
-            .iter()
-            .flat_map(|p| p.iter())
-            .filter(|o| !o.is_empty())
-        {
-            hash.write(&object.hash.to_le_bytes());
-            len += object.len_with(&job_json);
-            objects += 1;
-            targets += object.targets();
-        }
-        len += objects.saturating_sub(1);
-        SdBody {
-            job_json: job_json.into(),
-            parts,
-            len,
-            etag: format!("\"{:016x}\"", hash.0),
-            targets,
-        }
-    }
-
-    /// The body of job `job_name` made of `parts`, each with its [`ListSummary`]: a
-    /// pass over the lists only. Its ETag is a hash of the job's name and the lists'
-    /// hashes (not [`SdBody::new`]'s: a view's tag is its own), so equal views give
-    /// equal tags on every replica.
-    pub fn from_summaries(job_name: &str, parts: Vec<(ObjectGroupsList, ListSummary)>) -> SdBody {
-        let mut job_json = Vec::new();
-        write_json_str(&mut job_json, job_name);
-        let mut hash = Fnv::default();
-        hash.write(&job_json);
-        let (mut len, mut objects, mut targets) = (2, 0usize, 0);
-        for (_, summary) in &parts {
-            hash.write(&summary.hash.to_le_bytes());
-            len += summary.bytes + summary.holes * job_json.len();
-            objects += summary.objects;
-            targets += summary.targets;
-        }
-        len += objects.saturating_sub(1);
-        SdBody {
-            job_json: job_json.into(),
-            parts: parts.into_iter().map(|(list, _)| list).collect(),
-            len,
-            etag: format!("\"{:016x}\"", hash.0),
-            targets,
-        }
-    }
-
-    /// The body's length in bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True for the empty list (`[]`).
-    pub fn is_empty(&self) -> bool {
-        self.targets == 0
-    }
-
-    /// The whole body in one buffer (for files and tests; HTTP sends [`SdBody::chunks`]).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len);
-        for chunk in self.chunks_of(usize::MAX) {
-            out.extend_from_slice(&chunk);
-        }
-        out
-    }
-
-    /// The body in pieces of about `BODY_CHUNK` bytes, written as they are taken: a
-    /// response streams them, and no request keeps a copy of the whole body.
-    pub fn chunks(&self) -> impl Iterator<Item = bytes::Bytes> + Send + 'static {
-        self.chunks_of(BODY_CHUNK)
-    }
-
-    fn chunks_of(&self, size: usize) -> BodyChunks {
-        BodyChunks {
-            body: self.clone(),
-            part: 0,
-            object: 0,
-            started: false,
-            wrote_object: false,
-            done: false,
-            size,
-        }
-    }
-}
-
-/// How much of a body one streamed piece holds.
-const BODY_CHUNK: usize = 256 * 1024;
-
-/// The iterator behind [`SdBody::chunks`].
-struct BodyChunks {
-    body: SdBody,
-    part: usize,
-    object: usize,
-    started: bool,
-    wrote_object: bool,
-    done: bool,
-    size: usize,
-}
-
-impl Iterator for BodyChunks {
-    type Item = bytes::Bytes;
-
-    fn next(&mut self) -> Option<bytes::Bytes> {
-        if self.done {
-            return None;
-        }
-        // Sized to be filled, never grown: a piece ends before the object that would
-        // not fit (growing it would copy it again, and a fresh large allocation costs
-        // its pages once more).
-        let mut out = Vec::with_capacity(self.size.min(self.body.len + 2));
-        if !self.started {
-            self.started = true;
-            out.push(b'[');
-        }
-        while let Some(part) = self.body.parts.get(self.part) {
-            let Some(object) = part.get(self.object) else {
-                self.part += 1;
-                self.object = 0;
-                continue;
-            };
-            if object.is_empty() {
-                self.object += 1;
-                continue;
-            }
-            // The object, its comma, and room for the closing bracket.
-            let needs = object.len_with(&self.body.job_json) + 2;
-            if !out.is_empty() && out.len() + needs > out.capacity() {
-                return Some(out.into());
-            }
-            self.object += 1;
-            if self.wrote_object {
-                out.push(b',');
-            }
-            self.wrote_object = true;
-            object.write(&self.body.job_json, &mut out);
-        }
-        out.push(b']');
-        self.done = true;
-        Some(out.into())
-    }
-}
-
 /// A strong HTTP `ETag` for `body`, quoted as HTTP requires: the FNV-1a 64-bit hash of
 /// the bytes in hex, e.g. `"cbf29ce484222325"`. FNV because it is fixed by its
 /// definition (std's hasher may change between Rust releases), so kubesd replicas and
@@ -816,6 +610,19 @@ mod tests {
         );
     }
 
+    /// Objects `objects[range]` under keys that sort as their indexes.
+    fn keyed(objects: &[Arc<ObjectGroups>], range: std::ops::Range<usize>) -> KeyedGroups {
+        let mut map = KeyedGroups::default();
+        for i in range {
+            let key = crate::model::ObjectKey::new(
+                &ArcStr::from("ns"),
+                &ArcStr::from(format!("pod-{i:03}")),
+            );
+            map.insert(&key, &objects[i]);
+        }
+        map
+    }
+
     /// Streamed pieces join into the whole body; each is at most the piece size
     /// unless one object alone is larger; empty objects and parts are passed over.
     #[test]
@@ -834,10 +641,14 @@ mod tests {
                 Arc::new(ObjectGroups::new(&labels, &placeholder))
             })
             .collect();
-        let parts: Vec<ObjectGroupsList> =
-            vec![objects[..20].into(), Arc::new([]), objects[20..].into()];
+        let parts = vec![
+            keyed(&objects, 0..20),
+            KeyedGroups::default(),
+            keyed(&objects, 20..50),
+        ];
         let body = SdBody::new("job", parts);
         let whole = body.to_vec();
+        assert_eq!(whole.len(), body.len());
         serde_json::from_slice::<serde_json::Value>(&whole).expect("the body is JSON");
         for size in [1, 64, 300, 1000, 1 << 20] {
             let pieces: Vec<bytes::Bytes> = body.chunks_of(size).collect();
@@ -857,10 +668,11 @@ mod tests {
         }
     }
 
-    /// A body made from lists' summaries has the bytes and length of one made from
-    /// the objects, and equal lists give equal tags.
+    /// A body's length and ETag, kept from its parts' digests, are those of its bytes:
+    /// equal sets give equal tags whatever order their objects came and went in, and
+    /// a removed object takes its share away.
     #[test]
-    fn a_body_from_summaries_is_the_body_from_objects() {
+    fn digests_follow_the_objects_whatever_their_order() {
         let placeholder = ArcStr::from("placeholder");
         let objects: Vec<Arc<ObjectGroups>> = (0..12)
             .map(|i| {
@@ -870,24 +682,34 @@ mod tests {
                 Arc::new(ObjectGroups::new(&labels, &placeholder))
             })
             .collect();
-        let lists: Vec<ObjectGroupsList> = vec![objects[..5].into(), objects[5..].into()];
-        let with = |lists: &[ObjectGroupsList]| {
-            lists
-                .iter()
-                .map(|l| (Arc::clone(l), ListSummary::of(l)))
-                .collect::<Vec<_>>()
-        };
-        let summed = SdBody::from_summaries("job", with(&lists));
-        let plain = SdBody::new("job", lists.clone());
-        assert_eq!(summed.to_vec(), plain.to_vec());
-        assert_eq!((summed.len(), summed.targets), (plain.len(), plain.targets));
-        assert_eq!(summed.len(), summed.to_vec().len());
-        let again: Vec<ObjectGroupsList> = lists.iter().map(|l| l.to_vec().into()).collect();
+        let forward = SdBody::new("job", vec![keyed(&objects, 0..5), keyed(&objects, 5..12)]);
+        assert_eq!(forward.len(), forward.to_vec().len());
+        let mut backward = KeyedGroups::default();
+        let mut extra = keyed(&objects, 5..12);
+        for i in (0..5).rev() {
+            let key = crate::model::ObjectKey::new(
+                &ArcStr::from("ns"),
+                &ArcStr::from(format!("pod-{i:03}")),
+            );
+            backward.insert(&key, &objects[i]);
+        }
+        let key = crate::model::ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from("pod-999"));
+        let stray = Arc::new(ObjectGroups::new(
+            &[target(&[("__address__", "10.9.9.9:80")])],
+            &placeholder,
+        ));
+        extra.insert(&key, &stray);
+        let with_stray = SdBody::new("job", vec![backward.clone(), extra.clone()]);
+        assert_ne!(with_stray.etag, forward.etag);
+        assert!(extra.remove(&key, &stray));
+        let again = SdBody::new("job", vec![backward, extra]);
+        assert_eq!(again.to_vec(), forward.to_vec());
         assert_eq!(
-            SdBody::from_summaries("job", with(&again)).etag,
-            summed.etag
+            (again.len(), again.targets),
+            (forward.len(), forward.targets)
         );
-        assert_eq!(SdBody::from_summaries("job", Vec::new()).to_vec(), b"[]");
+        assert_eq!(again.etag, forward.etag);
+        assert_eq!(SdBody::new("job", Vec::new()).to_vec(), b"[]");
     }
 
     /// A share of an object of one group is that group written with only the picked

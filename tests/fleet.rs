@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use kubesd::promconfig::{LoadedConfig, parse_config};
-use kubesd::service::{GetView, JobSet, JobSetOptions, ServiceState, Shard, ViewQuery, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, ViewQuery, serve_http};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, Simulator};
 use kubesd::{ArcStr, Discovery};
 use serde_json::{Value, json};
@@ -221,10 +221,7 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     for m in ["scraper-a", "scraper-b", "scraper-c"] {
         let (_, _, served_one) = get(&client, &format!("{base}/sd/pods?member={m}"), None).await;
         eventually("replica two assigns alike", || async {
-            let body = job_two
-                .send(GetView(ViewQuery::Member(ArcStr::from(m))))
-                .await
-                .expect("job");
+            let body = job_two.view(&ViewQuery::Member(ArcStr::from(m))).await;
             body.to_vec() == served_one
         })
         .await;
@@ -295,9 +292,8 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     let (_, _, served_one) = get(&client, &format!("{base}/sd/pods?member=scraper-a"), None).await;
     eventually("replica two moves them alike", || async {
         let body = job_two
-            .send(GetView(ViewQuery::Member(ArcStr::from("scraper-a"))))
-            .await
-            .expect("job");
+            .view(&ViewQuery::Member(ArcStr::from("scraper-a")))
+            .await;
         body.to_vec() == served_one
     })
     .await;

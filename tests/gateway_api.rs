@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use kubesd::model::Role;
 use kubesd::promconfig::{LoadedConfig, parse_config};
-use kubesd::service::{GetSd, JobSet, JobSetOptions, Shard};
+use kubesd::service::{JobSet, JobSetOptions, Shard};
 use kubesd::simulator::gateway_api::{GATEWAY_NAME, http_route_object};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, Simulator};
 use kubesd::{Discovery, EngineOptions, Semantics};
@@ -74,7 +74,7 @@ async fn job_set(url: &str) -> JobSet {
 /// The `(namespace, route, url)` of every target the job serves.
 async fn served(set: &JobSet) -> BTreeSet<(String, String, String)> {
     let (_, job) = set.jobs().into_iter().next().expect("one job");
-    let body = job.send(GetSd).await.expect("job alive");
+    let body = job.sd();
     let json: Value = serde_json::from_slice(&body.to_vec()).expect("valid JSON");
     let label = |g: &Value, name: &str| g["labels"][name].as_str().unwrap_or("").to_string();
     json.as_array()
@@ -222,7 +222,7 @@ async fn a_listener_change_relabels_exactly_the_routes_attached_to_it() {
             actix_rt::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    let before = set.pipeline_work().await;
+    let before = set.work();
     let http_urls: Vec<BTreeSet<String>> = {
         let mut v = Vec::new();
         for name in &only_http {
@@ -246,7 +246,7 @@ async fn a_listener_change_relabels_exactly_the_routes_attached_to_it() {
             actix_rt::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    let after = set.pipeline_work().await;
+    let after = set.work();
     assert_eq!(
         after.objects_changed - before.objects_changed,
         on_https.len() as u64,

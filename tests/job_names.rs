@@ -13,7 +13,7 @@ use kubesd::Discovery;
 use kubesd::cli::run::collect_once;
 use kubesd::promconfig::parse_config;
 use kubesd::service::{
-    GetStatus, JobSet, JobSetOptions, ServiceState, Shard, job_file_name, job_name_of, serve_http,
+    JobSet, JobSetOptions, ServiceState, Shard, job_file_name, job_name_of, serve_http,
 };
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 
@@ -143,7 +143,7 @@ async fn sd_answers_for_any_job_name_raw_or_escaped() {
     // `/sd` answers 503 until a job's first sync: wait for every job to have synced.
     for (name, job) in jobs.jobs() {
         let mut polls = 0;
-        while !job.send(GetStatus).await.expect("job runs").synced {
+        while !job.status().synced {
             polls += 1;
             assert!(polls < 2_000, "job {name} never synced");
             actix_rt::time::sleep(Duration::from_millis(5)).await;

@@ -1,7 +1,7 @@
 //! The service path (`kubesd run`'s jobs, in-process) against the simulator over HTTP:
 //! each job's `/sd` body converges to the simulator's objects through the job's
 //! relabelling, and the work done for a change is proportional to the change. The work
-//! is counted (objects relabelled, object lists built), not timed.
+//! is counted (objects relabelled, bodies changed), not timed.
 
 mod support;
 
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use kubesd::model::Role;
 use kubesd::promconfig::{LoadedConfig, parse_config};
 use kubesd::relabel::{Target, process};
-use kubesd::service::{GetSd, GetStatus, JobActor, JobSet, JobSetOptions, Shard};
+use kubesd::service::{Job, JobSet, JobSetOptions, Shard};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{Discovery, SdConfig};
 use support::expected;
@@ -34,8 +34,8 @@ async fn cluster() -> SimulatedCluster {
         .expect("cluster starts")
 }
 
-/// Jobs `a` and `b` relabel alike and never read `job`: they share one pipeline. Job
-/// `c` copies `job` into another label, so its targets depend on its name: a pipeline
+/// Jobs `a` and `b` relabel alike and never read `job`: they share one job actor. Job
+/// `c` copies `job` into another label, so its targets depend on its name: a job actor
 /// of its own.
 fn config(url: &str) -> LoadedConfig {
     let rules = r#"
@@ -87,8 +87,8 @@ fn want(
 }
 
 /// A job's `/sd` body, flattened to one label set per target, and its ETag.
-async fn served(job: &actix::Addr<JobActor>) -> (BTreeSet<Flat>, String) {
-    let body = job.send(GetSd).await.expect("job alive");
+async fn served(job: &Job) -> (BTreeSet<Flat>, String) {
+    let body = job.sd();
     let json: serde_json::Value = serde_json::from_slice(&body.to_vec()).expect("valid JSON");
     let mut out = BTreeSet::new();
     for group in json.as_array().expect("an array of groups") {
@@ -153,16 +153,16 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
     );
     set.apply(&config).await.expect("jobs start");
     assert_eq!(
-        set.pipelines(),
+        set.job_actors(),
         2,
-        "a and b share one pipeline, c has its own"
+        "a and b share one actor, c has its own"
     );
     converge(&set, sim, &url, &config, "initial list").await;
     let pods = sim.list(Resource::Pods, None).len();
     assert!(pods >= 40);
 
     // Change the labels of three pods: their targets change after relabelling.
-    let before = set.pipeline_work().await;
+    let before = set.work();
     let changed = 3;
     for (i, mut pod) in sim
         .list(Resource::Pods, None)
@@ -174,13 +174,13 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
         sim.update(Resource::Pods, pod).expect("pod updates");
     }
     converge(&set, sim, &url, &config, "after three changes").await;
-    let after = set.pipeline_work().await;
+    let after = set.work();
     let relabelled = after.objects_relabelled - before.objects_relabelled;
-    // Each pipeline relabels each changed pod once (twice if its two events came in
-    // two takes); a rebuild would be every pod, per pipeline, per event.
+    // Each job actor relabels each changed pod once (twice if its two events came in
+    // two batches); a rebuild would be every pod, per job actor, per event.
     assert!(
         (2 * changed as u64..=4 * changed as u64).contains(&relabelled),
-        "{relabelled} objects relabelled for {changed} changed pods in 2 pipelines"
+        "{relabelled} objects relabelled for {changed} changed pods in 2 job actors"
     );
     assert_eq!(
         after.objects_changed - before.objects_changed,
@@ -193,20 +193,20 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
     for (_, job) in &jobs {
         etags.push(served(job).await.1);
     }
-    let idle = set.pipeline_work().await;
+    let idle = set.work();
     for _ in 0..5 {
         for ((_, job), etag) in jobs.iter().zip(&etags) {
             assert_eq!(&served(job).await.1, etag, "unchanged body, same ETag");
         }
     }
     assert_eq!(
-        set.pipeline_work().await,
+        set.work(),
         idle,
-        "no object relabelled and no list built while nothing changed"
+        "no object relabelled and no body changed while nothing changed"
     );
     assert_ne!(etags[0], etags[1], "a and b differ in their job label");
 
-    // Annotate three pods with an annotation no rule reads: each pipeline sees each
+    // Annotate three pods with an annotation no rule reads: each job actor sees each
     // change and tells it cannot reach its targets, without relabelling it.
     for mut pod in sim.list(Resource::Pods, None).into_iter().take(changed) {
         pod["metadata"]["annotations"]["deploy/revision"] = serde_json::json!("2");
@@ -214,7 +214,7 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
     }
     let deadline = Instant::now() + Duration::from_secs(20);
     let unseen = loop {
-        let now = set.pipeline_work().await;
+        let now = set.work();
         if now.objects_unseen - idle.objects_unseen >= 2 * changed as u64 {
             break now;
         }
@@ -228,12 +228,12 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
         (
             unseen.objects_relabelled,
             unseen.objects_changed,
-            unseen.lists_built
+            unseen.bodies_changed
         ),
         (
             idle.objects_relabelled,
             idle.objects_changed,
-            idle.lists_built
+            idle.bodies_changed
         ),
         "an annotation no rule reads relabels nothing and changes no body"
     );
@@ -244,7 +244,7 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
 
     // Each job counted the changes it applied and how long they took to be visible.
     for (name, job) in &jobs {
-        let status = job.send(GetStatus).await.expect("job alive");
+        let status = job.status();
         assert!(status.applied >= changed as u64, "job {name}: {status:?}");
         assert!(status.latency.count() > 0, "job {name}: {status:?}");
         assert_eq!(

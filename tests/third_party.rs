@@ -18,7 +18,7 @@ use kubesd::Labels;
 use kubesd::model::Role;
 use kubesd::promconfig::{Job, LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{Target, process};
-use kubesd::service::{JobSet, JobSetOptions, JobTargets, Shard};
+use kubesd::service::{JobSet, JobSetOptions, Shard};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
 use serde_json::json;
@@ -237,13 +237,7 @@ async fn run_jobs(
             let deadline = std::time::Instant::now() + Duration::from_secs(20);
             loop {
                 let want = expected(running.sim(), job);
-                let mut got: Vec<_> = addr
-                    .send(JobTargets)
-                    .await
-                    .expect("job answers")
-                    .iter()
-                    .map(to_map)
-                    .collect();
+                let mut got: Vec<_> = addr.targets().await.iter().map(to_map).collect();
                 got.sort();
                 if want == got {
                     served.insert(name.clone(), got);
@@ -468,7 +462,7 @@ fn with_shared_change(
     Labels::rebased_each(targets, &base)
 }
 
-/// The pipeline's two shortcuts agree with relabelling each target whole, under every
+/// The job actor's two shortcuts agree with relabelling each target whole, under every
 /// job the third-party configs hold, over every object the simulator makes of their
 /// roles: running the rules once for an object's shared labels
 /// (`Relabeller::process_object`), and passing over a change the rules cannot see

@@ -10,15 +10,11 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use actix::Addr;
-
 use super::run::collect_once;
 use crate::metrics::METRICS;
 use crate::model::Role;
 use crate::promconfig::parse_config;
-use crate::service::{
-    GetStatus, JobActor, JobSet, JobSetOptions, JobTargets, ServiceState, Shard, serve_http,
-};
+use crate::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use crate::simulator::{
     Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
 };
@@ -237,7 +233,7 @@ async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJo
 }
 
 /// The jobs by name, as the HTTP SD server reads them.
-type PublishedJobs = Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>;
+type PublishedJobs = Arc<RwLock<BTreeMap<String, Job>>>;
 
 /// The summary's first lines: the cluster and where to read it.
 fn header(args: &DemoArgs, sim: &SimulatedCluster, bound: SocketAddr) -> String {
@@ -317,13 +313,9 @@ impl Summary {
     /// went since the last call.
     async fn rows(&mut self, jobs: &JobSet) -> Vec<String> {
         let mut rows = Vec::new();
-        for (name, addr) in jobs.jobs() {
-            let targets = addr.send(JobTargets).await.unwrap_or_default();
-            let synced = addr
-                .send(GetStatus)
-                .await
-                .map(|s| s.synced)
-                .unwrap_or(false);
+        for (name, job) in jobs.jobs() {
+            let targets = job.targets().await;
+            let synced = job.status().synced;
             let now: BTreeSet<String> = targets.iter().map(describe).collect();
             if let Some(before) = self.previous.get(&name) {
                 for t in now.difference(before) {

@@ -17,9 +17,7 @@ use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
 use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::web_guard::WebGuard;
-use crate::service::{
-    GetSd, GetStatus, JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http,
-};
+use crate::service::{JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Options shared by `run` and `once`.
@@ -302,13 +300,8 @@ pub async fn collect_once(
     let running = jobs.jobs();
     loop {
         let mut waiting = Vec::new();
-        for (name, addr) in &running {
-            if !addr
-                .send(GetStatus)
-                .await
-                .map(|s| s.synced)
-                .unwrap_or(false)
-            {
+        for (name, job) in &running {
+            if !job.status().synced {
                 waiting.push(name.clone());
             }
         }
@@ -325,11 +318,8 @@ pub async fn collect_once(
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
     let mut out: BTreeMap<String, Box<serde_json::value::RawValue>> = BTreeMap::new();
-    for (name, addr) in &running {
-        let body = addr
-            .send(GetSd)
-            .await
-            .map_err(|e| format!("job {name}: {e}"))?;
+    for (name, job) in &running {
+        let body = job.sd();
         if let Some(dir) = output_dir {
             // Never `format!("{name}.json")`: a job name is not a path.
             let path = crate::service::job_file(dir, name);

@@ -10,7 +10,6 @@ use std::fmt::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 
-use actix::Addr;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{
@@ -20,7 +19,7 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
-use super::job::{GetJobViews, GetStatus, GetView, JobActor, JobViewCounts};
+use super::job::{Job, JobViewCounts};
 use super::process_metrics;
 use super::view_query::parse_view_query;
 use super::views::{Bucket, ViewKind};
@@ -28,10 +27,12 @@ use super::web_guard::{Decision, WebGuard};
 use crate::metrics::{METRICS, escape_label_value};
 use crate::sd_output::etag_matches;
 
-/// What the HTTP handlers read: the running jobs, replaced on reload.
+/// What the HTTP handlers read: the running jobs, replaced on reload. Each job's
+/// targets are read from its actors' published snapshots: no request waits on a
+/// mailbox (but a view partition's first, which has the actors build it).
 pub struct ServiceState {
     /// Jobs by name.
-    pub jobs: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+    pub jobs: Arc<RwLock<BTreeMap<String, Job>>>,
     /// Where `POST /-/reload` asks the run loop to reload the config (run mode only;
     /// without it the endpoint answers 404).
     pub reload: Option<mpsc::Sender<ReloadRequest>>,
@@ -45,11 +46,11 @@ pub struct ReloadRequest {
 }
 
 impl ServiceState {
-    fn job(&self, name: &str) -> Option<Addr<JobActor>> {
+    fn job(&self, name: &str) -> Option<Job> {
         self.jobs.read().ok()?.get(name).cloned()
     }
 
-    fn all(&self) -> Vec<(String, Addr<JobActor>)> {
+    fn all(&self) -> Vec<(String, Job)> {
         self.jobs
             .read()
             .map(|m| m.iter().map(|(n, a)| (n.clone(), a.clone())).collect())
@@ -67,27 +68,21 @@ async fn sd(
         Ok(query) => query,
         Err(why) => return HttpResponse::BadRequest().body(format!("{why}\n")),
     };
-    let Some(addr) = state.job(&job) else {
+    let Some(running) = state.job(&job) else {
         return HttpResponse::NotFound().body(format!("there is no job named \"{job}\"\n"));
     };
     // Before its first sync a job's targets are partial or empty; served as `200`,
     // Prometheus would drop every target of a kubesd restarted behind a flaky API
     // server. A 503 makes it keep what it had. After the first sync the last good
     // targets are served through any fault.
-    match addr.send(GetStatus).await {
-        Ok(status) if status.synced => {}
-        Ok(_) => {
-            return HttpResponse::ServiceUnavailable()
-                .insert_header((RETRY_AFTER, "5"))
-                .body(format!(
-                    "job {job:?} has not listed everything it discovers yet (see kubesd's log and kubesd_request_errors_total)\n"
-                ));
-        }
-        Err(_) => return HttpResponse::ServiceUnavailable().body("the job is restarting\n"),
+    if !running.status().synced {
+        return HttpResponse::ServiceUnavailable()
+            .insert_header((RETRY_AFTER, "5"))
+            .body(format!(
+                "job {job:?} has not listed everything it discovers yet (see kubesd's log and kubesd_request_errors_total)\n"
+            ));
     }
-    let Ok(body) = addr.send(GetView(query)).await else {
-        return HttpResponse::ServiceUnavailable().body("the job is restarting\n");
-    };
+    let body = running.view(&query).await;
     let if_none_match = req
         .headers()
         .get(IF_NONE_MATCH)
@@ -97,8 +92,8 @@ async fn sd(
             .insert_header((ETAG, body.etag))
             .finish();
     }
-    // Written out from the job's per-object parts as it is sent: no copy of the whole
-    // body is made or kept per request.
+    // Written out from the snapshot's per-object parts as it is sent: no copy of the
+    // whole body is made or kept per request.
     let len = body.len() as u64;
     let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
     HttpResponse::Ok()
@@ -117,11 +112,8 @@ async fn job_names(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResp
         return HttpResponse::Ok().json(names);
     }
     let mut jobs = Vec::new();
-    for (name, addr) in state.all() {
-        let (Ok(status), Ok(views)) = (addr.send(GetStatus).await, addr.send(GetJobViews).await)
-        else {
-            continue;
-        };
+    for (name, job) in state.all() {
+        let (status, views) = (job.status(), job.views());
         let views: Vec<serde_json::Value> = views
             .iter()
             .flat_map(|(kind, buckets)| buckets.iter().map(move |(b, n)| (*kind, b, *n)))
@@ -217,13 +209,10 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     // Jobs' status only: never their targets' bodies.
     let mut statuses = Vec::with_capacity(jobs.len());
     let mut views = Vec::new();
-    for (name, addr) in &jobs {
-        if let Ok(status) = addr.send(GetStatus).await {
-            statuses.push((escape_label_value(name), status));
-        }
-        if let Ok(counts) = addr.send(GetJobViews).await
-            && !counts.is_empty()
-        {
+    for (name, job) in &jobs {
+        statuses.push((escape_label_value(name), job.status()));
+        let counts = job.views();
+        if !counts.is_empty() {
             views.push((escape_label_value(name), counts));
         }
     }
@@ -285,10 +274,9 @@ async fn healthz() -> HttpResponse {
 
 async fn ready(state: web::Data<ServiceState>) -> HttpResponse {
     let mut waiting = Vec::new();
-    for (name, addr) in state.all() {
-        match addr.send(GetStatus).await {
-            Ok(status) if status.synced => {}
-            _ => waiting.push(name),
+    for (name, job) in state.all() {
+        if !job.status().synced {
+            waiting.push(name);
         }
     }
     if waiting.is_empty() {

@@ -3,9 +3,11 @@
 //! before the old one stops, so the groups both use (and their caches) stay up; removed
 //! jobs stop, and a group whose last job left stops with them.
 //!
-//! Jobs' discoveries run as [`Pipeline`]s, shared by jobs with the same discovery and
-//! rules when their rules never read `job` ([`Relabelling::shareable`]), and spread
-//! over one arbiter per core: relabelling is the service's per-event work.
+//! Jobs' discoveries run as [`JobActor`]s, one per `kubernetes_sd_configs` entry,
+//! shared by jobs with the same discovery and rules when their rules never read `job`
+//! ([`Relabelling::shareable`]), and spread over one arbiter per core: relabelling is
+//! the service's per-event work. Each actor subscribes to its group itself
+//! ([`Discovery::subscribe_actor`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,13 +17,16 @@ use actix::prelude::*;
 use arcstr::ArcStr;
 use tracing::info;
 
-use super::job::{JobActor, StopJob};
+use super::file_name::job_file;
+use super::file_sd::spawn_file_writer;
+use super::job::{Job, JobPart};
+use super::job_actor::{JobActor, StopJobActor, Subscribed};
 use super::members::{MemberWatch, Members};
-use super::pipeline::{Pipeline, Relabelling, StopPipeline};
+use super::relabelling::Relabelling;
 use super::shard::Shard;
-use super::views::PublishedViews;
+use super::snapshot::{JobWork, SnapshotCell};
 use crate::config::SdConfig;
-use crate::promconfig::{Job, LoadedConfig};
+use crate::promconfig::{self, LoadedConfig};
 use crate::relabel::ScrapeSettings;
 use crate::{Discovery, SubscribeError};
 
@@ -36,16 +41,16 @@ pub struct JobSetOptions {
 
 struct RunningJob {
     fingerprint: String,
-    addr: Addr<JobActor>,
-    /// The keys of its pipelines.
-    pipelines: Vec<String>,
+    job: Job,
+    /// The keys of its actors.
+    actors: Vec<String>,
+    /// Its file SD writer, with an output directory.
+    file_writer: Option<actix_rt::task::JoinHandle<()>>,
 }
 
-/// A pipeline and how many running jobs use it.
-struct SharedPipeline {
-    addr: Addr<Pipeline>,
-    /// The views it publishes.
-    views: PublishedViews,
+/// A job actor and how many running jobs use it.
+struct SharedActor {
+    part: JobPart,
     users: usize,
 }
 
@@ -54,14 +59,13 @@ pub struct JobSet {
     discovery: Discovery,
     options: JobSetOptions,
     running: BTreeMap<String, RunningJob>,
-    pipelines: BTreeMap<String, SharedPipeline>,
-    /// Where pipelines run, in turn.
+    actors: BTreeMap<String, SharedActor>,
+    /// Where job actors run, in turn.
     arbiters: Vec<Arbiter>,
     next_arbiter: usize,
-    next_job_id: u64,
     /// Shared with the HTTP server.
-    published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
-    /// The Ready members, read by every pipeline.
+    published: Arc<RwLock<BTreeMap<String, Job>>>,
+    /// The Ready members, read by every job actor.
     members: tokio::sync::watch::Sender<Members>,
     /// The watch of the config's `membership` pods, if it names them.
     member_watch: Option<MemberWatch>,
@@ -104,17 +108,16 @@ impl JobSet {
     pub fn new(
         discovery: Discovery,
         options: JobSetOptions,
-        published: Arc<RwLock<BTreeMap<String, Addr<JobActor>>>>,
+        published: Arc<RwLock<BTreeMap<String, Job>>>,
     ) -> JobSet {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         JobSet {
             discovery,
             options,
             running: BTreeMap::new(),
-            pipelines: BTreeMap::new(),
+            actors: BTreeMap::new(),
             arbiters: (0..cores).map(|_| Arbiter::new()).collect(),
             next_arbiter: 0,
-            next_job_id: 1,
             published,
             members: tokio::sync::watch::Sender::new(Arc::new([])),
             member_watch: None,
@@ -158,14 +161,10 @@ impl JobSet {
                 continue;
             }
             match self.start(job).await {
-                Ok((addr, pipelines)) => started.push((
-                    job.name.clone(),
-                    RunningJob {
-                        fingerprint,
-                        addr,
-                        pipelines,
-                    },
-                )),
+                Ok((running, actors)) => {
+                    let running = self.running_job(running, actors, fingerprint);
+                    started.push((job.name.clone(), running));
+                }
                 Err(e) => {
                     for (_, new) in started {
                         self.stop_job(new).await;
@@ -210,56 +209,69 @@ impl JobSet {
         Ok(())
     }
 
-    /// Stops a job, then the pipelines no job uses any more.
-    async fn stop_job(&mut self, job: RunningJob) {
-        let _ = job.addr.send(StopJob).await;
-        for key in job.pipelines {
-            self.release_pipeline(&key).await;
+    /// A job just started, with its file SD writer if there is an output directory.
+    fn running_job(&self, job: Job, actors: Vec<String>, fingerprint: String) -> RunningJob {
+        let file_writer = self
+            .options
+            .output_dir
+            .as_ref()
+            .map(|dir| spawn_file_writer(job.clone(), job_file(dir, job.name())));
+        RunningJob {
+            fingerprint,
+            job,
+            actors,
+            file_writer,
         }
     }
 
-    async fn release_pipeline(&mut self, key: &str) {
-        let Some(shared) = self.pipelines.get_mut(key) else {
+    /// Stops a job's file writer, then the actors no job uses any more.
+    async fn stop_job(&mut self, job: RunningJob) {
+        if let Some(writer) = job.file_writer {
+            writer.abort();
+        }
+        for key in job.actors {
+            self.release_actor(&key).await;
+        }
+    }
+
+    async fn release_actor(&mut self, key: &str) {
+        let Some(shared) = self.actors.get_mut(key) else {
             return;
         };
         shared.users -= 1;
         if shared.users == 0
-            && let Some(shared) = self.pipelines.remove(key)
+            && let Some(shared) = self.actors.remove(key)
         {
-            let _ = shared.addr.send(StopPipeline).await;
+            let _ = shared.part.addr.send(StopJobActor).await;
         }
     }
 
-    /// Starts a job, with its pipelines (new ones, or shared ones it joins); returns it
-    /// and its pipelines' keys.
-    async fn start(&mut self, job: &Job) -> Result<(Addr<JobActor>, Vec<String>), JobStartError> {
+    /// Starts a job, with its actors (new ones, or shared ones it joins); returns it
+    /// and its actors' keys.
+    async fn start(&mut self, job: &promconfig::Job) -> Result<(Job, Vec<String>), JobStartError> {
         let rules = Arc::new(job.rules.clone());
         let shareable = Relabelling::shareable(&rules);
         let mut keys: Vec<String> = Vec::new();
-        let mut addrs = Vec::new();
+        let mut parts = Vec::new();
         for (index, sd) in job.sd_configs.iter().enumerate() {
-            let key = pipeline_key(sd, job, shareable);
-            let addr = match self.pipelines.get_mut(&key) {
+            let key = actor_key(sd, job, shareable);
+            let part = match self.actors.get_mut(&key) {
                 Some(shared) => {
                     shared.users += 1;
-                    (shared.addr.clone(), Arc::clone(&shared.views))
+                    shared.part.clone()
                 }
-                None => match self.start_pipeline(sd, job, &rules, shareable).await {
-                    Ok((addr, views)) => {
-                        let users = 1;
-                        self.pipelines.insert(
-                            key.clone(),
-                            SharedPipeline {
-                                addr: addr.clone(),
-                                views: Arc::clone(&views),
-                                users,
-                            },
-                        );
-                        (addr, views)
+                None => match self.start_actor(sd, job, &rules, shareable).await {
+                    Ok(part) => {
+                        let shared = SharedActor {
+                            part: part.clone(),
+                            users: 1,
+                        };
+                        self.actors.insert(key.clone(), shared);
+                        part
                     }
                     Err(source) => {
                         for key in keys {
-                            self.release_pipeline(&key).await;
+                            self.release_actor(&key).await;
                         }
                         return Err(JobStartError {
                             job: job.name.clone(),
@@ -270,29 +282,22 @@ impl JobSet {
                 },
             };
             keys.push(key);
-            addrs.push(addr);
+            parts.push(part);
         }
-        let (name, dir) = (job.name.clone(), self.options.output_dir.clone());
-        let id = self.next_job_id;
-        self.next_job_id += 1;
-        Ok((JobActor::new(name, id, addrs, dir).start(), keys))
+        Ok((Job::new(&job.name, parts), keys))
     }
 
-    /// A new pipeline for `sd` with `job`'s rules, on the next arbiter in turn (its
-    /// subscriber on the same one, so that taking changes stays on one thread).
-    async fn start_pipeline(
+    /// A new job actor for `sd` with `job`'s rules, on the next arbiter in turn,
+    /// subscribed to its group.
+    async fn start_actor(
         &mut self,
         sd: &SdConfig,
-        job: &Job,
+        job: &promconfig::Job,
         rules: &Arc<Vec<crate::relabel::CompiledRule>>,
         shareable: bool,
-    ) -> Result<(Addr<Pipeline>, PublishedViews), SubscribeError> {
+    ) -> Result<JobPart, SubscribeError> {
         let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
         self.next_arbiter += 1;
-        let subscription = self
-            .discovery
-            .subscribe_on(&arbiter, sd, |labels: &crate::Labels| Some(labels.clone()))
-            .await?;
         let relabelling = Relabelling {
             rules: Arc::clone(rules),
             shard: self.options.shard,
@@ -301,29 +306,36 @@ impl JobSet {
                 // a string of its own (recognised by pointer), not empty (which would
                 // remove the label).
                 job_name: if shareable {
-                    ArcStr::from(format!("{} and the jobs sharing its pipeline", job.name))
+                    ArcStr::from(format!("{} and the jobs sharing its actor", job.name))
                 } else {
                     ArcStr::from(job.name.as_str())
                 },
                 ..job.scrape.clone()
             },
         };
+        let cell = Arc::new(SnapshotCell::default());
         let members = self.members.subscribe();
-        let views = PublishedViews::default();
-        let published = Arc::clone(&views);
-        let addr = Pipeline::start_in_arbiter(&arbiter, move |_| {
-            Pipeline::new(subscription, relabelling)
-                .with_members(members)
-                .publishing_to(published)
+        let (name, published) = (job.name.clone(), Arc::clone(&cell));
+        let addr = JobActor::start_in_arbiter(&arbiter, move |_| {
+            JobActor::new(name, relabelling, published, members)
         });
-        Ok((addr, views))
+        match self.discovery.subscribe_actor(sd, &addr).await {
+            Ok(subscription) => {
+                addr.do_send(Subscribed(subscription));
+                Ok(JobPart { addr, cell })
+            }
+            Err(e) => {
+                addr.do_send(StopJobActor);
+                Err(e)
+            }
+        }
     }
 
     fn publish(&self) {
         let map = self
             .running
             .iter()
-            .map(|(n, j)| (n.clone(), j.addr.clone()))
+            .map(|(n, j)| (n.clone(), j.job.clone()))
             .collect();
         match self.published.write() {
             Ok(mut guard) => *guard = map,
@@ -332,10 +344,10 @@ impl JobSet {
     }
 
     /// The running jobs.
-    pub fn jobs(&self) -> Vec<(String, Addr<JobActor>)> {
+    pub fn jobs(&self) -> Vec<(String, Job)> {
         self.running
             .iter()
-            .map(|(n, j)| (n.clone(), j.addr.clone()))
+            .map(|(n, j)| (n.clone(), j.job.clone()))
             .collect()
     }
 
@@ -351,39 +363,30 @@ impl JobSet {
         }
     }
 
-    /// How many pipelines run (jobs that share one count once).
-    pub fn pipelines(&self) -> usize {
-        self.pipelines.len()
+    /// How many job actors run (jobs that share one count once).
+    pub fn job_actors(&self) -> usize {
+        self.actors.len()
     }
 
-    /// What each pipeline has done so far, summed: work counted for tests and
-    /// benchmarks.
-    pub async fn pipeline_work(&self) -> super::PipelineWork {
-        let mut total = super::PipelineWork::default();
-        for shared in self.pipelines.values() {
-            if let Ok(w) = shared.addr.send(super::GetWork).await {
-                total.objects_relabelled += w.objects_relabelled;
-                total.objects_unseen += w.objects_unseen;
-                total.objects_changed += w.objects_changed;
-                total.lists_built += w.lists_built;
-                total.takes += w.takes;
-                total.indexes_filled += w.indexes_filled;
-            }
-        }
-        total
+    /// What every job actor has done so far, summed, as their snapshots say: work
+    /// counted for tests and benchmarks.
+    pub fn work(&self) -> JobWork {
+        self.actors.values().fold(JobWork::default(), |sum, a| {
+            sum.plus(a.part.cell.load().work)
+        })
     }
 }
 
 /// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
 /// they are read in), and the scrape settings its targets are seeded with.
-fn fingerprint(job: &Job) -> String {
+fn fingerprint(job: &promconfig::Job) -> String {
     serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
         .unwrap_or_default()
 }
 
-/// What identifies a pipeline: the discovery, the rules and their dialect, and the
+/// What identifies a job actor: the discovery, the rules and their dialect, and the
 /// scrape settings but for the job's name, which counts only when the rules read it.
-fn pipeline_key(sd: &SdConfig, job: &Job, shareable: bool) -> String {
+fn actor_key(sd: &SdConfig, job: &promconfig::Job, shareable: bool) -> String {
     let scrape = ScrapeSettings {
         job_name: if shareable {
             ArcStr::default()

@@ -21,6 +21,15 @@ pub struct LatencyHistogram {
 }
 
 impl LatencyHistogram {
+    /// Adds `other`'s observations (a job's actors' histograms, summed).
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        for (mine, theirs) in self.counts.iter_mut().zip(other.counts) {
+            *mine += theirs;
+        }
+        self.over += other.over;
+        self.sum += other.sum;
+    }
+
     /// Records one latency.
     pub fn observe(&mut self, latency: Duration) {
         let s = latency.as_secs_f64();

@@ -1,6 +1,6 @@
 //! The members kubesd assigns targets to (`/sd/{job}?member=POD`): the Ready pods the
 //! config's `membership` section names, watched through kubesd's own discovery (role
-//! pod), published to every pipeline as a sorted list of pod names.
+//! pod), published to every job actor as a sorted list of pod names.
 //!
 //! Two kubesd replicas that see the same pods publish the same list, and rendezvous
 //! hashing ([`super::views::rendezvous`]) then assigns every target alike.

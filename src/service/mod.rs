@@ -3,14 +3,19 @@
 //! health and readiness, reload on SIGHUP or a changed file, sharding.
 
 mod file_name;
+mod file_sd;
 mod http;
 mod job;
+mod job_actor;
+mod job_state;
 mod jobs;
 mod latency;
 mod members;
-mod pipeline;
 mod process_metrics;
+mod relabelling;
 mod shard;
+mod snapshot;
+mod view_index;
 mod view_query;
 pub mod views;
 pub mod web_config;
@@ -19,14 +24,13 @@ pub mod web_tls;
 
 pub use file_name::{job_file, job_file_name, job_name_of};
 pub use http::{ReloadRequest, ServiceState, serve_http};
-pub use job::{
-    GetJobViews, GetSd, GetStatus, GetView, JobActor, JobStatus, JobTargets, JobViewCounts, SdBody,
-    StopJob, job_constructor,
-};
+pub use job::{Job, JobPart, JobStatus, JobViewCounts, SdBody};
+pub use job_actor::{JobActor, KeepView, RelabelAll, StopJobActor, Subscribed};
 pub use jobs::{ApplyError, JobSet, JobSetOptions};
 pub use latency::LatencyHistogram;
 pub use members::{MemberWatch, Members, ready_members};
-pub use pipeline::{GetWork, Pipeline, PipelineWork};
+pub use relabelling::Relabelling;
 pub use shard::Shard;
+pub use snapshot::{JobSnapshot, JobStats, JobWork, SnapshotCell};
 pub use view_query::parse_view_query;
 pub use views::ViewQuery;

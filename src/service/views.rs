@@ -2,33 +2,29 @@
 //! `hashmod` of `__address__`), `?node=NAME` (the node of the target's object) and
 //! `?member=POD` (rendezvous hashing over the Ready members).
 //!
-//! A view is an index over the pipeline's per-object serialized groups: for each kind
-//! of partition asked for (one per shard count, one for nodes, one for members), each
-//! object's targets are split into buckets when the object is relabelled. An object
-//! whose targets all land in one bucket (a pod on its node, a single-port pod in its
-//! shard) shares the very bytes of the whole job's body; only an object split across
-//! buckets has its parts serialized apart. Each bucket keeps its objects in body order;
-//! after each change the pipeline publishes the changed buckets' lists, each with its
-//! [`ListSummary`] (hash, length), in [`PublishedViews`], which jobs read without
-//! asking the pipeline: a request does not wait for the pipeline's work, costs a pass
-//! over the job's pipelines, and a view's ETag changes only when one of its own
-//! objects does.
+//! A view is a bucket of a partition the job actor keeps beside the whole body (see
+//! [`super::view_index`]): for each kind of partition asked for (one per shard count,
+//! one for nodes, one for members), each object's targets are split into buckets when
+//! the object is relabelled ([`split`]). An object whose targets all land in one
+//! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
+//! the whole job's body; an object of one group split across buckets has each share
+//! cut from its bytes ([`ObjectGroups::pick`]); only other objects have their parts
+//! serialized apart.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, RwLock};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use arcstr::ArcStr;
 
 use crate::labels::Labels;
-use crate::model::ObjectKey;
 use crate::relabel::prometheus_hash;
-use crate::sd_output::{ADDRESS_LABEL, ListSummary, ObjectGroups, ObjectGroupsList};
+use crate::sd_output::{ADDRESS_LABEL, ObjectGroups};
 
 /// The largest `shards=` a consumer may ask for: each shard count is an index whose
 /// buckets are counted in `/metrics` one by one.
 pub const MAX_SHARDS: u64 = 1024;
 
-/// How many partition indexes one pipeline keeps at most (nodes, members and shard
+/// How many partitions one job actor keeps at most (nodes, members and shard
 /// counts together). Asking for another drops the one asked for least recently; it is
 /// rebuilt (every object relabelled once) when asked for again.
 pub const MAX_INDEXES: usize = 8;
@@ -182,31 +178,36 @@ pub struct ObjectTargets<'a> {
     pub nodes: &'a [ArcStr],
     /// The groups of all of them (what the whole job serves).
     pub whole: &'a Arc<ObjectGroups>,
-    /// The job-name placeholder of the pipeline's scrape settings.
+    /// The job-name placeholder of the job actor's scrape settings.
     pub placeholder: &'a ArcStr,
 }
 
 /// The object's parts in partition `kind`: its whole groups, shared, when its targets
-/// all land in one bucket; else each bucket's targets serialized apart.
+/// all land in one bucket; else each bucket's targets cut from its bytes (an object of
+/// one group) or serialized apart. Each target's address is hashed once.
 pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> ObjectParts {
-    let buckets: Vec<Option<Bucket>> = object
+    let buckets: Vec<(&str, Option<Bucket>)> = object
         .targets
         .iter()
         .zip(object.nodes)
-        .map(|(t, node)| bucket_of(kind, t.get(ADDRESS_LABEL).unwrap_or(""), node, members))
+        .map(|(t, node)| {
+            let address = t.get(ADDRESS_LABEL).unwrap_or("");
+            (address, bucket_of(kind, address, node, members))
+        })
         .collect();
-    if let Some(Some(first)) = buckets.first()
-        && buckets.iter().all(|b| b.as_ref() == Some(first))
+    if let Some((_, Some(first))) = buckets.first()
+        && buckets.iter().all(|(_, b)| b.as_ref() == Some(first))
     {
         return Box::new([(first.clone(), Arc::clone(object.whole))]);
     }
+    // Not by node: one address may be a target on two nodes (two endpoints).
     if kind != ViewKind::Node
         && let Some(addresses) = object.whole.one_group_addresses()
     {
-        return picked(kind, object.whole, &addresses, members);
+        return picked(object.whole, &addresses, &buckets);
     }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
-    for (target, bucket) in object.targets.iter().zip(buckets) {
+    for (target, (_, bucket)) in object.targets.iter().zip(buckets) {
         if let Some(bucket) = bucket {
             by_bucket.entry(bucket).or_default().push(target.clone());
         }
@@ -219,19 +220,22 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .collect()
 }
 
-/// The parts of an object of one group whose addresses land in several buckets of
-/// `kind` (which reads only the address): each bucket's share written from the
-/// object's own bytes ([`ObjectGroups::pick`]), its labels not serialized again.
+/// The parts of an object of one group whose addresses land in several buckets: each
+/// bucket's share written from the object's own bytes ([`ObjectGroups::pick`]), its
+/// labels not serialized again. `buckets` holds each target's address and bucket.
 fn picked(
-    kind: ViewKind,
     whole: &Arc<ObjectGroups>,
     addresses: &[&str],
-    members: &[ArcStr],
+    buckets: &[(&str, Option<Bucket>)],
 ) -> ObjectParts {
-    let mut by_bucket: BTreeMap<Bucket, Vec<u32>> = BTreeMap::new();
-    let no_node = ArcStr::default();
+    let mut by_bucket: BTreeMap<&Bucket, Vec<u32>> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
+        // The group's addresses are its targets' (sorted, each once).
+        let bucket = buckets
+            .iter()
+            .find(|(a, _)| a == address)
+            .and_then(|(_, b)| b.as_ref());
+        if let Some(bucket) = bucket {
             by_bucket
                 .entry(bucket)
                 .or_default()
@@ -240,111 +244,8 @@ fn picked(
     }
     by_bucket
         .into_iter()
-        .map(|(b, picks)| (b, Arc::new(ObjectGroups::pick(whole, picks))))
+        .map(|(b, picks)| (b.clone(), Arc::new(ObjectGroups::pick(whole, picks))))
         .collect()
-}
-
-/// One bucket's list as a pipeline published it: what a view's body is made of.
-#[derive(Clone, Debug)]
-pub struct ViewList {
-    /// The bucket's objects' groups in body order.
-    pub list: ObjectGroupsList,
-    /// Their hash and length.
-    pub summary: ListSummary,
-}
-
-/// The lists of every bucket of every partition a pipeline keeps, as it last
-/// published them: written by the pipeline after each change, read by its jobs. A
-/// partition missing here is not kept (yet): the job asks the pipeline to build it.
-pub type PublishedViews = Arc<RwLock<HashMap<ViewKind, HashMap<Bucket, ViewList>>>>;
-
-/// One bucket's objects in body order.
-#[derive(Default)]
-struct BucketState {
-    objects: BTreeMap<ObjectKey, Arc<ObjectGroups>>,
-    targets: usize,
-}
-
-/// One partition of a pipeline's objects, kept up to date object by object.
-pub struct ViewIndex {
-    /// The partition.
-    pub kind: ViewKind,
-    buckets: HashMap<Bucket, BucketState>,
-    /// Buckets changed since the last [`ViewIndex::publish`].
-    dirty: HashSet<Bucket>,
-    /// When it was last asked for (the pipeline's request count), to drop the one
-    /// asked for least recently when [`MAX_INDEXES`] are kept.
-    pub last_asked: u64,
-}
-
-impl ViewIndex {
-    /// An empty partition of `kind`.
-    pub fn new(kind: ViewKind) -> ViewIndex {
-        ViewIndex {
-            kind,
-            buckets: HashMap::new(),
-            dirty: HashSet::new(),
-            last_asked: 0,
-        }
-    }
-
-    /// Adds object `key`'s `parts`.
-    pub fn insert(&mut self, key: &ObjectKey, parts: &ObjectParts) {
-        for (bucket, groups) in parts.iter() {
-            let state = self.buckets.entry(bucket.clone()).or_default();
-            state.targets += groups.targets();
-            if let Some(old) = state.objects.insert(key.clone(), Arc::clone(groups)) {
-                state.targets -= old.targets();
-            }
-            self.dirty.insert(bucket.clone());
-        }
-    }
-
-    /// Removes object `key`'s `parts` (as they were inserted).
-    pub fn remove(&mut self, key: &ObjectKey, parts: &ObjectParts) {
-        for (bucket, _) in parts.iter() {
-            let Some(state) = self.buckets.get_mut(bucket) else {
-                continue;
-            };
-            if let Some(old) = state.objects.remove(key) {
-                state.targets -= old.targets();
-                self.dirty.insert(bucket.clone());
-            }
-            if state.objects.is_empty() {
-                self.buckets.remove(bucket);
-            }
-        }
-    }
-
-    /// Forgets every object (before a reset places them all again).
-    pub fn clear(&mut self) {
-        self.dirty.extend(self.buckets.drain().map(|(b, _)| b));
-    }
-
-    /// Writes the lists of the buckets changed since the last call into `published`
-    /// (removing those left empty); the others' lists stay, shared.
-    pub fn publish(&mut self, published: &mut HashMap<Bucket, ViewList>) {
-        for bucket in self.dirty.drain() {
-            match self.buckets.get(&bucket) {
-                Some(state) => {
-                    let list: ObjectGroupsList = state.objects.values().cloned().collect();
-                    let summary = ListSummary::of(&list);
-                    published.insert(bucket, ViewList { list, summary });
-                }
-                None => {
-                    published.remove(&bucket);
-                }
-            }
-        }
-    }
-
-    /// Targets per bucket.
-    pub fn counts(&self) -> BTreeMap<Bucket, usize> {
-        self.buckets
-            .iter()
-            .map(|(b, s)| (b.clone(), s.targets))
-            .collect()
-    }
 }
 
 #[cfg(test)]

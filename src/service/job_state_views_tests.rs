@@ -1,7 +1,7 @@
-//! Property tests of a pipeline's views: shard views are disjoint, cover the job and
+//! Property tests of a job actor's views: shard views are disjoint, cover the job and
 //! are what the relabelling code's `hashmod` rule says; node views partition the
 //! targets by their object's node; member views move only what rendezvous hashing must
-//! move, and two pipelines fed the same changes in different batches serve the same
+//! move, and two actors fed the same changes in different batches serve the same
 //! bytes.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,18 +10,18 @@ use std::sync::Arc;
 use arcstr::ArcStr;
 use proptest::prelude::*;
 
+use super::tests::{Apply, changes, state_with};
 use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, compile_all, relabel};
-use crate::sd_output::{ListSummary, SdBody};
+use crate::sd_output::SdBody;
 use crate::service::views::ViewQuery;
-use crate::{SlotTargets, TargetChanges};
 
 /// One served target: its address and its other labels.
 type Served = (String, BTreeMap<String, String>);
 
-fn pipeline() -> Pipeline {
-    super::tests::pipeline_with(
+fn state() -> JobState {
+    state_with(
         "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
           {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
     )
@@ -51,7 +51,11 @@ fn pods() -> impl Strategy<Value = Vec<Pod>> {
     })
 }
 
-fn object(p: &Pod) -> SlotTargets<Labels> {
+fn key(id: u32) -> ObjectKey {
+    ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from(format!("pod-{id}")))
+}
+
+fn object(p: &Pod) -> TargetChange {
     let mut base = vec![
         ("__meta_kubernetes_pod_name", format!("pod-{}", p.id)),
         ("__meta_kubernetes_pod_label_app", format!("app-{}", p.app)),
@@ -63,7 +67,7 @@ fn object(p: &Pod) -> SlotTargets<Labels> {
         ));
     }
     let base = Labels::from_pairs(base);
-    let targets = (0..p.ports)
+    let targets: Vec<Labels> = (0..p.ports)
         .map(|port| {
             let mut own = crate::labels::LabelsBuilder::new();
             own.add(
@@ -79,56 +83,40 @@ fn object(p: &Pod) -> SlotTargets<Labels> {
             base.merged(own)
         })
         .collect();
-    SlotTargets {
+    TargetChange {
         slot: ObjectSlot(p.id),
-        object: Some((
-            ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from(format!("pod-{}", p.id))),
-            targets,
-        )),
+        key: key(p.id),
+        targets: Some(targets.into()),
     }
 }
 
-fn gone(id: u32) -> SlotTargets<Labels> {
-    SlotTargets {
+fn gone(id: u32) -> TargetChange {
+    TargetChange {
         slot: ObjectSlot(id),
-        object: None,
+        key: key(id),
+        targets: None,
     }
 }
 
-fn changes(reset: bool, objects: Vec<SlotTargets<Labels>>) -> TargetChanges<Labels> {
-    TargetChanges {
-        reset,
-        objects,
-        oldest: None,
-    }
-}
-
-/// The list and summary a view is made of, as the pipeline published it (the whole
-/// job's list for [`ViewQuery::All`]).
-fn view_list(p: &mut Pipeline, query: &ViewQuery) -> (ObjectGroupsList, ListSummary) {
+/// The objects a view is made of, as the actor keeps them (the whole body for
+/// [`ViewQuery::All`]), its partition built if it was not kept.
+fn view_list(p: &mut JobState, query: &ViewQuery) -> KeyedGroups {
     let (Some(kind), Some(bucket)) = (query.kind(), query.bucket()) else {
-        let list = p.list();
-        let summary = ListSummary::of(&list);
-        return (list, summary);
+        return p.body.clone();
     };
-    p.index_for(kind);
-    // As the pipeline's timer would after a change.
-    p.publish();
-    let published = p.published.read().expect("not poisoned");
-    match published[&kind].get(&bucket) {
-        Some(v) => (Arc::clone(&v.list), v.summary),
-        None => (Arc::from([]), ListSummary::default()),
-    }
+    p.keep_index(kind, |_| 0);
+    let index = p.indexes.iter().find(|i| i.kind == kind).expect("kept");
+    index.buckets.get(&bucket).cloned().unwrap_or_default()
 }
 
 /// The bytes a view serves, with its ETag.
-fn view(p: &mut Pipeline, query: &ViewQuery) -> (Vec<u8>, String) {
-    let body = SdBody::from_summaries("pods", vec![view_list(p, query)]);
+fn view(p: &mut JobState, query: &ViewQuery) -> (Vec<u8>, String) {
+    let body = SdBody::new("pods", vec![view_list(p, query)]);
     (body.to_vec(), body.etag)
 }
 
 /// The targets a view serves, one per address and label set.
-fn served(p: &mut Pipeline, query: &ViewQuery) -> BTreeSet<Served> {
+fn served(p: &mut JobState, query: &ViewQuery) -> BTreeSet<Served> {
     let (bytes, _) = view(p, query);
     let json: serde_json::Value = serde_json::from_slice(&bytes).expect("the body is JSON");
     let mut out = BTreeSet::new();
@@ -152,12 +140,9 @@ fn member_names(n: usize) -> Arc<[ArcStr]> {
         .collect()
 }
 
-/// Sets a pipeline's members as the member watch would.
-fn set_members(p: &mut Pipeline, members: Arc<[ArcStr]>) {
-    p.members = members;
-    if let Some(at) = p.indexes.iter().position(|i| i.kind == ViewKind::Member) {
-        p.refill(at);
-    }
+/// Sets an actor's members as the member watch would.
+fn set_members(p: &mut JobState, members: Arc<[ArcStr]>) {
+    p.set_members(members);
 }
 
 proptest! {
@@ -168,11 +153,11 @@ proptest! {
     /// are disjoint and their union is the job. Holds after changes too.
     #[test]
     fn shard_views_are_hashmod_of_the_address(pods in pods(), count in 1u64..9, moved in 0usize..10) {
-        let mut p = pipeline();
+        let mut p = state();
         p.apply(changes(true, pods.iter().map(object).collect()));
         // Views asked for first, then changes applied to them.
         let _ = view_list(&mut p, &ViewQuery::Shard { index: 0, count });
-        let mut changed: Vec<SlotTargets<Labels>> = pods.iter().take(moved).map(|pod| {
+        let mut changed: Vec<TargetChange> = pods.iter().take(moved).map(|pod| {
             object(&Pod { app: (pod.app + 1) % 3, ..pod.clone() })
         }).collect();
         changed.extend(pods.iter().skip(moved).take(2).map(|pod| gone(pod.id)));
@@ -204,7 +189,7 @@ proptest! {
     /// the targets of pods on no node in `?node=`.
     #[test]
     fn node_views_partition_the_targets(pods in pods(), moved in 0usize..10) {
-        let mut p = pipeline();
+        let mut p = state();
         p.apply(changes(true, pods.iter().map(object).collect()));
         let _ = view_list(&mut p, &ViewQuery::Node(ArcStr::from("node-1")));
         // Pods rescheduled (deleted and recreated elsewhere).
@@ -232,15 +217,15 @@ proptest! {
         prop_assert!(served(&mut p, &ViewQuery::Node(ArcStr::from("no-such-node"))).is_empty());
     }
 
-    /// Two pipelines fed the same pods in different batches (one list, or a list then
+    /// Two actors fed the same pods in different batches (one list, or a list then
     /// changes) serve the same bytes in every member view; a member joining takes
     /// targets only from others to itself, a member leaving gives only its own away.
     #[test]
     fn member_views_are_deterministic_and_move_only_what_must(
         pods in pods(), split in 0usize..60, members in 1usize..6,
     ) {
-        let mut one = pipeline();
-        let mut two = pipeline();
+        let mut one = state();
+        let mut two = state();
         set_members(&mut one, member_names(members));
         set_members(&mut two, member_names(members));
         let _ = view_list(&mut one, &ViewQuery::Member(ArcStr::from("scraper-0")));
@@ -292,7 +277,7 @@ fn rendezvous_of(address: &str, members: &[ArcStr]) -> Option<ArcStr> {
 /// A change to one pod changes only the ETag of the views it is in.
 #[test]
 fn a_change_moves_only_its_own_views_etag() {
-    let mut p = pipeline();
+    let mut p = state();
     let pods: Vec<Pod> = (0..30)
         .map(|id| Pod {
             id,
@@ -306,8 +291,7 @@ fn a_change_moves_only_its_own_views_etag() {
         .map(|n| ViewQuery::Node(ArcStr::from(format!("node-{n}"))))
         .collect();
     let before: Vec<String> = nodes.iter().map(|q| view(&mut p, q).1).collect();
-    let lists_before: Vec<ObjectGroupsList> =
-        nodes.iter().map(|q| view_list(&mut p, q).0).collect();
+    let lists_before: Vec<KeyedGroups> = nodes.iter().map(|q| view_list(&mut p, q)).collect();
     p.apply(changes(
         false,
         vec![object(&Pod {
@@ -318,9 +302,9 @@ fn a_change_moves_only_its_own_views_etag() {
     for (i, q) in nodes.iter().enumerate() {
         let changed = i == usize::from(pods[7].node) - 1;
         assert_eq!(view(&mut p, q).1 != before[i], changed, "{q:?}");
-        // An untouched view hands out the very list it had: nothing rebuilt.
+        // An untouched view hands out the very map it had: nothing rebuilt.
         assert_eq!(
-            !Arc::ptr_eq(&view_list(&mut p, q).0, &lists_before[i]),
+            !view_list(&mut p, q).same_map(&lists_before[i]),
             changed,
             "{q:?}"
         );

@@ -1,0 +1,265 @@
+//! A job's HTTP SD body as kubesd keeps it: its objects' serialized groups in key
+//! order in a persistent ordered map ([`KeyedGroups`], an `imbl::OrdMap`: a copy is a
+//! pointer, a change copies one path), with a [`Digest`] kept as objects come and go;
+//! and [`SdBody`], which joins such maps with the job's name in their holes and writes
+//! them out in pieces as a response sends them.
+//!
+//! Nothing here passes over every object but the writing itself: a change costs
+//! O(log n), a body's length and ETag come from the digests.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use imbl::OrdMap;
+
+use super::{Fnv, ObjectGroups, write_json_str};
+use crate::model::ObjectKey;
+
+/// What a body needs to know of a set of objects, kept up to date object by object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Digest {
+    /// The wrapping sum of each object's hash of its key and bytes: equal sets give
+    /// equal sums, whatever order their objects came and went in.
+    sum: u64,
+    /// Their bytes, holes left out.
+    bytes: usize,
+    /// Their holes.
+    holes: usize,
+    /// How many objects.
+    objects: usize,
+    /// Their targets.
+    targets: usize,
+}
+
+impl Digest {
+    fn add(&mut self, key: &ObjectKey, groups: &ObjectGroups) {
+        self.sum = self.sum.wrapping_add(object_hash(key, groups));
+        self.bytes += groups.byte_len();
+        self.holes += groups.hole_count();
+        self.objects += 1;
+        self.targets += groups.targets();
+    }
+
+    fn remove(&mut self, key: &ObjectKey, groups: &ObjectGroups) {
+        self.sum = self.sum.wrapping_sub(object_hash(key, groups));
+        self.bytes -= groups.byte_len();
+        self.holes -= groups.hole_count();
+        self.objects -= 1;
+        self.targets -= groups.targets();
+    }
+}
+
+/// FNV-1a of an object's key and its groups' hash: fixed by definition, so replicas
+/// and restarts agree. The key is in it because the body's order is the keys' order.
+fn object_hash(key: &ObjectKey, groups: &ObjectGroups) -> u64 {
+    let mut hash = Fnv::default();
+    hash.write(key.namespace.as_bytes());
+    hash.write(&[0]);
+    hash.write(key.name.as_bytes());
+    hash.write(&groups.hash.to_le_bytes());
+    hash.0
+}
+
+/// Objects' groups in body order (by namespace and name) with their [`Digest`]. Holds
+/// only objects that have targets. Cloning it is O(1) and shares every node.
+#[derive(Clone, Debug, Default)]
+pub struct KeyedGroups {
+    objects: OrdMap<ObjectKey, Arc<ObjectGroups>>,
+    digest: Digest,
+}
+
+impl KeyedGroups {
+    /// Puts `groups` for `key` (replacing what it had); an empty one removes the key.
+    pub fn insert(&mut self, key: &ObjectKey, groups: &Arc<ObjectGroups>) {
+        if groups.is_empty() {
+            self.objects
+                .remove(key)
+                .inspect(|old| self.digest.remove(key, old));
+            return;
+        }
+        if let Some(old) = self.objects.insert(key.clone(), Arc::clone(groups)) {
+            self.digest.remove(key, &old);
+        }
+        self.digest.add(key, groups);
+    }
+
+    /// Removes `key` if it holds these very `groups` (not another object's that took
+    /// the key meanwhile); true if it did.
+    pub fn remove(&mut self, key: &ObjectKey, groups: &Arc<ObjectGroups>) -> bool {
+        match self.objects.get(key) {
+            Some(held) if Arc::ptr_eq(held, groups) => {
+                self.objects.remove(key);
+                self.digest.remove(key, groups);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The digest.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    /// Targets held.
+    pub fn targets(&self) -> usize {
+        self.digest.targets
+    }
+
+    /// True when no object is held.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// True when `other` is this very map (a copy of it, nothing changed since).
+    pub fn same_map(&self, other: &KeyedGroups) -> bool {
+        self.objects.ptr_eq(&other.objects)
+    }
+
+    /// The objects in body order.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<ObjectGroups>)> {
+        self.objects.iter()
+    }
+}
+
+/// A job's HTTP SD body: its discoveries' objects, joined on demand with the job's
+/// name in their holes. Cheap to clone and to keep: it holds the shared maps, not the
+/// bytes, which are written out as the body is sent ([`SdBody::chunks`]).
+#[derive(Clone, Debug)]
+pub struct SdBody {
+    /// The job's name as a JSON string.
+    job_json: Arc<[u8]>,
+    /// One map per discovery of the job, in config order.
+    parts: Vec<KeyedGroups>,
+    /// The body's length in bytes.
+    len: usize,
+    /// Its quoted ETag.
+    pub etag: String,
+    /// How many targets it holds.
+    pub targets: usize,
+}
+
+impl SdBody {
+    /// The body of job `job_name` made of `parts`: O(parts), no object read. The ETag
+    /// is FNV-1a of the job's name and each part's digest, so equal target sets give
+    /// equal tags on every replica.
+    pub fn new(job_name: &str, parts: Vec<KeyedGroups>) -> SdBody {
+        let mut job_json = Vec::new();
+        write_json_str(&mut job_json, job_name);
+        let mut hash = Fnv::default();
+        hash.write(&job_json);
+        // Brackets; then a comma between each two objects.
+        let (mut len, mut objects, mut targets) = (2, 0usize, 0);
+        for part in &parts {
+            let d = part.digest;
+            hash.write(&d.sum.to_le_bytes());
+            hash.write(&(d.objects as u64).to_le_bytes());
+            len += d.bytes + d.holes * job_json.len();
+            objects += d.objects;
+            targets += d.targets;
+        }
+        len += objects.saturating_sub(1);
+        SdBody {
+            job_json: job_json.into(),
+            parts,
+            len,
+            etag: format!("\"{:016x}\"", hash.0),
+            targets,
+        }
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True for the empty list (`[]`).
+    pub fn is_empty(&self) -> bool {
+        self.targets == 0
+    }
+
+    /// The whole body in one buffer (for files and tests; HTTP sends [`SdBody::chunks`]).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for chunk in self.chunks_of(usize::MAX) {
+            out.extend_from_slice(&chunk);
+        }
+        out
+    }
+
+    /// The body in pieces of about `BODY_CHUNK` bytes, written as they are taken: a
+    /// response streams them, and no request keeps a copy of the whole body.
+    pub fn chunks(&self) -> impl Iterator<Item = bytes::Bytes> + Send + 'static {
+        self.chunks_of(BODY_CHUNK)
+    }
+
+    pub(super) fn chunks_of(&self, size: usize) -> BodyChunks {
+        BodyChunks {
+            body: self.clone(),
+            part: 0,
+            from: None,
+            started: false,
+            wrote_object: false,
+            done: false,
+            size,
+        }
+    }
+}
+
+/// How much of a body one streamed piece holds.
+const BODY_CHUNK: usize = 256 * 1024;
+
+/// The iterator behind [`SdBody::chunks`]: where it is, as a part and the first key
+/// of it not written yet (the next piece starts there, found in O(log n)).
+pub(super) struct BodyChunks {
+    body: SdBody,
+    part: usize,
+    from: Option<ObjectKey>,
+    started: bool,
+    wrote_object: bool,
+    done: bool,
+    size: usize,
+}
+
+impl Iterator for BodyChunks {
+    type Item = bytes::Bytes;
+
+    fn next(&mut self) -> Option<bytes::Bytes> {
+        if self.done {
+            return None;
+        }
+        // Sized to be filled, never grown: a piece ends before the object that would
+        // not fit (growing it would copy it again, and a fresh large allocation costs
+        // its pages once more).
+        let mut out = Vec::with_capacity(self.size.min(self.body.len + 2));
+        if !self.started {
+            self.started = true;
+            out.push(b'[');
+        }
+        while let Some(part) = self.body.parts.get(self.part) {
+            let from = match &self.from {
+                Some(key) => Bound::Included(key),
+                None => Bound::Unbounded,
+            };
+            for (key, object) in part.objects.range::<_, ObjectKey>((from, Bound::Unbounded)) {
+                // The object, its comma, and room for the closing bracket.
+                let needs = object.len_with(&self.body.job_json) + 2;
+                if !out.is_empty() && out.len() + needs > out.capacity() {
+                    // The next piece starts with this object.
+                    self.from = Some(key.clone());
+                    return Some(out.into());
+                }
+                if self.wrote_object {
+                    out.push(b',');
+                }
+                self.wrote_object = true;
+                object.write(&self.body.job_json, &mut out);
+            }
+            self.part += 1;
+            self.from = None;
+        }
+        out.push(b']');
+        self.done = true;
+        Some(out.into())
+    }
+}

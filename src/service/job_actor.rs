@@ -1,0 +1,273 @@
+//! The job actor: the subscriber of one discovery (one `kubernetes_sd_configs` entry)
+//! on the service path. The group sends it its batches ([`TargetsChanged`],
+//! [`TargetsCaughtUp`], [`TargetsReplaced`]); it relabels and serializes each changed
+//! object as it arrives ([`JobState`]) and, after each message that changed something,
+//! publishes a [`super::snapshot::JobSnapshot`] in its [`SnapshotCell`], which HTTP
+//! handlers and the file SD writer read without a message. The event's walk ends here:
+//! watcher → group → job actor.
+//!
+//! Jobs whose discovery and rules are the same and whose rules never read `job` share
+//! one actor (the `job` label is a hole in the bytes each job fills with its name):
+//! twenty such jobs relabel each change once.
+//!
+//! Its replies to the group's batches are the group's flow control: it does nothing
+//! for it but handle them.
+
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::watch;
+use tracing::info;
+
+use super::job_state::JobState;
+use super::members::Members;
+use super::relabelling::Relabelling;
+use super::snapshot::{JobSnapshot, JobStats, SnapshotCell};
+use super::views::ViewKind;
+use crate::ActorSubscription;
+use crate::actors::backlog::{SlotSet, for_latest_per_slot};
+use crate::actors::messages::{TargetsCaughtUp, TargetsChanged, TargetsReplaced};
+use crate::actors::subscriber::MAILBOX_CAPACITY;
+use crate::labels::Labels;
+
+/// The actor. See the module documentation.
+pub struct JobActor {
+    /// The jobs it serves, for logs.
+    name: String,
+    state: JobState,
+    cell: Arc<SnapshotCell>,
+    synced: bool,
+    stats: JobStats,
+    /// Kept between catch-ups, so that reading a backlog does not allocate.
+    seen: SlotSet,
+    /// Its registration with the group; set once subscribed.
+    subscription: Option<ActorSubscription>,
+    /// Where the members' changes come from.
+    members: Option<watch::Receiver<Members>>,
+}
+
+impl JobActor {
+    /// An actor for jobs `name` relabelling with `relabelling`, publishing in `cell`,
+    /// its member partition following `members`.
+    pub fn new(
+        name: String,
+        relabelling: Relabelling,
+        cell: Arc<SnapshotCell>,
+        members: watch::Receiver<Members>,
+    ) -> JobActor {
+        let mut state = JobState::new(relabelling);
+        state.set_members(members.borrow().clone());
+        JobActor {
+            name,
+            state,
+            cell,
+            synced: false,
+            stats: JobStats::default(),
+            seen: SlotSet::default(),
+            subscription: None,
+            members: Some(members),
+        }
+    }
+
+    /// Publishes what it holds now; `body_changed`: its body differs from the last
+    /// snapshot's.
+    fn publish(&mut self, body_changed: bool) {
+        self.state.work.bodies_changed += u64::from(body_changed);
+        self.cell.publish(JobSnapshot {
+            body: self.state.body.clone(),
+            partitions: self
+                .state
+                .indexes
+                .iter()
+                .map(|i| (i.kind, i.buckets.clone()))
+                .collect(),
+            synced: self.synced,
+            stats: self.stats.clone(),
+            work: self.state.work,
+        });
+    }
+
+    /// Notes `synced` from the group; true if it is news.
+    fn note_synced(&mut self, synced: bool) -> bool {
+        if !synced || self.synced {
+            return false;
+        }
+        self.synced = true;
+        info!(jobs = %self.name, "discovery synced");
+        true
+    }
+
+    /// Counts a message's `applied` changes, received at `received`.
+    fn count(&mut self, applied: usize, received: std::time::Instant) {
+        self.state.work.batches += 1;
+        if applied == 0 {
+            return;
+        }
+        self.stats.changes += 1;
+        self.stats.applied += applied as u64;
+        self.stats.latency.observe(received.elapsed());
+    }
+}
+
+impl Actor for JobActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // The group sends at most `subscriber_in_flight` batches before it waits for
+        // replies; the mailbox must never make it wait otherwise.
+        ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
+        self.publish(false);
+        if let Some(mut rx) = self.members.take() {
+            let me = ctx.address();
+            ctx.spawn(
+                async move {
+                    while rx.changed().await.is_ok() {
+                        let members = rx.borrow_and_update().clone();
+                        me.do_send(MembersChanged(members));
+                    }
+                }
+                .into_actor(self),
+            );
+        }
+    }
+}
+
+impl Handler<TargetsChanged> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
+        let mut changed = 0;
+        for change in msg.changes.iter() {
+            changed += usize::from(self.state.change(change));
+        }
+        self.count(msg.changes.len(), msg.received);
+        let news = self.note_synced(msg.synced);
+        if !msg.changes.is_empty() || news {
+            self.publish(changed > 0);
+        }
+    }
+}
+
+impl Handler<TargetsCaughtUp> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TargetsCaughtUp, _: &mut Context<Self>) {
+        // Only each slot's latest change: what came before it is its past.
+        let (mut changed, mut applied) = (0, 0);
+        let mut seen = std::mem::take(&mut self.seen);
+        for_latest_per_slot(&msg.batches, &mut seen, |change| {
+            applied += 1;
+            changed += usize::from(self.state.change(change));
+        });
+        self.seen = seen;
+        self.count(applied, msg.received);
+        let news = self.note_synced(msg.synced);
+        if applied > 0 || news {
+            self.publish(changed > 0);
+        }
+    }
+}
+
+impl Handler<TargetsReplaced> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
+        let changed = self.state.replace(&msg.targets);
+        self.state.work.batches += 1;
+        self.note_synced(msg.synced);
+        self.publish(changed > 0);
+    }
+}
+
+/// Sent to a job actor by itself when the members changed: reassigns the member
+/// partition.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct MembersChanged(Members);
+
+impl Handler<MembersChanged> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, MembersChanged(members): MembersChanged, _: &mut Context<Self>) {
+        if self.state.set_members(members) {
+            self.publish(false);
+        }
+    }
+}
+
+/// Sent by a job's handle ([`super::job::Job`]) to a job actor when a view of partition
+/// `0` was asked for and its snapshot does not hold it: the actor builds the partition
+/// from every object and publishes it. Answered once published. Only a partition's
+/// first request (or the first after it was dropped) waits for this.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct KeepView(pub ViewKind);
+
+impl Handler<KeepView> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, KeepView(kind): KeepView, _: &mut Context<Self>) {
+        let cell = Arc::clone(&self.cell);
+        if self.state.keep_index(kind, |k| cell.last_asked(k)) {
+            self.publish(false);
+        }
+    }
+}
+
+/// Sent by a job's handle to a job actor (the demo's summary, tests): every target,
+/// relabelled with `job` as the job's name. Relabels them all: not for a hot path.
+#[derive(Message)]
+#[rtype(result = "Vec<Labels>")]
+pub struct RelabelAll {
+    /// The job's name.
+    pub job: String,
+}
+
+impl Handler<RelabelAll> for JobActor {
+    type Result = MessageResult<RelabelAll>;
+
+    fn handle(&mut self, msg: RelabelAll, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.state.targets_named(&msg.job))
+    }
+}
+
+/// Sent by the job set to a job actor once the discovery has accepted it: its
+/// registration, which it ends when it stops.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Subscribed(pub ActorSubscription);
+
+impl Handler<Subscribed> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, Subscribed(s): Subscribed, _: &mut Context<Self>) {
+        self.subscription = Some(s);
+    }
+}
+
+/// Sent by the job set to a job actor no job uses any more: leave the group (the last
+/// subscriber of a group stops it), then stop.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopJobActor;
+
+impl Handler<StopJobActor> for JobActor {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _: StopJobActor, _: &mut Context<Self>) -> Self::Result {
+        let subscription = self.subscription.take();
+        Box::pin(
+            async move {
+                if let Some(s) = subscription {
+                    s.stop().await;
+                }
+            }
+            .into_actor(self)
+            .map(|(), _, ctx| ctx.stop()),
+        )
+    }
+}
+
+#[cfg(test)]
+#[path = "job_actor_tests.rs"]
+mod tests;

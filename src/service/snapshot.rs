@@ -1,0 +1,130 @@
+//! What a job actor publishes: an immutable [`JobSnapshot`] of its body, its view
+//! partitions, whether it has synced and what it has done, swapped into a
+//! [`SnapshotCell`] (one writer, the actor; many readers, the HTTP handlers and the
+//! file SD writer) after each message that changed something. Readers never cross a
+//! mailbox: they load the current snapshot (an `Arc`) and read it.
+//!
+//! Making a snapshot is O(partitions kept): the body and the partitions are persistent
+//! maps, and a snapshot holds their roots.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+
+use super::latency::LatencyHistogram;
+use super::view_index::Partition;
+use super::views::ViewKind;
+use crate::sd_output::KeyedGroups;
+
+/// What a job actor has done, for tests and benchmarks: work counted, not timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobWork {
+    /// Objects relabelled and serialized.
+    pub objects_relabelled: u64,
+    /// Objects whose change the rules cannot see (values of labels no rule reads and
+    /// the output drops, see [`crate::relabel::Visibility`]): not relabelled.
+    pub objects_unseen: u64,
+    /// Objects whose groups came out different (or appeared, or left).
+    pub objects_changed: u64,
+    /// Snapshots published whose body differs from the one before.
+    pub bodies_changed: u64,
+    /// Messages from the group handled (batches, catch-ups, replacements).
+    pub batches: u64,
+    /// Times a view partition was filled from every object (first asked for, or its
+    /// members changed).
+    pub indexes_filled: u64,
+}
+
+impl JobWork {
+    /// The sum of two actors' work.
+    pub fn plus(self, other: JobWork) -> JobWork {
+        JobWork {
+            objects_relabelled: self.objects_relabelled + other.objects_relabelled,
+            objects_unseen: self.objects_unseen + other.objects_unseen,
+            objects_changed: self.objects_changed + other.objects_changed,
+            bodies_changed: self.bodies_changed + other.bodies_changed,
+            batches: self.batches + other.batches,
+            indexes_filled: self.indexes_filled + other.indexes_filled,
+        }
+    }
+}
+
+/// A job actor's counts of the changes it applied, for `/metrics`.
+#[derive(Clone, Debug, Default)]
+pub struct JobStats {
+    /// Messages that carried changes.
+    pub changes: u64,
+    /// Object changes applied (visible in `/sd` from the next snapshot).
+    pub applied: u64,
+    /// Time from an event's arrival at the group to its change being published.
+    pub latency: LatencyHistogram,
+}
+
+/// One published state of a job actor. Immutable; cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct JobSnapshot {
+    /// Every object's groups, in body order.
+    pub body: KeyedGroups,
+    /// The view partitions kept, each with its buckets.
+    pub partitions: Vec<(ViewKind, Partition)>,
+    /// Every URL the discovery needs has been listed once.
+    pub synced: bool,
+    /// The changes applied so far.
+    pub stats: JobStats,
+    /// The work done so far.
+    pub work: JobWork,
+}
+
+impl JobSnapshot {
+    /// The partition of `kind`, if the actor keeps it.
+    pub fn partition(&self, kind: ViewKind) -> Option<&Partition> {
+        self.partitions
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, p)| p)
+    }
+}
+
+/// Where a job actor publishes its snapshots and readers note which partitions they
+/// ask for (so that the actor drops the one asked for least recently when it keeps as
+/// many as it may).
+#[derive(Default)]
+pub struct SnapshotCell {
+    current: ArcSwap<JobSnapshot>,
+    /// Each partition's last request, by the clock below.
+    asked: Mutex<HashMap<ViewKind, u64>>,
+    clock: AtomicU64,
+}
+
+impl SnapshotCell {
+    /// The snapshot published last.
+    pub fn load(&self) -> Arc<JobSnapshot> {
+        self.current.load_full()
+    }
+
+    /// Replaces the current snapshot (by the actor only).
+    pub fn publish(&self, snapshot: JobSnapshot) {
+        self.current.store(Arc::new(snapshot));
+    }
+
+    /// Notes a request for a view of partition `kind`.
+    pub fn note_asked(&self, kind: ViewKind) {
+        let at = self.clock.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.asked.lock() {
+            Ok(mut asked) => asked.insert(kind, at),
+            // A reader that panicked cannot have left a number half written.
+            Err(poisoned) => poisoned.into_inner().insert(kind, at),
+        };
+    }
+
+    /// When partition `kind` was last asked for (0: never).
+    pub fn last_asked(&self, kind: ViewKind) -> u64 {
+        let asked = match self.asked.lock() {
+            Ok(asked) => asked,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        asked.get(&kind).copied().unwrap_or(0)
+    }
+}

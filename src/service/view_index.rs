@@ -1,0 +1,91 @@
+//! One partition of a job's targets (a shard count, the nodes, the members) as a job
+//! actor keeps it: per bucket, that bucket's objects' parts in body order with their
+//! digest ([`KeyedGroups`]). Buckets sit in a persistent ordered map, so the job's
+//! snapshot takes the whole partition as one pointer, a change copies the paths it
+//! touches, and an object's move between buckets is O(log n). A view's ETag comes from
+//! its bucket's digest: it changes only when one of its own objects does.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use imbl::OrdMap;
+
+use super::views::{Bucket, ObjectParts, ViewKind};
+use crate::model::ObjectKey;
+use crate::sd_output::{KeyedGroups, ObjectGroups};
+
+/// A partition's buckets, as a snapshot holds them.
+pub type Partition = OrdMap<Bucket, KeyedGroups>;
+
+/// One partition of a job actor's objects, kept up to date object by object.
+pub struct ViewIndex {
+    /// The partition.
+    pub kind: ViewKind,
+    /// Its buckets that hold objects.
+    pub buckets: Partition,
+}
+
+impl ViewIndex {
+    /// An empty partition of `kind`.
+    pub fn new(kind: ViewKind) -> ViewIndex {
+        ViewIndex {
+            kind,
+            buckets: OrdMap::new(),
+        }
+    }
+
+    /// Adds object `key`'s `parts`.
+    pub fn insert(&mut self, key: &ObjectKey, parts: &ObjectParts) {
+        for (bucket, groups) in parts.iter() {
+            match self.buckets.get_mut(bucket) {
+                Some(objects) => objects.insert(key, groups),
+                None => {
+                    let mut objects = KeyedGroups::default();
+                    objects.insert(key, groups);
+                    self.buckets.insert(bucket.clone(), objects);
+                }
+            }
+        }
+    }
+
+    /// Removes object `key`'s `parts` (as they were inserted); a bucket left empty goes.
+    pub fn remove(&mut self, key: &ObjectKey, parts: &ObjectParts) {
+        for (bucket, groups) in parts.iter() {
+            self.remove_one(key, bucket, groups);
+        }
+    }
+
+    /// Replaces object `key`'s parts `old` (as they were inserted) by `new`: a bucket in
+    /// both has its entry replaced in one step; one only in `old` loses it.
+    pub fn replace(&mut self, key: &ObjectKey, old: &ObjectParts, new: &ObjectParts) {
+        for (bucket, groups) in old.iter() {
+            if !new.iter().any(|(b, _)| b == bucket) {
+                self.remove_one(key, bucket, groups);
+            }
+        }
+        self.insert(key, new);
+    }
+
+    fn remove_one(&mut self, key: &ObjectKey, bucket: &Bucket, groups: &Arc<ObjectGroups>) {
+        let Some(objects) = self.buckets.get_mut(bucket) else {
+            return;
+        };
+        objects.remove(key, groups);
+        if objects.is_empty() {
+            self.buckets.remove(bucket);
+        }
+    }
+
+    /// Forgets every object (before its objects are split into it anew).
+    pub fn clear(&mut self) {
+        self.buckets = OrdMap::new();
+    }
+}
+
+/// Targets per bucket of a partition.
+pub fn counts(partition: &Partition) -> BTreeMap<Bucket, usize> {
+    partition
+        .iter()
+        .map(|(b, objects)| (b.clone(), objects.targets()))
+        .collect()
+}
