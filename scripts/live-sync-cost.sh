@@ -18,7 +18,8 @@
 #   scripts/live-sync-cost.sh restart
 #       `kubesd run` with two pod jobs, one with attach_metadata.node; restarts the API
 #       server (watch cache on) and counts the pod LISTs and streaming lists kubesd
-#       sends in the 20 s after it (the audit log), for each list mode.
+#       sends in the 20 s after it (the audit log), for each list mode; kubesd's logs
+#       go to $KUBESD_LIVE_DIR/logs/kubesd-restart-MODE.log.
 #
 # Needs root (for clear_refs), GNU time, and kubesd built: cargo build --release
 # (KUBESD_BIN to use another). $KUBESD_LIVE_DIR and $KUBESD_LIVE_BIN as for
@@ -32,7 +33,9 @@ KUBESD=${KUBESD_BIN:-$HERE/../target/release/kubesd}
 KUBECONFIG_FILE=$DIR/admin.kubeconfig
 TICKS=$(getconf CLK_TCK)
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+# The kubesd run that is up, stopped if the script stops early.
+RUNNING=
+trap '[[ -z $RUNNING ]] || kill "$RUNNING" 2>/dev/null; rm -rf "$WORK"' EXIT
 
 log() { echo "live-sync-cost: $*" >&2; }
 
@@ -110,6 +113,7 @@ run_until_ready() {
     "$KUBESD" run --config "$config" $(mode_flags "$mode") --listen "127.0.0.1:$port" \
         >/dev/null 2>"$WORK/run.log" &
     pid=$!
+    RUNNING=$pid
     until curl -fs -o /dev/null "http://127.0.0.1:$port/ready"; do
         kill -0 "$pid" 2>/dev/null || {
             log "kubesd run exited: $(tail -3 "$WORK/run.log")"
@@ -127,6 +131,7 @@ run_until_ready() {
     done >"$out"
     kill "$pid"
     wait "$pid" 2>/dev/null || true
+    RUNNING=
     printf '%.2f %.2f %s\n' "$wall" "$cpu" "$rss"
 }
 
@@ -226,8 +231,9 @@ restart() {
         lines=$(wc -l <"$DIR/audit.log")
         # shellcheck disable=SC2046
         "$KUBESD" run --config "$config" $(mode_flags "$mode") --listen "127.0.0.1:$port" \
-            >/dev/null 2>"$WORK/restart-$mode.log" &
+            >/dev/null 2>"$DIR/logs/kubesd-restart-$mode.log" &
         pid=$!
+        RUNNING=$pid
         until curl -fs -o /dev/null "http://127.0.0.1:$port/ready"; do sleep 0.1; done
         read -r l s <<<"$(count_pod_lists "$lines")"
         echo "$mode: at start, kubesd sent $l pod LISTs and $s pod streaming lists"
@@ -238,6 +244,7 @@ restart() {
         echo "$mode: after the API server restarted: $l pod LISTs and $s pod streaming lists in 20 s"
         kill "$pid"
         wait "$pid" 2>/dev/null || true
+        RUNNING=
     done
 }
 
@@ -245,7 +252,7 @@ case ${1:-} in
 sync) sync "${2:-3}" ;;
 restart) restart ;;
 *)
-    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
