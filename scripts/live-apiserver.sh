@@ -10,12 +10,24 @@
 #                                             restart the API server without its watch cache,
 #                                             etcd compacted past every resourceVersion a
 #                                             client holds: every watch resumed gets a 410
+#   scripts/live-apiserver.sh restart         restart the API server (watch cache on): every
+#                                             client resumes or lists again
+#   scripts/live-apiserver.sh populate PODS [SERVICES] [NODES]
+#                                             a load for the benchmarks, in the namespace
+#                                             kubesd-load: PODS pods (Running, Ready, with
+#                                             IPs; no kubelet runs them) behind SERVICES
+#                                             services (100), on NODES nodes (100)
+#   scripts/live-apiserver.sh apiserver-pid   the API server's process id (its CPU time and
+#                                             memory are in /proc/PID/stat and status)
 #   scripts/live-apiserver.sh env             print the suite's environment again
 #   scripts/live-apiserver.sh stop            stop what `start` started
 #
-# The script builds nothing and downloads nothing but Debian's etcd packages when etcd is
-# missing. It is given kube-apiserver and kube-controller-manager binaries in
-# $KUBESD_LIVE_BIN (default $KUBESD_LIVE_DIR/bin). Everything lives in $KUBESD_LIVE_DIR
+# The script builds nothing and downloads nothing but Debian's etcd packages when no etcd
+# is found. It is given kube-apiserver and kube-controller-manager binaries in
+# $KUBESD_LIVE_BIN (default $KUBESD_LIVE_DIR/bin), and uses the etcd there if there is
+# one, else the etcd on PATH. The API server serves streaming lists only on etcd 3.5.13+
+# or 3.4.31+ (it needs their watch progress requests); on an older etcd it ends every
+# streaming list at once, and clients fall back to LIST. Everything lives in $KUBESD_LIVE_DIR
 # (default /tmp/kubesd-live); ports: $KUBESD_LIVE_PORT (API server, 16443),
 # $KUBESD_LIVE_ETCD_PORT (etcd clients, 23790; peers on the next port).
 
@@ -40,14 +52,36 @@ die() {
 # $DIR/bin. Nothing here builds or downloads them.
 BIN=${KUBESD_LIVE_BIN:-$DIR/bin}
 
-# etcd and etcdctl from Debian's packages (etcd-server, etcd-client), if missing.
-ensure_etcd() {
-    if command -v etcd >/dev/null && command -v etcdctl >/dev/null; then
-        return
+# The etcd to run: $BIN/etcd if there is one, else the one on PATH.
+etcd_bin() {
+    if [[ -x $BIN/etcd ]]; then
+        echo "$BIN/etcd"
+    else
+        command -v etcd
     fi
-    log "installing etcd from Debian (etcd-server, etcd-client)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
+}
+
+# etcd and etcdctl from Debian's packages (etcd-server, etcd-client), if none is found;
+# a warning when that etcd is too old for streaming lists.
+ensure_etcd() {
+    if ! etcd_bin >/dev/null || ! command -v etcdctl >/dev/null; then
+        log "installing etcd from Debian (etcd-server, etcd-client)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null
+    fi
+    local version
+    version=$("$(etcd_bin)" --version | sed -n 's/^etcd Version: //p')
+    if ! etcd_serves_streaming_lists "$version"; then
+        log "etcd $version: the API server will not serve streaming lists (needs 3.5.13+ or 3.4.31+)"
+    fi
+}
+
+# True for an etcd version whose watch progress requests the API server trusts.
+etcd_serves_streaming_lists() {
+    local major minor patch
+    IFS=. read -r major minor patch <<<"${1%%[-+]*}"
+    ((major > 3 || (major == 3 && minor > 5) ||
+        (major == 3 && minor == 5 && patch >= 13) || (major == 3 && minor == 4 && patch >= 31)))
 }
 
 require_binaries() {
@@ -76,19 +110,23 @@ prepare() {
         openssl genrsa -out "$pki/sa.key" 2048 2>/dev/null
         openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
     fi
-    if [[ ! -f $DIR/tokens.csv ]]; then
-        local admin cm
+    if [[ ! -f $DIR/no-rights.token ]]; then
+        local admin cm nobody
         admin=$(openssl rand -hex 16)
         cm=$(openssl rand -hex 16)
-        # token,user,uid,"groups"
+        nobody=$(openssl rand -hex 16)
+        # token,user,uid,"groups"; kubesd-live-nobody is bound to no role: every LIST and
+        # WATCH of its is refused (403).
         {
             echo "$admin,kubesd-live-admin,1,\"system:masters\""
             echo "$cm,system:kube-controller-manager,2,\"system:masters\""
+            echo "$nobody,kubesd-live-nobody,3"
         } >"$DIR/tokens.csv"
         echo "$admin" >"$DIR/admin.token"
+        echo "$nobody" >"$DIR/no-rights.token"
         write_kubeconfig "$DIR/admin.kubeconfig" "$admin"
         write_kubeconfig "$DIR/controller-manager.kubeconfig" "$cm"
-        chmod 600 "$DIR/tokens.csv" "$DIR/admin.token" "$DIR"/*.kubeconfig
+        chmod 600 "$DIR/tokens.csv" "$DIR"/*.token "$DIR"/*.kubeconfig
     fi
     cat >"$DIR/audit-policy.yaml" <<'EOF'
 apiVersion: audit.k8s.io/v1
@@ -166,7 +204,7 @@ wait_for() {
 
 start_etcd() {
     running etcd && return
-    spawn etcd etcd --name kubesd-live --data-dir "$DIR/etcd" \
+    spawn etcd "$(etcd_bin)" --name kubesd-live --data-dir "$DIR/etcd" \
         --listen-client-urls "$ETCD_URL" --advertise-client-urls "$ETCD_URL" \
         --listen-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" \
         --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER_PORT}" \
@@ -216,6 +254,7 @@ print_env() {
     cat <<EOF
 export KUBESD_LIVE_APISERVER=$SERVER
 export KUBESD_LIVE_TOKEN=$(cat "$DIR/admin.token")
+export KUBESD_LIVE_NO_RIGHTS_TOKEN=$(cat "$DIR/no-rights.token")
 export KUBESD_LIVE_CA_FILE=$DIR/pki/ca.crt
 export KUBESD_LIVE_AUDIT_LOG=$DIR/audit.log
 export KUBESD_LIVE_RESTART="KUBESD_LIVE_DIR=$DIR KUBESD_LIVE_BIN=$BIN KUBESD_LIVE_PORT=$PORT KUBESD_LIVE_ETCD_PORT=$ETCD_PORT $(cd "$(dirname "$0")" && pwd)/live-apiserver.sh restart-compacted"
@@ -255,6 +294,88 @@ restart_compacted() {
     start_apiserver false
 }
 
+# --- a load for the benchmarks ---------------------------------------------------------
+
+LOAD_NS=kubesd-load
+
+# One curl config entry (curl -K) for a request with a compact JSON body (no spaces:
+# curl reads an unquoted value up to the first blank). `next` resets every option, so
+# each entry carries all of its own; the token is read from $DIR/load/auth.header.
+curl_entry() {
+    local method=$1 path=$2 content_type=$3 body=$4
+    printf 'next\nurl = "%s%s"\nrequest = %s\ncacert = "%s"\nsilent\nshow-error\n' \
+        "$SERVER" "$path" "$method" "$DIR/pki/ca.crt"
+    printf 'header = "@%s"\nheader = "Content-Type: %s"\nheader = "User-Agent: kubesd-live-populate"\n' \
+        "$DIR/load/auth.header" "$content_type"
+    printf 'data = %s\nwrite-out = "%%{http_code}\\n"\noutput = /dev/null\n' "$body"
+}
+
+# Sends every request of a curl config file, 16 at a time over one connection, and
+# prints how many got each status code.
+send_all() {
+    local file=$1 what=$2
+    log "$what"
+    # The first entry's `next` would end an empty transfer: dropped.
+    sed 1d "$file" | curl --no-progress-meter --parallel --parallel-max 16 -K - |
+        sort | uniq -c | sed 's/^ */  status /' >&2
+}
+
+node_ip_of() { echo "10.240.$(($1 / 250)).$(($1 % 250 + 1))"; }
+pod_ip_of() { echo "10.$((100 + $1 / 62500)).$(($1 / 250 % 250)).$(($1 % 250 + 1))"; }
+
+# PODS pods in $LOAD_NS, spread over SERVICES services (the endpoints controllers make
+# their Endpoints and EndpointSlices) and NODES nodes. Objects that exist are left as
+# they are (409). The curl configs stay in $DIR/load.
+populate() {
+    local pods=${1:?usage: live-apiserver.sh populate PODS [SERVICES] [NODES]}
+    local services=${2:-100} nodes=${3:-100} i t=2025-01-01T00:00:00Z
+    mkdir -p "$DIR/load"
+    (umask 077 && echo "Authorization: Bearer $(cat "$DIR/admin.token")" >"$DIR/load/auth.header")
+    {
+        curl_entry POST /api/v1/namespaces application/json \
+            "{\"metadata\":{\"name\":\"$LOAD_NS\"}}"
+        for ((i = 0; i < nodes; i++)); do
+            curl_entry POST /api/v1/nodes application/json \
+                "{\"metadata\":{\"name\":\"$LOAD_NS-node-$i\",\"labels\":{\"kubesd-load\":\"true\",\"topology.kubernetes.io/zone\":\"zone-$((i % 3))\"}},\"spec\":{\"podCIDR\":\"10.241.$i.0/24\"}}"
+        done
+        for ((i = 0; i < services; i++)); do
+            curl_entry POST "/api/v1/namespaces/$LOAD_NS/services" application/json \
+                "{\"metadata\":{\"name\":\"svc-$i\",\"labels\":{\"app\":\"svc-$i\"}},\"spec\":{\"selector\":{\"app\":\"svc-$i\"},\"ports\":[{\"name\":\"http\",\"port\":80,\"targetPort\":8080},{\"name\":\"metrics\",\"port\":9090}]}}"
+        done
+    } >"$DIR/load/objects.curl"
+    send_all "$DIR/load/objects.curl" "creating the namespace $LOAD_NS, $nodes nodes, $services services"
+    {
+        for ((i = 0; i < nodes; i++)); do
+            curl_entry PATCH "/api/v1/nodes/$LOAD_NS-node-$i/status" application/merge-patch+json \
+                "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"$(node_ip_of "$i")\"},{\"type\":\"Hostname\",\"address\":\"$LOAD_NS-node-$i\"}],\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":10250}},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"$t\",\"lastTransitionTime\":\"$t\"}]}}"
+        done
+    } >"$DIR/load/nodes-status.curl"
+    send_all "$DIR/load/nodes-status.curl" "the nodes' status"
+    {
+        for ((i = 0; i < pods; i++)); do
+            curl_entry POST "/api/v1/namespaces/$LOAD_NS/pods" application/json \
+                "{\"metadata\":{\"name\":\"pod-$i\",\"labels\":{\"app\":\"svc-$((i % services))\",\"pod-template-hash\":\"5d9c7b\"},\"annotations\":{\"prometheus.io/scrape\":\"true\",\"prometheus.io/port\":\"9090\"}},\"spec\":{\"nodeName\":\"$LOAD_NS-node-$((i % nodes))\",\"containers\":[{\"name\":\"app\",\"image\":\"registry.example/app:1.0\",\"ports\":[{\"name\":\"http\",\"containerPort\":8080},{\"name\":\"metrics\",\"containerPort\":9090}]}]}}"
+        done
+    } >"$DIR/load/pods.curl"
+    send_all "$DIR/load/pods.curl" "creating $pods pods"
+    {
+        for ((i = 0; i < pods; i++)); do
+            local ip node_ip
+            ip=$(pod_ip_of "$i")
+            node_ip=$(node_ip_of $((i % nodes)))
+            curl_entry PATCH "/api/v1/namespaces/$LOAD_NS/pods/pod-$i/status" application/merge-patch+json \
+                "{\"status\":{\"phase\":\"Running\",\"hostIP\":\"$node_ip\",\"podIP\":\"$ip\",\"podIPs\":[{\"ip\":\"$ip\"}],\"startTime\":\"$t\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"},{\"type\":\"ContainersReady\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"},{\"type\":\"PodScheduled\",\"status\":\"True\",\"lastTransitionTime\":\"$t\"}],\"containerStatuses\":[{\"name\":\"app\",\"image\":\"registry.example/app:1.0\",\"imageID\":\"registry.example/app@sha256:0123\",\"containerID\":\"containerd://pod-$i-app\",\"ready\":true,\"started\":true,\"restartCount\":0,\"state\":{\"running\":{\"startedAt\":\"$t\"}}}]}}"
+        done
+    } >"$DIR/load/pods-status.curl"
+    send_all "$DIR/load/pods-status.curl" "the pods' status (Running, Ready)"
+}
+
+# The API server's process id, for reading its CPU time and memory in /proc.
+apiserver_pid() {
+    running kube-apiserver || die "the API server is not running"
+    cat "$DIR/kube-apiserver.pid"
+}
+
 stop() {
     halt kube-controller-manager
     halt kube-apiserver
@@ -265,10 +386,16 @@ stop() {
 case ${1:-} in
 start) start ;;
 restart-compacted) restart_compacted ;;
+restart)
+    halt kube-apiserver
+    start_apiserver true
+    ;;
+populate) populate "${@:2}" ;;
+apiserver-pid) apiserver_pid ;;
 env) print_env ;;
 stop) stop ;;
 *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

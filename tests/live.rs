@@ -249,9 +249,12 @@ impl Run {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or_default();
+        // Tests of one process start in the same second: a counter tells them apart.
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let id = format!(
             "kubesd-live-{:x}",
-            (seconds & 0xffffff) ^ u64::from(std::process::id())
+            ((seconds & 0xffffff) ^ u64::from(std::process::id())) * 16 + n
         );
         Run {
             ns_a: format!("{id}-a"),
@@ -717,13 +720,15 @@ fn free_port() -> u16 {
         .expect("a free port on 127.0.0.1")
 }
 
-fn start_kubesd(config: &Path, log: &Path) -> Kubesd {
+/// `kubesd run` with `config` and the extra `args`, logging to `log`.
+fn start_kubesd(config: &Path, log: &Path, args: &[&str]) -> Kubesd {
     let port = free_port();
     let log_file = std::fs::File::create(log).expect("kubesd's log file");
     let child = Command::new(env!("CARGO_BIN_EXE_kubesd"))
         .args(["run", "--config"])
         .arg(config)
         .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(log_file)
@@ -788,12 +793,22 @@ impl Kubesd {
 
     /// The sum over roles of a counter in `/metrics`.
     async fn metric(&self, name: &str) -> f64 {
+        self.metric_where(name, &[]).await
+    }
+
+    /// The sum of a metric's series whose labels include every `label="value"` given.
+    async fn metric_where(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let Some((200, body)) = self.get("/metrics").await else {
             return f64::NAN;
         };
         String::from_utf8_lossy(&body)
             .lines()
             .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+            .filter(|l| {
+                labels
+                    .iter()
+                    .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+            })
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum()
     }
@@ -864,7 +879,7 @@ async fn time_until_served(
 // The audit log
 
 /// kubesd's requests in the audit log, one per request (an audit ID), after `skip`
-/// lines: (verb, user agent).
+/// lines: (verb, user agent); a watch with `sendInitialEvents` is a "streaming list".
 fn kubesd_requests(log: &Path, skip: usize) -> (Vec<(String, String)>, usize) {
     let Ok(file) = std::fs::File::open(log) else {
         return (Vec::new(), skip);
@@ -886,12 +901,21 @@ fn kubesd_requests(log: &Path, skip: usize) -> (Vec<(String, String)>, usize) {
             && !agent.starts_with("kube-controller-manager")
             && !agent.starts_with("kube-apiserver");
         let audit_id = event["auditID"].as_str().unwrap_or_default().to_string();
-        let verb = event["verb"].as_str().unwrap_or_default();
-        if ours && matches!(verb, "list" | "watch") && seen.insert(audit_id) {
+        let verb = match event["verb"].as_str().unwrap_or_default() {
+            "watch" if event["requestURI"].as_str().is_some_and(is_streaming_list) => {
+                "streaming list"
+            }
+            verb => verb,
+        };
+        if ours && matches!(verb, "list" | "watch" | "streaming list") && seen.insert(audit_id) {
             out.push((verb.to_string(), agent.to_string()));
         }
     }
     (out, lines)
+}
+
+fn is_streaming_list(uri: &str) -> bool {
+    uri.contains("sendInitialEvents=true")
 }
 
 fn audit_lines(log: &Path) -> usize {
@@ -907,25 +931,56 @@ fn count(requests: &[(String, String)], verb: &str) -> usize {
 // ---------------------------------------------------------------------------------
 // The suite
 
+/// The tests take turns: one restarts the API server, and each counts requests in the
+/// audit log.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// What the suite says when no API server is given.
+const SKIPPED: &str = "live: skipped (set KUBESD_LIVE_APISERVER with KUBESD_LIVE_TOKEN, or \
+                       KUBESD_LIVE_KUBECONFIG; see scripts/live-apiserver.sh)";
+
+/// One test's names, temporary directory, and kubesd config (every job of [`jobs`]).
+struct Workspace {
+    run: Run,
+    dir: PathBuf,
+    config: PathBuf,
+    yaml: String,
+}
+
+impl Workspace {
+    fn new(env: &LiveEnv) -> Workspace {
+        let run = Run::new();
+        let dir = std::env::temp_dir().join(&run.id);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let kubeconfig = dir.join("kubeconfig");
+        std::fs::write(&kubeconfig, kubeconfig_for_kubesd(env, &run.ns_a))
+            .expect("kubeconfig written");
+        let config = dir.join("kubesd.yml");
+        let yaml = config_yaml(&run, &kubeconfig);
+        std::fs::write(&config, &yaml).expect("config written");
+        Workspace {
+            run,
+            dir,
+            config,
+            yaml,
+        }
+    }
+}
+
 #[actix_rt::test]
 async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
     let Some(env) = live_env() else {
-        println!(
-            "live: skipped (set KUBESD_LIVE_APISERVER with KUBESD_LIVE_TOKEN, or \
-             KUBESD_LIVE_KUBECONFIG; see scripts/live-apiserver.sh)"
-        );
+        println!("{SKIPPED}");
         return;
     };
+    let _alone = ONE_AT_A_TIME.lock().await;
     let mut api = Api::new(&env);
-    let run = Run::new();
-    let dir = std::env::temp_dir().join(&run.id);
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, kubeconfig_for_kubesd(&env, &run.ns_a))
-        .expect("kubeconfig written");
-    let config = dir.join("kubesd.yml");
-    let yaml = config_yaml(&run, &kubeconfig);
-    std::fs::write(&config, &yaml).expect("config written");
+    let Workspace {
+        run,
+        dir,
+        config,
+        yaml,
+    } = Workspace::new(&env);
     let audit_start = env
         .audit_log
         .as_deref()
@@ -933,7 +988,7 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
         .unwrap_or_default();
 
     create_world(&mut api, &run).await;
-    let kubesd = start_kubesd(&config, &dir.join("kubesd.log"));
+    let kubesd = start_kubesd(&config, &dir.join("kubesd.log"), &[]);
     let started = Instant::now();
     kubesd.wait_ready().await;
     let ready = started.elapsed();
@@ -1125,13 +1180,14 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
         if let Some(log) = &env.audit_log {
             let (requests, _) = kubesd_requests(log, audit_before);
             println!(
-                "live: kubesd's requests since the restart: {} LIST, {} WATCH",
+                "live: kubesd's requests since the restart: {} LIST, {} streaming list, {} WATCH",
                 count(&requests, "list"),
+                count(&requests, "streaming list"),
                 count(&requests, "watch")
             );
             assert!(
-                count(&requests, "list") as f64 <= relists,
-                "a LIST for every relist, no more"
+                (count(&requests, "list") + count(&requests, "streaming list")) as f64 <= relists,
+                "a LIST or streaming list for every relist, no more"
             );
         }
     } else {
@@ -1142,8 +1198,10 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
         let (requests, _) = kubesd_requests(log, audit_start);
         let agents: BTreeSet<&str> = requests.iter().map(|(_, a)| a.as_str()).collect();
         println!(
-            "live: kubesd's requests in the audit log: {} LIST, {} WATCH; user agents {agents:?}",
+            "live: kubesd's requests in the audit log: {} LIST, {} streaming list, {} WATCH; \
+             user agents {agents:?}",
             count(&requests, "list"),
+            count(&requests, "streaming list"),
             count(&requests, "watch")
         );
         assert!(
@@ -1151,12 +1209,222 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
             "kubesd names itself in every request, as client-go's clients do: {agents:?}"
         );
         assert!(
-            count(&requests, "list") > 0,
-            "kubesd's LISTs are in the audit log"
+            count(&requests, "list") + count(&requests, "streaming list") > 0,
+            "kubesd's LISTs or streaming lists are in the audit log"
         );
     }
 
     drop(kubesd);
     delete_world(&mut api, &run).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------
+// Every way of asking
+
+/// The ways `kubesd run` can ask the API server: a name and its flags.
+const MODES: [(&str, &[&str]); 4] = [
+    (
+        "json-list",
+        &["--encoding", "json", "--kubernetes.list-mode", "list"],
+    ),
+    ("json-streaming", &["--encoding", "json"]),
+    ("protobuf-list", &["--kubernetes.list-mode", "list"]),
+    ("protobuf-streaming", &[]),
+];
+
+/// The kinds the suite's jobs read (their roles, `attach_metadata`'s owners included).
+const ROLES_READ: [&str; 9] = [
+    "pod",
+    "service",
+    "endpoints",
+    "endpointslice",
+    "ingress",
+    "node",
+    "namespace",
+    "replicaset",
+    "job",
+];
+
+/// Whether the server serves streaming lists: asked directly, a short streaming list
+/// of the run's services must end its initial events with the annotated bookmark.
+async fn server_serves_streaming_lists(api: &mut Api, run: &Run) -> bool {
+    let url = format!(
+        "{}/api/v1/namespaces/{}/services?watch=1&sendInitialEvents=true&\
+         resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3",
+        api.server, run.ns_a
+    );
+    let mut req = api
+        .client
+        .get(&url)
+        .insert_header(("User-Agent", SUITE_AGENT));
+    if let Some(auth) = api.credentials.header().expect("the suite's credentials") {
+        req = req.insert_header(("Authorization", auth));
+    }
+    let Ok(mut resp) = req.send().await else {
+        return false;
+    };
+    let body = resp.body().limit(16 << 20).await.unwrap_or_default();
+    resp.status().is_success()
+        && String::from_utf8_lossy(&body).contains("\"k8s.io/initial-events-end\":\"true\"")
+}
+
+#[actix_rt::test]
+async fn every_encoding_and_list_mode_serves_the_servers_targets() {
+    let Some(env) = live_env() else {
+        println!("{SKIPPED}");
+        return;
+    };
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let mut api = Api::new(&env);
+    let ws = Workspace::new(&env);
+    let run = &ws.run;
+    create_world(&mut api, run).await;
+    let streaming = server_serves_streaming_lists(&mut api, run).await;
+    println!("live: the API server serves streaming lists: {streaming}");
+    let kubesds: Vec<(&str, Kubesd)> = MODES
+        .iter()
+        .map(|(mode, args)| {
+            let log = ws.dir.join(format!("kubesd-{mode}.log"));
+            (*mode, start_kubesd(&ws.config, &log, args))
+        })
+        .collect();
+    for (mode, kubesd) in &kubesds {
+        kubesd.wait_ready().await;
+        let took = converge(
+            &mut api,
+            kubesd,
+            run,
+            &ws.yaml,
+            &format!("{mode}: at start"),
+        )
+        .await;
+        println!("live: {mode}: all jobs matched {took:?} after ready");
+    }
+    // Watch events in every encoding: a pod's label, a node's label, a new pod.
+    let a = &run.ns_a;
+    api.merge_patch(
+        &format!("/api/v1/namespaces/{a}/pods/web-5d9c7b-0"),
+        json!({"metadata": {"labels": {"release": "modes"}}}),
+    )
+    .await;
+    api.merge_patch(
+        &format!("/api/v1/nodes/{}", run.node(2)),
+        json!({"metadata": {"labels": {"rack": "modes"}}}),
+    )
+    .await;
+    create_pod(
+        &mut api,
+        run,
+        a,
+        "solo-modes",
+        json!({"app": "solo"}),
+        None,
+        (1, "10.252.3.10"),
+    )
+    .await;
+    for (mode, kubesd) in &kubesds {
+        let took = converge(&mut api, kubesd, run, &ws.yaml, &format!("{mode}: watched")).await;
+        println!("live: {mode}: the changes matched within {took:?}");
+    }
+    for (mode, kubesd) in &kubesds {
+        check_mode(mode, kubesd, streaming).await;
+    }
+    drop(kubesds);
+    delete_world(&mut api, run).await;
+    let _ = std::fs::remove_dir_all(&ws.dir);
+}
+
+/// A mode's metrics say it asked as told: every kind read in its encoding, and every
+/// URL in streaming lists where the mode and the server allow them, else LIST.
+async fn check_mode(mode: &str, kubesd: &Kubesd, server_streams: bool) {
+    let responses = "kubesd_responses_total";
+    let (wanted, other) = if mode.starts_with("json") {
+        ("json", "protobuf")
+    } else {
+        ("protobuf", "json")
+    };
+    for role in ROLES_READ {
+        let read = kubesd
+            .metric_where(responses, &[("role", role), ("reason", wanted)])
+            .await;
+        let wrong = kubesd
+            .metric_where(responses, &[("role", role), ("reason", other)])
+            .await;
+        println!("live: {mode}: {role}: {read} {wanted} responses, {wrong} {other}");
+        assert!(read > 0.0, "{mode}: no {wanted} response for the {role}s");
+        assert_eq!(wrong, 0.0, "{mode}: {other} responses for the {role}s");
+    }
+    let gauge = "kubesd_list_mode_watchers";
+    let streaming_urls = kubesd.metric_where(gauge, &[("mode", "streaming")]).await;
+    let list_urls = kubesd.metric_where(gauge, &[("mode", "list")]).await;
+    println!("live: {mode}: {streaming_urls} URLs in streaming lists, {list_urls} in LIST");
+    if mode.ends_with("streaming") && server_streams {
+        assert!(
+            streaming_urls > 0.0 && list_urls == 0.0,
+            "{mode}: not streaming"
+        );
+    } else {
+        assert!(
+            list_urls > 0.0 && streaming_urls == 0.0,
+            "{mode}: not listing"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// RBAC
+
+#[actix_rt::test]
+async fn a_token_without_list_rights_fails_naming_the_url_and_the_servers_words() {
+    let (Some(env), Ok(token)) = (live_env(), std::env::var("KUBESD_LIVE_NO_RIGHTS_TOKEN")) else {
+        println!(
+            "live: RBAC skipped (KUBESD_LIVE_NO_RIGHTS_TOKEN not set: a token bound to no role)"
+        );
+        return;
+    };
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let mut env = env;
+    env.http.bearer_token = Secret(token);
+    let dir = std::env::temp_dir().join(format!("{}-rbac", Run::new().id));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, kubeconfig_for_kubesd(&env, "default"))
+        .expect("kubeconfig written");
+    let config = dir.join("kubesd.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "scrape_configs:\n  - job_name: pods\n    kubernetes_sd_configs:\n      \
+             - {{role: pod, kubeconfig_file: {:?}}}\n",
+            kubeconfig.display().to_string()
+        ),
+    )
+    .expect("config written");
+    for (mode, args) in MODES {
+        let out = Command::new(env!("CARGO_BIN_EXE_kubesd"))
+            .args(["once", "--timeout", "20s", "--config"])
+            .arg(&config)
+            .args(args)
+            .output()
+            .expect("kubesd once runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = stderr
+            .lines()
+            .rev()
+            .find(|l| l.contains("403"))
+            .unwrap_or("");
+        println!("live: RBAC, {mode}: {said}");
+        assert!(
+            !out.status.success(),
+            "{mode}: kubesd once succeeded without rights"
+        );
+        assert!(
+            said.contains("/api/v1/pods")
+                && said.contains("forbidden")
+                && said.contains("kubesd-live-nobody"),
+            "{mode}: the URL and the API server's message are not in what kubesd said:\n{stderr}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1221,9 +1221,14 @@ async fn streaming_lists_are_served_or_refused_cut_or_ignored() {
     assert_eq!(status, 422);
     assert_eq!(body["reason"], "Invalid");
 
+    // Ended at once: one ERROR event, as a real API server on an old etcd sends.
     sim.faults()
         .set_streaming_lists(StreamingLists::EndedAtOnce);
-    assert!(matches!(Watch::open(&url).await.next().await, Next::End));
+    let mut ended = Watch::open(&url).await;
+    let error = ended.event().await;
+    assert_eq!(error["type"], "ERROR");
+    assert_eq!(error["object"]["code"], 500);
+    assert!(matches!(ended.next().await, Next::End));
 
     // Ignored: a plain watch, whose bookmarks carry no annotation.
     sim.faults().set_streaming_lists(StreamingLists::Ignored);

@@ -239,6 +239,74 @@ async fn a_quiet_plain_watch_instead_of_a_streaming_list_is_listed_after_the_sta
     sub.stop().await;
 }
 
+/// A real API server ends a watch with a 410 `ERROR` event and closes the stream at
+/// once (after a restart, every resumed watch): the event and the end are read
+/// together. The relist is a streaming list again; the old stream's end is not taken
+/// for the end of the new one (which made the URL fall back to LIST for good).
+#[actix_rt::test]
+async fn a_410_event_and_the_streams_end_read_together_relist_streaming() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use support::fake_api::{FakeApi, Reply, Request};
+    support::init_logs();
+    let pod = |name: &str| {
+        format!(
+            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"{name}","namespace":"ns","resourceVersion":"5"}},"spec":{{"containers":[{{"name":"c"}}]}},"status":{{"phase":"Running","podIP":"10.0.0.1"}}}}}}"#
+        )
+    };
+    let end = |rv: u32| {
+        format!(
+            r#"{{"type":"BOOKMARK","object":{{"kind":"Pod","apiVersion":"v1","metadata":{{"resourceVersion":"{rv}","annotations":{{"k8s.io/initial-events-end":"true"}}}}}}}}"#
+        )
+    };
+    let gone = r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 5 (9)","reason":"Expired","code":410}}"#;
+    let streams = AtomicUsize::new(0);
+    let api = FakeApi::start(move |r: &Request| {
+        if !r.target.contains("sendInitialEvents=true") {
+            return Reply::k8s_status(400, "BadRequest", "this fake serves streaming lists only");
+        }
+        if streams.fetch_add(1, Ordering::Relaxed) == 0 {
+            // The list of "p", then the watch's 410, and the end at once.
+            Reply::watch(vec![pod("p"), end(5), gone.to_string()], Duration::ZERO)
+        } else {
+            Reply::watch(vec![pod("q"), end(9)], Duration::from_secs(30))
+        }
+    })
+    .await;
+    let discovery = Discovery::start(options(ListMode::Auto));
+    let sub = discovery
+        .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
+        .await
+        .expect("subscribes");
+    sub.synced().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let names: Vec<String> = actual(&sub)
+            .await
+            .iter()
+            .filter_map(|t| t.get("__meta_kubernetes_pod_name").cloned())
+            .collect();
+        if names == ["q"] {
+            break;
+        }
+        let requests: Vec<String> = api.requests().into_iter().map(|r| r.target).collect();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the relist did not complete as a streaming list: targets {names:?}, requests {requests:?}"
+        );
+        actix_rt::time::sleep(Duration::from_millis(10)).await;
+    }
+    let requests: Vec<String> = api.requests().into_iter().map(|r| r.target).collect();
+    assert!(
+        requests
+            .iter()
+            .all(|t| t.contains("sendInitialEvents=true")),
+        "no LIST: {requests:?}"
+    );
+    assert!(watchers_listing(&api.url, ListMethod::Streaming) > 0);
+    sub.stop().await;
+}
+
 /// `kubesd once` against a fake server counting requests, with `args`: its targets
 /// and the requests it made.
 async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {

@@ -740,9 +740,18 @@ impl UrlWatcher {
                         healthy: false,
                         partial: None,
                     });
+                    // The stream's end comes as its last item, tagged like the rest.
+                    let end = StreamItem {
+                        generation,
+                        items: None,
+                    };
                     let stream = resp
                         .ready_chunks(READY_PIECES_PER_BATCH)
-                        .map(move |items| StreamItem { generation, items });
+                        .map(move |items| StreamItem {
+                            generation,
+                            items: Some(items),
+                        })
+                        .chain(futures_util::stream::once(std::future::ready(end)));
                     act.stream = Some(ctx.add_stream(stream));
                 }
                 Ok(mut resp) => {
@@ -882,10 +891,11 @@ fn seconds(d: Duration) -> String {
 }
 
 /// The pieces of a watch stream that were ready together (the last may be the error
-/// that broke it), tagged with the stream they came from.
+/// that broke it), or its end, tagged with the stream they came from.
 pub struct StreamItem {
     generation: u64,
-    items: Vec<Result<Bytes, PayloadError>>,
+    /// `None`: the server ended the stream.
+    items: Option<Vec<Result<Bytes, PayloadError>>>,
 }
 
 /// At most this many pieces of a watch stream that are ready at once make one batch for
@@ -933,9 +943,15 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             return;
         }
         let generation = item.generation;
-        let mut chunks = Vec::with_capacity(item.items.len());
+        let Some(items) = item.items else {
+            debug!(parent: &self.span, "watch ended by the server");
+            self.stream = None;
+            self.feed(Input::StreamEnded, ctx);
+            return;
+        };
+        let mut chunks = Vec::with_capacity(items.len());
         let mut broken = None;
-        for piece in item.items {
+        for piece in items {
             match piece {
                 Ok(chunk) => chunks.push(chunk),
                 Err(e) => {
@@ -971,14 +987,12 @@ impl StreamHandler<StreamItem> for UrlWatcher {
         }
     }
 
-    fn finished(&mut self, ctx: &mut Context<Self>) {
-        // Called for every stream that ends, including ones already replaced: only the
-        // current one's end means anything. (The default would stop the actor.)
-        if self.stream.is_some() {
-            debug!(parent: &self.span, "watch ended by the server");
-            self.stream = None;
-            self.feed(Input::StreamEnded, ctx);
-        }
+    fn finished(&mut self, _ctx: &mut Context<Self>) {
+        // Nothing: a stream's end is its last item, tagged with its generation (see
+        // `handle`). actix calls this even for a stream whose item just replaced it
+        // (a 410 event and the end of the stream read together): taken for the end of
+        // the new stream, that made a streaming relist fall back to LIST for good. (The
+        // default would stop the actor.)
     }
 }
 

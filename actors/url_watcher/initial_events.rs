@@ -5,9 +5,14 @@
 //! A server that does not serve streaming lists shows it here: it sends a plain watch,
 //! whose events after the synthetic `ADDED` ones are `MODIFIED` or `DELETED`, and
 //! whose bookmarks (if any) carry no such annotation. Either ends the attempt as
-//! [`InitialOutcome::NotServed`], and the machine falls back to LIST. (A server that
-//! sends nothing, or ends the stream before the bookmark, is told by the machine from
-//! the stream's end or the deadline.)
+//! [`InitialOutcome::NotServed`], and the machine falls back to LIST. So does an API
+//! server whose etcd cannot serve watch progress requests (older than 3.5.13 or
+//! 3.4.31): it answers 200, sends one `ERROR` event (500 `InternalError`, "a watch
+//! stream was requested by the client but the required storage feature
+//! RequestWatchProgress is disabled") and ends the stream. A 500 as the first event is
+//! taken for that; an `ERROR` after initial events began is a passing failure, retried.
+//! (A server that sends nothing, or ends the stream before the bookmark, is told by
+//! the machine from the stream's end or the deadline.)
 
 use arcstr::ArcStr;
 
@@ -42,14 +47,18 @@ pub struct InitialEvents {
     /// The events that came after the initial-events-end bookmark, framed again as
     /// the stream carried them: the first watch events.
     pub after: Vec<u8>,
+    /// An event came before this one (in this batch or an earlier one).
+    began: bool,
 }
 
 impl InitialEvents {
-    /// A collector for `role`, from a stream in `encoding`, continuing from `items`.
-    pub fn new(role: Role, encoding: Encoding, items: Vec<Object>) -> InitialEvents {
+    /// A collector for `role`, from a stream in `encoding`, continuing from `items`;
+    /// `began` when events came before (in earlier batches).
+    pub fn new(role: Role, encoding: Encoding, items: Vec<Object>, began: bool) -> InitialEvents {
         InitialEvents {
             role,
             encoding,
+            began: began || !items.is_empty(),
             items,
             skipped: Vec::new(),
             outcome: None,
@@ -67,6 +76,7 @@ impl InitialEvents {
             }
             Some(_) => return,
         }
+        let first = !std::mem::replace(&mut self.began, true);
         let event = match decode_event_in(self.encoding, self.role, line) {
             Ok(event) => event,
             Err(e) => {
@@ -92,6 +102,12 @@ impl InitialEvents {
             WatchEvent::Deleted(_) => Some(InitialOutcome::NotServed(
                 "a DELETED event came before the initial-events-end bookmark".into(),
             )),
+            WatchEvent::Error(status) if first && status.code == 500 => {
+                Some(InitialOutcome::NotServed(format!(
+                    "the server answered with an error before any event: 500 {}",
+                    status.message
+                )))
+            }
             WatchEvent::Error(status) => Some(InitialOutcome::Error(status)),
         };
     }

@@ -999,11 +999,18 @@ impl Machine {
     /// in parts), up to the initial-events-end bookmark, after which the stream is a
     /// watch.
     fn on_initial_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
-        let State::StreamingList { items, .. } = &mut self.state else {
+        let State::StreamingList {
+            items, first_sent, ..
+        } = &mut self.state
+        else {
             return;
         };
-        let mut initial =
-            InitialEvents::new(self.role, self.lines.encoding(), std::mem::take(items));
+        let mut initial = InitialEvents::new(
+            self.role,
+            self.lines.encoding(),
+            std::mem::take(items),
+            *first_sent,
+        );
         let mut pushed = Ok(());
         for bytes in chunks {
             pushed = self.lines.push(bytes, |line| initial.line(line));

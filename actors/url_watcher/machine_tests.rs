@@ -6,6 +6,7 @@ use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
 use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
+use crate::proto::Encoding;
 use crate::watch::{WatchEvent, decode_list};
 
 const CAP: Duration = Duration::from_secs(30);
@@ -1012,7 +1013,7 @@ fn a_plain_watch_instead_of_a_streaming_list_falls_back_to_list() {
 
 #[test]
 fn a_stream_ended_before_the_bookmark_falls_back_to_list() {
-    // The API server on etcd 3.4: 200, then the end of the stream at once.
+    // A server that sends 200, then ends the stream at once.
     let mut m = streaming(Role::Pod);
     m.on(Input::Start);
     let actions = m.on(Input::StreamEnded);
@@ -1083,13 +1084,53 @@ fn a_streaming_list_that_fails_otherwise_is_retried_streaming_after_the_backoff(
     }));
     assert!(wait_of(&failed).is_some());
     assert_eq!(acts(m.on(Input::BackoffElapsed)), [stream_list_from("")]);
-    // An ERROR event other than 410 among the initial events, the same.
-    let error =
-        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}\n";
+    // An ERROR event other than 410 among the initial events, the same (as the first
+    // event, a 500 is how a server says it does not serve streaming lists: below).
+    let error = format!(
+        "{}{{\"type\":\"ERROR\",\"object\":{{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}}}\n",
+        event("ADDED", "a", 7)
+    );
     let actions = m.on(Input::Chunks(&piece(error.as_bytes())));
     assert!(actions.contains(&Action::AbandonList));
     assert!(wait_of(&actions).is_some());
     assert!(m.streaming_lists());
+}
+
+/// What a real API server (Kubernetes 1.36 on etcd 3.5.1, which cannot serve watch
+/// progress requests) answered a streaming list of services, captured whole: 200, one
+/// `ERROR` event (500), the end of the stream. In JSON and in protobuf, fed whole and
+/// cut at every byte, the URL falls back to LIST at once, for good.
+#[test]
+fn a_real_api_servers_error_event_on_an_old_etcd_falls_back_to_list() {
+    let captured: [(Encoding, &[u8]); 2] = [
+        (
+            Encoding::Json,
+            include_bytes!("testdata/streaming-list-refused-etcd-3.5.1.json"),
+        ),
+        (
+            Encoding::Protobuf,
+            include_bytes!("testdata/streaming-list-refused-etcd-3.5.1.pb"),
+        ),
+    ];
+    for (encoding, bytes) in captured {
+        for cut in 0..bytes.len() {
+            let mut m = streaming(Role::Service);
+            m.on(Input::Start);
+            m.set_watch_encoding(encoding);
+            let (head, tail) = bytes.split_at(cut);
+            let mut actions = m.on(Input::Chunks(&piece(head)));
+            actions.extend(m.on(Input::Chunks(&piece(tail))));
+            assert!(
+                not_served(&actions),
+                "{encoding:?}, cut at {cut}: {actions:?}"
+            );
+            assert!(
+                actions.contains(&list_from_scratch()),
+                "{encoding:?}, cut at {cut}"
+            );
+            assert!(!m.streaming_lists());
+        }
+    }
 }
 
 #[test]

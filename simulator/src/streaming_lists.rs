@@ -19,8 +19,10 @@ pub enum StreamingLists {
     Served,
     /// `422 Invalid`, as an API server without the `WatchList` feature answers.
     Refused,
-    /// `200` and the end of the stream at once, with no event: what an API server on
-    /// etcd 3.4 does (it cannot serve them from its watch cache).
+    /// `200`, one `ERROR` event (500 `InternalError`: "... the required storage
+    /// feature RequestWatchProgress is disabled") and the end of the stream: what an
+    /// API server on etcd older than 3.5.13 (or 3.4.31) does, which cannot serve watch
+    /// progress requests.
     EndedAtOnce,
     /// The parameters are ignored: a plain watch (synthetic `ADDED` events when no
     /// resourceVersion is given, then changes, and bookmarks without the annotation),

@@ -51,8 +51,8 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = Semantics::Prometheus)]
     pub semantics: Semantics,
     /// How the simulated API server answers streaming lists: served, refused (422,
-    /// no WatchList feature), ended-at-once (an API server on etcd 3.4), ignored (an
-    /// API server from before streaming lists).
+    /// no WatchList feature), ended-at-once (one ERROR event: an API server on etcd
+    /// older than 3.5.13), ignored (an API server from before streaming lists).
     #[arg(long = "streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
     pub streaming_lists: StreamingLists,
 }

@@ -49,8 +49,9 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub without_gateway_api: bool,
     /// How streaming lists (watches with sendInitialEvents) are answered: served,
-    /// refused (422, no WatchList feature), ended-at-once (an API server on etcd 3.4),
-    /// ignored (an API server from before streaming lists).
+    /// refused (422, no WatchList feature), ended-at-once (one ERROR event: an API
+    /// server on etcd older than 3.5.13), ignored (an API server from before
+    /// streaming lists).
     #[arg(long = "streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
     pub streaming_lists: StreamingLists,
 }

@@ -66,9 +66,16 @@ pub fn serve(
                 ));
             }
             StreamingLists::EndedAtOnce => {
+                // The real server's words, as it sends them on etcd older than 3.5.13.
+                let event = encoding.error(&ApiError::new(
+                    500,
+                    "InternalError",
+                    "a watch stream was requested by the client but the required storage feature RequestWatchProgress is disabled",
+                ));
+                let once = futures_util::stream::once(async move { Ok::<_, io::Error>(event) });
                 return HttpResponse::Ok()
                     .content_type(encoding.watch_content_type())
-                    .streaming(futures_util::stream::empty::<Result<Bytes, io::Error>>());
+                    .streaming(once);
             }
             StreamingLists::Ignored => {
                 query.remove("sendInitialEvents");
