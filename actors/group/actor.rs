@@ -8,7 +8,7 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::{Replies, ReplyFrom, SubscriberSlot};
+use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
 use crate::api::{ResourceUrl, resource_urls};
 use crate::backlog::Backlog;
@@ -105,10 +105,9 @@ pub struct GroupWatcher {
     /// Set by each push: a subscriber has more batches unanswered than a watcher's
     /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
     subscriber_behind: bool,
-    /// The replies it awaits: one per subscriber it holds batches back for, whose
-    /// coming back makes that subscriber due its backlog (the other replies stay with
-    /// their slots, [`SubscriberSlot`]).
-    replies: Replies,
+    /// Says when a subscriber it holds batches back for has answered every message,
+    /// which makes it due its backlog.
+    answered: AnsweredAll,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
@@ -151,7 +150,7 @@ impl GroupWatcher {
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
             subscriber_behind: false,
-            replies: Replies::default(),
+            answered: AnsweredAll::default(),
             span,
         }
     }
@@ -261,15 +260,16 @@ impl GroupWatcher {
         }
         METRICS.engine.target_updates.add(changes.len() as u64);
         let synced = self.synced.contains(&role);
-        let limit = self.setup.options.subscriber_in_flight;
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         if let Some(slots) = self.subscribers.get_mut(&role) {
             for (index, slot) in slots.iter_mut().enumerate() {
-                if let Some(reply) = slot.push(&batch, synced, received, limit, bound) {
-                    let id = slot.link.id;
-                    self.replies.push(ReplyFrom { role, index, id }, reply);
-                }
+                let from = ReplyFrom {
+                    role,
+                    index,
+                    id: slot.link.id,
+                };
+                slot.push(&batch, synced, received, bound, &self.answered, from);
             }
         }
         // The watchers' test of whether this group keeps up (its handling of their
@@ -282,7 +282,7 @@ impl GroupWatcher {
         let window = self.setup.options.watcher_in_flight;
         self.subscriber_behind = self
             .subscribers
-            .values_mut()
+            .values()
             .flatten()
             .any(|s| s.is_behind(window));
     }
@@ -294,7 +294,7 @@ impl GroupWatcher {
         }
     }
 
-    /// A subscriber answered a message; it may be due the batches held back for it.
+    /// A subscriber answered every message: it is due the batches held back for it.
     fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
         let synced = self.synced.contains(&role);
         let Some(slots) = self.subscribers.get_mut(&role) else {
@@ -308,9 +308,7 @@ impl GroupWatcher {
                 None => return,
             },
         };
-        if let Some(reply) = slots[index].replied(synced) {
-            self.replies.push(ReplyFrom { role, index, id }, reply);
-        }
+        slots[index].replied(synced);
     }
 
     fn apply_upsert(
@@ -492,7 +490,9 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
-        ctx.add_stream(self.replies.stream());
+        if let Some(answered) = self.answered.stream() {
+            ctx.add_stream(answered);
+        }
         METRICS.engine.groups.inc();
         self.setup.flusher.do_send(FlusherMembership::Join(
             self.setup.id,
@@ -733,7 +733,7 @@ impl Handler<RegisterPending> for GroupWatcher {
             if synced {
                 self.synced.insert(role);
             }
-            let mut slot = SubscriberSlot::new(link);
+            let mut slot = SubscriberSlot::new(link, self.setup.options.subscriber_in_flight);
             slot.replace(snapshot, synced);
             self.subscribers.entry(role).or_default().push(slot);
         }

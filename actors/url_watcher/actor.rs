@@ -1,31 +1,28 @@
 //! The URL watcher actor: runs the [`Machine`]'s actions over HTTP with awc.
 //!
 //! It lives on the engine's watcher arbiter, so reading and decoding streams runs on a
-//! different thread than the groups' label work. Deltas go to the group with `send`, and
-//! at most `watcher_in_flight` may be unhandled: when the group falls behind, the
-//! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
-//! of queueing without bound.
+//! different thread than the groups' label work. Its outputs go to the group through a
+//! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream, or a part of
+//! a LIST, waits for a permit before it is decoded, and gives it back when the group
+//! has handled it. When the group falls behind, the watcher stops reading its stream
+//! (TCP back-pressure reaches the API server) instead of queueing without bound; up to
+//! the window, the watcher decodes the next batch while the group handles the last.
 //!
-//! The replies to those sends are the group's only way back: a `ReplyReader` reads
-//! them in order as they arrive, learning whether the group keeps up ([`GroupPace`])
-//! and whether a line left to it undecoded was bad ([`DeferredEventRejected`]).
+//! The replies are the group's only way back, awaited by the actor as futures: whether
+//! the group keeps up ([`GroupPace`]) and whether a line left to it undecoded was bad
+//! ([`DeferredEventRejected`]).
 
 use arcstr::ArcStr;
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use actix::dev::RecipientRequest;
 use actix::prelude::*;
 use actix_rt::time::Instant;
 use awc::error::PayloadError;
 use awc::http::StatusCode;
 use awc::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER, USER_AGENT};
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use tracing::{debug, info, warn};
 
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
@@ -43,6 +40,7 @@ use crate::metrics::{
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
 use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
+use crate::window::{Permit, Window, release_on_reply};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -94,11 +92,10 @@ pub struct UrlWatcher {
     status_sent: Option<UrlStatus>,
     /// A watch was opened since the last LIST: the next one is a restart.
     watched_since_list: bool,
-    /// Sends to the group whose replies are not read yet, oldest first.
-    in_flight: VecDeque<PendingReply>,
-    /// The waker of this actor's [`ReplyReader`], so that a send made outside the
-    /// reader is polled once at once and its reply wakes the actor.
-    reply_waker: Option<Waker>,
+    /// The outputs in flight to the group, at most `watcher_in_flight`.
+    window: Window,
+    /// The permit of the watch batch being handled, for the output it makes.
+    batch_permit: Option<Permit>,
     /// What the group's last reply said: false while one of its subscribers is
     /// behind, which means the group's thread (or a subscriber's) has no time to spare
     /// for decoding; the watcher then hands it no undecoded events.
@@ -134,6 +131,7 @@ impl UrlWatcher {
         );
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
+        let window = Window::new(setup.options.watcher_in_flight);
         UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
@@ -158,8 +156,8 @@ impl UrlWatcher {
                 relists: 0,
             },
             status_sent: None,
-            in_flight: VecDeque::new(),
-            reply_waker: None,
+            window,
+            batch_permit: None,
             group_keeps_up: true,
             span,
         }
@@ -463,52 +461,23 @@ impl UrlWatcher {
         );
     }
 
-    /// Sends output to the group; waits for the oldest reply when too many are unread.
+    /// Sends output to the group; the reply, awaited by this actor, gives the watch
+    /// batch's permit back (an output made outside a watch batch holds none).
     fn emit(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
-        let mut reply: PendingReply = Box::pin(self.setup.group.send(output));
-        // The reader waits on the oldest reply only. This one is the oldest now: polled
-        // once here, its reply wakes the actor. (Inside the reader, which holds the
-        // waker meanwhile, the reader's own loop polls it.)
-        if self.in_flight.is_empty()
-            && let Some(waker) = &self.reply_waker
-            && let Poll::Ready(answer) = reply
-                .as_mut()
-                .poll(&mut std::task::Context::from_waker(waker))
-        {
-            // Answered already (the group is on another thread): kept for the reader,
-            // which must not poll a finished request again.
-            reply = Box::pin(std::future::ready(answer));
-            waker.wake_by_ref();
-        }
-        self.in_flight.push_back(reply);
-        if self.in_flight.len() > self.setup.options.watcher_in_flight
-            && let Some(oldest) = self.in_flight.pop_front()
-        {
-            // `wait` holds back every other event of this actor, the stream's chunks
-            // included, until the group has handled the oldest batch.
-            ctx.wait(
-                oldest
-                    .into_actor(self)
-                    .map(|reply, act, ctx| act.on_reply(reply, ctx)),
-            );
-        }
-    }
-
-    /// Reads the replies that have arrived, oldest first, and registers `waker` with
-    /// the oldest one still due.
-    fn read_replies(&mut self, waker: &Waker, ctx: &mut Context<Self>) {
-        let mut task = std::task::Context::from_waker(waker);
-        while let Some(oldest) = self.in_flight.front_mut() {
-            let Poll::Ready(reply) = oldest.as_mut().poll(&mut task) else {
-                break;
-            };
-            self.in_flight.pop_front();
-            self.on_reply(reply, ctx);
-        }
+        let permit = self.batch_permit.take();
+        let reply = self.setup.group.send(output);
+        ctx.spawn(reply.into_actor(self).map(move |reply, act, ctx| {
+            drop(permit);
+            act.on_reply(reply, ctx);
+        }));
     }
 
     /// Acts on one reply of the group: its pace, or a deferred line it could not decode.
-    fn on_reply(&mut self, reply: GroupReply, ctx: &mut Context<Self>) {
+    fn on_reply(
+        &mut self,
+        reply: Result<Result<GroupPace, DeferredEventRejected>, MailboxError>,
+        ctx: &mut Context<Self>,
+    ) {
         match reply {
             Ok(Ok(GroupPace { keeps_up })) => self.group_keeps_up = keeps_up,
             Ok(Err(rejected)) => {
@@ -643,8 +612,7 @@ impl UrlWatcher {
                 group: self.setup.group.clone(),
                 url: self.setup.id,
                 first: continue_token_was_none,
-                window: o.watcher_in_flight.max(1),
-                pending: VecDeque::new(),
+                window: self.window.clone(),
             },
             metrics: Arc::clone(&self.metrics),
             role: self.setup.url.role,
@@ -740,9 +708,22 @@ impl UrlWatcher {
                         healthy: false,
                         partial: None,
                     });
+                    // A batch waits for room in the window before it is handled; while
+                    // it waits, the stream is not read further.
+                    let window = act.window.clone();
                     let stream = resp
                         .ready_chunks(READY_PIECES_PER_BATCH)
-                        .map(move |items| StreamItem { generation, items });
+                        .then(move |items| {
+                            let window = window.clone();
+                            async move {
+                                let permit = window.permit().await;
+                                StreamItem {
+                                    generation,
+                                    items,
+                                    permit,
+                                }
+                            }
+                        });
                     act.stream = Some(ctx.add_stream(stream));
                 }
                 Ok(mut resp) => {
@@ -886,6 +867,8 @@ fn seconds(d: Duration) -> String {
 pub struct StreamItem {
     generation: u64,
     items: Vec<Result<Bytes, PayloadError>>,
+    /// Its place in the window, held by the output it makes until the group handled it.
+    permit: Option<Permit>,
 }
 
 /// At most this many pieces of a watch stream that are ready at once make one batch for
@@ -915,7 +898,6 @@ impl Actor for UrlWatcher {
                 ctx.run_interval(every, |act, ctx| act.feed(Input::Resync, ctx));
             });
         }
-        ctx.spawn(ReplyReader);
         self.metrics().list_mode.add(self.list_method, 1);
         debug!(parent: &self.span, "started");
         self.feed(Input::Start, ctx);
@@ -945,22 +927,19 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             }
         }
         if !chunks.is_empty() {
-            // The replies that arrived since the reader last ran say how the group
-            // is doing.
-            if let Some(waker) = self.reply_waker.take() {
-                self.read_replies(&waker, ctx);
-                self.reply_waker.get_or_insert(waker);
-            }
             // While the group keeps up, it decodes some events too; when it falls
-            // behind, we decode everything.
-            let defer_every =
-                if self.group_keeps_up && self.in_flight.len() <= WATCH_KEEPING_UP_UNHANDLED {
-                    self.setup.options.watch_defer_every
-                } else {
-                    0
-                };
+            // behind, we decode everything. (This batch's own permit is counted.)
+            let keeping_up = self.window.in_flight() <= WATCH_KEEPING_UP_UNHANDLED + 1;
+            let defer_every = if self.group_keeps_up && keeping_up {
+                self.setup.options.watch_defer_every
+            } else {
+                0
+            };
             self.machine.set_defer_every(defer_every);
+            self.batch_permit = item.permit;
             self.feed(Input::Chunks(&chunks), ctx);
+            // A batch that made no output (a bookmark, half a line) frees its place.
+            self.batch_permit = None;
         }
         // Unless the pieces before it already ended this stream.
         if let Some(e) = broken
@@ -979,37 +958,6 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             self.stream = None;
             self.feed(Input::StreamEnded, ctx);
         }
-    }
-}
-
-/// The group's reply to one [`WatcherOutput`] (or why there is none: it stopped).
-type GroupReply = Result<Result<GroupPace, DeferredEventRejected>, MailboxError>;
-
-/// A send to the group whose reply is not read yet (boxed: a request future is not
-/// `Unpin`; `dyn` so that a reply that came at once can wait here as a ready one).
-type PendingReply = Pin<Box<dyn Future<Output = GroupReply>>>;
-
-/// Reads the group's replies as they arrive, in order, for as long as the watcher
-/// runs (spawned once, when it starts; never ready). The replies are how the group
-/// talks back, so they are read even when the watch stream is quiet.
-struct ReplyReader;
-
-impl ActorFuture<UrlWatcher> for ReplyReader {
-    type Output = ();
-
-    fn poll(
-        self: Pin<&mut Self>,
-        act: &mut UrlWatcher,
-        ctx: &mut Context<UrlWatcher>,
-        task: &mut std::task::Context<'_>,
-    ) -> Poll<()> {
-        let waker = match act.reply_waker.take() {
-            Some(waker) if waker.will_wake(task.waker()) => waker,
-            _ => task.waker().clone(),
-        };
-        act.read_replies(&waker, ctx);
-        act.reply_waker.get_or_insert(waker);
-        Poll::Pending
     }
 }
 
@@ -1046,23 +994,6 @@ const LIST_DEFER_EVERY: usize = 4;
 /// deferring off too often: a watch batch (the pieces ready together, a few events) is
 /// smaller than a LIST's parts.
 const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
-
-/// Drops the LIST parts at the front of `pending` that the group has handled (or that
-/// failed: the next send finds out) and returns how many are left unhandled. Parts are
-/// awaited only when the window is full, so without this the queue would always look
-/// full. (A part's reply says nothing else: it carries no undecoded watch line, and a
-/// LIST has its own test of whether the group keeps up.)
-fn handled_dropped(pending: &mut VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>) -> usize {
-    while let Some(oldest) = pending.front_mut() {
-        match oldest.as_mut().now_or_never() {
-            Some(_) => {
-                pending.pop_front();
-            }
-            None => break,
-        }
-    }
-    pending.len()
-}
 
 /// What reading one LIST page needs, moved into the future that reads it.
 struct PageReading {
@@ -1165,25 +1096,25 @@ impl PageReading {
     }
 }
 
-/// The parts of one LIST page on their way to the group, at most `window` unhandled.
+/// The parts of one LIST page on their way to the group, each holding a permit of the
+/// watcher's [`Window`] until the group has handled it.
 struct ListParts {
     group: Recipient<WatcherOutput>,
     url: UrlId,
     /// The next part is the first of a new LIST attempt.
     first: bool,
-    window: usize,
-    /// Parts sent and not yet known to be handled, oldest first (pinned so that they
-    /// can be polled in place by `keeping_up`).
-    pending: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
+    window: Window,
 }
 
 impl ListParts {
     /// True while the group has at most one part unhandled.
-    fn keeping_up(&mut self) -> bool {
-        handled_dropped(&mut self.pending) <= 1
+    fn keeping_up(&self) -> bool {
+        self.window.in_flight() <= 1
     }
 
-    /// Sends a part; waits for the oldest when `window` are unhandled.
+    /// Sends a part once the window has room. (A part's reply says nothing but that the
+    /// group handled it: it carries no undecoded watch line, and a LIST has its own
+    /// test of whether the group keeps up.)
     async fn send(
         &mut self,
         objects: Vec<Object>,
@@ -1192,29 +1123,29 @@ impl ListParts {
         if objects.is_empty() && undecoded.is_empty() && !self.first {
             return Ok(());
         }
+        let permit = self.window.permit().await;
+        if !self.group.connected() {
+            return Err(group_gone());
+        }
         let part = WatcherOutput::ListPart {
             url: self.url,
             objects,
             undecoded,
             first: std::mem::take(&mut self.first),
         };
-        self.pending.push_back(Box::pin(self.group.send(part)));
-        if self.pending.len() > self.window
-            && let Some(oldest) = self.pending.pop_front()
-        {
-            // Only whether it was handled matters (see `handled_dropped`).
-            let _pace = oldest.await.map_err(|_| group_gone())?;
-        }
+        release_on_reply(self.group.send(part), permit);
         Ok(())
     }
 
     /// Waits until the group has handled every part, so the page's end reaches it after
     /// them.
     async fn drain(&mut self) -> Result<(), Failure> {
-        while let Some(oldest) = self.pending.pop_front() {
-            let _pace = oldest.await.map_err(|_| group_gone())?;
+        self.window.drained().await;
+        if self.group.connected() {
+            Ok(())
+        } else {
+            Err(group_gone())
         }
-        Ok(())
     }
 }
 
