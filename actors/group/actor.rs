@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 use super::cache::{GroupCache, Upserted};
 use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
@@ -19,14 +19,14 @@ use crate::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::messages::{
-    DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
-    StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberLink,
+    TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
 use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
-use crate::watch::{UndecodedItem, WatchEvent};
+use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
 
 /// Everything a group needs to start.
@@ -102,9 +102,6 @@ pub struct GroupWatcher {
     status_watchers: Vec<(SubscriberId, Role, Recipient<UrlStatusChanged>)>,
     /// Subscriptions waiting for a role's sync or the first configuration problem.
     sync_waiters: Vec<(Role, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Set by each push: a subscriber has more batches unanswered than a watcher's
-    /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
-    subscriber_behind: bool,
     /// Says when a subscriber it holds batches back for has answered every message,
     /// which makes it due its backlog.
     answered: AnsweredAll,
@@ -149,7 +146,6 @@ impl GroupWatcher {
             listing: HashMap::new(),
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
-            subscriber_behind: false,
             answered: AnsweredAll::default(),
             span,
         }
@@ -272,26 +268,6 @@ impl GroupWatcher {
                 slot.push(&batch, synced, received, bound, &self.answered, from);
             }
         }
-        // The watchers' test of whether this group keeps up (its handling of their
-        // batches) misses the subscribers' work: with 100 on this thread, the group
-        // handles each batch at once and its thread is still the bottleneck. A group
-        // may handle a watcher's whole window of batches in one turn before a
-        // subscriber on its thread runs, so only more unhandled than that is lag: a
-        // smaller threshold would call a group that keeps up behind, and leave the
-        // watcher more decoding than it needs to.
-        let window = self.setup.options.watcher_in_flight;
-        self.subscriber_behind = self
-            .subscribers
-            .values()
-            .flatten()
-            .any(|s| s.is_behind(window));
-    }
-
-    /// The reply to a watcher's output.
-    fn watcher_reply(&self) -> GroupPace {
-        GroupPace {
-            keeps_up: !self.subscriber_behind,
-        }
     }
 
     /// A subscriber answered every message: it is due the batches held back for it.
@@ -334,23 +310,6 @@ impl GroupWatcher {
         {
             changes.push(change);
         }
-    }
-
-    /// An event the watcher of `url` handed on undecoded is bad: counted and logged
-    /// here, and skipped (the events after it are still applied: each carries its
-    /// object's whole state). The caller answers the watcher with it, so that the
-    /// watcher relists as for a bad event it decoded itself.
-    fn deferred_event_rejected(&self, url: UrlId, rejected: &DeferredEventRejected) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
-            return;
-        };
-        let why = &rejected.why;
-        self.cache
-            .metrics()
-            .role(slot.url.role)
-            .rejected
-            .inc(why.reason());
-        warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
     }
 
     fn apply_delete(
@@ -516,59 +475,40 @@ impl Actor for GroupWatcher {
 }
 
 impl Handler<WatcherOutput> for GroupWatcher {
-    type Result = Result<GroupPace, DeferredEventRejected>;
+    type Result = ();
 
-    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
         let received = Instant::now();
         match output {
-            WatcherOutput::Deltas { url, deltas } => {
-                if let Some(rejected) = self.on_deltas(url, deltas, received, ctx) {
-                    return Err(rejected);
-                }
-            }
+            WatcherOutput::Deltas { url, deltas } => self.on_deltas(url, deltas, received, ctx),
             WatcherOutput::ListPart {
                 url,
                 objects,
-                undecoded,
                 first,
-            } => self.on_list_part(url, objects, undecoded, first, received, ctx),
+            } => self.on_list_part(url, objects, first, received, ctx),
             WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
             WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
         }
-        Ok(self.watcher_reply())
     }
 }
 
 /// The handling of each [`WatcherOutput`].
 impl GroupWatcher {
-    /// Watch events: applied to the cache, their targets pushed. The first event that
-    /// came undecoded and cannot be decoded is returned, for the watcher to relist.
+    /// Watch events: applied to the cache, their targets pushed.
     fn on_deltas(
         &mut self,
         url: UrlId,
-        deltas: Vec<Delta>,
+        deltas: Vec<WatchEvent>,
         received: Instant,
         ctx: &mut Context<Self>,
-    ) -> Option<DeferredEventRejected> {
-        let role = self.urls.get(url.0 as usize).map(|u| u.url.role)?;
+    ) {
+        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+            return;
+        };
         let subscribed = self.has_subscribers(role);
-        let mut rejected = None;
         let mut changes = Vec::new();
-        for delta in deltas {
-            let event = match delta {
-                Delta::Decoded(event) => event,
-                Delta::Undecoded { event, attempt } => match event.decode() {
-                    Ok(event) => event,
-                    Err(why) => {
-                        let reject = DeferredEventRejected { attempt, why };
-                        self.deferred_event_rejected(url, &reject);
-                        // The first bad line is enough to make the watcher relist.
-                        rejected.get_or_insert(reject);
-                        continue;
-                    }
-                },
-            };
+        for event in deltas {
             match event {
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
                     self.apply_upsert(url, object, subscribed, &mut changes)
@@ -582,7 +522,6 @@ impl GroupWatcher {
         }
         self.push(role, changes, false, received);
         self.flush_soon_if_few(ctx);
-        rejected
     }
 
     /// A part of a LIST: applied at once on a URL's first list, held until the end on
@@ -591,7 +530,6 @@ impl GroupWatcher {
         &mut self,
         url: UrlId,
         mut objects: Vec<Object>,
-        undecoded: Vec<UndecodedItem>,
         first: bool,
         received: Instant,
         ctx: &mut Context<Self>,
@@ -600,15 +538,6 @@ impl GroupWatcher {
             return;
         };
         let (role, relist) = (slot.url.role, slot.listed);
-        for item in undecoded {
-            match item.decode() {
-                Ok(object) => objects.push(object),
-                Err(e) => {
-                    self.cache.metrics().role(role).rejected.inc(e.reason());
-                    warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
-                }
-            }
-        }
         if first {
             self.listing.remove(&url);
         }

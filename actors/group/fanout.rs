@@ -99,12 +99,6 @@ impl SubscriberSlot {
         release_on_reply(reply, self.window.try_permit());
     }
 
-    /// True while the subscriber has more than `unhandled` messages unanswered, or the
-    /// group holds batches back for it.
-    pub fn is_behind(&self, unhandled: usize) -> bool {
-        self.backlog.is_some() || self.window.in_flight() > unhandled
-    }
-
     /// Sends a batch, or holds it back if the subscriber has no permit left. `bound` is
     /// how many changes its backlog may hold before it is compacted
     /// ([`Backlog::bound`]). `received` is when the group received the batch's events.

@@ -8,9 +8,7 @@
 //! (TCP back-pressure reaches the API server) instead of queueing without bound; up to
 //! the window, the watcher decodes the next batch while the group handles the last.
 //!
-//! The replies are the group's only way back, awaited by the actor as futures: whether
-//! the group keeps up ([`GroupPace`]) and whether a line left to it undecoded was bad
-//! ([`DeferredEventRejected`]).
+//! The watcher decodes everything it reads; the group gets objects.
 
 use arcstr::ArcStr;
 use std::sync::Arc;
@@ -33,13 +31,13 @@ use crate::config::EngineOptions;
 use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
-use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
+use crate::messages::{StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{
     ApiServerMetrics, ListMethod, METRICS, RequestError, ResponseEncoding, RoleMetrics, StallReason,
 };
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
-use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
+use crate::watch::{ListDecoder, ListLimits, Status};
 use crate::window::{Permit, Window, release_on_reply};
 
 /// Everything a URL watcher needs to start.
@@ -96,10 +94,6 @@ pub struct UrlWatcher {
     window: Window,
     /// The permit of the watch batch being handled, for the output it makes.
     batch_permit: Option<Permit>,
-    /// What the group's last reply said: false while one of its subscribers is
-    /// behind, which means the group's thread (or a subscriber's) has no time to spare
-    /// for decoding; the watcher then hands it no undecoded events.
-    group_keeps_up: bool,
     span: tracing::Span,
 }
 
@@ -158,7 +152,6 @@ impl UrlWatcher {
             status_sent: None,
             window,
             batch_permit: None,
-            group_keeps_up: true,
             span,
         }
     }
@@ -202,7 +195,6 @@ impl UrlWatcher {
                 WatcherOutput::ListPart {
                     url: self.setup.id,
                     objects,
-                    undecoded: Vec::new(),
                     first,
                 },
                 ctx,
@@ -468,33 +460,12 @@ impl UrlWatcher {
         let reply = self.setup.group.send(output);
         ctx.spawn(reply.into_actor(self).map(move |reply, act, ctx| {
             drop(permit);
-            act.on_reply(reply, ctx);
-        }));
-    }
-
-    /// Acts on one reply of the group: its pace, or a deferred line it could not decode.
-    fn on_reply(
-        &mut self,
-        reply: Result<Result<GroupPace, DeferredEventRejected>, MailboxError>,
-        ctx: &mut Context<Self>,
-    ) {
-        match reply {
-            Ok(Ok(GroupPace { keeps_up })) => self.group_keeps_up = keeps_up,
-            Ok(Err(rejected)) => {
-                debug!(parent: &self.span, attempt = rejected.attempt, "the group rejected an event left to it: {}", rejected.why);
-                self.feed(
-                    Input::DeferredEventRejected {
-                        attempt: rejected.attempt,
-                    },
-                    ctx,
-                );
-            }
-            Err(_) => {
+            if reply.is_err() {
                 // The group is gone: nothing left to watch for.
-                debug!(parent: &self.span, "group stopped; watcher stops");
+                debug!(parent: &act.span, "group stopped; watcher stops");
                 ctx.stop();
             }
-        }
+        }));
     }
 
     /// How this attempt's LIST requests are sent: the redirect-less client, the
@@ -843,7 +814,6 @@ fn count_events(m: &RoleMetrics, counts: EventCounts) {
         (&m.events_modified, counts.modified),
         (&m.events_deleted, counts.deleted),
         (&m.bookmarks, counts.bookmarks),
-        (&m.events_deferred, counts.deferred),
     ] {
         if n > 0 {
             counter.add(n);
@@ -927,15 +897,6 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             }
         }
         if !chunks.is_empty() {
-            // While the group keeps up, it decodes some events too; when it falls
-            // behind, we decode everything. (This batch's own permit is counted.)
-            let keeping_up = self.window.in_flight() <= WATCH_KEEPING_UP_UNHANDLED + 1;
-            let defer_every = if self.group_keeps_up && keeping_up {
-                self.setup.options.watch_defer_every
-            } else {
-                0
-            };
-            self.machine.set_defer_every(defer_every);
             self.batch_permit = item.permit;
             self.feed(Input::Chunks(&chunks), ctx);
             // A batch that made no output (a bookmark, half a line) frees its place.
@@ -972,28 +933,6 @@ impl Handler<StopWatcher> for UrlWatcher {
 /// How many decoded objects of a LIST go to the group in one [`WatcherOutput::ListPart`]:
 /// enough to amortise a message, few enough that the group starts labelling early.
 const LIST_PART_OBJECTS: usize = 256;
-
-/// While the group keeps up with a LIST, every this-many-th item goes to it undecoded.
-///
-/// During a sync this thread scans and decodes the body and the group's labels the
-/// objects; decoding is the larger half, so the group, otherwise idle part of the time,
-/// decodes a share. The group takes less than half because it also serves
-/// subscribers, and when it falls behind (endpoints with attach_metadata label far more
-/// per object) the watcher stops deferring.
-const LIST_DEFER_EVERY: usize = 4;
-
-/// The group counts as keeping up with a watch stream, and is handed every
-/// `watch_defer_every`-th object event undecoded
-/// ([`crate::messages::Delta::Undecoded`]), while at most this many of the
-/// watcher's batches are unhandled (of `watcher_in_flight`, 4 by default).
-///
-/// In a flood of pod events this thread (HTTP, framing, decoding, most of it decoding)
-/// is the bottleneck while the group's (labels, cache, subscribers) has time to spare;
-/// deferring some events evens the two out. This test holds deferring back whenever
-/// the group lags. A threshold of one unhandled batch, as for a LIST, would turn
-/// deferring off too often: a watch batch (the pieces ready together, a few events) is
-/// smaller than a LIST's parts.
-const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
 
 /// What reading one LIST page needs, moved into the future that reads it.
 struct PageReading {
@@ -1043,7 +982,7 @@ impl PageReading {
         // decoding (two cores busy, not one after the other).
         if parts.first {
             // Even an empty list starts a new attempt at the group.
-            parts.send(Vec::new(), Vec::new()).await?;
+            parts.send(Vec::new()).await?;
         }
         let encoding = response_encoding(&resp)?;
         metrics.role(role).responses.inc(encoding_metric(encoding));
@@ -1059,13 +998,6 @@ impl PageReading {
                 Ok(None) => break,
                 Ok(Some(chunk)) => chunk,
             };
-            // While the group keeps up (at most one part unhandled), it decodes some
-            // items too; when it falls behind, we decode everything ourselves.
-            list.defer_every(if parts.keeping_up() {
-                LIST_DEFER_EVERY
-            } else {
-                0
-            });
             let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
             received += chunk.len();
             if received > max_body {
@@ -1078,10 +1010,10 @@ impl PageReading {
                 progress = (list.items_seen(), Instant::now());
             }
             if list.len() >= LIST_PART_OBJECTS {
-                parts.send(list.take_items(), list.take_undecoded()).await?;
+                parts.send(list.take_items()).await?;
             }
         }
-        parts.send(list.take_items(), list.take_undecoded()).await?;
+        parts.send(list.take_items()).await?;
         parts.drain().await?;
         let seen = list.items_seen();
         let (page, errors) = list.finish().map_err(bad_body)?;
@@ -1107,20 +1039,9 @@ struct ListParts {
 }
 
 impl ListParts {
-    /// True while the group has at most one part unhandled.
-    fn keeping_up(&self) -> bool {
-        self.window.in_flight() <= 1
-    }
-
-    /// Sends a part once the window has room. (A part's reply says nothing but that the
-    /// group handled it: it carries no undecoded watch line, and a LIST has its own
-    /// test of whether the group keeps up.)
-    async fn send(
-        &mut self,
-        objects: Vec<Object>,
-        undecoded: Vec<UndecodedItem>,
-    ) -> Result<(), Failure> {
-        if objects.is_empty() && undecoded.is_empty() && !self.first {
+    /// Sends a part once the window has room.
+    async fn send(&mut self, objects: Vec<Object>) -> Result<(), Failure> {
+        if objects.is_empty() && !self.first {
             return Ok(());
         }
         let permit = self.window.permit().await;
@@ -1130,7 +1051,6 @@ impl ListParts {
         let part = WatcherOutput::ListPart {
             url: self.url,
             objects,
-            undecoded,
             first: std::mem::take(&mut self.first),
         };
         release_on_reply(self.group.send(part), permit);
