@@ -113,9 +113,9 @@ pub struct TargetChange {
 /// watch events, a relist (only what differs), or a dirty flush. One batch is shared by
 /// all subscribers. `changes` may be empty when only `synced` is news.
 ///
-/// The reply is the group's flow control: it holds each subscriber's unanswered
-/// replies, at most `subscriber_in_flight`, and holds batches back beyond that (see
-/// [`crate::backlog`]).
+/// The reply is the group's flow control: each message holds one of the subscriber's
+/// `subscriber_in_flight` permits until it is answered ([`crate::window`]), and the
+/// group holds batches back while none is left (see [`crate::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsChanged {

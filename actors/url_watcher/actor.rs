@@ -2,9 +2,9 @@
 //!
 //! It lives on the engine's watcher arbiter, so reading and decoding streams runs on a
 //! different thread than the groups' label work. Its outputs go to the group through a
-//! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream, or a part of
-//! a LIST, waits for a permit before it is decoded, and gives it back when the group
-//! has handled it. When the group falls behind, the watcher stops reading its stream
+//! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream waits for a
+//! permit before it is decoded, a part of a LIST before it is sent, and the permit
+//! comes back when the group has handled the output. When the group falls behind, the watcher stops reading its stream
 //! (TCP back-pressure reaches the API server) instead of queueing without bound; up to
 //! the window, the watcher decodes the next batch while the group handles the last.
 //!
