@@ -54,6 +54,11 @@ impl Window {
         (self.size as usize).saturating_sub(self.permits.available_permits())
     }
 
+    /// True while every permit is taken: the next message waits.
+    pub fn is_full(&self) -> bool {
+        self.permits.available_permits() == 0
+    }
+
     /// Resolves once every message sent has been answered (every permit is back).
     pub fn drained(&self) -> impl Future<Output = ()> + 'static {
         let (permits, size) = (Arc::clone(&self.permits), self.size);

@@ -1,8 +1,9 @@
 //! Flow control from a URL watcher to its group, against a fake API server on
-//! 127.0.0.1 that writes a watch stream event by event: while the group does not
+//! 127.0.0.1 that writes a watch stream piece by piece: while the group does not
 //! answer, the watcher has at most `watcher_in_flight` outputs unhandled and stops
-//! taking events off its stream, however many the server sends; once the group
-//! answers, every event arrives, in order.
+//! taking events off its stream, however many the server sends, and does not take its
+//! own pause for a stalled stream; once the group answers, every event arrives, in
+//! order, on the same watch.
 
 mod support;
 
@@ -25,8 +26,12 @@ use tokio::sync::watch;
 /// The watcher's window in this test.
 const WINDOW: usize = 2;
 
-/// Events the server writes on the watch, each in its own chunk.
+/// Events the server writes on the watch.
 const EVENTS: u64 = 300;
+
+/// The watch's progress deadline in this test; the group holds the watcher for
+/// several of them.
+const STALL: Duration = Duration::from_millis(100);
 
 /// What the fake group saw: the resourceVersions of the watch events it received, one
 /// list per `Deltas` output.
@@ -76,7 +81,9 @@ fn pod(rv: u64) -> serde_json::Value {
 }
 
 /// A server with one pod listed at resourceVersion 1, whose watch writes `EVENTS`
-/// changes of it, one chunk each, and sets `written` when it has written them all.
+/// changes of it, and sets `written` when it has written them all. Every chunk ends
+/// in the middle of a line (the second half of one event, the first of the next), so
+/// the watcher always holds an incomplete line when it stops reading.
 async fn server(written: Rc<RefCell<bool>>) -> FakeApi {
     FakeApi::start(move |request| {
         if !request.is_watch() {
@@ -87,12 +94,18 @@ async fn server(written: Rc<RefCell<bool>>) -> FakeApi {
         let written = Rc::clone(&written);
         Reply::Stream(Box::new(move |mut w| {
             Box::pin(async move {
+                let mut rest = String::new();
                 for rv in 2..2 + EVENTS {
-                    let line = json!({"type": "MODIFIED", "object": pod(rv)}).to_string();
-                    if w.chunk(format!("{line}\n").as_bytes()).await.is_err() {
+                    let line = format!("{}\n", json!({"type": "MODIFIED", "object": pod(rv)}));
+                    let (head, tail) = line.split_at(line.len() / 2);
+                    let piece = std::mem::replace(&mut rest, tail.to_string()) + head;
+                    if w.chunk(piece.as_bytes()).await.is_err() {
                         return;
                     }
                     tokio::task::yield_now().await;
+                }
+                if w.chunk(rest.as_bytes()).await.is_err() {
+                    return;
                 }
                 *written.borrow_mut() = true;
                 // Open until the test ends.
@@ -129,6 +142,7 @@ async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
         list_mode: ListMode::List,
         encoding: kubesd::config::WireEncoding::Json,
         relist_interval: None,
+        watch_stall_timeout: STALL,
         ..EngineOptions::default()
     };
     let url = resource_urls(Role::Pod, &[], &[]).remove(0);
@@ -147,12 +161,10 @@ async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
     .start();
 
     // The server writes every event; the watcher hands on a window's worth of batches
-    // and takes no more while none is answered.
+    // and takes no more while none is answered, for longer than the stall deadline.
     until("the server to write every event", || *written.borrow()).await;
     until("a window of batches", || seen.borrow().len() >= WINDOW).await;
-    for _ in 0..20 {
-        actix_rt::time::sleep(Duration::from_millis(5)).await;
-    }
+    actix_rt::time::sleep(STALL * 3).await;
     let held_back: Vec<u64> = seen.borrow().iter().flatten().copied().collect();
     assert_eq!(seen.borrow().len(), WINDOW, "more batches than the window");
     assert!(
@@ -171,4 +183,9 @@ async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
     let all: Vec<u64> = seen.borrow().iter().flatten().copied().collect();
     assert_eq!(all, (2..=last).collect::<Vec<_>>());
     assert!(seen.borrow().len() > WINDOW);
+    let watches = api.requests().iter().filter(|r| r.is_watch()).count();
+    assert_eq!(
+        watches, 1,
+        "the held stream was cut as stalled and watched again"
+    );
 }

@@ -4,9 +4,10 @@
 //! different thread than the groups' label work. Its outputs go to the group through a
 //! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream waits for a
 //! permit before it is decoded, a part of a LIST before it is sent, and the permit
-//! comes back when the group has handled the output. When the group falls behind, the watcher stops reading its stream
-//! (TCP back-pressure reaches the API server) instead of queueing without bound; up to
-//! the window, the watcher decodes the next batch while the group handles the last.
+//! comes back when the group has handled the output. When the group falls behind, the
+//! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
+//! of queueing without bound; up to the window, the watcher decodes the next batch
+//! while the group handles the last.
 //!
 //! The watcher decodes everything it reads; the group gets objects.
 
@@ -741,6 +742,14 @@ impl UrlWatcher {
             return;
         };
         let now = Instant::now();
+        if self.window.is_full() {
+            // We stopped reading, not the server: the stream is not stalled.
+            open.partial = None;
+            if let Some(clock) = open.initial_events.as_mut() {
+                clock.progress.1 = now;
+            }
+            return;
+        }
         let input = match (partial, open.partial) {
             (Some(line), Some((same, since))) if line == same => {
                 (now.duration_since(since) > o.watch_stall_timeout).then_some(Input::Stalled)
