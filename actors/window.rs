@@ -16,7 +16,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use futures_util::FutureExt;
+use futures_util::future::LocalBoxFuture;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// A permit of a [`Window`]: held by a message in flight, given back when dropped.
 pub type Permit = OwnedSemaphorePermit;
@@ -81,6 +83,45 @@ pub fn release_on_reply<R: 'static>(
     });
 }
 
+/// A reply on its way back, with the permit its message holds.
+type Pending = (LocalBoxFuture<'static, ()>, Option<Permit>);
+
+/// Awaits the replies of one receiver in the order its messages were sent, on one task
+/// of the current thread, and gives each message's permit back as its reply comes.
+///
+/// One task per receiver rather than one per message ([`release_on_reply`]): a
+/// receiver handles its mailbox in order, so when one reply wakes the task the next
+/// ones are often ready too, and a burst of replies costs one wake-up, not one task
+/// each. The task ends once this is dropped and the replies sent are in.
+pub struct InOrder {
+    tx: mpsc::UnboundedSender<Pending>,
+}
+
+impl InOrder {
+    /// Starts the task on the current thread's runtime.
+    pub fn start() -> InOrder {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
+        actix_rt::spawn(async move {
+            while let Some((reply, permit)) = rx.recv().await {
+                reply.await;
+                drop(permit);
+            }
+        });
+        InOrder { tx }
+    }
+
+    /// Awaits `reply` after those pushed before it, then gives `permit` back. What the
+    /// reply says is dropped.
+    pub fn push<R: 'static>(
+        &self,
+        reply: impl Future<Output = R> + 'static,
+        permit: Option<Permit>,
+    ) {
+        // The task runs as long as this sender exists: the send cannot fail.
+        let _ = self.tx.send((reply.map(drop).boxed_local(), permit));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +158,22 @@ mod tests {
         drop(held);
         assert!(drained.await.is_ok());
         assert_eq!(window.in_flight(), 0, "drained gives the permits back");
+    }
+
+    #[actix_rt::test]
+    async fn replies_awaited_in_order_give_their_permits_back_in_order() {
+        let window = Window::new(2);
+        let replies = InOrder::start();
+        let (first_answer, first) = tokio::sync::oneshot::channel::<()>();
+        let (second_answer, second) = tokio::sync::oneshot::channel::<()>();
+        replies.push(first, window.try_permit());
+        replies.push(second, window.try_permit());
+        let _ = second_answer.send(());
+        tokio::task::yield_now().await;
+        assert_eq!(window.in_flight(), 2, "the first is still unanswered");
+        let _ = first_answer.send(());
+        window.drained().await;
+        assert_eq!(window.in_flight(), 0);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //!
 //! Policy: a batch is built once and shared (`Arc`) by every subscriber. Each
 //! subscriber has a [`Window`] of `subscriber_in_flight` permits: a message to it holds
-//! one until its reply comes back (a task on the group's thread awaits the reply and
-//! gives the permit back). With no permit left the group stops sending it batches and
+//! one until its reply comes back (one task per subscriber on the group's thread awaits
+//! its replies in order and gives the permits back, [`InOrder`]). With no permit left the group stops sending it batches and
 //! holds them back in a [`Backlog`] (a pointer per batch, compacted to the latest
 //! change per object when it outgrows [`Backlog::bound`], so bounded by the number of
 //! objects, not of events). Once every permit is back the subscriber gets the whole
@@ -23,7 +23,7 @@ use crate::messages::{
 };
 use crate::metrics::METRICS;
 use crate::model::Role;
-use crate::window::{Window, release_on_reply};
+use crate::window::{InOrder, Window};
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
@@ -31,6 +31,8 @@ pub struct SubscriberSlot {
     pub link: SubscriberLink,
     /// Its messages in flight, at most `subscriber_in_flight`.
     window: Window,
+    /// Awaits the replies to them.
+    replies: InOrder,
     /// Batches held back while it lags.
     backlog: Option<Backlog>,
 }
@@ -88,6 +90,7 @@ impl SubscriberSlot {
         SubscriberSlot {
             link,
             window: Window::new(limit),
+            replies: InOrder::start(),
             backlog: None,
         }
     }
@@ -96,7 +99,7 @@ impl SubscriberSlot {
     pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
         let reply = self.link.replaced.send(TargetsReplaced { targets, synced });
-        release_on_reply(reply, self.window.try_permit());
+        self.replies.push(reply, self.window.try_permit());
     }
 
     /// Sends a batch, or holds it back if the subscriber has no permit left. `bound` is
@@ -133,7 +136,7 @@ impl SubscriberSlot {
             synced,
             received,
         });
-        release_on_reply(reply, Some(permit));
+        self.replies.push(reply, Some(permit));
     }
 
     /// Every message sent has been answered: the held-back batches go in one message.
@@ -146,6 +149,6 @@ impl SubscriberSlot {
             batches: backlog.into_batches(),
             synced,
         });
-        release_on_reply(reply, self.window.try_permit());
+        self.replies.push(reply, self.window.try_permit());
     }
 }
