@@ -3,8 +3,10 @@
 //!
 //! Policy: a batch is built once and shared (`Arc`) by every subscriber. Each
 //! subscriber has a [`Window`] of `subscriber_in_flight` permits: a message to it holds
-//! one until its reply comes back (one task per subscriber on the group's thread awaits
-//! its replies in order and gives the permits back, [`InOrder`]). With no permit left the group stops sending it batches and
+//! one until its reply comes back. A subscriber answers in order, so the group awaits
+//! only every [`AWAIT_EVERY`]-th reply (and the one that fills the window), on one
+//! task per subscriber ([`InOrder`]); that reply gives back the permits of the
+//! messages before it too, and those go with `do_send`, no reply to wake anyone. With no permit left the group stops sending it batches and
 //! holds them back in a [`Backlog`] (a pointer per batch, compacted to the latest
 //! change per object when it outgrows [`Backlog::bound`], so bounded by the number of
 //! objects, not of events). Once every permit is back the subscriber gets the whole
@@ -23,7 +25,7 @@ use crate::messages::{
 };
 use crate::metrics::METRICS;
 use crate::model::Role;
-use crate::window::{InOrder, Window};
+use crate::window::{InOrder, Permit, Window};
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
@@ -31,7 +33,10 @@ pub struct SubscriberSlot {
     pub link: SubscriberLink,
     /// Its messages in flight, at most `subscriber_in_flight`.
     window: Window,
-    /// Awaits the replies to them.
+    /// The permits of the messages sent since the last one whose reply is awaited,
+    /// merged: they come back with the next awaited reply.
+    unawaited: Option<Permit>,
+    /// Awaits the replies awaited.
     replies: InOrder,
     /// Batches held back while it lags.
     backlog: Option<Backlog>,
@@ -90,6 +95,7 @@ impl SubscriberSlot {
         SubscriberSlot {
             link,
             window: Window::new(limit),
+            unawaited: None,
             replies: InOrder::start(),
             backlog: None,
         }
@@ -99,7 +105,8 @@ impl SubscriberSlot {
     pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
         let reply = self.link.replaced.send(TargetsReplaced { targets, synced });
-        self.replies.push(reply, self.window.try_permit());
+        let permits = self.with_unawaited(self.window.try_permit());
+        self.replies.push(reply, permits);
     }
 
     /// Sends a batch, or holds it back if the subscriber has no permit left. `bound` is
@@ -131,12 +138,30 @@ impl SubscriberSlot {
             answered.watch(from, &self.window);
             return;
         };
-        let reply = self.link.changed.send(TargetsChanged {
+        let changes = TargetsChanged {
             changes: Arc::clone(batch),
             synced,
             received,
-        });
-        self.replies.push(reply, Some(permit));
+        };
+        let permits = self.with_unawaited(Some(permit));
+        let count = permits.as_ref().map_or(0, Permit::num_permits);
+        if count < AWAIT_EVERY && !self.window.is_full() {
+            self.link.changed.do_send(changes);
+            self.unawaited = permits;
+        } else {
+            self.replies.push(self.link.changed.send(changes), permits);
+        }
+    }
+
+    /// `permit` with those of the messages sent since the last awaited reply.
+    fn with_unawaited(&mut self, permit: Option<Permit>) -> Option<Permit> {
+        match (self.unawaited.take(), permit) {
+            (Some(mut all), Some(permit)) => {
+                all.merge(permit);
+                Some(all)
+            }
+            (all, permit) => all.or(permit),
+        }
     }
 
     /// Every message sent has been answered: the held-back batches go in one message.
@@ -149,6 +174,14 @@ impl SubscriberSlot {
             batches: backlog.into_batches(),
             synced,
         });
-        self.replies.push(reply, self.window.try_permit());
+        let permits = self.with_unawaited(self.window.try_permit());
+        self.replies.push(reply, permits);
     }
 }
+
+/// Every this-many-th batch to a subscriber has its reply awaited; the ones between go
+/// without, and their permits come back with that reply. Awaiting each would wake the
+/// group's thread once per batch and subscriber, most of its time with a hundred
+/// subscribers; a window of 64 still has most of its room when these are counted as
+/// unanswered.
+const AWAIT_EVERY: usize = 8;
