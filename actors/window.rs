@@ -11,7 +11,8 @@
 //! The URL watcher waits for a permit before it decodes the next piece of its stream
 //! (a slow group stops it reading, and TCP slows the API server); the group takes one
 //! per batch it sends a subscriber, and holds batches back for one that has none left
-//! (see `crate::backlog`).
+//! (see `crate::backlog`). A receiver that answers in order lets one awaited reply
+//! give back the permits of the messages before it ([`InOrder`], `group/fanout.rs`).
 
 use std::future::Future;
 use std::sync::Arc;
