@@ -16,6 +16,7 @@ pub mod messages;
 pub mod registry;
 pub mod subscriber;
 pub mod url_watcher;
+pub mod window;
 
 pub use flusher::DirtyFlusher;
 pub use group::{

@@ -12,7 +12,7 @@ use actix::prelude::*;
 use crate::group::TargetVariant;
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey};
-use crate::watch::{UndecodedEvent, UndecodedItem, WatchEvent};
+use crate::watch::WatchEvent;
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,48 +22,22 @@ pub struct UrlId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SubscriberId(pub u64);
 
-/// One watch event as the watcher hands it to its group: decoded, or its line left for
-/// the group to decode. Either way the group ends with the same [`WatchEvent`], from
-/// the same [`crate::watch::decode_event`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Delta {
-    /// Decoded by the watcher: an object event (`Added`, `Modified` or `Deleted`; the
-    /// watcher acts on bookmarks and errors itself and does not hand them on).
-    Decoded(WatchEvent),
-    /// An object event the group decodes itself: while the group keeps up, the watcher
-    /// leaves some lines undecoded so that both threads share the decoding (see
-    /// [`crate::config::EngineOptions::watch_defer_every`]). The watcher resumes a watch from
-    /// the last event it decoded itself, so a reconnect replays these rather than
-    /// skipping them; one that fails to decode makes the group's reply to the output
-    /// that carried it a [`DeferredEventRejected`], and the watcher relists.
-    Undecoded {
-        /// The event's line.
-        event: UndecodedEvent,
-        /// The watcher's LIST attempt when it handed the line on: a failure reported
-        /// after a later LIST began is already covered by that LIST.
-        attempt: u64,
-    },
-}
-
-/// Sent by a [`crate::UrlWatcher`] to its [`crate::GroupWatcher`];
-/// what one URL's LIST or WATCH produced. The sender holds the replies of the last
-/// `watcher_in_flight` it sent and waits for the oldest before reading more of its
-/// stream, so a slow group slows the streams down instead of growing its mailbox.
-///
-/// The reply is all the group ever tells its watcher: [`GroupPace`] (whether it has
-/// time to decode lines for the watcher), or, for a [`WatcherOutput::Deltas`] that
-/// carried a [`Delta::Undecoded`] line the group could not decode,
-/// [`DeferredEventRejected`].
+/// Sent by a [`crate::UrlWatcher`] to its [`crate::GroupWatcher`]: what one URL's LIST
+/// or WATCH produced, decoded. The reply says only that the group has handled it: the
+/// watcher keeps at most `watcher_in_flight` unhandled and reads no more of its stream
+/// meanwhile, so a slow group slows the streams down instead of growing its mailbox
+/// (see [`crate::window`]).
 #[derive(Message, Debug)]
-#[rtype(result = "Result<GroupPace, DeferredEventRejected>")]
+#[rtype(result = "()")]
 pub enum WatcherOutput {
-    /// Watch events: all those of the stream's pieces that arrived together, in order
-    /// (some left undecoded for the group, `Delta::Undecoded`).
+    /// Watch events: the object events (`Added`, `Modified`, `Deleted`) of the stream's
+    /// pieces that arrived together, in order (the watcher acts on bookmarks and
+    /// errors itself and does not hand them on).
     Deltas {
         /// The watcher.
         url: UrlId,
         /// The changes.
-        deltas: Vec<Delta>,
+        deltas: Vec<WatchEvent>,
     },
     /// Part of a LIST still arriving. For a URL's first LIST the group stores and
     /// labels these objects now, so that labelling a big list overlaps its transfer
@@ -74,10 +48,6 @@ pub enum WatcherOutput {
         url: UrlId,
         /// Objects of the list, in list order.
         objects: Vec<Object>,
-        /// Items of the list the group decodes itself. While the group keeps up, the
-        /// watcher leaves some items undecoded so that both cores decode a big LIST
-        /// (the watcher's thread was the bottleneck of a sync; see `LIST_DEFER_EVERY`).
-        undecoded: Vec<UndecodedItem>,
         /// The first part of a new LIST attempt: the parts of any earlier, unfinished
         /// attempt no longer say which objects exist.
         first: bool,
@@ -113,29 +83,6 @@ pub enum WatcherOutput {
 #[rtype(result = "()")]
 pub struct StopWatcher;
 
-/// The group's reply to a [`WatcherOutput`] it handled: how it is keeping up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupPace {
-    /// False while one of the group's subscribers has more batches unhandled than a
-    /// watcher's window: the group's thread (or a subscriber's) has no time to spare,
-    /// so the watcher decodes every line itself instead of leaving some to the group.
-    pub keeps_up: bool,
-}
-
-/// The group's reply to a [`WatcherOutput::Deltas`] with a [`Delta::Undecoded`] line
-/// it could not decode (the first such line of the output). The group has skipped the
-/// line, counted and logged it; the watcher treats it as a bad event it decoded
-/// itself: it gives up the stream and relists after a backoff, since the line may be a
-/// change that would otherwise be missed.
-#[derive(Debug)]
-pub struct DeferredEventRejected {
-    /// The LIST attempt the line carried: a rejection reaching the watcher after a later
-    /// LIST began is already covered by that LIST, and ignored.
-    pub attempt: u64,
-    /// What was wrong with the line.
-    pub why: crate::error::DecodeError,
-}
-
 /// The targets of one object, shared by the group's cache and every subscriber.
 pub type ObjectTargets = Arc<[Labels]>;
 
@@ -167,9 +114,9 @@ pub struct TargetChange {
 /// watch events, a relist (only what differs), or a dirty flush. One batch is shared by
 /// all subscribers. `changes` may be empty when only `synced` is news.
 ///
-/// The reply is the group's flow control: it holds each subscriber's unanswered
-/// replies, at most `subscriber_in_flight`, and holds batches back beyond that (see
-/// [`crate::backlog`]).
+/// The reply is the group's flow control: each message holds one of the subscriber's
+/// `subscriber_in_flight` permits until it is answered ([`crate::window`]), and the
+/// group holds batches back while none is left (see [`crate::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
 pub struct TargetsChanged {

@@ -826,7 +826,6 @@ async fn pod_run(
         let events = args.events;
         probe.expect(events);
         let coalesced0 = METRICS.engine.subscriber_coalesced.get();
-        let deferred0 = METRICS.role_total(Role::Pod, |m| m.events_deferred.get());
         let meter = Meter::start();
         let modified0 = METRICS.role_total(Role::Pod, |m| m.events_modified.get());
         server.gate(events);
@@ -856,14 +855,10 @@ async fn pod_run(
             p50_ms: p50,
             p99_ms: p99,
             extra: format!(
-                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x; \
-                 {:.0} % decoded by the group",
+                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
                 if ok { "" } else { "TIMED OUT; " },
                 seen_total as f64 / subs as f64 / events as f64,
                 METRICS.engine.subscriber_coalesced.get() - coalesced0,
-                (METRICS.role_total(Role::Pod, |m| m.events_deferred.get()) - deferred0) as f64
-                    * 100.0
-                    / events as f64,
             ),
         });
     }

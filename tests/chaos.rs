@@ -119,21 +119,6 @@ async fn random_faults_under_churn_converge() {
     random_chaos(false, chaos_options()).await;
 }
 
-/// The same with every object event handed to the group undecoded while it keeps up:
-/// the watchers then advance their resourceVersion only by bookmarks and the events
-/// they decode when the group lags, so every reconnect replays what came since, and a
-/// bad line is found by the group. Nothing may be lost or stale either way. In JSON:
-/// only JSON lines are handed on undecoded.
-#[actix_rt::test]
-async fn random_faults_converge_with_events_decoded_by_the_group() {
-    let options = EngineOptions {
-        watch_defer_every: 1,
-        encoding: kubesd::config::WireEncoding::Json,
-        ..chaos_options()
-    };
-    random_chaos(false, options).await;
-}
-
 /// With restarts that reset resourceVersions. A watcher that reconnects only after
 /// the new history has passed its old resourceVersion is accepted and silently misses
 /// changes (the etcd-restore hazard); no watch can tell. The periodic relist is the
@@ -286,33 +271,6 @@ async fn malformed_unknown_and_wrong_kind_events_relist() {
             || total(|m| m.rejected.total()),
         )
         .await;
-    }
-}
-
-/// The same bad lines, with every object event handed to the group undecoded: the
-/// group finds them bad, tells the watcher, and the watcher relists as if it had
-/// decoded them itself. In JSON: only JSON lines are handed on undecoded.
-#[actix_rt::test]
-async fn bad_events_decoded_by_the_group_relist() {
-    let options = EngineOptions {
-        watch_defer_every: 1,
-        encoding: kubesd::config::WireEncoding::Json,
-        ..chaos_options()
-    };
-    for injection in [Injection::MalformedLine, Injection::WrongKind] {
-        let deferred_before = total(|m| m.events_deferred.get());
-        focused_with(
-            options.clone(),
-            &format!("{injection:?} deferred"),
-            move |s| s.inject(injection),
-            BRIEF,
-            || total(|m| m.rejected.total()),
-        )
-        .await;
-        assert!(
-            total(|m| m.events_deferred.get()) > deferred_before,
-            "{injection:?}: no event was handed to the group"
-        );
     }
 }
 

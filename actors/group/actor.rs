@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tracing::{debug, info, warn};
+use tracing::{debug, info};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::{Replies, ReplyFrom, SubscriberSlot};
+use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
 use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::api::{ResourceUrl, resource_urls};
@@ -19,15 +19,15 @@ use crate::messages::{
     AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::messages::{
-    DeferredEventRejected, Delta, FlushDirty, FlushReport, FlusherMembership, GroupPace,
-    StopWatcher, Subscribe, SubscriberLink, TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberLink,
+    TargetChange, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
 use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
 use crate::targets::TargetOptions;
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
-use crate::watch::{UndecodedItem, WatchEvent};
+use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
 
 /// Everything a group needs to start.
@@ -105,13 +105,9 @@ pub struct GroupWatcher {
     status_watchers: Vec<(SubscriberId, TargetVariant, Recipient<UrlStatusChanged>)>,
     /// Subscriptions waiting for a variant's sync or the first configuration problem.
     sync_waiters: Vec<(TargetVariant, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Set by each push: a subscriber has more batches unanswered than a watcher's
-    /// window. The watchers learn it from the replies to their outputs ([`GroupPace`]).
-    subscriber_behind: bool,
-    /// The replies it awaits: one per subscriber it holds batches back for, whose
-    /// coming back makes that subscriber due its backlog (the other replies stay with
-    /// their slots, [`SubscriberSlot`]).
-    replies: Replies,
+    /// Says when a subscriber it holds batches back for has answered every message,
+    /// which makes it due its backlog.
+    answered: AnsweredAll,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
@@ -162,8 +158,7 @@ impl GroupWatcher {
             listing: HashMap::new(),
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
-            subscriber_behind: false,
-            replies: Replies::default(),
+            answered: AnsweredAll::default(),
             span,
         }
     }
@@ -287,7 +282,6 @@ impl GroupWatcher {
         }
         METRICS.engine.target_updates.add(changes.len() as u64);
         let synced = self.variants.synced(variant);
-        let limit = self.setup.options.subscriber_in_flight;
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         if let Some(subscribed) = self.subscribers.get_mut(&role) {
@@ -295,25 +289,15 @@ impl GroupWatcher {
                 if s.variant != variant {
                     continue;
                 }
-                if let Some(reply) = s.slot.push(&batch, synced, received, limit, bound) {
-                    let id = s.slot.link.id;
-                    self.replies.push(ReplyFrom { role, index, id }, reply);
-                }
+                let from = ReplyFrom {
+                    role,
+                    index,
+                    id: s.slot.link.id,
+                };
+                s.slot
+                    .push(&batch, synced, received, bound, &self.answered, from);
             }
         }
-        // The watchers' test of whether this group keeps up (its handling of their
-        // batches) misses the subscribers' work: with 100 on this thread, the group
-        // handles each batch at once and its thread is still the bottleneck. A group
-        // may handle a watcher's whole window of batches in one turn before a
-        // subscriber on its thread runs, so only more unhandled than that is lag: a
-        // smaller threshold would call a group that keeps up behind, and leave the
-        // watcher more decoding than it needs to.
-        let window = self.setup.options.watcher_in_flight;
-        self.subscriber_behind = self
-            .subscribers
-            .values_mut()
-            .flatten()
-            .any(|s| s.slot.is_behind(window));
     }
 
     /// Sends each variant of `audience` its changes (`changes`, in the same order).
@@ -329,14 +313,7 @@ impl GroupWatcher {
         }
     }
 
-    /// The reply to a watcher's output.
-    fn watcher_reply(&self) -> GroupPace {
-        GroupPace {
-            keeps_up: !self.subscriber_behind,
-        }
-    }
-
-    /// A subscriber answered a message; it may be due the batches held back for it.
+    /// A subscriber answered every message: it is due the batches held back for it.
     fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
         let Some(subscribed) = self.subscribers.get_mut(&role) else {
             return;
@@ -350,9 +327,7 @@ impl GroupWatcher {
             },
         };
         let s = &mut subscribed[index];
-        if let Some(reply) = s.slot.replied(self.variants.synced(s.variant)) {
-            self.replies.push(ReplyFrom { role, index, id }, reply);
-        }
+        s.slot.replied(self.variants.synced(s.variant));
     }
 
     /// Stores an object from `url` and computes its targets for each variant of
@@ -385,23 +360,6 @@ impl GroupWatcher {
     /// Per variant of `audience`, an empty list of changes.
     fn no_changes(audience: &Audience) -> PerVariant {
         audience.iter().map(|_| Vec::new()).collect()
-    }
-
-    /// An event the watcher of `url` handed on undecoded is bad: counted and logged
-    /// here, and skipped (the events after it are still applied: each carries its
-    /// object's whole state). The caller answers the watcher with it, so that the
-    /// watcher relists as for a bad event it decoded itself.
-    fn deferred_event_rejected(&self, url: UrlId, rejected: &DeferredEventRejected) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
-            return;
-        };
-        let why = &rejected.why;
-        self.cache
-            .metrics()
-            .role(slot.url.role)
-            .rejected
-            .inc(why.reason());
-        warn!(parent: &self.span, url = %slot.url, "WATCH: rejected an event ({why}); listing again after the backoff");
     }
 
     fn apply_delete(
@@ -552,7 +510,9 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
-        ctx.add_stream(self.replies.stream());
+        if let Some(answered) = self.answered.stream() {
+            ctx.add_stream(answered);
+        }
         METRICS.engine.groups.inc();
         self.setup.flusher.do_send(FlusherMembership::Join(
             self.setup.id,
@@ -576,59 +536,40 @@ impl Actor for GroupWatcher {
 }
 
 impl Handler<WatcherOutput> for GroupWatcher {
-    type Result = Result<GroupPace, DeferredEventRejected>;
+    type Result = ();
 
-    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
         let received = Instant::now();
         match output {
-            WatcherOutput::Deltas { url, deltas } => {
-                if let Some(rejected) = self.on_deltas(url, deltas, received, ctx) {
-                    return Err(rejected);
-                }
-            }
+            WatcherOutput::Deltas { url, deltas } => self.on_deltas(url, deltas, received, ctx),
             WatcherOutput::ListPart {
                 url,
                 objects,
-                undecoded,
                 first,
-            } => self.on_list_part(url, objects, undecoded, first, received, ctx),
+            } => self.on_list_part(url, objects, first, received, ctx),
             WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
             WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
             WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
         }
-        Ok(self.watcher_reply())
     }
 }
 
 /// The handling of each [`WatcherOutput`].
 impl GroupWatcher {
-    /// Watch events: applied to the cache, their targets pushed. The first event that
-    /// came undecoded and cannot be decoded is returned, for the watcher to relist.
+    /// Watch events: applied to the cache, their targets pushed.
     fn on_deltas(
         &mut self,
         url: UrlId,
-        deltas: Vec<Delta>,
+        deltas: Vec<WatchEvent>,
         received: Instant,
         ctx: &mut Context<Self>,
-    ) -> Option<DeferredEventRejected> {
-        let role = self.urls.get(url.0 as usize).map(|u| u.url.role)?;
+    ) {
+        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+            return;
+        };
         let audience = self.audience(role);
-        let mut rejected = None;
         let mut changes = Self::no_changes(&audience);
-        for delta in deltas {
-            let event = match delta {
-                Delta::Decoded(event) => event,
-                Delta::Undecoded { event, attempt } => match event.decode() {
-                    Ok(event) => event,
-                    Err(why) => {
-                        let reject = DeferredEventRejected { attempt, why };
-                        self.deferred_event_rejected(url, &reject);
-                        // The first bad line is enough to make the watcher relist.
-                        rejected.get_or_insert(reject);
-                        continue;
-                    }
-                },
-            };
+        for event in deltas {
             match event {
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
                     self.apply_upsert(url, object, &audience, &mut changes)
@@ -642,7 +583,6 @@ impl GroupWatcher {
         }
         self.push_each(role, &audience, changes, received);
         self.flush_soon_if_few(ctx);
-        rejected
     }
 
     /// A part of a LIST: applied at once on a URL's first list, held until the end on
@@ -651,7 +591,6 @@ impl GroupWatcher {
         &mut self,
         url: UrlId,
         mut objects: Vec<Object>,
-        undecoded: Vec<UndecodedItem>,
         first: bool,
         received: Instant,
         ctx: &mut Context<Self>,
@@ -660,15 +599,6 @@ impl GroupWatcher {
             return;
         };
         let (role, relist) = (slot.url.role, slot.listed);
-        for item in undecoded {
-            match item.decode() {
-                Ok(object) => objects.push(object),
-                Err(e) => {
-                    self.cache.metrics().role(role).rejected.inc(e.reason());
-                    warn!(parent: &self.span, url = %slot.url, "LIST: skipping an object: {e}");
-                }
-            }
-        }
         if first {
             self.listing.remove(&url);
         }
@@ -805,7 +735,7 @@ impl Handler<RegisterPending> for GroupWatcher {
                 }
                 None => false,
             };
-            let mut slot = SubscriberSlot::new(link);
+            let mut slot = SubscriberSlot::new(link, self.setup.options.subscriber_in_flight);
             slot.replace(snapshot, synced);
             let subscribed = Subscribed { variant, slot };
             self.subscribers

@@ -13,15 +13,13 @@ use crate::api::ResourceUrl;
 use crate::backlog::{SlotSet, for_latest_per_slot};
 use crate::http::ApiEndpoint;
 use crate::messages::{
-    DeferredEventRejected, Delta, FlushDirty, FlusherMembership, StopWatcher, Subscribe,
-    SubscriberId, SubscriberLink, TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe,
-    UrlId, WatcherOutput,
+    FlushDirty, FlusherMembership, StopWatcher, Subscribe, SubscriberId, SubscriberLink,
+    TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
 };
-use crate::metrics::METRICS;
 use crate::model::{Object, Role};
 use crate::registry::{GroupEntry, Registry};
 use crate::targets::AttachMetadata;
-use crate::watch::{UndecodedItem, WatchEvent};
+use crate::watch::WatchEvent;
 
 /// What a recording subscriber received.
 #[derive(Debug, Clone)]
@@ -323,15 +321,8 @@ fn endpoints(name: &str, pod: &str, ip: &str) -> Object {
     )
 }
 
-/// Sends `output` as a watcher would; the group's reply must not reject a line.
+/// Sends `output` as a watcher would, and waits until the group has handled it.
 async fn feed(h: &Harness, output: WatcherOutput) {
-    if let Err(rejected) = reply(h, output).await {
-        panic!("a line was rejected: {}", rejected.why);
-    }
-}
-
-/// Sends `output` as a watcher would and returns the group's reply.
-async fn reply(h: &Harness, output: WatcherOutput) -> Result<GroupPace, DeferredEventRejected> {
     h.group.send(output).await.unwrap()
 }
 
@@ -342,7 +333,7 @@ fn relisted(url: u32, objects: Vec<Object>) -> WatcherOutput {
     }
 }
 
-fn deltas(url: u32, deltas: Vec<Delta>) -> WatcherOutput {
+fn deltas(url: u32, deltas: Vec<WatchEvent>) -> WatcherOutput {
     WatcherOutput::Deltas {
         url: UrlId(url),
         deltas,
@@ -353,11 +344,7 @@ fn deltas(url: u32, deltas: Vec<Delta>) -> WatcherOutput {
 fn change_of_a(i: usize) -> WatcherOutput {
     deltas(
         0,
-        vec![Delta::Decoded(WatchEvent::Modified(pod(
-            "a",
-            "10.0.0.1",
-            &i.to_string(),
-        )))],
+        vec![WatchEvent::Modified(pod("a", "10.0.0.1", &i.to_string()))],
     )
 }
 
@@ -393,12 +380,7 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
     // The same object again (a new resourceVersion would not matter either): nothing.
     feed(
         &h,
-        deltas(
-            0,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "a", "10.0.0.1", "x",
-            )))],
-        ),
+        deltas(0, vec![WatchEvent::Modified(pod("a", "10.0.0.1", "x"))]),
     )
     .await;
     settle().await;
@@ -410,8 +392,8 @@ async fn deltas_become_batches_and_equal_updates_push_nothing() {
         deltas(
             0,
             vec![
-                Delta::Decoded(WatchEvent::Modified(pod("a", "10.0.0.1", "y"))),
-                Delta::Decoded(WatchEvent::Deleted(pod("b", "10.0.0.2", "x"))),
+                WatchEvent::Modified(pod("a", "10.0.0.1", "y")),
+                WatchEvent::Deleted(pod("b", "10.0.0.2", "x")),
             ],
         ),
     )
@@ -438,49 +420,8 @@ fn part(url: u32, objects: Vec<Object>, first: bool) -> WatcherOutput {
     WatcherOutput::ListPart {
         url: UrlId(url),
         objects,
-        undecoded: Vec::new(),
         first,
     }
-}
-
-#[actix_rt::test]
-async fn undecoded_items_of_a_list_part_are_decoded_by_the_group() {
-    let h = start(64);
-    let sub = subscribe(&h, 1, Role::Pod, false).await;
-    settle().await;
-    let undecoded = |index, json: String| UndecodedItem {
-        role: Role::Pod,
-        index,
-        json: json.into_bytes(),
-    };
-    let errors = || METRICS.role_total(Role::Pod, |m| m.rejected.total());
-    let errors_before = errors();
-    feed(
-        &h,
-        WatcherOutput::ListPart {
-            url: UrlId(0),
-            objects: vec![pod("a", "10.0.0.1", "x")],
-            undecoded: vec![
-                undecoded(1, pod_json("b", "10.0.0.2", "x")),
-                undecoded(2, r#"{"metadata":{"namespace":"ns"}}"#.to_string()),
-            ],
-            first: true,
-        },
-    )
-    .await;
-    feed(&h, relisted(0, vec![])).await;
-    settle().await;
-    assert_eq!(
-        changed_keys(&sub.take()),
-        [("ns/a".to_string(), 2), ("ns/b".to_string(), 2)],
-        "the undecoded pod is labelled like the decoded one"
-    );
-    assert!(errors() > errors_before, "the nameless item is counted");
-    // Both were listed: a relist that lists only "a" removes "b", and nothing else.
-    feed(&h, part(0, vec![pod("a", "10.0.0.1", "x")], true)).await;
-    feed(&h, relisted(0, vec![])).await;
-    settle().await;
-    assert_eq!(changed_keys(&sub.take()), [("ns/b".to_string(), 0)]);
 }
 
 fn changed_keys(got: &[Got]) -> Vec<(String, usize)> {
@@ -613,9 +554,7 @@ async fn a_role_that_lost_its_subscribers_serves_fresh_targets_to_the_next_one()
         &h,
         deltas(
             pod_url,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "a", "10.0.0.1", "new",
-            )))],
+            vec![WatchEvent::Modified(pod("a", "10.0.0.1", "new"))],
         ),
     )
     .await;
@@ -701,9 +640,7 @@ async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_fl
         &h,
         deltas(
             1,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "a", "10.0.0.1", "changed",
-            )))],
+            vec![WatchEvent::Modified(pod("a", "10.0.0.1", "changed"))],
         ),
     )
     .await;
@@ -854,32 +791,17 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
     // "a" (slot 0) and "b" (slot 1) leave; "a" comes back and gets slot 1.
     feed(
         &h,
-        deltas(
-            0,
-            vec![Delta::Decoded(WatchEvent::Deleted(pod(
-                "a", "10.0.0.1", "0",
-            )))],
-        ),
+        deltas(0, vec![WatchEvent::Deleted(pod("a", "10.0.0.1", "0"))]),
     )
     .await;
     feed(
         &h,
-        deltas(
-            0,
-            vec![Delta::Decoded(WatchEvent::Deleted(pod(
-                "b", "10.0.0.2", "0",
-            )))],
-        ),
+        deltas(0, vec![WatchEvent::Deleted(pod("b", "10.0.0.2", "0"))]),
     )
     .await;
     feed(
         &h,
-        deltas(
-            0,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "a", "10.0.0.3", "1",
-            )))],
-        ),
+        deltas(0, vec![WatchEvent::Modified(pod("a", "10.0.0.3", "1"))]),
     )
     .await;
     settle().await;
@@ -892,101 +814,6 @@ async fn a_lagging_subscriber_gets_each_slots_latest_state_when_slots_are_reused
         *changes,
         [("ns/a".to_string(), 0, 0), ("ns/a".to_string(), 1, 2)],
         "slot 0 emptied (the old a), slot 1 holds the new a"
-    );
-}
-
-#[actix_rt::test]
-async fn undecoded_events_are_decoded_here_and_a_bad_one_is_the_replys_error() {
-    use crate::watch::UndecodedEvent;
-    let h = start(64);
-    let sub = pods_a_and_b_listed(&h).await;
-
-    let undecoded = |kind: &str, json: String, attempt: u64| Delta::Undecoded {
-        event: UndecodedEvent {
-            role: Role::Pod,
-            json: format!(r#"{{"type":"{kind}","object":{json}}}"#)
-                .into_bytes()
-                .into(),
-        },
-        attempt,
-    };
-    let errors_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
-    let answer = reply(
-        &h,
-        deltas(
-            0,
-            vec![
-                undecoded("MODIFIED", pod_json("a", "10.0.0.1", "y"), 3),
-                Delta::Decoded(WatchEvent::Modified(pod("c", "10.0.0.3", "x"))),
-                undecoded("MODIFIED", r#"{"metadata":{"na"#.into(), 3),
-                undecoded("DELETED", pod_json("b", "10.0.0.2", "x"), 3),
-                undecoded("ADDED", r#"{"metadata":{"name":7}}"#.into(), 3),
-            ],
-        ),
-    )
-    .await;
-    settle().await;
-    // The bad event is skipped and the others applied, in order.
-    let got = sub.take();
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert!(
-        matches!(&got[0], Got::Changed(c, true) if *c == [("ns/a".to_string(), 2), ("ns/c".to_string(), 2), ("ns/b".to_string(), 0)]),
-        "{got:?}"
-    );
-    // The reply names the first bad line's attempt and fault.
-    let rejected = answer.expect_err("a bad line left to the group is the reply's error");
-    assert_eq!(rejected.attempt, 3);
-    assert!(
-        rejected.why.to_string().contains("pod JSON"),
-        "{rejected:?}"
-    );
-    // Counted by the group (the watcher did not decode them), each bad line once.
-    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) >= errors_before + 2);
-
-    // The next output without a bad line is answered with the group's pace again.
-    assert!(reply(&h, change_of_a(1)).await.is_ok());
-}
-
-#[actix_rt::test]
-async fn the_replies_tell_watchers_when_a_subscriber_falls_behind_and_when_it_catches_up() {
-    let h = start(64);
-    let window = crate::config::EngineOptions::default().watcher_in_flight;
-    let fast = subscribe(&h, 1, Role::Pod, false).await;
-    let slow = subscribe(&h, 2, Role::Pod, true).await;
-    settle().await;
-    feed(&h, relisted(0, vec![pod("a", "10.0.0.1", "0")])).await;
-    settle().await;
-    // The stuck subscriber holds the snapshot and the relist's batch, then one batch
-    // per event: as many unhandled as a watcher's window is not yet lag, one more is.
-    let mut i = 0;
-    while slow.unanswered.load(SeqCst) < window {
-        i += 1;
-        let pace = reply(&h, change_of_a(i)).await;
-        settle().await;
-        assert_eq!(
-            pace.ok(),
-            Some(GroupPace { keeps_up: true }),
-            "{i}: a watcher's window unhandled: keeping up"
-        );
-    }
-    let pace = reply(&h, change_of_a(i + 1)).await;
-    settle().await;
-    assert_eq!(
-        pace.ok(),
-        Some(GroupPace { keeps_up: false }),
-        "more than a window unhandled: behind"
-    );
-    assert!(fast.unanswered.load(SeqCst) == 0);
-
-    // It catches up; the next push finds every subscriber keeping up.
-    let _ = slow.held.send(false);
-    settle().await;
-    feed(&h, change_of_a(i + 2)).await;
-    settle().await;
-    assert_eq!(
-        reply(&h, change_of_a(i + 3)).await.ok(),
-        Some(GroupPace { keeps_up: true }),
-        "caught up: keeping up"
     );
 }
 
@@ -1020,13 +847,9 @@ async fn synced_endpoints_flushing_soon(pods: &[&str]) -> (Harness, Sub) {
 }
 
 fn relabelled(pods: &[(&str, usize)]) -> WatcherOutput {
-    let changed = pods.iter().map(|(p, i)| {
-        Delta::Decoded(WatchEvent::Modified(pod(
-            p,
-            &format!("10.0.0.{}", i + 1),
-            "changed",
-        )))
-    });
+    let changed = pods
+        .iter()
+        .map(|(p, i)| WatchEvent::Modified(pod(p, &format!("10.0.0.{}", i + 1), "changed")));
     deltas(1, changed.collect())
 }
 
@@ -1067,12 +890,7 @@ async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few(
     // That tick was heavy: the next change, however small, waits for the next tick.
     feed(
         &h,
-        deltas(
-            1,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "a", "10.0.0.1", "again",
-            )))],
-        ),
+        deltas(1, vec![WatchEvent::Modified(pod("a", "10.0.0.1", "again"))]),
     )
     .await;
     tokio::time::sleep(second).await;
@@ -1084,12 +902,7 @@ async fn under_load_dirty_objects_wait_for_the_tick_until_a_tick_recomputes_few(
     // A light tick: at rest again.
     feed(
         &h,
-        deltas(
-            1,
-            vec![Delta::Decoded(WatchEvent::Modified(pod(
-                "b", "10.0.0.2", "later",
-            )))],
-        ),
+        deltas(1, vec![WatchEvent::Modified(pod("b", "10.0.0.2", "later"))]),
     )
     .await;
     tokio::time::sleep(SOON + std::time::Duration::from_millis(10)).await;
@@ -1141,10 +954,7 @@ async fn jobs_that_differ_in_what_they_attach_share_the_watches_and_get_their_ow
     // A node change re-labels the variant that attached it, and it alone.
     feed(
         &h,
-        deltas(
-            1,
-            vec![Delta::Decoded(WatchEvent::Modified(node("n1", "west")))],
-        ),
+        deltas(1, vec![WatchEvent::Modified(node("n1", "west"))]),
     )
     .await;
     let report = h.group.send(FlushDirty).await.unwrap();
@@ -1158,11 +968,7 @@ async fn jobs_that_differ_in_what_they_attach_share_the_watches_and_get_their_ow
 
     // A pod change reaches both, each with its own labels.
     let moved = pod_on("a", "n2");
-    feed(
-        &h,
-        deltas(0, vec![Delta::Decoded(WatchEvent::Modified(moved))]),
-    )
-    .await;
+    feed(&h, deltas(0, vec![WatchEvent::Modified(moved)])).await;
     settle().await;
     assert_eq!(plain.take_zones(), ["ns/a zone=-"]);
     assert_eq!(
@@ -1210,10 +1016,7 @@ async fn a_variant_that_needs_an_unlisted_role_waits_for_its_list_and_goes_with_
     h.group.send(Unsubscribe(with_node.id)).await.unwrap();
     feed(
         &h,
-        deltas(
-            1,
-            vec![Delta::Decoded(WatchEvent::Modified(node("n1", "west")))],
-        ),
+        deltas(1, vec![WatchEvent::Modified(node("n1", "west"))]),
     )
     .await;
     let report = h.group.send(FlushDirty).await.unwrap();

@@ -1,35 +1,23 @@
 //! Pushing target changes to a group's subscribers without letting a slow one cost
 //! memory or time.
 //!
-//! Policy: a batch is built once and shared (`Arc`) by every subscriber. Flow control
-//! rides the replies: the group holds the reply future of every batch it sent a
-//! subscriber, and a subscriber may have `subscriber_in_flight` of them unanswered;
-//! beyond that the group stops sending it batches and holds them back in a [`Backlog`]
-//! (a pointer per batch, compacted to the latest change per object when it outgrows
-//! [`Backlog::bound`], so bounded by the number of objects, not of events). When its
-//! last reply comes back the subscriber gets the whole backlog in one message
-//! ([`TargetsCaughtUp`]). Other subscribers are never held up, and nothing travels
-//! upstream but the replies.
-//!
-//! A slot looks at its replies when the group next sends it something, not as each
-//! comes back: a reply that wakes the group costs a pass of its context, and with a
-//! hundred subscribers those passes were most of the group's thread. Only a slot that
-//! holds batches back needs to hear of its reply at once; it hands the newest to the
-//! group's [`ReplyStream`] (a subscriber answers in order, so the newest coming back
-//! means all have).
+//! Policy: a batch is built once and shared (`Arc`) by every subscriber. Each
+//! subscriber has a [`Window`] of `subscriber_in_flight` permits: a message to it holds
+//! one until its reply comes back. A subscriber answers in order, so the group awaits
+//! only every [`AWAIT_EVERY`]-th reply (and the one that fills the window), on one
+//! task per subscriber ([`InOrder`]); that reply gives back the permits of the
+//! messages before it too, and those go with `do_send`, no reply to wake anyone. With no permit left the group stops sending it batches and
+//! holds them back in a [`Backlog`] (a pointer per batch, compacted to the latest
+//! change per object when it outgrows [`Backlog::bound`], so bounded by the number of
+//! objects, not of events). Once every permit is back the subscriber gets the whole
+//! backlog in one message ([`TargetsCaughtUp`]). Other subscribers are never held up,
+//! and nothing travels upstream but the replies.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
-use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use actix::dev::RecipientRequest;
-use futures_util::future::{Either, Join, Ready, join, ready};
-use futures_util::stream::{FuturesUnordered, Stream, StreamExt};
+use futures_util::stream::Stream;
+use tokio::sync::mpsc;
 
 use crate::backlog::Backlog;
 use crate::messages::{
@@ -37,31 +25,25 @@ use crate::messages::{
 };
 use crate::metrics::METRICS;
 use crate::model::Role;
+use crate::window::{InOrder, Permit, Window};
 
 /// One subscriber, as its group sees it.
 pub struct SubscriberSlot {
     /// How to reach it.
     pub link: SubscriberLink,
-    /// Replies to messages sent, oldest first, not yet seen to have come back.
-    outstanding: VecDeque<HeldReply>,
-    /// Whether one more reply is with the group's [`ReplyStream`], which wakes the group
-    /// when it comes (while batches are held back).
-    awaited: bool,
+    /// Its messages in flight, at most `subscriber_in_flight`.
+    window: Window,
+    /// The permits of the messages sent since the last one whose reply is awaited,
+    /// merged: they come back with the next awaited reply.
+    unawaited: Option<Permit>,
+    /// Awaits the replies awaited.
+    replies: InOrder,
     /// Batches held back while it lags.
     backlog: Option<Backlog>,
 }
 
-/// The reply to one message a group sent a subscriber: kept by its slot, or awaited by
-/// the group (the actor's context polls it), which then calls
-/// [`SubscriberSlot::replied`]. An error (the subscriber stopped) counts as a reply: its
-/// `Unsubscribe` is on the way.
-pub type Reply = Either<
-    RecipientRequest<TargetsChanged>,
-    Either<RecipientRequest<TargetsReplaced>, RecipientRequest<TargetsCaughtUp>>,
->;
-
-/// Whose reply came back: the subscriber, its role, and where it was among the role's
-/// subscribers when the message went out.
+/// Whose replies have all come back: the subscriber, its role, and where it was among
+/// the role's subscribers when the group started holding batches back for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReplyFrom {
     /// The subscriber's role.
@@ -72,182 +54,134 @@ pub struct ReplyFrom {
     pub id: SubscriberId,
 }
 
-/// A reply as a slot keeps it: pinned on the heap, since actix's request futures are not
-/// `Unpin`.
-pub type HeldReply = Pin<Box<Reply>>;
-
-type Tagged = Join<HeldReply, Ready<ReplyFrom>>;
-
-/// The replies a group awaits, shared between the group (which adds them) and its
-/// [`ReplyStream`] (which its context polls). Kept in one `FuturesUnordered` rather than
-/// spawned one by one on the context, which polls every spawned future at each wake-up:
-/// with a hundred subscribers and dozens of batches each outstanding, that was most of
-/// the group's thread.
-#[derive(Default)]
-struct Pending {
-    replies: FuturesUnordered<Tagged>,
-    /// The stream's waker, woken when a reply is added.
-    waker: Option<Waker>,
+/// How a group hears that a subscriber it holds batches back for has answered every
+/// message: a task waits for the slot's window to drain and then says so here; the
+/// group's context reads the other end ([`AnsweredAll::stream`]) and calls
+/// [`SubscriberSlot::replied`].
+pub struct AnsweredAll {
+    tx: mpsc::UnboundedSender<ReplyFrom>,
+    rx: Option<mpsc::UnboundedReceiver<ReplyFrom>>,
 }
 
-/// Where a group puts the replies it awaits.
-#[derive(Clone, Default)]
-pub struct Replies(Rc<RefCell<Pending>>);
-
-impl Replies {
-    /// Awaits `reply`; [`ReplyStream`] yields `from` once it has come.
-    pub fn push(&self, from: ReplyFrom, reply: HeldReply) {
-        let pending = self.0.borrow_mut();
-        pending.replies.push(join(reply, ready(from)));
-        if let Some(waker) = &pending.waker {
-            waker.wake_by_ref();
-        }
-    }
-
-    /// The stream of replies that came back, for the group's context to poll. It never
-    /// ends: with nothing awaited it waits for the next push.
-    pub fn stream(&self) -> ReplyStream {
-        ReplyStream(Rc::clone(&self.0))
+impl Default for AnsweredAll {
+    fn default() -> AnsweredAll {
+        let (tx, rx) = mpsc::unbounded_channel();
+        AnsweredAll { tx, rx: Some(rx) }
     }
 }
 
-/// Yields whose reply came back, as they come; see [`Replies`].
-pub struct ReplyStream(Rc<RefCell<Pending>>);
+impl AnsweredAll {
+    /// Tells the group, as `from`, once every message in `window` has been answered.
+    fn watch(&self, from: ReplyFrom, window: &Window) {
+        let (drained, tx) = (window.drained(), self.tx.clone());
+        actix_rt::spawn(async move {
+            drained.await;
+            // The group is gone if nobody reads: nothing to tell.
+            let _ = tx.send(from);
+        });
+    }
 
-impl Stream for ReplyStream {
-    type Item = ReplyFrom;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ReplyFrom>> {
-        let mut pending = self.0.borrow_mut();
-        if !pending
-            .waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            pending.waker = Some(cx.waker().clone());
-        }
-        match pending.replies.poll_next_unpin(cx) {
-            Poll::Ready(Some((_, from))) => Poll::Ready(Some(from)),
-            // Empty: wait for a push, which wakes us.
-            Poll::Ready(None) | Poll::Pending => Poll::Pending,
-        }
+    /// The subscribers that answered everything, as they do (once; `None` after).
+    pub fn stream(&mut self) -> Option<impl Stream<Item = ReplyFrom> + 'static> {
+        let mut rx = self.rx.take()?;
+        Some(futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)))
     }
 }
 
 impl SubscriberSlot {
-    /// A slot for a newly registered subscriber.
-    pub fn new(link: SubscriberLink) -> SubscriberSlot {
+    /// A slot for a newly registered subscriber that may have `limit` messages
+    /// unanswered.
+    pub fn new(link: SubscriberLink, limit: usize) -> SubscriberSlot {
         SubscriberSlot {
             link,
-            outstanding: VecDeque::new(),
-            awaited: false,
+            window: Window::new(limit),
+            unawaited: None,
+            replies: InOrder::start(),
             backlog: None,
         }
-    }
-
-    /// Messages sent whose replies have not been seen.
-    fn unanswered(&self) -> usize {
-        self.outstanding.len() + usize::from(self.awaited)
-    }
-
-    /// Drops the replies that have come back, oldest first. Polled without a waker:
-    /// nothing is woken when the rest come; the slot looks again next time.
-    fn forget_answered(&mut self) {
-        let mut cx = Context::from_waker(Waker::noop());
-        while let Some(oldest) = self.outstanding.front_mut() {
-            if oldest.as_mut().poll(&mut cx).is_pending() {
-                break;
-            }
-            self.outstanding.pop_front();
-        }
-    }
-
-    /// Hands the newest reply to the group to await, so that it hears when the
-    /// subscriber has handled everything sent.
-    fn await_newest(&mut self) -> Option<HeldReply> {
-        if self.awaited {
-            return None;
-        }
-        let newest = self.outstanding.pop_back()?;
-        self.awaited = true;
-        Some(newest)
     }
 
     /// Sends the full set of targets, replacing what the subscriber had.
     pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
-        self.outstanding
-            .push_back(Box::pin(Either::Right(Either::Left(
-                self.link.replaced.send(TargetsReplaced { targets, synced }),
-            ))));
+        let reply = self.link.replaced.send(TargetsReplaced { targets, synced });
+        let permits = self.with_unawaited(self.window.try_permit());
+        self.replies.push(reply, permits);
     }
 
-    /// True while the subscriber has more than `unhandled` messages unanswered, or the
-    /// group holds batches back for it.
-    pub fn is_behind(&mut self, unhandled: usize) -> bool {
-        self.forget_answered();
-        self.backlog.is_some() || self.unanswered() > unhandled
-    }
-
-    /// Sends a batch, or holds it back if the subscriber is behind. `limit` is how many
-    /// messages it may have unanswered, `bound` how many changes its backlog may hold
-    /// before it is compacted ([`Backlog::bound`]). `received` is when the group
-    /// received the batch's events. Returns a reply for the group to await when the
-    /// slot starts holding batches back.
+    /// Sends a batch, or holds it back if the subscriber has no permit left. `bound` is
+    /// how many changes its backlog may hold before it is compacted
+    /// ([`Backlog::bound`]). `received` is when the group received the batch's events.
+    /// When the slot starts holding batches back, `answered` will say when the
+    /// subscriber has answered everything (as `from`).
     pub fn push(
         &mut self,
         batch: &Arc<[TargetChange]>,
         synced: bool,
         received: Instant,
-        limit: usize,
         bound: usize,
-    ) -> Option<HeldReply> {
+        answered: &AnsweredAll,
+        from: ReplyFrom,
+    ) {
         if let Some(backlog) = &mut self.backlog {
             backlog.push(batch);
             if backlog.changes() > bound {
                 backlog.compact();
             }
-            return None;
+            return;
         }
-        self.forget_answered();
-        if self.unanswered() >= limit {
+        let Some(permit) = self.window.try_permit() else {
             METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::new(received);
             backlog.push(batch);
             self.backlog = Some(backlog);
-            self.await_newest()
+            answered.watch(from, &self.window);
+            return;
+        };
+        let changes = TargetsChanged {
+            changes: Arc::clone(batch),
+            synced,
+            received,
+        };
+        let permits = self.with_unawaited(Some(permit));
+        let count = permits.as_ref().map_or(0, Permit::num_permits);
+        if count < AWAIT_EVERY && !self.window.is_full() {
+            self.link.changed.do_send(changes);
+            self.unawaited = permits;
         } else {
-            self.outstanding
-                .push_back(Box::pin(Either::Left(self.link.changed.send(
-                    TargetsChanged {
-                        changes: Arc::clone(batch),
-                        synced,
-                        received,
-                    },
-                ))));
-            None
+            self.replies.push(self.link.changed.send(changes), permits);
         }
     }
 
-    /// The reply the group awaited came back. Once none is outstanding, the held-back
-    /// batches go in one message; if some still are, the newest of them is returned for
-    /// the group to await.
-    pub fn replied(&mut self, synced: bool) -> Option<HeldReply> {
-        self.awaited = false;
-        self.forget_answered();
-        self.backlog.as_ref()?;
-        if !self.outstanding.is_empty() {
-            return self.await_newest();
+    /// `permit` with those of the messages sent since the last awaited reply.
+    fn with_unawaited(&mut self, permit: Option<Permit>) -> Option<Permit> {
+        match (self.unawaited.take(), permit) {
+            (Some(mut all), Some(permit)) => {
+                all.merge(permit);
+                Some(all)
+            }
+            (all, permit) => all.or(permit),
         }
-        let backlog = self.backlog.take()?;
-        self.outstanding
-            .push_back(Box::pin(Either::Right(Either::Right(
-                self.link.caught_up.send(TargetsCaughtUp {
-                    received: backlog.received(),
-                    batches: backlog.into_batches(),
-                    synced,
-                }),
-            ))));
-        None
+    }
+
+    /// Every message sent has been answered: the held-back batches go in one message.
+    pub fn replied(&mut self, synced: bool) {
+        let Some(backlog) = self.backlog.take() else {
+            return;
+        };
+        let reply = self.link.caught_up.send(TargetsCaughtUp {
+            received: backlog.received(),
+            batches: backlog.into_batches(),
+            synced,
+        });
+        let permits = self.with_unawaited(self.window.try_permit());
+        self.replies.push(reply, permits);
     }
 }
+
+/// Every this-many-th batch to a subscriber has its reply awaited; the ones between go
+/// without, and their permits come back with that reply. Awaiting each would wake the
+/// group's thread once per batch and subscriber, most of its time with a hundred
+/// subscribers; a window of 64 still has most of its room when these are counted as
+/// unanswered.
+const AWAIT_EVERY: usize = 8;

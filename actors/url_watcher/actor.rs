@@ -1,31 +1,27 @@
 //! The URL watcher actor: runs the [`Machine`]'s actions over HTTP with awc.
 //!
 //! It lives on the engine's watcher arbiter, so reading and decoding streams runs on a
-//! different thread than the groups' label work. Deltas go to the group with `send`, and
-//! at most `watcher_in_flight` may be unhandled: when the group falls behind, the
+//! different thread than the groups' label work. Its outputs go to the group through a
+//! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream waits for a
+//! permit before it is decoded, a part of a LIST before it is sent, and the permit
+//! comes back when the group has handled the output. When the group falls behind, the
 //! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
-//! of queueing without bound.
+//! of queueing without bound; up to the window, the watcher decodes the next batch
+//! while the group handles the last.
 //!
-//! The replies to those sends are the group's only way back: a `ReplyReader` reads
-//! them in order as they arrive, learning whether the group keeps up ([`GroupPace`])
-//! and whether a line left to it undecoded was bad ([`DeferredEventRejected`]).
+//! The watcher decodes everything it reads; the group gets objects.
 
 use arcstr::ArcStr;
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use actix::dev::RecipientRequest;
 use actix::prelude::*;
 use actix_rt::time::Instant;
 use awc::error::PayloadError;
 use awc::http::StatusCode;
 use awc::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER, USER_AGENT};
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::StreamExt;
 use tracing::{debug, info, warn};
 
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
@@ -36,13 +32,14 @@ use crate::config::EngineOptions;
 use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
-use crate::messages::{DeferredEventRejected, GroupPace, StopWatcher, UrlId, WatcherOutput};
+use crate::messages::{StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{
     ApiServerMetrics, ListMethod, METRICS, RequestError, ResponseEncoding, RoleMetrics, StallReason,
 };
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
-use crate::watch::{ListDecoder, ListLimits, Status, UndecodedItem};
+use crate::watch::{ListDecoder, ListLimits, Status};
+use crate::window::{Permit, Window, release_on_reply};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -94,15 +91,10 @@ pub struct UrlWatcher {
     status_sent: Option<UrlStatus>,
     /// A watch was opened since the last LIST: the next one is a restart.
     watched_since_list: bool,
-    /// Sends to the group whose replies are not read yet, oldest first.
-    in_flight: VecDeque<PendingReply>,
-    /// The waker of this actor's [`ReplyReader`], so that a send made outside the
-    /// reader is polled once at once and its reply wakes the actor.
-    reply_waker: Option<Waker>,
-    /// What the group's last reply said: false while one of its subscribers is
-    /// behind, which means the group's thread (or a subscriber's) has no time to spare
-    /// for decoding; the watcher then hands it no undecoded events.
-    group_keeps_up: bool,
+    /// The outputs in flight to the group, at most `watcher_in_flight`.
+    window: Window,
+    /// The permit of the watch batch being handled, for the output it makes.
+    batch_permit: Option<Permit>,
     span: tracing::Span,
 }
 
@@ -134,6 +126,7 @@ impl UrlWatcher {
         );
         let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
         let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
+        let window = Window::new(setup.options.watcher_in_flight);
         UrlWatcher {
             setup,
             version: ApiGroupVersion::Current,
@@ -158,9 +151,8 @@ impl UrlWatcher {
                 relists: 0,
             },
             status_sent: None,
-            in_flight: VecDeque::new(),
-            reply_waker: None,
-            group_keeps_up: true,
+            window,
+            batch_permit: None,
             span,
         }
     }
@@ -204,7 +196,6 @@ impl UrlWatcher {
                 WatcherOutput::ListPart {
                     url: self.setup.id,
                     objects,
-                    undecoded: Vec::new(),
                     first,
                 },
                 ctx,
@@ -463,69 +454,19 @@ impl UrlWatcher {
         );
     }
 
-    /// Sends output to the group; waits for the oldest reply when too many are unread.
+    /// Sends output to the group; the reply, awaited by this actor, gives the watch
+    /// batch's permit back (an output made outside a watch batch holds none).
     fn emit(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
-        let mut reply: PendingReply = Box::pin(self.setup.group.send(output));
-        // The reader waits on the oldest reply only. This one is the oldest now: polled
-        // once here, its reply wakes the actor. (Inside the reader, which holds the
-        // waker meanwhile, the reader's own loop polls it.)
-        if self.in_flight.is_empty()
-            && let Some(waker) = &self.reply_waker
-            && let Poll::Ready(answer) = reply
-                .as_mut()
-                .poll(&mut std::task::Context::from_waker(waker))
-        {
-            // Answered already (the group is on another thread): kept for the reader,
-            // which must not poll a finished request again.
-            reply = Box::pin(std::future::ready(answer));
-            waker.wake_by_ref();
-        }
-        self.in_flight.push_back(reply);
-        if self.in_flight.len() > self.setup.options.watcher_in_flight
-            && let Some(oldest) = self.in_flight.pop_front()
-        {
-            // `wait` holds back every other event of this actor, the stream's chunks
-            // included, until the group has handled the oldest batch.
-            ctx.wait(
-                oldest
-                    .into_actor(self)
-                    .map(|reply, act, ctx| act.on_reply(reply, ctx)),
-            );
-        }
-    }
-
-    /// Reads the replies that have arrived, oldest first, and registers `waker` with
-    /// the oldest one still due.
-    fn read_replies(&mut self, waker: &Waker, ctx: &mut Context<Self>) {
-        let mut task = std::task::Context::from_waker(waker);
-        while let Some(oldest) = self.in_flight.front_mut() {
-            let Poll::Ready(reply) = oldest.as_mut().poll(&mut task) else {
-                break;
-            };
-            self.in_flight.pop_front();
-            self.on_reply(reply, ctx);
-        }
-    }
-
-    /// Acts on one reply of the group: its pace, or a deferred line it could not decode.
-    fn on_reply(&mut self, reply: GroupReply, ctx: &mut Context<Self>) {
-        match reply {
-            Ok(Ok(GroupPace { keeps_up })) => self.group_keeps_up = keeps_up,
-            Ok(Err(rejected)) => {
-                debug!(parent: &self.span, attempt = rejected.attempt, "the group rejected an event left to it: {}", rejected.why);
-                self.feed(
-                    Input::DeferredEventRejected {
-                        attempt: rejected.attempt,
-                    },
-                    ctx,
-                );
-            }
-            Err(_) => {
+        let permit = self.batch_permit.take();
+        let reply = self.setup.group.send(output);
+        ctx.spawn(reply.into_actor(self).map(move |reply, act, ctx| {
+            drop(permit);
+            if reply.is_err() {
                 // The group is gone: nothing left to watch for.
-                debug!(parent: &self.span, "group stopped; watcher stops");
+                debug!(parent: &act.span, "group stopped; watcher stops");
                 ctx.stop();
             }
-        }
+        }));
     }
 
     /// How this attempt's LIST requests are sent: the redirect-less client, the
@@ -643,8 +584,7 @@ impl UrlWatcher {
                 group: self.setup.group.clone(),
                 url: self.setup.id,
                 first: continue_token_was_none,
-                window: o.watcher_in_flight.max(1),
-                pending: VecDeque::new(),
+                window: self.window.clone(),
             },
             metrics: Arc::clone(&self.metrics),
             role: self.setup.url.role,
@@ -740,16 +680,27 @@ impl UrlWatcher {
                         healthy: false,
                         partial: None,
                     });
-                    // The stream's end comes as its last item, tagged like the rest.
+                    // A batch waits for room in the window before it is handled; while
+                    // it waits, the stream is not read further. The stream's end comes
+                    // as its last item, tagged like the rest (it needs no room).
+                    let window = act.window.clone();
                     let end = StreamItem {
                         generation,
                         items: None,
+                        permit: None,
                     };
                     let stream = resp
                         .ready_chunks(READY_PIECES_PER_BATCH)
-                        .map(move |items| StreamItem {
-                            generation,
-                            items: Some(items),
+                        .then(move |items| {
+                            let window = window.clone();
+                            async move {
+                                let permit = window.permit().await;
+                                StreamItem {
+                                    generation,
+                                    items: Some(items),
+                                    permit,
+                                }
+                            }
                         })
                         .chain(futures_util::stream::once(std::future::ready(end)));
                     act.stream = Some(ctx.add_stream(stream));
@@ -798,6 +749,14 @@ impl UrlWatcher {
             return;
         };
         let now = Instant::now();
+        if self.window.is_full() {
+            // We stopped reading, not the server: the stream is not stalled.
+            open.partial = None;
+            if let Some(clock) = open.initial_events.as_mut() {
+                clock.progress.1 = now;
+            }
+            return;
+        }
         let input = match (partial, open.partial) {
             (Some(line), Some((same, since))) if line == same => {
                 (now.duration_since(since) > o.watch_stall_timeout).then_some(Input::Stalled)
@@ -871,7 +830,6 @@ fn count_events(m: &RoleMetrics, counts: EventCounts) {
         (&m.events_modified, counts.modified),
         (&m.events_deleted, counts.deleted),
         (&m.bookmarks, counts.bookmarks),
-        (&m.events_deferred, counts.deferred),
     ] {
         if n > 0 {
             counter.add(n);
@@ -896,6 +854,8 @@ pub struct StreamItem {
     generation: u64,
     /// `None`: the server ended the stream.
     items: Option<Vec<Result<Bytes, PayloadError>>>,
+    /// Its place in the window, held by the output it makes until the group handled it.
+    permit: Option<Permit>,
 }
 
 /// At most this many pieces of a watch stream that are ready at once make one batch for
@@ -925,7 +885,6 @@ impl Actor for UrlWatcher {
                 ctx.run_interval(every, |act, ctx| act.feed(Input::Resync, ctx));
             });
         }
-        ctx.spawn(ReplyReader);
         self.metrics().list_mode.add(self.list_method, 1);
         debug!(parent: &self.span, "started");
         self.feed(Input::Start, ctx);
@@ -961,22 +920,10 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             }
         }
         if !chunks.is_empty() {
-            // The replies that arrived since the reader last ran say how the group
-            // is doing.
-            if let Some(waker) = self.reply_waker.take() {
-                self.read_replies(&waker, ctx);
-                self.reply_waker.get_or_insert(waker);
-            }
-            // While the group keeps up, it decodes some events too; when it falls
-            // behind, we decode everything.
-            let defer_every =
-                if self.group_keeps_up && self.in_flight.len() <= WATCH_KEEPING_UP_UNHANDLED {
-                    self.setup.options.watch_defer_every
-                } else {
-                    0
-                };
-            self.machine.set_defer_every(defer_every);
+            self.batch_permit = item.permit;
             self.feed(Input::Chunks(&chunks), ctx);
+            // A batch that made no output (a bookmark, half a line) frees its place.
+            self.batch_permit = None;
         }
         // Unless the pieces before it already ended this stream.
         if let Some(e) = broken
@@ -996,37 +943,6 @@ impl StreamHandler<StreamItem> for UrlWatcher {
     }
 }
 
-/// The group's reply to one [`WatcherOutput`] (or why there is none: it stopped).
-type GroupReply = Result<Result<GroupPace, DeferredEventRejected>, MailboxError>;
-
-/// A send to the group whose reply is not read yet (boxed: a request future is not
-/// `Unpin`; `dyn` so that a reply that came at once can wait here as a ready one).
-type PendingReply = Pin<Box<dyn Future<Output = GroupReply>>>;
-
-/// Reads the group's replies as they arrive, in order, for as long as the watcher
-/// runs (spawned once, when it starts; never ready). The replies are how the group
-/// talks back, so they are read even when the watch stream is quiet.
-struct ReplyReader;
-
-impl ActorFuture<UrlWatcher> for ReplyReader {
-    type Output = ();
-
-    fn poll(
-        self: Pin<&mut Self>,
-        act: &mut UrlWatcher,
-        ctx: &mut Context<UrlWatcher>,
-        task: &mut std::task::Context<'_>,
-    ) -> Poll<()> {
-        let waker = match act.reply_waker.take() {
-            Some(waker) if waker.will_wake(task.waker()) => waker,
-            _ => task.waker().clone(),
-        };
-        act.read_replies(&waker, ctx);
-        act.reply_waker.get_or_insert(waker);
-        Poll::Pending
-    }
-}
-
 impl Handler<StopWatcher> for UrlWatcher {
     type Result = ();
     fn handle(&mut self, _: StopWatcher, ctx: &mut Context<Self>) {
@@ -1038,45 +954,6 @@ impl Handler<StopWatcher> for UrlWatcher {
 /// How many decoded objects of a LIST go to the group in one [`WatcherOutput::ListPart`]:
 /// enough to amortise a message, few enough that the group starts labelling early.
 const LIST_PART_OBJECTS: usize = 256;
-
-/// While the group keeps up with a LIST, every this-many-th item goes to it undecoded.
-///
-/// During a sync this thread scans and decodes the body and the group's labels the
-/// objects; decoding is the larger half, so the group, otherwise idle part of the time,
-/// decodes a share. The group takes less than half because it also serves
-/// subscribers, and when it falls behind (endpoints with attach_metadata label far more
-/// per object) the watcher stops deferring.
-const LIST_DEFER_EVERY: usize = 4;
-
-/// The group counts as keeping up with a watch stream, and is handed every
-/// `watch_defer_every`-th object event undecoded
-/// ([`crate::messages::Delta::Undecoded`]), while at most this many of the
-/// watcher's batches are unhandled (of `watcher_in_flight`, 4 by default).
-///
-/// In a flood of pod events this thread (HTTP, framing, decoding, most of it decoding)
-/// is the bottleneck while the group's (labels, cache, subscribers) has time to spare;
-/// deferring some events evens the two out. This test holds deferring back whenever
-/// the group lags. A threshold of one unhandled batch, as for a LIST, would turn
-/// deferring off too often: a watch batch (the pieces ready together, a few events) is
-/// smaller than a LIST's parts.
-const WATCH_KEEPING_UP_UNHANDLED: usize = 2;
-
-/// Drops the LIST parts at the front of `pending` that the group has handled (or that
-/// failed: the next send finds out) and returns how many are left unhandled. Parts are
-/// awaited only when the window is full, so without this the queue would always look
-/// full. (A part's reply says nothing else: it carries no undecoded watch line, and a
-/// LIST has its own test of whether the group keeps up.)
-fn handled_dropped(pending: &mut VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>) -> usize {
-    while let Some(oldest) = pending.front_mut() {
-        match oldest.as_mut().now_or_never() {
-            Some(_) => {
-                pending.pop_front();
-            }
-            None => break,
-        }
-    }
-    pending.len()
-}
 
 /// What reading one LIST page needs, moved into the future that reads it.
 struct PageReading {
@@ -1126,7 +1003,7 @@ impl PageReading {
         // decoding (two cores busy, not one after the other).
         if parts.first {
             // Even an empty list starts a new attempt at the group.
-            parts.send(Vec::new(), Vec::new()).await?;
+            parts.send(Vec::new()).await?;
         }
         let encoding = response_encoding(&resp)?;
         metrics.role(role).responses.inc(encoding_metric(encoding));
@@ -1142,13 +1019,6 @@ impl PageReading {
                 Ok(None) => break,
                 Ok(Some(chunk)) => chunk,
             };
-            // While the group keeps up (at most one part unhandled), it decodes some
-            // items too; when it falls behind, we decode everything ourselves.
-            list.defer_every(if parts.keeping_up() {
-                LIST_DEFER_EVERY
-            } else {
-                0
-            });
             let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
             received += chunk.len();
             if received > max_body {
@@ -1161,10 +1031,10 @@ impl PageReading {
                 progress = (list.items_seen(), Instant::now());
             }
             if list.len() >= LIST_PART_OBJECTS {
-                parts.send(list.take_items(), list.take_undecoded()).await?;
+                parts.send(list.take_items()).await?;
             }
         }
-        parts.send(list.take_items(), list.take_undecoded()).await?;
+        parts.send(list.take_items()).await?;
         parts.drain().await?;
         let seen = list.items_seen();
         let (page, errors) = list.finish().map_err(bad_body)?;
@@ -1179,56 +1049,44 @@ impl PageReading {
     }
 }
 
-/// The parts of one LIST page on their way to the group, at most `window` unhandled.
+/// The parts of one LIST page on their way to the group, each holding a permit of the
+/// watcher's [`Window`] until the group has handled it.
 struct ListParts {
     group: Recipient<WatcherOutput>,
     url: UrlId,
     /// The next part is the first of a new LIST attempt.
     first: bool,
-    window: usize,
-    /// Parts sent and not yet known to be handled, oldest first (pinned so that they
-    /// can be polled in place by `keeping_up`).
-    pending: VecDeque<Pin<Box<RecipientRequest<WatcherOutput>>>>,
+    window: Window,
 }
 
 impl ListParts {
-    /// True while the group has at most one part unhandled.
-    fn keeping_up(&mut self) -> bool {
-        handled_dropped(&mut self.pending) <= 1
-    }
-
-    /// Sends a part; waits for the oldest when `window` are unhandled.
-    async fn send(
-        &mut self,
-        objects: Vec<Object>,
-        undecoded: Vec<UndecodedItem>,
-    ) -> Result<(), Failure> {
-        if objects.is_empty() && undecoded.is_empty() && !self.first {
+    /// Sends a part once the window has room.
+    async fn send(&mut self, objects: Vec<Object>) -> Result<(), Failure> {
+        if objects.is_empty() && !self.first {
             return Ok(());
+        }
+        let permit = self.window.permit().await;
+        if !self.group.connected() {
+            return Err(group_gone());
         }
         let part = WatcherOutput::ListPart {
             url: self.url,
             objects,
-            undecoded,
             first: std::mem::take(&mut self.first),
         };
-        self.pending.push_back(Box::pin(self.group.send(part)));
-        if self.pending.len() > self.window
-            && let Some(oldest) = self.pending.pop_front()
-        {
-            // Only whether it was handled matters (see `handled_dropped`).
-            let _pace = oldest.await.map_err(|_| group_gone())?;
-        }
+        release_on_reply(self.group.send(part), permit);
         Ok(())
     }
 
     /// Waits until the group has handled every part, so the page's end reaches it after
     /// them.
     async fn drain(&mut self) -> Result<(), Failure> {
-        while let Some(oldest) = self.pending.pop_front() {
-            let _pace = oldest.await.map_err(|_| group_gone())?;
+        self.window.drained().await;
+        if self.group.connected() {
+            Ok(())
+        } else {
+            Err(group_gone())
         }
-        Ok(())
     }
 }
 

@@ -33,13 +33,10 @@ use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff as _;
 
 use crate::error::DecodeError;
-use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
-use crate::watch::{
-    EventFraming, EventType, ListPage, Status, UndecodedEvent, WatchEvent, decode_event_in,
-};
+use crate::watch::{EventFraming, EventType, ListPage, Status, WatchEvent, decode_event_in};
 
 use super::initial_events::{InitialEvents, InitialOutcome};
 
@@ -168,13 +165,6 @@ pub enum Input<'a> {
     InitialEventsOverdue,
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
-    /// The group could not decode an event this machine handed on undecoded
-    /// ([`Delta::Undecoded`]) during LIST attempt `attempt`: its reply to the output
-    /// that carried it said so.
-    DeferredEventRejected {
-        /// The attempt the event carried.
-        attempt: u64,
-    },
 }
 
 /// What to do, returned by [`Machine::on`], in order.
@@ -223,8 +213,8 @@ pub enum Action {
     BackToCurrent,
     /// Hand these deltas to the group.
     Deltas {
-        /// The changes, in order.
-        deltas: Vec<Delta>,
+        /// The object events, in order.
+        deltas: Vec<WatchEvent>,
         /// What they were, for the event metrics.
         counts: EventCounts,
     },
@@ -309,7 +299,7 @@ pub enum Report {
 /// The events of one watch batch, by type, for the metrics the actor keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EventCounts {
-    /// `ADDED` events (decoded here or not).
+    /// `ADDED` events.
     pub added: u64,
     /// `MODIFIED` events.
     pub modified: u64,
@@ -317,8 +307,6 @@ pub struct EventCounts {
     pub deleted: u64,
     /// `BOOKMARK` events.
     pub bookmarks: u64,
-    /// Object events handed to the group undecoded.
-    pub deferred: u64,
 }
 
 impl EventCounts {
@@ -406,18 +394,10 @@ pub struct Machine {
     can_fall_back: bool,
     /// The older version is in use, after a 404 in the current one.
     fell_back: bool,
-    /// LIST attempts started so far; deferred events carry it (see
-    /// [`Input::DeferredEventRejected`]).
-    attempt: u64,
     /// A 410 was met since the last healthy watch: another one waits for the backoff.
     gone_since_healthy: bool,
     /// 401 and 403 answers in a row since the last healthy watch.
     denied_in_a_row: u32,
-    /// Every this-many-th object event is handed on undecoded (0: none); the actor sets
-    /// it from how well the group keeps up.
-    defer_every: usize,
-    /// Object event lines since the last one handed on undecoded.
-    since_deferred: usize,
     /// Lists are streamed; false with LIST only, or once the server showed it does
     /// not serve streaming lists.
     streaming: bool,
@@ -450,11 +430,8 @@ impl Machine {
             delays: RetryDelays::new(backoff_initial, backoff_max),
             can_fall_back,
             fell_back: false,
-            attempt: 0,
             gone_since_healthy: false,
             denied_in_a_row: 0,
-            defer_every: 0,
-            since_deferred: 0,
             streaming: false,
             last_rv: ArcStr::default(),
             watch_after_list: true,
@@ -481,23 +458,12 @@ impl Machine {
         self.streaming
     }
 
-    /// From now on hand every `n`-th object event to the group undecoded (0: decode
-    /// every event here). The watch still resumes from the last event decoded here.
-    pub fn set_defer_every(&mut self, n: usize) {
-        self.defer_every = n;
-    }
-
     /// The encoding of the watch response about to stream, from its `Content-Type`:
     /// its events are split and decoded in it.
     pub fn set_watch_encoding(&mut self, encoding: Encoding) {
         if self.lines.encoding() != encoding {
             self.lines = EventFraming::new(encoding, self.max_event);
         }
-    }
-
-    /// The current LIST attempt (counted from 1 once the machine has started).
-    pub fn attempt(&self) -> u64 {
-        self.attempt
     }
 
     /// The current state.
@@ -625,24 +591,6 @@ impl Machine {
                 }
                 State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
             },
-            Input::DeferredEventRejected { attempt } => {
-                if attempt != self.attempt {
-                    // A LIST begun since then has already read the object again.
-                    return out;
-                }
-                match &mut self.state {
-                    State::Watching { .. } => {
-                        out.push(Action::CloseStream);
-                        self.lines.clear();
-                        // The group has counted and logged the event itself.
-                        let then = Next::Relist(RelistReason::BadEvent);
-                        self.back_off(then, None, |_| None, &mut out);
-                    }
-                    // The stream is already given up: list instead of watching again.
-                    State::BackingOff { then } => *then = Next::Relist(RelistReason::BadEvent),
-                    State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
-                }
-            }
             Input::BackoffElapsed => {
                 if let State::BackingOff { then } = &self.state {
                     match then.clone() {
@@ -678,7 +626,6 @@ impl Machine {
 
     fn relist(&mut self, reason: RelistReason, out: &mut Vec<Action>) {
         self.remember_rv();
-        self.attempt += 1;
         self.lines.clear();
         out.push(Action::Report(Report::Relisting(reason)));
         if self.streaming {
@@ -1147,9 +1094,6 @@ impl Machine {
         let mut batch = WatchBatch {
             role: self.role,
             encoding: self.lines.encoding(),
-            defer_every: self.defer_every,
-            attempt: self.attempt,
-            since_deferred: self.since_deferred,
             rv: resource_version.clone(),
             deltas: Vec::new(),
             counts: EventCounts::default(),
@@ -1163,7 +1107,6 @@ impl Machine {
             pushed = self.lines.push(bytes, |line| batch.line(line));
         }
         let WatchBatch {
-            since_deferred,
             rv,
             deltas,
             counts,
@@ -1172,7 +1115,6 @@ impl Machine {
         } = batch;
         // Only events accepted before any problem moved `rv`.
         *resource_version = rv.clone();
-        self.since_deferred = since_deferred;
         if !deltas.is_empty() || counts.bookmarks > 0 {
             out.push(Action::Deltas { deltas, counts });
         }
@@ -1268,13 +1210,9 @@ struct WatchBatch {
     role: Role,
     /// The encoding of the stream's events.
     encoding: Encoding,
-    defer_every: usize,
-    attempt: u64,
-    /// Lines since the last one left undecoded for the group.
-    since_deferred: usize,
     /// The resourceVersion to resume from: the last event accepted here.
     rv: ArcStr,
-    deltas: Vec<Delta>,
+    deltas: Vec<WatchEvent>,
     counts: EventCounts,
     /// The first problem ends the stream; later lines are not decoded.
     problem: Option<StreamProblem>,
@@ -1283,9 +1221,6 @@ struct WatchBatch {
 impl WatchBatch {
     fn line(&mut self, line: &[u8]) {
         if self.problem.is_some() {
-            return;
-        }
-        if self.deferred(line) {
             return;
         }
         let event = match decode_event_in(self.encoding, self.role, line) {
@@ -1299,7 +1234,7 @@ impl WatchBatch {
         match event {
             WatchEvent::Added(ref o) | WatchEvent::Modified(ref o) | WatchEvent::Deleted(ref o) => {
                 self.advance(o.resource_version());
-                self.deltas.push(Delta::Decoded(event));
+                self.deltas.push(event);
             }
             WatchEvent::Bookmark {
                 resource_version, ..
@@ -1315,33 +1250,5 @@ impl WatchBatch {
         if !rv.is_empty() {
             self.rv = ArcStr::clone(rv);
         }
-    }
-
-    /// Leaves `line` undecoded for the group if deferring is on and it is an object
-    /// event whose turn it is; true if it did.
-    fn deferred(&mut self, line: &[u8]) -> bool {
-        if self.defer_every == 0 {
-            return false;
-        }
-        self.since_deferred += 1;
-        if self.since_deferred < self.defer_every {
-            return false;
-        }
-        let Some(kind) = EventType::of_object_line(line) else {
-            return false;
-        };
-        self.counts.deferred += 1;
-        self.counts.count(kind);
-        // `rv` stays at the last event decoded here: a watch resumed from it replays
-        // this one instead of skipping it.
-        self.since_deferred = 0;
-        self.deltas.push(Delta::Undecoded {
-            event: UndecodedEvent {
-                role: self.role,
-                json: line.into(),
-            },
-            attempt: self.attempt,
-        });
-        true
     }
 }

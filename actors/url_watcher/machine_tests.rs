@@ -3,7 +3,6 @@
 use std::time::Duration;
 
 use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
-use crate::messages::Delta;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
 use crate::proto::Encoding;
@@ -114,12 +113,9 @@ fn deltas(actions: &[Action]) -> Vec<(String, u8)> {
         })
         .flatten()
         .map(|d| match d {
-            Delta::Decoded(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
-                (o.key().to_string(), b'+')
-            }
-            Delta::Decoded(WatchEvent::Deleted(o)) => (o.key().to_string(), b'-'),
-            Delta::Decoded(other) => panic!("handed on: {other:?}"),
-            Delta::Undecoded { event, .. } => (String::from_utf8_lossy(&event.json).into(), b'?'),
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => (o.key().to_string(), b'+'),
+            WatchEvent::Deleted(o) => (o.key().to_string(), b'-'),
+            other => panic!("handed on: {other:?}"),
         })
         .collect()
 }
@@ -577,113 +573,6 @@ fn a_resync_relists_from_a_watch_and_replaces_a_pending_rewatch() {
     m.on(Input::StreamBroken("reset".into()));
     assert!(m.on(Input::Resync).is_empty());
     assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
-}
-
-#[test]
-fn while_deferring_every_nth_object_event_goes_on_undecoded_and_the_watch_resumes_before_it() {
-    let mut m = watching();
-    m.set_defer_every(2);
-    let bookmark = "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"14\"}}}\n";
-    // Lines 2 and 4 are due; line 4 is a bookmark, which is never deferred, so line 5
-    // goes instead. A line that does not start as the API server writes it is decoded.
-    let reordered = "{\"object\":{\"metadata\":{\"name\":\"z\",\"namespace\":\"ns\",\"resourceVersion\":\"16\"}},\"type\":\"ADDED\"}\n";
-    let text = format!(
-        "{}{}{}{bookmark}{}{reordered}",
-        event("ADDED", "x", 11),
-        event("MODIFIED", "y", 12),
-        event("DELETED", "x", 13),
-        event("ADDED", "w", 15),
-    );
-    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
-    let got = deltas(&actions);
-    let expected: [(String, u8); 5] = [
-        ("ns/x".into(), b'+'),
-        (event("MODIFIED", "y", 12).trim_end().into(), b'?'),
-        ("ns/x".into(), b'-'),
-        (event("ADDED", "w", 15).trim_end().into(), b'?'),
-        ("ns/z".into(), b'+'),
-    ];
-    assert_eq!(got, expected);
-    assert!(matches!(&actions[0], Action::Deltas { counts, .. }
-        if counts.deferred == 2 && counts.added == 3 && counts.modified == 1 && counts.deleted == 1 && counts.bookmarks == 1));
-    let attempts: Vec<u64> = actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Deltas { deltas, .. } => Some(deltas),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|d| match d {
-            Delta::Undecoded { attempt, .. } => Some(*attempt),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(attempts, [m.attempt(), m.attempt()]);
-    assert_eq!(m.resource_version().map(|v| &**v), Some("16"));
-
-    // The count goes on across chunks: the next line is due, and is the last one read,
-    // so a reconnect resumes from the event before it, which replays it.
-    let actions = m.on(Input::Chunks(&piece(event("ADDED", "v", 17).as_bytes())));
-    assert_eq!(deltas(&actions)[0].1, b'?');
-    m.on(Input::Healthy);
-    assert_eq!(acts(m.on(Input::StreamEnded)), [watch_from("16")]);
-
-    // Not deferring (the group fell behind): everything is decoded here again.
-    m.set_defer_every(0);
-    let actions = m.on(Input::Chunks(&piece(
-        format!("{}{}", event("ADDED", "t", 19), event("ADDED", "s", 20)).as_bytes(),
-    )));
-    assert_eq!(
-        deltas(&actions),
-        [("ns/t".to_string(), b'+'), ("ns/s".to_string(), b'+')]
-    );
-}
-
-#[test]
-fn a_deferred_event_the_group_cannot_decode_relists_after_a_backoff_unless_a_list_came_since() {
-    let mut m = watching();
-    let attempt = m.attempt();
-    let actions = m.on(Input::DeferredEventRejected { attempt });
-    assert!(actions.contains(&Action::CloseStream), "{actions:?}");
-    assert!(wait_of(&actions).is_some(), "{actions:?}");
-    assert!(matches!(
-        m.state(),
-        State::BackingOff {
-            then: Next::Relist(RelistReason::BadEvent)
-        }
-    ));
-    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
-
-    // Already backing off to rewatch: it lists instead.
-    let mut m = watching();
-    m.on(Input::StreamBroken("reset".into()));
-    assert!(matches!(
-        m.state(),
-        State::BackingOff {
-            then: Next::Rewatch(_)
-        }
-    ));
-    let attempt = m.attempt();
-    assert!(m.on(Input::DeferredEventRejected { attempt }).is_empty());
-    assert!(matches!(
-        m.state(),
-        State::BackingOff {
-            then: Next::Relist(_)
-        }
-    ));
-
-    // A report about an attempt before the current list is moot: that list read the
-    // object again.
-    let mut m = watching();
-    let old = m.attempt();
-    m.on(Input::Resync);
-    m.on(page(20, &["a"], None));
-    assert!(matches!(m.state(), State::Watching { .. }));
-    assert!(
-        m.on(Input::DeferredEventRejected { attempt: old })
-            .is_empty()
-    );
-    assert!(matches!(m.state(), State::Watching { .. }));
 }
 
 /// How a fake server answers each request of the machine.

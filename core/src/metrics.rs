@@ -457,10 +457,6 @@ metric_set! {
         events_modified: Counter = "kubesd_events_modified_total", "MODIFIED events received.";
         /// `DELETED` events received.
         events_deleted: Counter = "kubesd_events_deleted_total", "DELETED events received.";
-        /// Object events a URL watcher handed to its group undecoded (counted in the
-        /// `events_*` counters too), so that both threads decode.
-        events_deferred: Counter = "kubesd_events_deferred_total",
-            "Watch events handed to the group undecoded, for its thread to decode.";
         /// LISTs started (initial and re-), by why.
         relists: ReasonCounter<RelistReason> = "kubesd_relists_total",
             "LISTs started, initial and re-, by why.";

@@ -80,16 +80,11 @@ pub struct EngineOptions {
     /// The longest retry delay, and the longest `Retry-After` honoured. Default 30 s: a
     /// URL under a lasting fault makes about 4 to 8 requests a minute.
     pub backoff_max: Duration,
-    /// How many delta batches a URL watcher may have queued at its group before it stops
-    /// reading its stream (back-pressure instead of an unbounded mailbox).
+    /// How many outputs (watch batches, LIST parts) a URL watcher may have sent its group
+    /// and not yet seen handled before it stops reading its stream (back-pressure
+    /// instead of an unbounded mailbox). Default 4.
     pub watcher_in_flight: usize,
-    /// While its group keeps up, a URL watcher hands every this-many-th watch event to
-    /// the group undecoded, so that the group's thread shares the decoding (in a flood
-    /// of events decoding one thread's worth is the bottleneck). A watch resumes from
-    /// the last event the watcher decoded itself, so a reconnect replays up to this
-    /// many minus one events. 0: the watcher decodes every event.
-    pub watch_defer_every: usize,
-    /// How many change batches may wait in a subscriber's mailbox before the group
+    /// How many change batches a subscriber may have unanswered before the group
     /// holds further batches back for it, to send them in one message once it has
     /// caught up (see `actors/backlog.rs`; a slow subscriber costs at most about two
     /// changes per object, never one per event). Default 64. Holding a batch back costs
@@ -141,7 +136,6 @@ impl Default for EngineOptions {
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(30),
             watcher_in_flight: 4,
-            watch_defer_every: 2,
             subscriber_in_flight: 64,
             request_timeout: Duration::from_secs(30),
             credential_plugin_timeout: Duration::from_secs(60),

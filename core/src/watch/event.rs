@@ -1,9 +1,8 @@
 //! Watch events: one JSON object per line, `{"type": ..., "object": ...}`.
 //!
 //! [`WatchEvent`] is the one decoded event and [`decode_event`] the one way to a
-//! [`WatchEvent`] from a line, whichever thread decodes it (the URL watcher, or the
-//! group for a line the watcher left undecoded). [`EventType`] names an event's type,
-//! read from a decoded event or from the start of a line.
+//! [`WatchEvent`] from a line. [`EventType`] names an event's type, read from a decoded
+//! event or from the start of a line.
 
 use arcstr::ArcStr;
 use std::fmt;

@@ -2,7 +2,7 @@
 //! ([`ListStream`]) or protobuf ([`ProtoListStream`]), both decoding items as they
 //! arrive, with one interface for the watcher.
 
-use super::{ListLimits, ListPage, ListStream, UndecodedItem};
+use super::{ListLimits, ListPage, ListStream};
 use crate::error::DecodeError;
 use crate::model::{Object, Role};
 use crate::proto::{Encoding, ProtoListStream};
@@ -32,22 +32,6 @@ impl ListDecoder {
         match self {
             ListDecoder::Json(list) => list.push(chunk),
             ListDecoder::Protobuf(list) => list.push(chunk),
-        }
-    }
-
-    /// Keep every `n`-th item undecoded, for another thread (JSON only: protobuf items
-    /// are cheap enough to decode where they arrive).
-    pub fn defer_every(&mut self, n: usize) {
-        if let ListDecoder::Json(list) = self {
-            list.defer_every(n);
-        }
-    }
-
-    /// Takes the items kept undecoded so far.
-    pub fn take_undecoded(&mut self) -> Vec<UndecodedItem> {
-        match self {
-            ListDecoder::Json(list) => list.take_undecoded(),
-            ListDecoder::Protobuf(_) => Vec::new(),
         }
     }
 

@@ -23,24 +23,6 @@ use crate::error::DecodeError;
 use crate::model::json::empty_str;
 use crate::model::{Object, Role};
 
-/// One item of a LIST, found but not decoded (see [`ListStream::defer_every`]).
-#[derive(Debug, Clone)]
-pub struct UndecodedItem {
-    /// The list's role.
-    pub role: Role,
-    /// Its place in the list (from 0), for error messages.
-    pub index: usize,
-    /// Its JSON.
-    pub json: Vec<u8>,
-}
-
-impl UndecodedItem {
-    /// Decodes it, as [`ListStream`] would have.
-    pub fn decode(&self) -> Result<Object, DecodeError> {
-        decode_list_item(self.role, self.index, &self.json)
-    }
-}
-
 /// Decodes item `index` of a LIST of `role`; an error says which item it was.
 fn decode_list_item(role: Role, index: usize, json: &[u8]) -> Result<Object, DecodeError> {
     Object::decode(role, json).map_err(|e| DecodeError::ListItem {
@@ -121,11 +103,6 @@ pub struct ListStream {
     seen_object: bool,
     metadata: Option<Vec<u8>>,
     items: Vec<Object>,
-    /// Items kept as bytes for the caller to decode elsewhere (see
-    /// [`ListStream::defer_every`]).
-    undecoded: Vec<UndecodedItem>,
-    /// Every `defer_every`-th item is kept undecoded; 0: none.
-    defer_every: usize,
     errors: Vec<DecodeError>,
     index: usize,
 }
@@ -163,24 +140,9 @@ impl ListStream {
             seen_object: false,
             metadata: None,
             items: Vec::new(),
-            undecoded: Vec::new(),
-            defer_every: 0,
             errors: Vec::new(),
             index: 0,
         }
-    }
-
-    /// From now on, keep every `n`-th item as bytes instead of decoding it (0: decode
-    /// all), for [`ListStream::take_undecoded`]: how a caller has another thread decode
-    /// part of a big LIST. Items left undecoded at [`ListStream::finish`] are decoded
-    /// there, so a caller that never takes them loses nothing.
-    pub fn defer_every(&mut self, n: usize) {
-        self.defer_every = n;
-    }
-
-    /// Takes the items kept undecoded so far.
-    pub fn take_undecoded(&mut self) -> Vec<UndecodedItem> {
-        std::mem::take(&mut self.undecoded)
     }
 
     /// Feeds the next bytes of the body.
@@ -397,8 +359,8 @@ impl ListStream {
         None
     }
 
-    /// The item that started at `self.start` ends at `end`: decoded, kept undecoded,
-    /// or, if it was being skipped, reported.
+    /// The item that started at `self.start` ends at `end`: decoded, or, if it was
+    /// being skipped, reported.
     fn end_item(&mut self, end: usize) {
         let skipped = match self.capture {
             Capture::Skipped(SkipReason::TooLarge) => Some(DecodeError::TooLarge {
@@ -424,7 +386,7 @@ impl ListStream {
         }
     }
 
-    /// How many items have been found so far (decoded, left undecoded or skipped): how
+    /// How many items have been found so far (decoded or skipped): how
     /// a caller sees that a body makes progress.
     pub fn items_seen(&self) -> usize {
         self.index
@@ -432,17 +394,9 @@ impl ListStream {
 
     fn decode_item(&mut self, end: usize) {
         let json = &self.pending[self.start..=end];
-        if self.defer_every > 0 && self.index % self.defer_every == self.defer_every - 1 {
-            self.undecoded.push(UndecodedItem {
-                role: self.role,
-                index: self.index,
-                json: json.to_vec(),
-            });
-        } else {
-            match decode_list_item(self.role, self.index, json) {
-                Ok(object) => self.items.push(object),
-                Err(e) => self.errors.push(e),
-            }
+        match decode_list_item(self.role, self.index, json) {
+            Ok(object) => self.items.push(object),
+            Err(e) => self.errors.push(e),
         }
         self.index += 1;
     }
@@ -454,25 +408,18 @@ impl ListStream {
         std::mem::take(&mut self.items)
     }
 
-    /// Items found so far, decoded or kept undecoded (since they were last taken).
+    /// Items decoded so far (since they were last taken).
     pub fn len(&self) -> usize {
-        self.items.len() + self.undecoded.len()
+        self.items.len()
     }
 
     /// True when no item is waiting to be taken.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.undecoded.is_empty()
+        self.items.is_empty()
     }
 
-    /// The end of the body: the page (with any items still undecoded, decoded now), and
-    /// the errors of skipped items.
-    pub fn finish(mut self) -> Result<(ListPage, Vec<DecodeError>), DecodeError> {
-        for item in std::mem::take(&mut self.undecoded) {
-            match item.decode() {
-                Ok(object) => self.items.push(object),
-                Err(e) => self.errors.push(e),
-            }
-        }
+    /// The end of the body: the page, and the errors of skipped items.
+    pub fn finish(self) -> Result<(ListPage, Vec<DecodeError>), DecodeError> {
         let trailing = self.pending[self.scanned.min(self.pending.len())..]
             .iter()
             .any(|b| !b.is_ascii_whitespace());
@@ -625,31 +572,6 @@ mod tests {
         Ok((page, errors.len()))
     }
 
-    /// Decodes `body` in chunks of `size`, leaving every `every`-th item undecoded;
-    /// with `take`, takes those after each chunk and decodes them as a group would.
-    /// Returns the objects sorted by key, and the number of errors.
-    fn deferring(body: &[u8], size: usize, every: usize, take: bool) -> (Vec<Object>, usize) {
-        let mut s = ListStream::new(Role::Pod);
-        s.defer_every(every);
-        let (mut objects, mut errors) = (Vec::new(), 0);
-        for c in body.chunks(size) {
-            s.push(c).expect("valid envelope");
-            if take {
-                objects.extend(s.take_items());
-                for item in s.take_undecoded() {
-                    match item.decode() {
-                        Ok(o) => objects.push(o),
-                        Err(_) => errors += 1,
-                    }
-                }
-            }
-        }
-        let (page, rest) = s.finish().expect("valid envelope");
-        objects.extend(page.items);
-        objects.sort_by_key(|o| o.key());
-        (objects, errors + rest.len())
-    }
-
     #[test]
     fn same_as_the_buffered_decoder_at_any_chunking() {
         let body = br#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"tok"},"items":[{"metadata":{"name":"a","namespace":"n","annotations":{"x":"}]{[\"\\"}}},{"metadata":{"namespace":"n"}},{"metadata":{"name":"b","namespace":"n"},"status":{"podIP":"10.0.0.1"}}]}"#;
@@ -704,20 +626,6 @@ mod tests {
             );
             let (want, want_errors) =
                 decode_list_lenient(Role::Pod, body.as_bytes()).expect("valid envelope");
-            // Some items left undecoded for the caller (taken or not), any chunking:
-            // the same objects and errors, in another order.
-            let every = rng.usize(1..4);
-            let size = rng.usize(1..200);
-            for take in [true, false] {
-                let (objects, errors) = deferring(body.as_bytes(), size, every, take);
-                let mut want_objects = want.items.clone();
-                want_objects.sort_by_key(|o| o.key());
-                assert_eq!(
-                    objects, want_objects,
-                    "round {round}, every {every}, take {take}"
-                );
-                assert_eq!(errors, want_errors.len(), "round {round}, every {every}");
-            }
             for size in [1, 2, 3, rng.usize(4..40), rng.usize(40..400), body.len()] {
                 let (page, errors) =
                     in_chunks(Role::Pod, body.as_bytes(), size).expect("valid envelope");

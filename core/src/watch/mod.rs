@@ -8,13 +8,11 @@ mod list;
 mod list_decoder;
 mod list_stream;
 mod status;
-mod undecoded_event;
 
 pub use event::{EventType, WatchEvent, decode_bookmark, decode_event};
 pub use framing::{EventFraming, decode_event_in, frame_event};
 pub use lines::{LineBuffer, LineTooLong};
 pub use list::{ListPage, decode_list, decode_list_lenient};
 pub use list_decoder::ListDecoder;
-pub use list_stream::{ListLimits, ListStream, UndecodedItem};
+pub use list_stream::{ListLimits, ListStream};
 pub use status::Status;
-pub use undecoded_event::UndecodedEvent;
