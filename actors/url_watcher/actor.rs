@@ -21,7 +21,7 @@ use awc::error::PayloadError;
 use awc::http::StatusCode;
 use awc::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, RETRY_AFTER, USER_AGENT};
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use tracing::{debug, info, warn};
 
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
@@ -640,7 +640,6 @@ impl UrlWatcher {
             timeout_seconds,
             send_initial_events: initial_events,
         };
-        let list_body_timeout = self.setup.options.list_body_timeout;
         // An idle watch is healthy; if the server does not end it at its
         // `timeoutSeconds`, it is reopened a little after.
         let lasts = Duration::from_secs(u64::from(timeout_seconds))
@@ -668,42 +667,7 @@ impl UrlWatcher {
                         }
                         Err(failure) => return act.feed(Input::WatchFailed(failure), ctx),
                     }
-                    debug!(parent: &act.span, "watch open");
-                    let now = Instant::now();
-                    act.open_watch = Some(OpenWatch {
-                        opened: now,
-                        expires: now + lasts,
-                        initial_events: initial_events.then(|| InitialEventsClock {
-                            due: now + list_body_timeout,
-                            progress: (0, now),
-                        }),
-                        healthy: false,
-                        partial: None,
-                    });
-                    // A batch waits for room in the window before it is handled; while
-                    // it waits, the stream is not read further. The stream's end comes
-                    // as its last item, tagged like the rest (it needs no room).
-                    let window = act.window.clone();
-                    let end = StreamItem {
-                        generation,
-                        items: None,
-                        permit: None,
-                    };
-                    let stream = resp
-                        .ready_chunks(READY_PIECES_PER_BATCH)
-                        .then(move |items| {
-                            let window = window.clone();
-                            async move {
-                                let permit = window.permit().await;
-                                StreamItem {
-                                    generation,
-                                    items: Some(items),
-                                    permit,
-                                }
-                            }
-                        })
-                        .chain(futures_util::stream::once(std::future::ready(end)));
-                    act.stream = Some(ctx.add_stream(stream));
+                    act.watch_opened(resp, generation, lasts, initial_events, ctx);
                 }
                 Ok(mut resp) => {
                     let status = resp.status();
@@ -722,6 +686,34 @@ impl UrlWatcher {
             }
         }));
         self.stream = Some(handle);
+    }
+
+    /// A watch answered 200: its clocks start and its body is read as the stream of
+    /// `generation`, each batch through the window.
+    fn watch_opened<S>(
+        &mut self,
+        body: S,
+        generation: u64,
+        lasts: Duration,
+        initial_events: bool,
+        ctx: &mut Context<Self>,
+    ) where
+        S: Stream<Item = Result<Bytes, PayloadError>> + 'static,
+    {
+        debug!(parent: &self.span, "watch open");
+        let now = Instant::now();
+        self.open_watch = Some(OpenWatch {
+            opened: now,
+            expires: now + lasts,
+            initial_events: initial_events.then(|| InitialEventsClock {
+                due: now + self.setup.options.list_body_timeout,
+                progress: (0, now),
+            }),
+            healthy: false,
+            partial: None,
+        });
+        let stream = windowed(body, self.window.clone(), generation);
+        self.stream = Some(ctx.add_stream(stream));
     }
 
     fn close_stream(&mut self, ctx: &mut Context<Self>) {
@@ -846,6 +838,33 @@ fn seconds(d: Duration) -> String {
     } else {
         format!("{} ms", d.as_millis())
     }
+}
+
+/// A watch body as the watcher reads it: a batch waits for room in the window before
+/// it is handled, and while it waits the stream is not read further. The stream's end
+/// comes as its last item, tagged like the rest (it needs no room).
+fn windowed<S>(body: S, window: Window, generation: u64) -> impl Stream<Item = StreamItem>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>>,
+{
+    let end = StreamItem {
+        generation,
+        items: None,
+        permit: None,
+    };
+    body.ready_chunks(READY_PIECES_PER_BATCH)
+        .then(move |items| {
+            let window = window.clone();
+            async move {
+                let permit = window.permit().await;
+                StreamItem {
+                    generation,
+                    items: Some(items),
+                    permit,
+                }
+            }
+        })
+        .chain(futures_util::stream::once(std::future::ready(end)))
 }
 
 /// The pieces of a watch stream that were ready together (the last may be the error
