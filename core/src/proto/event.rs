@@ -27,7 +27,7 @@ pub fn decode_event(role: Role, frame: &[u8]) -> Result<WatchEvent, DecodeError>
     };
     let (kind, object) = read_event(message).map_err(protobuf)?;
     let kind = match kind {
-        Some(name) => event_type(name).ok_or_else(|| DecodeError::UnknownEventType {
+        Some(name) => EventType::parse(name).ok_or_else(|| DecodeError::UnknownEventType {
             role,
             kind: name.to_string(),
         })?,
@@ -79,17 +79,6 @@ fn read_event(message: &[u8]) -> Result<(Option<&str>, Option<&[u8]>), WireError
         Ok(())
     })?;
     Ok((kind, object))
-}
-
-fn event_type(name: &str) -> Option<EventType> {
-    Some(match name {
-        "ADDED" => EventType::Added,
-        "MODIFIED" => EventType::Modified,
-        "DELETED" => EventType::Deleted,
-        "BOOKMARK" => EventType::Bookmark,
-        "ERROR" => EventType::Error,
-        _ => return None,
-    })
 }
 
 /// A `metav1.Status`: `message` 3, `reason` 4, `code` 6.

@@ -97,7 +97,9 @@ impl EventType {
             .map(|&(_, kind)| kind)
     }
 
-    fn parse(s: &str) -> Option<EventType> {
+    /// The type a watch event's `type` field names (the same words in JSON and
+    /// protobuf).
+    pub(crate) fn parse(s: &str) -> Option<EventType> {
         Some(match s {
             "ADDED" => EventType::Added,
             "MODIFIED" => EventType::Modified,
