@@ -17,7 +17,9 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::labels::{Label, Labels};
 
 mod body;
+mod share;
 pub use body::{Digest, KeyedGroups, SdBody};
+pub use share::{MAX_PICKED, Share};
 
 /// The label whose value is a target's address (defined once, in [`crate::relabel`]).
 pub use crate::relabel::ADDRESS_LABEL;
@@ -200,19 +202,8 @@ pub struct ObjectGroups {
     hash: u64,
     /// For an object of one group of two addresses or more: where each address (as a
     /// JSON string, quotes included) starts and ends in `bytes`, so that a view can
-    /// take some of them without serializing the labels again ([`ObjectGroups::pick`]).
+    /// take some of them without serializing the labels again ([`Share::picked`]).
     addresses: Box<[(u32, u32)]>,
-    /// For such a view's share: the object it is a share of and which addresses;
-    /// `bytes` and `holes` are then empty.
-    picked: Option<Box<Picked>>,
-}
-
-/// Some addresses of an object of one group: the group written with only those.
-#[derive(Debug, PartialEq, Eq)]
-struct Picked {
-    whole: std::sync::Arc<ObjectGroups>,
-    /// Indexes in `whole.addresses`, ascending.
-    picks: Box<[u32]>,
 }
 
 impl ObjectGroups {
@@ -267,7 +258,6 @@ impl ObjectGroups {
             targets: u32::try_from(count).unwrap_or(u32::MAX),
             hash: hash.0,
             addresses: addresses.into(),
-            picked: None,
         }
     }
 
@@ -291,87 +281,24 @@ impl ObjectGroups {
             .collect()
     }
 
-    /// The share of `whole` (an object of one group, see
-    /// [`ObjectGroups::one_group_addresses`]) that holds only the addresses at `picks`
-    /// (ascending, not empty): its group with those addresses, written from `whole`'s
-    /// bytes, none copied.
-    pub fn pick(whole: &std::sync::Arc<ObjectGroups>, picks: Vec<u32>) -> ObjectGroups {
-        let mut hash = Fnv::default();
-        hash.write(&whole.hash.to_le_bytes());
-        for p in &picks {
-            hash.write(&p.to_le_bytes());
-        }
-        ObjectGroups {
-            bytes: Box::new([]),
-            holes: Box::new([]),
-            targets: u32::try_from(picks.len()).unwrap_or(u32::MAX),
-            hash: hash.0,
-            addresses: Box::new([]),
-            picked: Some(Box::new(Picked {
-                whole: std::sync::Arc::clone(whole),
-                picks: picks.into(),
-            })),
-        }
+    /// True when both are objects of one group with the very same addresses in the
+    /// same order: a [`Share`] of one is then the same targets of the other.
+    pub fn same_addresses(&self, other: &ObjectGroups) -> bool {
+        let Some(&(_, end)) = self.addresses.last() else {
+            return false;
+        };
+        let end = end as usize;
+        self.addresses == other.addresses && self.bytes.get(..end) == other.bytes.get(..end)
     }
 
     /// True when the object has no target.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty() && self.picked.is_none()
-    }
-
-    /// Its bytes, holes left out.
-    fn byte_len(&self) -> usize {
-        match &self.picked {
-            None => self.bytes.len(),
-            Some(p) => {
-                let a = &p.whole.addresses;
-                let (first, last) = (a[0].0 as usize, a[a.len() - 1].1 as usize);
-                let picked: usize = p
-                    .picks
-                    .iter()
-                    .map(|&i| (a[i as usize].1 - a[i as usize].0) as usize)
-                    .sum();
-                first + picked + (p.picks.len() - 1) + (p.whole.bytes.len() - last)
-            }
-        }
-    }
-
-    /// Its holes.
-    fn hole_count(&self) -> usize {
-        match &self.picked {
-            None => self.holes.len(),
-            Some(p) => p.whole.holes.len(),
-        }
+        self.bytes.is_empty()
     }
 
     /// Targets in the groups.
     pub fn targets(&self) -> usize {
         self.targets as usize
-    }
-
-    /// The bytes' length once `job_json` fills the holes.
-    fn len_with(&self, job_json: &[u8]) -> usize {
-        self.byte_len() + self.hole_count() * job_json.len()
-    }
-
-    /// Appends the groups with `job_json` in the holes.
-    fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
-        let Some(p) = &self.picked else {
-            self.write_from(0, job_json, out);
-            return;
-        };
-        // The group's start, the picked addresses, then from the list's closing
-        // bracket on (where the holes are: they are all in the labels).
-        let (whole, a) = (&p.whole, &p.whole.addresses);
-        out.extend_from_slice(&whole.bytes[..a[0].0 as usize]);
-        for (n, &i) in p.picks.iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            let (start, end) = a[i as usize];
-            out.extend_from_slice(&whole.bytes[start as usize..end as usize]);
-        }
-        whole.write_from(a[a.len() - 1].1 as usize, job_json, out);
     }
 
     /// Appends the bytes from `from` on (no hole before it) with `job_json` in the
@@ -618,7 +545,7 @@ mod tests {
                 &ArcStr::from("ns"),
                 &ArcStr::from(format!("pod-{i:03}")),
             );
-            map.insert(&key, &objects[i]);
+            map.insert(&key, &Share::whole(&objects[i]));
         }
         map
     }
@@ -655,7 +582,7 @@ mod tests {
             assert_eq!(pieces.concat(), whole, "size {size}");
             let largest = objects
                 .iter()
-                .map(|o| o.len_with(b"\"job\"") + 2)
+                .map(|o| Share::whole(o).len_with(b"\"job\"") + 2)
                 .max()
                 .unwrap_or(0);
             for piece in &pieces {
@@ -691,13 +618,13 @@ mod tests {
                 &ArcStr::from("ns"),
                 &ArcStr::from(format!("pod-{i:03}")),
             );
-            backward.insert(&key, &objects[i]);
+            backward.insert(&key, &Share::whole(&objects[i]));
         }
         let key = crate::model::ObjectKey::new(&ArcStr::from("ns"), &ArcStr::from("pod-999"));
-        let stray = Arc::new(ObjectGroups::new(
+        let stray = Share::whole(&Arc::new(ObjectGroups::new(
             &[target(&[("__address__", "10.9.9.9:80")])],
             &placeholder,
-        ));
+        )));
         extra.insert(&key, &stray);
         let with_stray = SdBody::new("job", vec![backward.clone(), extra.clone()]);
         assert_ne!(with_stray.etag, forward.etag);
@@ -729,7 +656,8 @@ mod tests {
         let whole = Arc::new(ObjectGroups::new(&targets, &placeholder));
         assert_eq!(whole.one_group_addresses(), Some(addresses.to_vec()));
         for picks in [vec![0], vec![1, 3], vec![0, 1, 2, 3], vec![3]] {
-            let share = ObjectGroups::pick(&whole, picks.clone());
+            let mask = picks.iter().fold(0u64, |m, &i| m | 1 << i);
+            let share = Share::picked(&whole, mask).expect("addresses of the group");
             let mut got = Vec::new();
             share.write(b"\"pods\"", &mut got);
             let subset: Vec<Labels> = picks
@@ -747,6 +675,11 @@ mod tests {
             assert_eq!(share.len_with(b"\"pods\""), got.len(), "{picks:?}");
             assert_eq!(share.targets(), picks.len());
         }
+        assert!(Share::picked(&whole, 0).is_none(), "no address");
+        assert!(
+            Share::picked(&whole, 1 << 4).is_none(),
+            "an address it has not"
+        );
         let one = ObjectGroups::new(&targets[..1], &placeholder);
         assert_eq!(
             one.one_group_addresses(),
@@ -774,7 +707,7 @@ mod tests {
         ] {
             let targets: Vec<Labels> = addresses.iter().map(|a| with_address(a)).collect();
             assert!(one_group_by_address(&targets).is_some(), "{addresses:?}");
-            let fast = ObjectGroups::new(&targets, &placeholder);
+            let fast = Share::whole(&Arc::new(ObjectGroups::new(&targets, &placeholder)));
             let general = groups_json(&group_targets(&targets));
             let mut bytes = b"[".to_vec();
             fast.write(b"\"job\"", &mut bytes);

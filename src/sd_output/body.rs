@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use imbl::OrdMap;
 
-use super::{Fnv, ObjectGroups, write_json_str};
+use super::{Fnv, Share, write_json_str};
 use crate::model::ObjectKey;
 
 /// What a body needs to know of a set of objects, kept up to date object by object.
@@ -32,7 +32,7 @@ pub struct Digest {
 }
 
 impl Digest {
-    fn add(&mut self, key: &ObjectKey, groups: &ObjectGroups) {
+    fn add(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_add(object_hash(key, groups));
         self.bytes += groups.byte_len();
         self.holes += groups.hole_count();
@@ -40,7 +40,7 @@ impl Digest {
         self.targets += groups.targets();
     }
 
-    fn remove(&mut self, key: &ObjectKey, groups: &ObjectGroups) {
+    fn remove(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_sub(object_hash(key, groups));
         self.bytes -= groups.byte_len();
         self.holes -= groups.hole_count();
@@ -49,47 +49,47 @@ impl Digest {
     }
 }
 
-/// FNV-1a of an object's key and its groups' hash: fixed by definition, so replicas
+/// FNV-1a of an object's key and its share's hash: fixed by definition, so replicas
 /// and restarts agree. The key is in it because the body's order is the keys' order.
-fn object_hash(key: &ObjectKey, groups: &ObjectGroups) -> u64 {
+fn object_hash(key: &ObjectKey, share: &Share) -> u64 {
     let mut hash = Fnv::default();
     hash.write(key.namespace.as_bytes());
     hash.write(&[0]);
     hash.write(key.name.as_bytes());
-    hash.write(&groups.hash.to_le_bytes());
+    hash.write(&share.hash().to_le_bytes());
     hash.0
 }
 
-/// Objects' groups in body order (by namespace and name) with their [`Digest`]. Holds
+/// Objects' shares in body order (by namespace and name) with their [`Digest`]. Holds
 /// only objects that have targets. Cloning it is O(1) and shares every node.
 #[derive(Clone, Debug, Default)]
 pub struct KeyedGroups {
-    objects: OrdMap<ObjectKey, Arc<ObjectGroups>>,
+    objects: OrdMap<ObjectKey, Share>,
     digest: Digest,
 }
 
 impl KeyedGroups {
-    /// Puts `groups` for `key` (replacing what it had); an empty one removes the key.
-    pub fn insert(&mut self, key: &ObjectKey, groups: &Arc<ObjectGroups>) {
-        if groups.is_empty() {
+    /// Puts `share` for `key` (replacing what it had); an empty one removes the key.
+    pub fn insert(&mut self, key: &ObjectKey, share: &Share) {
+        if share.is_empty() {
             self.objects
                 .remove(key)
                 .inspect(|old| self.digest.remove(key, old));
             return;
         }
-        if let Some(old) = self.objects.insert(key.clone(), Arc::clone(groups)) {
+        if let Some(old) = self.objects.insert(key.clone(), share.clone()) {
             self.digest.remove(key, &old);
         }
-        self.digest.add(key, groups);
+        self.digest.add(key, share);
     }
 
-    /// Removes `key` if it holds these very `groups` (not another object's that took
-    /// the key meanwhile); true if it did.
-    pub fn remove(&mut self, key: &ObjectKey, groups: &Arc<ObjectGroups>) -> bool {
+    /// Removes `key` if it holds this very `share` (not another object's that took the
+    /// key meanwhile); true if it did.
+    pub fn remove(&mut self, key: &ObjectKey, share: &Share) -> bool {
         match self.objects.get(key) {
-            Some(held) if Arc::ptr_eq(held, groups) => {
+            Some(held) if held.same(share) => {
                 self.objects.remove(key);
-                self.digest.remove(key, groups);
+                self.digest.remove(key, share);
                 true
             }
             _ => false,
@@ -117,7 +117,7 @@ impl KeyedGroups {
     }
 
     /// The objects in body order.
-    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<ObjectGroups>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Share)> {
         self.objects.iter()
     }
 }

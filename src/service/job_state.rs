@@ -19,7 +19,31 @@ use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
-use crate::sd_output::{KeyedGroups, ObjectGroups};
+use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
+
+/// `held`'s parts in the partition at `at` (of `kind`), moved to `new`, when they stay
+/// where they are: a partition by address (shards, members), an object of one group
+/// whose addresses are `held`'s very ones (its labels changed), and parts that are all
+/// shares of `held`'s groups. Splitting anew would hash every address again to find
+/// the same buckets. `None` when they must be split.
+fn same_addresses_parts(
+    kind: ViewKind,
+    held: &Slot,
+    at: usize,
+    new: &Arc<ObjectGroups>,
+) -> Option<ObjectParts> {
+    let old = held.groups.as_ref()?;
+    if kind == ViewKind::Node || !old.same_addresses(new) {
+        return None;
+    }
+    held.parts
+        .get(at)?
+        .iter()
+        .map(|(bucket, share)| {
+            Arc::ptr_eq(share.groups(), old).then(|| (bucket.clone(), share.of(new)))
+        })
+        .collect()
+}
 
 /// One object as a job actor holds it.
 struct Slot {
@@ -200,10 +224,10 @@ impl JobState {
             && let Some(g) = &h.groups
             && !(same_key && groups.is_some())
         {
-            self.body.remove(&h.key, g);
+            self.body.remove(&h.key, &Share::whole(g));
         }
         if let Some(g) = groups {
-            self.body.insert(key, g);
+            self.body.insert(key, &Share::whole(g));
         }
     }
 
@@ -217,7 +241,12 @@ impl JobState {
         same_key: bool,
     ) -> Vec<ObjectParts> {
         let parts: Vec<ObjectParts> = (0..self.indexes.len())
-            .map(|at| self.split_scratch(self.indexes[at].kind, groups))
+            .map(|at| {
+                let kind = self.indexes[at].kind;
+                let kept = held.filter(|_| same_key).zip(groups);
+                kept.and_then(|(h, new)| same_addresses_parts(kind, h, at, new))
+                    .unwrap_or_else(|| self.split_scratch(kind, groups))
+            })
             .collect();
         for (at, new) in parts.iter().enumerate() {
             let index = &mut self.indexes[at];
@@ -242,7 +271,7 @@ impl JobState {
         let Some(groups) = &held.groups else {
             return false;
         };
-        self.body.remove(&held.key, groups);
+        self.body.remove(&held.key, &Share::whole(groups));
         self.work.objects_changed += 1;
         true
     }

@@ -6,13 +6,12 @@
 //! its bucket's digest: it changes only when one of its own objects does.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use imbl::OrdMap;
 
 use super::views::{Bucket, ObjectParts, ViewKind};
 use crate::model::ObjectKey;
-use crate::sd_output::{KeyedGroups, ObjectGroups};
+use crate::sd_output::{KeyedGroups, Share};
 
 /// A partition's buckets, as a snapshot holds them.
 pub type Partition = OrdMap<Bucket, KeyedGroups>;
@@ -36,12 +35,12 @@ impl ViewIndex {
 
     /// Adds object `key`'s `parts`.
     pub fn insert(&mut self, key: &ObjectKey, parts: &ObjectParts) {
-        for (bucket, groups) in parts.iter() {
+        for (bucket, share) in parts.iter() {
             match self.buckets.get_mut(bucket) {
-                Some(objects) => objects.insert(key, groups),
+                Some(objects) => objects.insert(key, share),
                 None => {
                     let mut objects = KeyedGroups::default();
-                    objects.insert(key, groups);
+                    objects.insert(key, share);
                     self.buckets.insert(bucket.clone(), objects);
                 }
             }
@@ -50,27 +49,27 @@ impl ViewIndex {
 
     /// Removes object `key`'s `parts` (as they were inserted); a bucket left empty goes.
     pub fn remove(&mut self, key: &ObjectKey, parts: &ObjectParts) {
-        for (bucket, groups) in parts.iter() {
-            self.remove_one(key, bucket, groups);
+        for (bucket, share) in parts.iter() {
+            self.remove_one(key, bucket, share);
         }
     }
 
     /// Replaces object `key`'s parts `old` (as they were inserted) by `new`: a bucket in
     /// both has its entry replaced in one step; one only in `old` loses it.
     pub fn replace(&mut self, key: &ObjectKey, old: &ObjectParts, new: &ObjectParts) {
-        for (bucket, groups) in old.iter() {
+        for (bucket, share) in old.iter() {
             if !new.iter().any(|(b, _)| b == bucket) {
-                self.remove_one(key, bucket, groups);
+                self.remove_one(key, bucket, share);
             }
         }
         self.insert(key, new);
     }
 
-    fn remove_one(&mut self, key: &ObjectKey, bucket: &Bucket, groups: &Arc<ObjectGroups>) {
+    fn remove_one(&mut self, key: &ObjectKey, bucket: &Bucket, share: &Share) {
         let Some(objects) = self.buckets.get_mut(bucket) else {
             return;
         };
-        objects.remove(key, groups);
+        objects.remove(key, share);
         if objects.is_empty() {
             self.buckets.remove(bucket);
         }

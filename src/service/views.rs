@@ -8,7 +8,7 @@
 //! the object is relabelled ([`split`]). An object whose targets all land in one
 //! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
 //! the whole job's body; an object of one group split across buckets has each share
-//! cut from its bytes ([`ObjectGroups::pick`]); only other objects have their parts
+//! cut from its bytes ([`Share::picked`]); only other objects have their parts
 //! serialized apart.
 
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ use arcstr::ArcStr;
 
 use crate::labels::Labels;
 use crate::relabel::prometheus_hash;
-use crate::sd_output::{ADDRESS_LABEL, ObjectGroups};
+use crate::sd_output::{ADDRESS_LABEL, MAX_PICKED, ObjectGroups, Share};
 
 /// The largest `shards=` a consumer may ask for: each shard count is an index whose
 /// buckets are counted in `/metrics` one by one.
@@ -165,9 +165,9 @@ pub fn bucket_of(
     }
 }
 
-/// One object's parts in one partition: each bucket it has targets in, with their
-/// groups.
-pub type ObjectParts = Box<[(Bucket, Arc<ObjectGroups>)]>;
+/// One object's parts in one partition: each bucket it has targets in, with its share
+/// of them.
+pub type ObjectParts = Box<[(Bucket, Share)]>;
 
 /// What an object's targets are, for splitting them: the relabelled targets, the node
 /// of each, its whole groups, and the placeholder the job's name goes in.
@@ -198,11 +198,12 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
     if let Some((_, Some(first))) = buckets.first()
         && buckets.iter().all(|(_, b)| b.as_ref() == Some(first))
     {
-        return Box::new([(first.clone(), Arc::clone(object.whole))]);
+        return Box::new([(first.clone(), Share::whole(object.whole))]);
     }
     // Not by node: one address may be a target on two nodes (two endpoints).
     if kind != ViewKind::Node
         && let Some(addresses) = object.whole.one_group_addresses()
+        && addresses.len() <= MAX_PICKED
     {
         return picked(object.whole, &addresses, &buckets);
     }
@@ -216,19 +217,20 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .into_iter()
         .map(|(b, targets)| (b, ObjectGroups::new(&targets, object.placeholder)))
         .filter(|(_, g)| !g.is_empty())
-        .map(|(b, g)| (b, Arc::new(g)))
+        .map(|(b, g)| (b, Share::whole(&Arc::new(g))))
         .collect()
 }
 
-/// The parts of an object of one group whose addresses land in several buckets: each
-/// bucket's share written from the object's own bytes ([`ObjectGroups::pick`]), its
-/// labels not serialized again. `buckets` holds each target's address and bucket.
+/// The parts of an object of one group (of at most [`MAX_PICKED`] addresses) whose
+/// addresses land in several buckets: each bucket's share cut from the object's own
+/// bytes ([`Share::picked`]), its labels not serialized again. `buckets` holds each
+/// target's address and bucket.
 fn picked(
     whole: &Arc<ObjectGroups>,
     addresses: &[&str],
     buckets: &[(&str, Option<Bucket>)],
 ) -> ObjectParts {
-    let mut by_bucket: BTreeMap<&Bucket, Vec<u32>> = BTreeMap::new();
+    let mut by_bucket: BTreeMap<&Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
         // The group's addresses are its targets' (sorted, each once).
         let bucket = buckets
@@ -236,15 +238,12 @@ fn picked(
             .find(|(a, _)| a == address)
             .and_then(|(_, b)| b.as_ref());
         if let Some(bucket) = bucket {
-            by_bucket
-                .entry(bucket)
-                .or_default()
-                .push(u32::try_from(i).unwrap_or(u32::MAX));
+            *by_bucket.entry(bucket).or_default() |= 1 << i;
         }
     }
     by_bucket
         .into_iter()
-        .map(|(b, picks)| (b.clone(), Arc::new(ObjectGroups::pick(whole, picks))))
+        .filter_map(|(b, picks)| Some((b.clone(), Share::picked(whole, picks)?)))
         .collect()
 }
 
