@@ -178,6 +178,10 @@ struct Args {
     /// at a time, the whole body read, no `If-None-Match`).
     #[arg(long, default_value_t = 1000)]
     sd_poll_ms: u64,
+    /// The service and fleet scenarios' `--sd.publish-interval`, ms: the least time
+    /// between two snapshots of a job actor while changes keep coming.
+    #[arg(long, default_value_t = 100)]
+    publish_ms: u64,
     /// Fleet scenario: per-node consumers (one per node, `node-0000`...).
     #[arg(long, default_value_t = 2000)]
     fleet_nodes: usize,
@@ -1045,6 +1049,7 @@ async fn start_service(
         JobSetOptions {
             shard: Shard::ALL,
             output_dir: None,
+            publish_interval: Duration::from_millis(args.publish_ms),
         },
         Arc::clone(&published),
     );
@@ -1285,7 +1290,8 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
             extra: format!(
                 "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
                  shard views alone p50/p99 {:.1}/{:.1} ms; \
-                 process less consumers {:.3} of a core; peak rss {:.0} MB",
+                 process less consumers {:.3} of a core; peak rss {:.0} MB \
+                 (synced and views asked {:.0} MB, flood {:.0} MB)",
                 if ok { "" } else { "TIMED OUT; " },
                 args.fleet_views,
                 if views { paths.len() } else { 0 },
@@ -1298,6 +1304,8 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
                 shard_p99,
                 (m.cpu_s - consuming) / m.wall_s,
                 peak_after_first.max(m.peak_rss_mb),
+                peak_after_first,
+                m.peak_rss_mb,
             ),
             m,
         },
@@ -1308,11 +1316,23 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
 }
 
 /// The consumers' paths: one per node, then one per shard.
+/// A consumer's place in the list is its phase in the polling interval, so the shard
+/// consumers are spread among the node consumers as scrapers started at different
+/// times are, not all polling in the same instant.
 fn fleet_paths(args: &Args) -> Vec<String> {
-    let nodes = (0..args.fleet_nodes).map(|n| format!("/sd/pods-0?node=node-{n:04}"));
-    let shards = (0..args.fleet_shards)
-        .map(|i| format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards));
-    nodes.chain(shards).collect()
+    let mut paths: Vec<String> = (0..args.fleet_nodes)
+        .map(|n| format!("/sd/pods-0?node=node-{n:04}"))
+        .collect();
+    let every = (args.fleet_nodes / args.fleet_shards.max(1)).max(1);
+    // Shard `i` at place `i * (every + 1)`: every shard then `every` node consumers.
+    for i in 0..args.fleet_shards {
+        let at = (i * (every + 1)).min(paths.len());
+        paths.insert(
+            at,
+            format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards),
+        );
+    }
+    paths
 }
 
 /// Opens the gate at `--fleet-rate` events/s until every event is out, then waits for

@@ -63,6 +63,7 @@ async fn job_set() -> JobSet {
         JobSetOptions {
             shard: Shard::ALL,
             output_dir: None,
+            publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
         },
         Arc::new(RwLock::new(BTreeMap::new())),
     )

@@ -84,6 +84,7 @@ async fn output_files_stay_in_the_directory_whatever_the_job_names() {
         JobSetOptions {
             shard: Shard::new(0, 1).expect("shard"),
             output_dir: Some(out.clone()),
+            publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
         },
         Arc::new(RwLock::new(BTreeMap::new())),
     );
@@ -136,6 +137,7 @@ async fn sd_answers_for_any_job_name_raw_or_escaped() {
         JobSetOptions {
             shard: Shard::new(0, 1).expect("shard"),
             output_dir: None,
+            publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
         },
         Arc::clone(&published),
     );

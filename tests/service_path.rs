@@ -148,6 +148,7 @@ async fn each_jobs_sd_converges_and_a_change_costs_work_for_the_changed_objects_
         JobSetOptions {
             shard: Shard::ALL,
             output_dir: None,
+            publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
         },
         Arc::new(RwLock::new(BTreeMap::new())),
     );

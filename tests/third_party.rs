@@ -219,6 +219,7 @@ async fn run_jobs(
             JobSetOptions {
                 shard: Shard::new(0, 1).expect("one shard"),
                 output_dir: None,
+                publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
             },
             Arc::new(RwLock::new(BTreeMap::new())),
         );

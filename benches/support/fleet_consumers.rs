@@ -154,6 +154,9 @@ fn consume(
     stop: &AtomicBool,
 ) -> Polled {
     let mut out = Polled::default();
+    if mine.is_empty() {
+        return out;
+    }
     let mut etags = vec![String::new(); mine.len()];
     for round in 0u32.. {
         for ((i, path), etag) in mine.iter().zip(&mut etags) {

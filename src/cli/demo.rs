@@ -219,6 +219,7 @@ async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJo
     let options = JobSetOptions {
         shard: Shard::ALL,
         output_dir: None,
+        publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
     };
     let engine = EngineOptions {
         // A person watches the demo: one update a second is enough, and shows the

@@ -63,6 +63,11 @@ pub struct JobArgs {
     /// does not) or list (LIST and WATCH only).
     #[arg(long = "kubernetes.list-mode", default_value_t = ListMode::Auto)]
     pub list_mode: ListMode,
+    /// The least time between two updates of a job's `/sd` body and views while
+    /// changes keep coming (a quiet job's first change is served at once). Longer
+    /// saves CPU under heavy churn; `0s` updates after every batch.
+    #[arg(long = "sd.publish-interval", default_value = "100ms", value_parser = humantime::parse_duration)]
+    pub publish_interval: Duration,
 }
 
 impl JobArgs {
@@ -145,6 +150,7 @@ fn options(args: &JobArgs) -> Result<JobSetOptions, String> {
     Ok(JobSetOptions {
         shard: Shard::new(args.shard, args.shards)?,
         output_dir: args.output_dir.clone(),
+        publish_interval: args.publish_interval,
     })
 }
 

@@ -1,10 +1,17 @@
 //! The job actor: the subscriber of one discovery (one `kubernetes_sd_configs` entry)
 //! on the service path. The group sends it its batches ([`TargetsChanged`],
 //! [`TargetsCaughtUp`], [`TargetsReplaced`]); it relabels and serializes each changed
-//! object as it arrives ([`JobState`]) and, after each message that changed something,
+//! object as it arrives ([`JobState`]) and, after a message that changed something,
 //! publishes a [`super::snapshot::JobSnapshot`] in its [`SnapshotCell`], which HTTP
 //! handlers and the file SD writer read without a message. The event's walk ends here:
 //! watcher → group → job actor.
+//!
+//! Publishing is paced: at once when the last snapshot is at least `publish_every`
+//! old, else once at the end of that interval for every change in it. A snapshot
+//! shares the body's and the views' persistent maps, so the first change after a
+//! publish copies each path it touches; pacing lets a burst of changes copy each path
+//! once per interval instead of once per batch. HTTP SD consumers refresh every few
+//! seconds or minutes, so a fraction of a second of delay is not seen.
 //!
 //! Jobs whose discovery and rules are the same and whose rules never read `job` share
 //! one actor (the `job` label is a hole in the bytes each job fills with its name):
@@ -14,9 +21,11 @@
 //! for it but handle them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::prelude::*;
 use tokio::sync::watch;
+use tokio::time::Instant;
 use tracing::info;
 
 use super::job_state::JobState;
@@ -44,16 +53,26 @@ pub struct JobActor {
     subscription: Option<ActorSubscription>,
     /// Where the members' changes come from.
     members: Option<watch::Receiver<Members>>,
+    /// The least time between two snapshots while changes keep coming.
+    publish_every: Duration,
+    /// When the last snapshot was published.
+    published_at: Instant,
+    /// Changes not yet published: `Some(body_changed)`.
+    unpublished: Option<bool>,
+    /// True while a publish is scheduled for the end of the interval.
+    publish_scheduled: bool,
 }
 
 impl JobActor {
-    /// An actor for jobs `name` relabelling with `relabelling`, publishing in `cell`,
-    /// its member partition following `members`.
+    /// An actor for jobs `name` relabelling with `relabelling`, publishing in `cell` at
+    /// most once per `publish_every` while changes keep coming, its member partition
+    /// following `members`.
     pub fn new(
         name: String,
         relabelling: Relabelling,
         cell: Arc<SnapshotCell>,
         members: watch::Receiver<Members>,
+        publish_every: Duration,
     ) -> JobActor {
         let mut state = JobState::new(relabelling);
         state.set_members(members.borrow().clone());
@@ -66,12 +85,46 @@ impl JobActor {
             seen: SlotSet::default(),
             subscription: None,
             members: Some(members),
+            publish_every,
+            published_at: Instant::now(),
+            unpublished: None,
+            publish_scheduled: false,
+        }
+    }
+
+    /// Publishes what it holds, now if the last snapshot is `publish_every` old, else
+    /// at the end of that interval; `body_changed`: its body differs from the last
+    /// snapshot's.
+    fn publish_soon(&mut self, body_changed: bool, ctx: &mut Context<Self>) {
+        self.unpublished = Some(self.unpublished.unwrap_or(false) || body_changed);
+        if self.publish_scheduled {
+            return;
+        }
+        let since = self.published_at.elapsed();
+        if since >= self.publish_every {
+            self.publish_pending();
+            return;
+        }
+        self.publish_scheduled = true;
+        ctx.run_later(self.publish_every - since, |actor, _| {
+            actor.publish_scheduled = false;
+            actor.publish_pending();
+        });
+    }
+
+    /// Publishes the changes not yet published, if any.
+    fn publish_pending(&mut self) {
+        if let Some(body_changed) = self.unpublished {
+            self.publish(body_changed);
         }
     }
 
     /// Publishes what it holds now; `body_changed`: its body differs from the last
-    /// snapshot's.
+    /// snapshot's (or an unpublished change's did).
     fn publish(&mut self, body_changed: bool) {
+        let pending = self.unpublished.take().unwrap_or(false);
+        let body_changed = body_changed || pending;
+        self.published_at = Instant::now();
         self.state.work.bodies_changed += u64::from(body_changed);
         self.cell.publish(JobSnapshot {
             body: self.state.body.clone(),
@@ -135,15 +188,16 @@ impl Actor for JobActor {
 impl Handler<TargetsChanged> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: TargetsChanged, ctx: &mut Context<Self>) {
         let mut changed = 0;
         for change in msg.changes.iter() {
             changed += usize::from(self.state.change(change));
         }
         self.count(msg.changes.len(), msg.received);
-        let news = self.note_synced(msg.synced);
-        if !msg.changes.is_empty() || news {
+        if self.note_synced(msg.synced) {
             self.publish(changed > 0);
+        } else if !msg.changes.is_empty() {
+            self.publish_soon(changed > 0, ctx);
         }
     }
 }
@@ -151,7 +205,7 @@ impl Handler<TargetsChanged> for JobActor {
 impl Handler<TargetsCaughtUp> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsCaughtUp, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: TargetsCaughtUp, ctx: &mut Context<Self>) {
         // Only each slot's latest change: what came before it is its past.
         let (mut changed, mut applied) = (0, 0);
         let mut seen = std::mem::take(&mut self.seen);
@@ -161,9 +215,10 @@ impl Handler<TargetsCaughtUp> for JobActor {
         });
         self.seen = seen;
         self.count(applied, msg.received);
-        let news = self.note_synced(msg.synced);
-        if applied > 0 || news {
+        if self.note_synced(msg.synced) {
             self.publish(changed > 0);
+        } else if applied > 0 {
+            self.publish_soon(changed > 0, ctx);
         }
     }
 }
@@ -171,11 +226,14 @@ impl Handler<TargetsCaughtUp> for JobActor {
 impl Handler<TargetsReplaced> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
+    fn handle(&mut self, msg: TargetsReplaced, ctx: &mut Context<Self>) {
         let changed = self.state.replace(&msg.targets);
         self.state.work.batches += 1;
-        self.note_synced(msg.synced);
-        self.publish(changed > 0);
+        if self.note_synced(msg.synced) {
+            self.publish(changed > 0);
+        } else {
+            self.publish_soon(changed > 0, ctx);
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! snapshot out (its bytes, its ETag, its views' ETags, the work counted).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use arcstr::ArcStr;
 
@@ -24,8 +24,15 @@ fn rules() -> (Vec<CompiledRule>, ScrapeSettings) {
     (rules, ScrapeSettings::new("pods"))
 }
 
-/// A job actor of job `pods` with [`rules`], and its cell.
+/// A job actor of job `pods` with [`rules`] publishing after every message, and its
+/// cell.
 fn actor() -> (Addr<JobActor>, Arc<SnapshotCell>) {
+    actor_publishing_every(Duration::ZERO)
+}
+
+/// A job actor of job `pods` with [`rules`] publishing at most once per `every`, and
+/// its cell.
+fn actor_publishing_every(every: Duration) -> (Addr<JobActor>, Arc<SnapshotCell>) {
     let (rules, scrape) = rules();
     let relabelling = Relabelling {
         rules: Arc::new(rules),
@@ -34,7 +41,14 @@ fn actor() -> (Addr<JobActor>, Arc<SnapshotCell>) {
     };
     let cell = Arc::new(SnapshotCell::default());
     let (_, members) = watch::channel(Members::from([]));
-    let addr = JobActor::new("pods".into(), relabelling, Arc::clone(&cell), members).start();
+    let addr = JobActor::new(
+        "pods".into(),
+        relabelling,
+        Arc::clone(&cell),
+        members,
+        every,
+    )
+    .start();
     (addr, cell)
 }
 
@@ -225,4 +239,59 @@ async fn a_change_moves_only_its_own_views_etag() {
     assert_eq!(moved[0], after[0]);
     assert_ne!(moved[1], after[1]);
     assert_ne!(moved[2], after[2]);
+}
+
+/// While changes keep coming, snapshots are at most one per interval: the first change
+/// after a quiet interval is published at once, the next ones together at the end of
+/// the interval; a sync is published at once.
+#[actix_rt::test]
+async fn changes_within_the_interval_are_published_together_at_its_end() {
+    tokio::time::pause();
+    let every = Duration::from_millis(100);
+    let (addr, cell) = actor_publishing_every(every);
+    addr.send(TargetsReplaced {
+        targets: vec![pod(0, "n1", "web", "1")].into(),
+        synced: true,
+    })
+    .await
+    .expect("actor alive");
+    let synced = body(&cell);
+    assert!(cell.load().synced, "a sync is published at once");
+
+    tokio::time::advance(every).await;
+    addr.send(changed(vec![pod(0, "n1", "api", "1")]))
+        .await
+        .expect("actor alive");
+    let first = body(&cell);
+    assert_ne!(first.etag, synced.etag, "after a quiet interval: at once");
+
+    addr.send(changed(vec![pod(0, "n1", "db", "1")]))
+        .await
+        .expect("actor alive");
+    addr.send(changed(vec![pod(1, "n2", "web", "1")]))
+        .await
+        .expect("actor alive");
+    assert_eq!(body(&cell).etag, first.etag, "within the interval: not yet");
+    let bodies = cell.load().work.bodies_changed;
+
+    // Paused time moves on when every task waits: the actor's timer fires first.
+    tokio::time::sleep(every * 2).await;
+    assert_eq!(
+        body(&cell).to_vec(),
+        expected(&[(0, "n1", "db"), (1, "n2", "web")])
+    );
+    assert_eq!(
+        cell.load().work.bodies_changed,
+        bodies + 1,
+        "both changes in one snapshot"
+    );
+
+    // A change no rule sees, published alone later, changes no body.
+    tokio::time::sleep(every * 2).await;
+    addr.send(changed(vec![pod(1, "n2", "web", "2")]))
+        .await
+        .expect("actor alive");
+    tokio::time::sleep(every * 2).await;
+    assert_eq!(cell.load().work.objects_unseen, 1);
+    assert_eq!(cell.load().work.bodies_changed, bodies + 1);
 }

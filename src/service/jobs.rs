@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use actix::prelude::*;
 use arcstr::ArcStr;
@@ -37,6 +38,14 @@ pub struct JobSetOptions {
     pub shard: Shard,
     /// Where to write file SD output, if anywhere.
     pub output_dir: Option<PathBuf>,
+    /// The least time between two snapshots of a job actor while changes keep coming
+    /// (see [`super::job_actor`]); zero publishes after every batch.
+    pub publish_interval: Duration,
+}
+
+impl JobSetOptions {
+    /// `kubesd run`'s default [`JobSetOptions::publish_interval`].
+    pub const DEFAULT_PUBLISH_INTERVAL: Duration = Duration::from_millis(100);
 }
 
 struct RunningJob {
@@ -316,8 +325,9 @@ impl JobSet {
         let cell = Arc::new(SnapshotCell::default());
         let members = self.members.subscribe();
         let (name, published) = (job.name.clone(), Arc::clone(&cell));
+        let every = self.options.publish_interval;
         let addr = JobActor::start_in_arbiter(&arbiter, move |_| {
-            JobActor::new(name, relabelling, published, members)
+            JobActor::new(name, relabelling, published, members, every)
         });
         match self.discovery.subscribe_actor(sd, &addr).await {
             Ok(subscription) => {
