@@ -14,7 +14,9 @@ use arcstr::ArcStr;
 use super::relabelling::{Relabelling, Scratch};
 use super::snapshot::JobWork;
 use super::view_index::ViewIndex;
-use super::views::{MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, same_nodes, split};
+use super::views::{
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, same_nodes, split, split_by_address,
+};
 use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
@@ -354,9 +356,13 @@ impl JobState {
         self.indexes[at].clear();
         let mut slots = std::mem::take(&mut self.slots);
         for slot in slots.iter_mut().flatten() {
-            let parts = match &slot.groups {
-                None => Box::new([]) as ObjectParts,
-                Some(_) => {
+            let by_address =
+                (slot.groups.as_ref()).and_then(|g| split_by_address(kind, g, &self.members));
+            let parts = match (&slot.groups, by_address) {
+                (None, _) => Box::new([]) as ObjectParts,
+                // Its addresses are in its bytes: no need to relabel it.
+                (Some(_), Some(parts)) => parts,
+                (Some(_), None) => {
                     self.relabelling.object_groups(
                         &mut self.relabeller,
                         &slot.discovered,

@@ -183,32 +183,26 @@ pub struct ObjectTargets<'a> {
 }
 
 /// The object's parts in partition `kind`: its whole groups, shared, when its targets
-/// all land in one bucket; else each bucket's targets cut from its bytes (an object of
-/// one group) or serialized apart. Each target's address is hashed once.
+/// all land in one bucket; else each bucket's share cut from its bytes (an object of
+/// one group, see [`split_by_address`]) or serialized apart. Each target's address is
+/// hashed once.
 pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> ObjectParts {
-    let buckets: Vec<(&str, Option<Bucket>)> = object
+    if let Some(parts) = split_by_address(kind, object.whole, members) {
+        return parts;
+    }
+    let buckets: Vec<Option<Bucket>> = object
         .targets
         .iter()
         .zip(object.nodes)
-        .map(|(t, node)| {
-            let address = t.get(ADDRESS_LABEL).unwrap_or("");
-            (address, bucket_of(kind, address, node, members))
-        })
+        .map(|(t, node)| bucket_of(kind, t.get(ADDRESS_LABEL).unwrap_or(""), node, members))
         .collect();
-    if let Some((_, Some(first))) = buckets.first()
-        && buckets.iter().all(|(_, b)| b.as_ref() == Some(first))
+    if let Some(Some(first)) = buckets.first()
+        && buckets.iter().all(|b| b.as_ref() == Some(first))
     {
         return Box::new([(first.clone(), Share::whole(object.whole))]);
     }
-    // Not by node: one address may be a target on two nodes (two endpoints).
-    if kind != ViewKind::Node
-        && let Some(addresses) = object.whole.one_group_addresses()
-        && addresses.len() <= MAX_PICKED
-    {
-        return picked(object.whole, &addresses, &buckets);
-    }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
-    for (target, (_, bucket)) in object.targets.iter().zip(buckets) {
+    for (target, bucket) in object.targets.iter().zip(buckets) {
         if let Some(bucket) = bucket {
             by_bucket.entry(bucket).or_default().push(target.clone());
         }
@@ -221,30 +215,43 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
         .collect()
 }
 
-/// The parts of an object of one group (of at most [`MAX_PICKED`] addresses) whose
-/// addresses land in several buckets: each bucket's share cut from the object's own
-/// bytes ([`Share::picked`]), its labels not serialized again. `buckets` holds each
-/// target's address and bucket.
-fn picked(
+/// The parts in a partition by address (shards, members) of an object of one group
+/// of at most [`MAX_PICKED`] addresses, read from its groups alone (no relabelling):
+/// its whole groups when every address lands in one bucket, else each bucket's share
+/// cut from its bytes ([`Share::picked`]). `None` for the node partition (one address
+/// may be a target on two nodes: two endpoints) and for other objects.
+pub fn split_by_address(
+    kind: ViewKind,
     whole: &Arc<ObjectGroups>,
-    addresses: &[&str],
-    buckets: &[(&str, Option<Bucket>)],
-) -> ObjectParts {
-    let mut by_bucket: BTreeMap<&Bucket, u64> = BTreeMap::new();
+    members: &[ArcStr],
+) -> Option<ObjectParts> {
+    if kind == ViewKind::Node {
+        return None;
+    }
+    let addresses = whole.one_group_addresses()?;
+    if addresses.len() > MAX_PICKED {
+        return None;
+    }
+    let no_node = ArcStr::default();
+    let mut by_bucket: BTreeMap<Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        // The group's addresses are its targets' (sorted, each once).
-        let bucket = buckets
-            .iter()
-            .find(|(a, _)| a == address)
-            .and_then(|(_, b)| b.as_ref());
-        if let Some(bucket) = bucket {
+        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
             *by_bucket.entry(bucket).or_default() |= 1 << i;
         }
     }
-    by_bucket
+    let all = u64::MAX >> (MAX_PICKED - addresses.len());
+    let parts = by_bucket
         .into_iter()
-        .filter_map(|(b, picks)| Some((b.clone(), Share::picked(whole, picks)?)))
-        .collect()
+        .filter_map(|(b, picks)| {
+            let share = if picks == all {
+                Share::whole(whole)
+            } else {
+                Share::picked(whole, picks)?
+            };
+            Some((b, share))
+        })
+        .collect();
+    Some(parts)
 }
 
 #[cfg(test)]
