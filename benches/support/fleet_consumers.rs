@@ -89,9 +89,17 @@ pub fn get_with_etag(addr: &str, path: &str, etag: &str) -> std::io::Result<(u16
             tag = value.trim().to_string();
         }
     }
-    let mut body = Vec::new();
-    r.read_to_end(&mut body)?;
-    Ok((code, body.len(), tag))
+    // Counted, not kept: the consumers stand for other processes, whose memory is not
+    // kubesd's.
+    let mut buf = [0u8; 64 * 1024];
+    let mut len = 0;
+    loop {
+        match r.read(&mut buf)? {
+            0 => break,
+            n => len += n,
+        }
+    }
+    Ok((code, len, tag))
 }
 
 /// Polls every path of `paths` once per `every`, spread over it, on `threads` threads,
