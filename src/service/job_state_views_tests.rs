@@ -56,9 +56,15 @@ fn key(id: u32) -> ObjectKey {
 }
 
 fn object(p: &Pod) -> TargetChange {
+    object_of_tier(p, 0)
+}
+
+/// Pod `p` with a `tier` label of `tier`, which the rules map but no address holds.
+fn object_of_tier(p: &Pod, tier: u8) -> TargetChange {
     let mut base = vec![
         ("__meta_kubernetes_pod_name", format!("pod-{}", p.id)),
         ("__meta_kubernetes_pod_label_app", format!("app-{}", p.app)),
+        ("__meta_kubernetes_pod_label_tier", format!("tier-{tier}")),
     ];
     if p.node > 0 {
         base.push((
@@ -183,6 +189,38 @@ proptest! {
             prop_assert_eq!(union.len(), before + n, "shard {} overlaps another", index);
         }
         prop_assert_eq!(union, all);
+    }
+
+    /// A change of labels alone (the same addresses) moves each object's shares in the
+    /// shard and member views to its new bytes: every view then serves what a state
+    /// built from the final objects serves.
+    #[test]
+    fn views_follow_changes_that_keep_the_addresses(pods in pods(), count in 2u64..9, moved in 0usize..10) {
+        let mut p = state();
+        set_members(&mut p, member_names(3));
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        let queries: Vec<ViewQuery> = (0..count)
+            .map(|index| ViewQuery::Shard { index, count })
+            .chain((0..3).map(|i| ViewQuery::Member(ArcStr::from(format!("scraper-{i}")))))
+            .collect();
+        for q in &queries {
+            let _ = view_list(&mut p, q);
+        }
+        let retiered: Vec<TargetChange> =
+            pods.iter().take(moved).map(|pod| object_of_tier(pod, 1)).collect();
+        p.apply(changes(false, retiered));
+
+        let mut fresh = state();
+        set_members(&mut fresh, member_names(3));
+        let last: Vec<TargetChange> = pods
+            .iter()
+            .enumerate()
+            .map(|(i, pod)| object_of_tier(pod, u8::from(i < moved)))
+            .collect();
+        fresh.apply(changes(true, last));
+        for q in &queries {
+            prop_assert_eq!(view(&mut p, q), view(&mut fresh, q), "{:?}", q);
+        }
     }
 
     /// Node views partition the targets: each target is in the view of its pod's node,
