@@ -77,8 +77,16 @@ impl KeyedGroups {
                 .inspect(|old| self.digest.remove(key, old));
             return;
         }
-        if let Some(old) = self.objects.insert(key.clone(), share.clone()) {
-            self.digest.remove(key, &old);
+        // A key held already keeps its entry: only the share is replaced, and the key
+        // is neither cloned nor dropped (each a count touched in its strings).
+        match self.objects.get_mut(key) {
+            Some(held) => {
+                let old = std::mem::replace(held, share.clone());
+                self.digest.remove(key, &old);
+            }
+            None => {
+                self.objects.insert(key.clone(), share.clone());
+            }
         }
         self.digest.add(key, share);
     }
