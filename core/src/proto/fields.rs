@@ -1,15 +1,17 @@
 //! The building blocks of the per-kind decoders: one field of a message with the
 //! conversions the model needs, each keeping its string as the JSON path keeps the
 //! same field (unique, interned, map value or enum value: `model::json`), and lists
-//! gathered into slices of exactly their length.
+//! in slices of exactly their length.
+//!
+//! A message is scanned once: its scalar fields are decoded as they come, and where a
+//! repeated field's occurrences lie is noted ([`Repeated`]); each list is then decoded
+//! from that stretch alone, counted, so it is allocated once at its exact length.
 
 use arcstr::ArcStr;
 
 use super::wire::{Reader, Value, WireError};
 use crate::model::StringMap;
-use crate::model::json::{
-    ScratchElement, collect_exact, enum_string, map_value_string, repeated_string, unique_string,
-};
+use crate::model::json::{enum_string, map_value_string, repeated_string, unique_string};
 
 /// One field of a message being decoded.
 #[derive(Clone, Copy, Debug)]
@@ -18,6 +20,10 @@ pub(crate) struct Field<'a> {
     pub number: u32,
     value: Value<'a>,
     message: &'static str,
+    /// Where the field (its tag) starts in the message's bytes.
+    start: usize,
+    /// Where the field ends in the message's bytes.
+    end: usize,
 }
 
 impl<'a> Field<'a> {
@@ -66,70 +72,118 @@ pub(crate) fn for_each_field<'a>(
     mut each: impl FnMut(Field<'a>) -> Result<(), WireError>,
 ) -> Result<(), WireError> {
     let mut reader = Reader::new(bytes, message);
-    while let Some((number, value)) = reader.next_field()? {
+    loop {
+        let start = reader.position();
+        let Some((number, value)) = reader.next_field()? else {
+            return Ok(());
+        };
         each(Field {
             number,
             value,
             message,
+            start,
+            end: reader.position(),
         })?;
     }
-    Ok(())
 }
 
-/// Every occurrence of repeated field `number` of `message`, decoded by `decode`, in a
-/// slice of exactly their number (gathered in the element type's per-thread scratch
-/// vector, as the JSON path's lists are).
-pub(crate) fn repeated<'a, T: ScratchElement>(
-    bytes: &'a [u8],
-    message: &'static str,
+/// The occurrences of one repeated field, noted while its message is scanned: their
+/// number, and the stretch of the message's bytes from the first to the last. The
+/// API server writes a message's fields in order of their numbers, so that stretch
+/// holds the occurrences alone and decoding the list reads nothing else (any other
+/// field found in it is stepped over).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Repeated {
     number: u32,
-    mut decode: impl FnMut(Field<'a>) -> Result<T, WireError>,
-) -> Result<Box<[T]>, WireError> {
-    let mut reader = Reader::new(bytes, message);
-    collect_exact(|| {
-        while let Some((n, value)) = reader.next_field()? {
-            if n == number {
-                return decode(Field {
-                    number,
-                    value,
-                    message,
-                })
-                .map(Some);
-            }
+    count: usize,
+    start: usize,
+    end: usize,
+}
+
+impl Repeated {
+    /// Notes one occurrence, `field`, met in the message's scan.
+    pub fn note(&mut self, field: Field<'_>) {
+        if self.count == 0 {
+            self.number = field.number;
+            self.start = field.start;
         }
-        Ok(None)
-    })
-}
+        self.end = field.end;
+        self.count += 1;
+    }
 
-/// A `map<string, string>` field (labels, annotations, topology): its entries are
-/// repeated messages of `key` (1) and `value` (2), kept as [`StringMap`] keeps JSON's.
-pub(crate) fn string_map(
-    bytes: &[u8],
-    message: &'static str,
-    number: u32,
-) -> Result<StringMap, WireError> {
-    repeated(bytes, message, number, |entry| {
-        let (mut key, mut value) = (ArcStr::new(), ArcStr::new());
-        for_each_field(entry.bytes("map entry")?, "map entry", |f| {
-            match f.number {
-                1 => key = f.repeated("key")?,
-                2 => value = map_value_string(f.str("value")?),
-                _ => {}
+    /// The occurrences in `message`'s `bytes` (the bytes the scan that noted them
+    /// read), decoded by `decode`, in a slice of exactly their number.
+    pub fn decode<'a, T>(
+        self,
+        bytes: &'a [u8],
+        message: &'static str,
+        mut decode: impl FnMut(Field<'a>) -> Result<T, WireError>,
+    ) -> Result<Box<[T]>, WireError> {
+        if self.count == 0 {
+            return Ok(Box::default());
+        }
+        let mut items = Vec::with_capacity(self.count);
+        for_each_field(&bytes[self.start..self.end], message, |f| {
+            if f.number == self.number {
+                items.push(decode(f)?);
             }
             Ok(())
         })?;
-        Ok((key, value))
-    })
-    .map(StringMap)
+        // The capacity is the length: no reallocation.
+        Ok(items.into_boxed_slice())
+    }
 }
 
-/// A `repeated string` field of unique strings (addresses, hosts), as a vector of
-/// exactly their number.
+/// Every occurrence of repeated field `number` of `message`'s `bytes`, for a message
+/// of which nothing else is read, decoded by `decode`, in a slice of exactly their
+/// number.
+pub(crate) fn repeated<'a, T>(
+    bytes: &'a [u8],
+    message: &'static str,
+    number: u32,
+    decode: impl FnMut(Field<'a>) -> Result<T, WireError>,
+) -> Result<Box<[T]>, WireError> {
+    let mut occurrences = Repeated::default();
+    for_each_field(bytes, message, |f| {
+        if f.number == number {
+            occurrences.note(f);
+        }
+        Ok(())
+    })?;
+    occurrences.decode(bytes, message, decode)
+}
+
+/// A `map<string, string>` field (labels, annotations, topology) of `message`'s
+/// `bytes`, whose `entries` the scan noted: repeated messages of `key` (1) and `value`
+/// (2), kept as [`StringMap`] keeps JSON's.
+pub(crate) fn string_map(
+    bytes: &[u8],
+    message: &'static str,
+    entries: Repeated,
+) -> Result<StringMap, WireError> {
+    entries
+        .decode(bytes, message, |entry| {
+            let (mut key, mut value) = (ArcStr::new(), ArcStr::new());
+            for_each_field(entry.bytes("map entry")?, "map entry", |f| {
+                match f.number {
+                    1 => key = f.repeated("key")?,
+                    2 => value = map_value_string(f.str("value")?),
+                    _ => {}
+                }
+                Ok(())
+            })?;
+            Ok((key, value))
+        })
+        .map(StringMap)
+}
+
+/// A `repeated string` field of unique strings (addresses, hosts) of `message`'s
+/// `bytes`, whose `occurrences` the scan noted.
 pub(crate) fn unique_strings(
     bytes: &[u8],
     message: &'static str,
-    number: u32,
+    occurrences: Repeated,
     name: &'static str,
 ) -> Result<Box<[ArcStr]>, WireError> {
-    repeated(bytes, message, number, |f| f.unique(name))
+    occurrences.decode(bytes, message, |f| f.unique(name))
 }

@@ -148,6 +148,11 @@ impl<'a> Reader<'a> {
         Ok(Some((u32::try_from(field).unwrap_or(u32::MAX), value)))
     }
 
+    /// The offset of the next field in the message's bytes.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// The name of the message read, for errors about its fields.
     pub fn message(&self) -> &'static str {
         self.message
