@@ -159,6 +159,18 @@ impl<'a> Reader<'a> {
     }
 
     fn varint(&mut self) -> Result<u64, WireError> {
+        // One byte holds the tag of every field numbered below 16 and the length of
+        // every string below 128 bytes: most varints of a Kubernetes object.
+        if let Some(&byte) = self.buf.get(self.pos)
+            && byte < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64, WireError> {
         let (value, used) = read_varint(&self.buf[self.pos..]).map_err(|e| match e {
             VarintError::Truncated => WireError::Truncated {
                 message: self.message,
