@@ -121,6 +121,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field, or `None` at the end of the message.
+    // Inlined into each message's loop: a call per field, and its result written
+    // through memory, cost more than reading a short field.
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
         if self.pos == self.buf.len() {
             return Ok(None);
@@ -158,6 +161,7 @@ impl<'a> Reader<'a> {
         self.message
     }
 
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
         // One byte holds the tag of every field numbered below 16 and the length of
         // every string below 128 bytes: most varints of a Kubernetes object.
