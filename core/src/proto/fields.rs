@@ -34,17 +34,35 @@ impl<'a> Field<'a> {
 
     /// A string unique to its object (a name, an IP).
     pub fn unique(self, name: &'static str) -> Result<ArcStr, WireError> {
-        Ok(unique_string(self.str(name)?))
+        self.kept(name, unique_string)
     }
 
     /// A string that repeats across objects (a namespace, an image, a node name).
     pub fn repeated(self, name: &'static str) -> Result<ArcStr, WireError> {
-        Ok(repeated_string(self.str(name)?))
+        self.kept(name, repeated_string)
     }
 
     /// A Kubernetes enum's value (a protocol, a phase, a kind).
     pub fn enum_value(self, name: &'static str) -> Result<ArcStr, WireError> {
-        Ok(enum_string(self.str(name)?))
+        self.kept(name, enum_string)
+    }
+
+    /// A value of a string map (a label's, an annotation's).
+    pub fn map_value(self, name: &'static str) -> Result<ArcStr, WireError> {
+        self.kept(name, map_value_string)
+    }
+
+    /// A string field kept as `keep` keeps it, which checks the bytes as UTF-8 only
+    /// where it copies them (a string already interned is known to be UTF-8).
+    fn kept(
+        self,
+        name: &'static str,
+        keep: impl FnOnce(&'a [u8]) -> Result<ArcStr, std::str::Utf8Error>,
+    ) -> Result<ArcStr, WireError> {
+        keep(self.bytes(name)?).map_err(|_| WireError::NotUtf8 {
+            message: self.message,
+            name,
+        })
     }
 
     /// A string, in the message's bytes.
@@ -167,7 +185,7 @@ pub(crate) fn string_map(
             for_each_field(entry.bytes("map entry")?, "map entry", |f| {
                 match f.number {
                     1 => key = f.repeated("key")?,
-                    2 => value = map_value_string(f.str("value")?),
+                    2 => value = f.map_value("value")?,
                     _ => {}
                 }
                 Ok(())
