@@ -205,3 +205,89 @@ pub(crate) fn unique_strings(
 ) -> Result<Box<[ArcStr]>, WireError> {
     occurrences.decode(bytes, message, |f| f.unique(name))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A length-delimited field `number` holding `bytes`.
+    fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
+        let mut out = vec![(number << 3) | 2, bytes.len() as u8];
+        out.extend_from_slice(bytes);
+        out
+    }
+
+    fn entry(key: &str, value: &[u8]) -> Vec<u8> {
+        [field(1, key.as_bytes()), field(2, value)].concat()
+    }
+
+    /// Notes fields 2 and 3 of `message` and decodes them as strings.
+    fn two_lists(message: &[u8]) -> Result<(Box<[ArcStr]>, Box<[ArcStr]>), WireError> {
+        let (mut twos, mut threes) = (Repeated::default(), Repeated::default());
+        for_each_field(message, "Test", |f| {
+            match f.number {
+                2 => twos.note(f),
+                3 => threes.note(f),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok((
+            unique_strings(message, "Test", twos, "two")?,
+            unique_strings(message, "Test", threes, "three")?,
+        ))
+    }
+
+    #[test]
+    fn interleaved_occurrences_are_each_decoded_once_in_order() {
+        let message = [
+            field(2, b"a"),
+            field(3, b"x"),
+            field(1, b"other"),
+            field(2, b"b"),
+            field(3, b"y"),
+            field(2, b"c"),
+        ]
+        .concat();
+        let (twos, threes) = two_lists(&message).unwrap();
+        assert_eq!(
+            twos.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            threes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            ["x", "y"]
+        );
+        let (none, _) = two_lists(&field(3, b"x")).unwrap();
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn a_map_key_or_value_that_is_not_utf8_is_an_error() {
+        let decode = |message: &[u8]| {
+            let mut entries = Repeated::default();
+            for_each_field(message, "Test", |f| {
+                if f.number == 11 {
+                    entries.note(f);
+                }
+                Ok(())
+            })?;
+            string_map(message, "Test", entries)
+        };
+        let good = field(11, &entry("app", b"shop"));
+        let map = decode(&good).unwrap();
+        assert_eq!(map.get("app").map(|v| v.as_str()), Some("shop"));
+        // The same key, then a value that is not UTF-8: the key is found interned,
+        // the value is never in the table, so it is checked.
+        let bad = field(11, &entry("app", b"sh\xffp"));
+        assert!(matches!(
+            decode(&bad),
+            Err(WireError::NotUtf8 { name: "value", .. })
+        ));
+        let bad_key = [0x5a, 5, 0x0a, 1, 0xff, 0x12, 0].to_vec();
+        assert!(matches!(
+            decode(&bad_key),
+            Err(WireError::NotUtf8 { name: "key", .. })
+        ));
+    }
+}
