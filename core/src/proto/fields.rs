@@ -221,8 +221,10 @@ mod tests {
         [field(1, key.as_bytes()), field(2, value)].concat()
     }
 
+    type Strings = Box<[ArcStr]>;
+
     /// Notes fields 2 and 3 of `message` and decodes them as strings.
-    fn two_lists(message: &[u8]) -> Result<(Box<[ArcStr]>, Box<[ArcStr]>), WireError> {
+    fn two_lists(message: &[u8]) -> Result<(Strings, Strings), WireError> {
         let (mut twos, mut threes) = (Repeated::default(), Repeated::default());
         for_each_field(message, "Test", |f| {
             match f.number {
