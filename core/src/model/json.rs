@@ -306,46 +306,92 @@ enum InternRule {
     UpTo(usize),
 }
 
+/// A string field's text as a decoder holds it: serde_json's parser gives a `&str`,
+/// already checked; protobuf gives the message's bytes, which are checked as UTF-8
+/// only when copied. A string found in the intern table or its recent cache is equal,
+/// byte for byte, to one checked when it was first kept, so it needs no check.
+pub(crate) trait Text: Copy {
+    /// Why the text is not a string: `Infallible` for a `&str`.
+    type Error;
+    /// The text's bytes.
+    fn bytes(&self) -> &[u8];
+    /// The text as a string, checked if it is not one yet.
+    fn text(&self) -> Result<&str, Self::Error>;
+}
+
+impl Text for &str {
+    type Error = std::convert::Infallible;
+    fn bytes(&self) -> &[u8] {
+        self.as_bytes()
+    }
+    fn text(&self) -> Result<&str, Self::Error> {
+        Ok(self)
+    }
+}
+
+impl Text for &[u8] {
+    type Error = std::str::Utf8Error;
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    fn text(&self) -> Result<&str, Self::Error> {
+        std::str::from_utf8(self)
+    }
+}
+
 /// A decoded string as a shared string: `""` static, interned by `intern`'s rule
 /// (inside [`without_interning`]: reused if interned recently), or copied once from the
 /// parser's buffer.
 fn shared_str(v: &str, intern: InternRule) -> ArcStr {
+    let Ok(s) = shared_text(v, intern);
+    s
+}
+
+/// [`shared_str`] for either kind of [`Text`]: checked only when copied.
+fn shared_text<T: Text>(v: T, intern: InternRule) -> Result<ArcStr, T::Error> {
+    let bytes = v.bytes();
     let intern = match intern {
         InternRule::Never => false,
         InternRule::Always => true,
-        InternRule::UpTo(max) => v.len() <= max,
+        InternRule::UpTo(max) => bytes.len() <= max,
     };
-    if v.is_empty() {
+    Ok(if bytes.is_empty() {
         empty_str()
     } else if !intern {
-        ArcStr::from(v)
+        ArcStr::from(v.text()?)
     } else if INTERNING.with(std::cell::Cell::get) {
-        intern_str(v)
+        intern_text(v)?
     } else {
-        recently_interned(v).unwrap_or_else(|| ArcStr::from(v))
-    }
+        match recently_interned(bytes) {
+            Some(s) => s,
+            None => ArcStr::from(v.text()?),
+        }
+    })
 }
 
 /// A string unique to its object (a name, a uid, an IP), as `nullable_str` keeps it:
 /// for decoders of other encodings (protobuf), so both build the same model.
-pub(crate) fn unique_string(v: &str) -> ArcStr {
-    shared_str(v, InternRule::Never)
+pub(crate) fn unique_string<T: Text>(v: T) -> Result<ArcStr, T::Error> {
+    shared_text(v, InternRule::Never)
 }
 
 /// A string that repeats across objects (a namespace, an image, a label key), as
 /// `interned_str` keeps it.
-pub(crate) fn repeated_string(v: &str) -> ArcStr {
-    shared_str(v, InternRule::Always)
+pub(crate) fn repeated_string<T: Text>(v: T) -> Result<ArcStr, T::Error> {
+    shared_text(v, InternRule::Always)
 }
 
 /// A value of a string map (labels, annotations), as [`StringMap`] keeps it.
-pub(crate) fn map_value_string(v: &str) -> ArcStr {
-    shared_str(v, InternRule::UpTo(INTERNED_VALUE_MAX_LEN))
+pub(crate) fn map_value_string<T: Text>(v: T) -> Result<ArcStr, T::Error> {
+    shared_text(v, InternRule::UpTo(INTERNED_VALUE_MAX_LEN))
 }
 
 /// A value of a Kubernetes enum, as `enum_str` keeps it.
-pub(crate) fn enum_string(v: &str) -> ArcStr {
-    well_known_str(v).unwrap_or_else(|| shared_str(v, InternRule::Always))
+pub(crate) fn enum_string<T: Text>(v: T) -> Result<ArcStr, T::Error> {
+    match well_known_str(v.bytes()) {
+        Some(s) => Ok(s),
+        None => shared_text(v, InternRule::Always),
+    }
 }
 
 /// The one string visitor behind kubesd's string fields: the function sees the string
@@ -473,12 +519,12 @@ thread_local! {
 }
 
 impl Interner {
-    fn hash(&self, v: &str) -> u64 {
+    fn hash(&self, v: &[u8]) -> u64 {
         Self::hash_with(&self.hasher, v)
     }
 
     /// [`Interner::hash`] with the hasher alone, for when the table is borrowed.
-    fn hash_with(hasher: &foldhash::fast::RandomState, v: &str) -> u64 {
+    fn hash_with(hasher: &foldhash::fast::RandomState, v: &[u8]) -> u64 {
         use std::hash::BuildHasher;
         hasher.hash_one(v)
     }
@@ -503,9 +549,12 @@ impl Interner {
         }
     }
 
-    fn intern(&mut self, key: &str) -> ArcStr {
-        let hash = self.hash(key);
-        if let Some(entry) = self.table.find_mut(hash, |e| e.s.as_str() == key) {
+    /// The interned string equal to `key`, which is checked as UTF-8 only if it is
+    /// new to the table.
+    fn intern<T: Text>(&mut self, key: T) -> Result<ArcStr, T::Error> {
+        let bytes = key.bytes();
+        let hash = self.hash(bytes);
+        if let Some(entry) = self.table.find_mut(hash, |e| e.s.as_bytes() == bytes) {
             entry.hits = entry.hits.saturating_add(1);
             // `strong_count` is `None` once permanent. Tested at every later find, as
             // the holders grow; once the budget is spent, `make_permanent` fails on a
@@ -522,26 +571,26 @@ impl Interner {
             }
             let k = ArcStr::clone(&entry.s);
             self.remember(hash, &k);
-            return k;
+            return Ok(k);
         }
         if self.ordinary >= INTERNED_STRINGS_LIMIT {
             self.table.retain(|e| ArcStr::is_static(&e.s));
             self.ordinary = 0;
         }
-        let k: ArcStr = ArcStr::from(key);
+        let k: ArcStr = ArcStr::from(key.text()?);
         let hasher = &self.hasher;
         let entry = Interned {
             s: ArcStr::clone(&k),
             hits: 0,
         };
         self.table
-            .insert_unique(hash, entry, |e| Self::hash_with(hasher, &e.s));
+            .insert_unique(hash, entry, |e| Self::hash_with(hasher, e.s.as_bytes()));
         self.ordinary += 1;
         self.remember(hash, &k);
-        k
+        Ok(k)
     }
 
-    fn recently_interned(&self, v: &str) -> Option<ArcStr> {
+    fn recently_interned(&self, v: &[u8]) -> Option<ArcStr> {
         let hash = self.hash(v);
         let i = Self::recent_slot(hash);
         if self.recent_tags[i] != Self::recent_tag(hash) {
@@ -549,7 +598,7 @@ impl Interner {
         }
         match &self.recent[i] {
             // A collision costs a copy, not a wrong answer.
-            Some(s) if s.as_str() == v => Some(ArcStr::clone(s)),
+            Some(s) if s.as_bytes() == v => Some(ArcStr::clone(s)),
             _ => None,
         }
     }
@@ -559,7 +608,7 @@ impl Interner {
 /// on the watcher arbiter). Sharing saves memory (a cluster's pods repeat the same
 /// namespaces, images, node names and label values) and makes equality checks of
 /// unchanged fields stop at the pointer.
-fn intern_str(key: &str) -> ArcStr {
+fn intern_text<T: Text>(key: T) -> Result<ArcStr, T::Error> {
     INTERNER.with(|interner| interner.borrow_mut().intern(key))
 }
 
@@ -567,7 +616,7 @@ fn intern_str(key: &str) -> ArcStr {
 /// [`without_interning`]: a string the cached object holds, found without a look-up in
 /// the intern table, then needs neither a copy on this thread nor, at the group,
 /// a comparison, a swap and a free on the other one.
-fn recently_interned(v: &str) -> Option<ArcStr> {
+fn recently_interned(v: &[u8]) -> Option<ArcStr> {
     INTERNER.with(|interner| interner.borrow().recently_interned(v))
 }
 
@@ -597,44 +646,44 @@ pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr
 /// Use as `#[serde(default = "empty_str", deserialize_with = "enum_str")]`.
 pub fn enum_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     map_str(deserializer, |v| {
-        well_known_str(v).unwrap_or_else(|| shared_str(v, InternRule::Always))
+        well_known_str(v.as_bytes()).unwrap_or_else(|| shared_str(v, InternRule::Always))
     })
 }
 
 /// The static copy of a usual enum value, if `v` is one.
-fn well_known_str(v: &str) -> Option<ArcStr> {
+fn well_known_str(v: &[u8]) -> Option<ArcStr> {
     Some(match v {
-        "TCP" => arcstr::literal!("TCP"),
-        "UDP" => arcstr::literal!("UDP"),
-        "SCTP" => arcstr::literal!("SCTP"),
-        "Pending" => arcstr::literal!("Pending"),
-        "Running" => arcstr::literal!("Running"),
-        "Succeeded" => arcstr::literal!("Succeeded"),
-        "Failed" => arcstr::literal!("Failed"),
-        "Unknown" => arcstr::literal!("Unknown"),
-        "True" => arcstr::literal!("True"),
-        "False" => arcstr::literal!("False"),
-        "Always" => arcstr::literal!("Always"),
-        "OnFailure" => arcstr::literal!("OnFailure"),
-        "Never" => arcstr::literal!("Never"),
-        "ReplicaSet" => arcstr::literal!("ReplicaSet"),
-        "StatefulSet" => arcstr::literal!("StatefulSet"),
-        "DaemonSet" => arcstr::literal!("DaemonSet"),
-        "Job" => arcstr::literal!("Job"),
-        "Node" => arcstr::literal!("Node"),
-        "Pod" => arcstr::literal!("Pod"),
-        "ClusterIP" => arcstr::literal!("ClusterIP"),
-        "NodePort" => arcstr::literal!("NodePort"),
-        "LoadBalancer" => arcstr::literal!("LoadBalancer"),
-        "ExternalName" => arcstr::literal!("ExternalName"),
-        "InternalIP" => arcstr::literal!("InternalIP"),
-        "ExternalIP" => arcstr::literal!("ExternalIP"),
-        "Hostname" => arcstr::literal!("Hostname"),
-        "InternalDNS" => arcstr::literal!("InternalDNS"),
-        "ExternalDNS" => arcstr::literal!("ExternalDNS"),
-        "IPv4" => arcstr::literal!("IPv4"),
-        "IPv6" => arcstr::literal!("IPv6"),
-        "FQDN" => arcstr::literal!("FQDN"),
+        b"TCP" => arcstr::literal!("TCP"),
+        b"UDP" => arcstr::literal!("UDP"),
+        b"SCTP" => arcstr::literal!("SCTP"),
+        b"Pending" => arcstr::literal!("Pending"),
+        b"Running" => arcstr::literal!("Running"),
+        b"Succeeded" => arcstr::literal!("Succeeded"),
+        b"Failed" => arcstr::literal!("Failed"),
+        b"Unknown" => arcstr::literal!("Unknown"),
+        b"True" => arcstr::literal!("True"),
+        b"False" => arcstr::literal!("False"),
+        b"Always" => arcstr::literal!("Always"),
+        b"OnFailure" => arcstr::literal!("OnFailure"),
+        b"Never" => arcstr::literal!("Never"),
+        b"ReplicaSet" => arcstr::literal!("ReplicaSet"),
+        b"StatefulSet" => arcstr::literal!("StatefulSet"),
+        b"DaemonSet" => arcstr::literal!("DaemonSet"),
+        b"Job" => arcstr::literal!("Job"),
+        b"Node" => arcstr::literal!("Node"),
+        b"Pod" => arcstr::literal!("Pod"),
+        b"ClusterIP" => arcstr::literal!("ClusterIP"),
+        b"NodePort" => arcstr::literal!("NodePort"),
+        b"LoadBalancer" => arcstr::literal!("LoadBalancer"),
+        b"ExternalName" => arcstr::literal!("ExternalName"),
+        b"InternalIP" => arcstr::literal!("InternalIP"),
+        b"ExternalIP" => arcstr::literal!("ExternalIP"),
+        b"Hostname" => arcstr::literal!("Hostname"),
+        b"InternalDNS" => arcstr::literal!("InternalDNS"),
+        b"ExternalDNS" => arcstr::literal!("ExternalDNS"),
+        b"IPv4" => arcstr::literal!("IPv4"),
+        b"IPv6" => arcstr::literal!("IPv6"),
+        b"FQDN" => arcstr::literal!("FQDN"),
         _ => return None,
     })
 }
@@ -642,6 +691,11 @@ fn well_known_str(v: &str) -> Option<ArcStr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn intern_str(key: &str) -> ArcStr {
+        let Ok(k) = intern_text(key);
+        k
+    }
 
     #[derive(serde::Deserialize, Default, Debug)]
     struct Holder {

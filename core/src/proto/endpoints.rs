@@ -2,30 +2,49 @@
 //! `notReadyAddresses` 2 and `ports` 3; and `ObjectReference` (a `targetRef`), which
 //! EndpointSlices share.
 
-use super::fields::{for_each_field, repeated};
+use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
 
 /// Decodes an `Endpoints` object.
 pub(crate) fn endpoints(bytes: &[u8]) -> Result<Endpoints, WireError> {
+    const M: &str = "Endpoints";
     let mut endpoints = Endpoints::default();
-    for_each_field(bytes, "Endpoints", |f| {
-        if f.number == 1 {
-            endpoints.metadata = object_meta(f.bytes("metadata")?)?;
+    let mut subsets = Repeated::default();
+    for_each_field(bytes, M, |f| {
+        match f.number {
+            1 => endpoints.metadata = object_meta(f.bytes("metadata")?)?,
+            2 => subsets.note(f),
+            _ => {}
         }
         Ok(())
     })?;
-    endpoints.subsets = repeated(bytes, "Endpoints", 2, |f| subset(f.bytes("subsets")?))?;
+    endpoints.subsets = subsets.decode(bytes, M, |f| subset(f.bytes("subsets")?))?;
     Ok(endpoints)
 }
 
 fn subset(bytes: &[u8]) -> Result<EndpointSubset, WireError> {
     const M: &str = "EndpointSubset";
+    let (mut addresses, mut not_ready, mut ports) = (
+        Repeated::default(),
+        Repeated::default(),
+        Repeated::default(),
+    );
+    for_each_field(bytes, M, |f| {
+        match f.number {
+            1 => addresses.note(f),
+            2 => not_ready.note(f),
+            3 => ports.note(f),
+            _ => {}
+        }
+        Ok(())
+    })?;
     Ok(EndpointSubset {
-        addresses: repeated(bytes, M, 1, |f| address(f.bytes("addresses")?))?,
-        not_ready_addresses: repeated(bytes, M, 2, |f| address(f.bytes("notReadyAddresses")?))?,
-        ports: repeated(bytes, M, 3, |f| port(f.bytes("ports")?))?,
+        addresses: addresses.decode(bytes, M, |f| address(f.bytes("addresses")?))?,
+        not_ready_addresses: not_ready
+            .decode(bytes, M, |f| address(f.bytes("notReadyAddresses")?))?,
+        ports: ports.decode(bytes, M, |f| port(f.bytes("ports")?))?,
     })
 }
 

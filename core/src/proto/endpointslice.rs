@@ -4,7 +4,7 @@
 //! `zone` in `v1` only (`hints` in `v1beta1`); the envelope's `apiVersion` says which.
 
 use super::endpoints::object_reference;
-use super::fields::{for_each_field, repeated, string_map, unique_strings};
+use super::fields::{Repeated, for_each_field, string_map, unique_strings};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice};
@@ -25,24 +25,30 @@ pub(crate) fn endpoint_slice(
 ) -> Result<EndpointSlice, WireError> {
     const M: &str = "EndpointSlice";
     let mut slice = EndpointSlice::default();
+    let (mut endpoints, mut ports) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
         match f.number {
             1 => slice.metadata = object_meta(f.bytes("metadata")?)?,
+            2 => endpoints.note(f),
+            3 => ports.note(f),
             4 => slice.address_type = f.enum_value("addressType")?,
             _ => {}
         }
         Ok(())
     })?;
-    slice.endpoints = repeated(bytes, M, 2, |f| endpoint(f.bytes("endpoints")?, version))?;
-    slice.ports = repeated(bytes, M, 3, |f| port(f.bytes("ports")?))?;
+    slice.endpoints = endpoints.decode(bytes, M, |f| endpoint(f.bytes("endpoints")?, version))?;
+    slice.ports = ports.decode(bytes, M, |f| port(f.bytes("ports")?))?;
     Ok(slice)
 }
 
 fn endpoint(bytes: &[u8], version: SliceVersion) -> Result<Endpoint, WireError> {
     const M: &str = "Endpoint";
     let mut endpoint = Endpoint::default();
+    let (mut addresses, mut topology) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
         match (f.number, version) {
+            (1, _) => addresses.note(f),
+            (5, _) => topology.note(f),
             (2, _) => endpoint.conditions = conditions(f.bytes("conditions")?)?,
             (3, _) => endpoint.hostname = f.unique("hostname")?,
             (4, _) => endpoint.target_ref = object_reference(f.bytes("targetRef")?)?,
@@ -52,8 +58,8 @@ fn endpoint(bytes: &[u8], version: SliceVersion) -> Result<Endpoint, WireError> 
         }
         Ok(())
     })?;
-    endpoint.addresses = unique_strings(bytes, M, 1, "addresses")?.into_vec();
-    let topology = string_map(bytes, M, 5)?;
+    endpoint.addresses = unique_strings(bytes, M, addresses, "addresses")?.into_vec();
+    let topology = string_map(bytes, M, topology)?;
     match version {
         SliceVersion::V1 => endpoint.deprecated_topology = topology,
         SliceVersion::V1beta1 => endpoint.topology = topology,

@@ -2,7 +2,7 @@
 //! protobuf: in `spec` (2), `tls` 2 (`hosts` 1), `rules` 3 (`host` 1,
 //! `ingressRuleValue.http.paths[].path` 2.1.1.1) and `ingressClassName` 4.
 
-use super::fields::{for_each_field, repeated, unique_strings};
+use super::fields::{Repeated, for_each_field, repeated};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{
@@ -26,18 +26,23 @@ pub(crate) fn ingress(bytes: &[u8]) -> Result<Ingress, WireError> {
 fn ingress_spec(bytes: &[u8]) -> Result<IngressSpec, WireError> {
     const M: &str = "IngressSpec";
     let mut spec = IngressSpec::default();
+    let (mut tls, mut rules) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
-        if f.number == 4 {
-            spec.ingress_class_name = f.unique("ingressClassName")?;
+        match f.number {
+            2 => tls.note(f),
+            3 => rules.note(f),
+            4 => spec.ingress_class_name = f.unique("ingressClassName")?,
+            _ => {}
         }
         Ok(())
     })?;
-    spec.tls = repeated(bytes, M, 2, |f| {
+    spec.tls = tls.decode(bytes, M, |f| {
+        let hosts = repeated(f.bytes("tls")?, "IngressTLS", 1, |h| h.unique("hosts"))?;
         Ok(IngressTls {
-            hosts: unique_strings(f.bytes("tls")?, "IngressTLS", 1, "hosts")?.into_vec(),
+            hosts: hosts.into_vec(),
         })
     })?;
-    spec.rules = repeated(bytes, M, 3, |f| rule(f.bytes("rules")?))?;
+    spec.rules = rules.decode(bytes, M, |f| rule(f.bytes("rules")?))?;
     Ok(spec)
 }
 

@@ -5,7 +5,7 @@
 
 use arcstr::ArcStr;
 
-use super::fields::{for_each_field, repeated, string_map};
+use super::fields::{Repeated, for_each_field, string_map};
 use super::wire::WireError;
 use crate::model::{ObjectMeta, OwnerReference};
 
@@ -13,21 +13,26 @@ use crate::model::{ObjectMeta, OwnerReference};
 pub(crate) fn object_meta(bytes: &[u8]) -> Result<ObjectMeta, WireError> {
     const M: &str = "ObjectMeta";
     let mut meta = ObjectMeta::default();
+    let mut labels = Repeated::default();
+    let mut annotations = Repeated::default();
+    let mut owners = Repeated::default();
     for_each_field(bytes, M, |f| {
         match f.number {
             1 => meta.name = f.unique("name")?,
             3 => meta.namespace = f.repeated("namespace")?,
             5 => meta.uid = f.unique("uid")?,
             6 => meta.resource_version = f.unique("resourceVersion")?,
+            11 => labels.note(f),
+            12 => annotations.note(f),
+            13 => owners.note(f),
             _ => {}
         }
         Ok(())
     })?;
-    meta.labels = string_map(bytes, M, 11)?;
-    meta.annotations = string_map(bytes, M, 12)?;
-    meta.owner_references = repeated(bytes, M, 13, |f| {
-        owner_reference(f.bytes("ownerReferences")?)
-    })?;
+    meta.labels = string_map(bytes, M, labels)?;
+    meta.annotations = string_map(bytes, M, annotations)?;
+    meta.owner_references =
+        owners.decode(bytes, M, |f| owner_reference(f.bytes("ownerReferences")?))?;
     Ok(meta)
 }
 

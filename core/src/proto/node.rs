@@ -1,7 +1,7 @@
 //! `core/v1.Node` in protobuf: `spec.providerID` (2.3) and, in `status` (3),
 //! `conditions` 4, `addresses` 5 and `daemonEndpoints.kubeletEndpoint.Port` (6.1.1).
 
-use super::fields::{for_each_field, repeated};
+use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus};
@@ -35,23 +35,29 @@ fn node_spec(bytes: &[u8]) -> Result<NodeSpec, WireError> {
 fn node_status(bytes: &[u8]) -> Result<NodeStatus, WireError> {
     const M: &str = "NodeStatus";
     let mut status = NodeStatus::default();
+    let (mut conditions, mut addresses) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
-        if f.number == 6 {
-            for_each_field(f.bytes("daemonEndpoints")?, "NodeDaemonEndpoints", |d| {
-                if d.number == 1 {
-                    for_each_field(d.bytes("kubeletEndpoint")?, "DaemonEndpoint", |e| {
-                        if e.number == 1 {
-                            status.daemon_endpoints.kubelet_endpoint.port = e.int32("Port")?;
-                        }
-                        Ok(())
-                    })?;
-                }
-                Ok(())
-            })?;
+        match f.number {
+            4 => conditions.note(f),
+            5 => addresses.note(f),
+            6 => {
+                for_each_field(f.bytes("daemonEndpoints")?, "NodeDaemonEndpoints", |d| {
+                    if d.number == 1 {
+                        for_each_field(d.bytes("kubeletEndpoint")?, "DaemonEndpoint", |e| {
+                            if e.number == 1 {
+                                status.daemon_endpoints.kubelet_endpoint.port = e.int32("Port")?;
+                            }
+                            Ok(())
+                        })?;
+                    }
+                    Ok(())
+                })?;
+            }
+            _ => {}
         }
         Ok(())
     })?;
-    status.conditions = repeated(bytes, M, 4, |f| {
+    status.conditions = conditions.decode(bytes, M, |f| {
         let mut condition = NodeCondition::default();
         for_each_field(f.bytes("conditions")?, "NodeCondition", |c| {
             match c.number {
@@ -63,7 +69,7 @@ fn node_status(bytes: &[u8]) -> Result<NodeStatus, WireError> {
         })?;
         Ok(condition)
     })?;
-    status.addresses = repeated(bytes, M, 5, |f| {
+    status.addresses = addresses.decode(bytes, M, |f| {
         let mut address = NodeAddress::default();
         for_each_field(f.bytes("addresses")?, "NodeAddress", |a| {
             match a.number {

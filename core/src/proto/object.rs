@@ -28,7 +28,8 @@ pub fn decode_object(
     let mut object = decode_fields(role, api_version, bytes)
         .map_err(|source| DecodeError::Protobuf { role, source })?;
     if !kind.is_empty() {
-        set_kind(&mut object, Kind(Some(enum_string(kind))));
+        let Ok(kind) = enum_string(kind);
+        set_kind(&mut object, Kind(Some(kind)));
     }
     object.validate()
 }

@@ -3,7 +3,7 @@
 //! `containerStatuses` 8, `initContainerStatuses` 10), decoded as the JSON path
 //! decodes them into [`Pod`].
 
-use super::fields::{for_each_field, repeated};
+use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{
@@ -28,30 +28,37 @@ pub(crate) fn pod(bytes: &[u8]) -> Result<Pod, WireError> {
 fn pod_spec(bytes: &[u8]) -> Result<PodSpec, WireError> {
     const M: &str = "PodSpec";
     let mut spec = PodSpec::default();
+    let (mut containers, mut init_containers) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
-        if f.number == 10 {
-            spec.node_name = f.repeated("nodeName")?;
+        match f.number {
+            2 => containers.note(f),
+            10 => spec.node_name = f.repeated("nodeName")?,
+            20 => init_containers.note(f),
+            _ => {}
         }
         Ok(())
     })?;
-    spec.containers = repeated(bytes, M, 2, |f| container(f.bytes("containers")?))?;
-    spec.init_containers = repeated(bytes, M, 20, |f| container(f.bytes("initContainers")?))?;
+    spec.containers = containers.decode(bytes, M, |f| container(f.bytes("containers")?))?;
+    spec.init_containers =
+        init_containers.decode(bytes, M, |f| container(f.bytes("initContainers")?))?;
     Ok(spec)
 }
 
 fn container(bytes: &[u8]) -> Result<Container, WireError> {
     const M: &str = "Container";
     let mut container = Container::default();
+    let mut ports = Repeated::default();
     for_each_field(bytes, M, |f| {
         match f.number {
             1 => container.name = f.repeated("name")?,
             2 => container.image = f.repeated("image")?,
+            6 => ports.note(f),
             24 => container.restart_policy = f.enum_value("restartPolicy")?,
             _ => {}
         }
         Ok(())
     })?;
-    container.ports = repeated(bytes, M, 6, |f| container_port(f.bytes("ports")?))?;
+    container.ports = ports.decode(bytes, M, |f| container_port(f.bytes("ports")?))?;
     Ok(container)
 }
 
@@ -72,6 +79,7 @@ fn container_port(bytes: &[u8]) -> Result<ContainerPort, WireError> {
 fn pod_status(bytes: &[u8]) -> Result<PodStatus, WireError> {
     const M: &str = "PodStatus";
     let mut status = PodStatus::default();
+    let (mut containers, mut init_containers) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
         match f.number {
             1 => status.phase = f.enum_value("phase")?,
@@ -84,14 +92,16 @@ fn pod_status(bytes: &[u8]) -> Result<PodStatus, WireError> {
             }
             5 => status.host_ip = f.repeated("hostIP")?,
             6 => status.pod_ip = f.unique("podIP")?,
+            8 => containers.note(f),
+            10 => init_containers.note(f),
             _ => {}
         }
         Ok(())
     })?;
-    status.container_statuses = repeated(bytes, M, 8, |f| {
+    status.container_statuses = containers.decode(bytes, M, |f| {
         container_status(f.bytes("containerStatuses")?)
     })?;
-    status.init_container_statuses = repeated(bytes, M, 10, |f| {
+    status.init_container_statuses = init_containers.decode(bytes, M, |f| {
         container_status(f.bytes("initContainerStatuses")?)
     })?;
     Ok(status)

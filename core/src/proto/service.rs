@@ -2,7 +2,7 @@
 //! `loadBalancerIP` 8, `externalName` 10, `ipFamilyPolicy` 17, `ipFamilies` 19; in
 //! `status` (3), `loadBalancer.ingress[].ip` (1.1.1).
 
-use super::fields::{for_each_field, repeated, unique_strings};
+use super::fields::{Repeated, for_each_field, repeated, unique_strings};
 use super::meta::object_meta;
 use super::wire::WireError;
 use crate::model::{LoadBalancerIngress, Service, ServicePort, ServiceSpec};
@@ -35,19 +35,22 @@ pub(crate) fn service(bytes: &[u8]) -> Result<Service, WireError> {
 fn service_spec(bytes: &[u8]) -> Result<ServiceSpec, WireError> {
     const M: &str = "ServiceSpec";
     let mut spec = ServiceSpec::default();
+    let (mut ports, mut ip_families) = (Repeated::default(), Repeated::default());
     for_each_field(bytes, M, |f| {
         match f.number {
+            1 => ports.note(f),
             3 => spec.cluster_ip = f.unique("clusterIP")?,
             4 => spec.kind = f.enum_value("type")?,
             8 => spec.load_balancer_ip = f.unique("loadBalancerIP")?,
             10 => spec.external_name = f.unique("externalName")?,
             17 => spec.ip_family_policy = f.enum_value("ipFamilyPolicy")?,
+            19 => ip_families.note(f),
             _ => {}
         }
         Ok(())
     })?;
-    spec.ip_families = unique_strings(bytes, M, 19, "ipFamilies")?;
-    spec.ports = repeated(bytes, M, 1, |f| {
+    spec.ip_families = unique_strings(bytes, M, ip_families, "ipFamilies")?;
+    spec.ports = ports.decode(bytes, M, |f| {
         let mut port = ServicePort::default();
         for_each_field(f.bytes("ports")?, "ServicePort", |p| {
             match p.number {

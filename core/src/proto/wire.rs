@@ -121,6 +121,9 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field, or `None` at the end of the message.
+    // Inlined into each message's loop: a call per field, and its result written
+    // through memory, cost more than reading a short field.
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
         if self.pos == self.buf.len() {
             return Ok(None);
@@ -148,12 +151,30 @@ impl<'a> Reader<'a> {
         Ok(Some((u32::try_from(field).unwrap_or(u32::MAX), value)))
     }
 
+    /// The offset of the next field in the message's bytes.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
     /// The name of the message read, for errors about its fields.
     pub fn message(&self) -> &'static str {
         self.message
     }
 
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
+        // One byte holds the tag of every field numbered below 16 and the length of
+        // every string below 128 bytes: most varints of a Kubernetes object.
+        if let Some(&byte) = self.buf.get(self.pos)
+            && byte < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(byte));
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64, WireError> {
         let (value, used) = read_varint(&self.buf[self.pos..]).map_err(|e| match e {
             VarintError::Truncated => WireError::Truncated {
                 message: self.message,
