@@ -1262,60 +1262,89 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     let m = meter.finish();
     stop.store(true, Relaxed);
     // Joined off this thread: a request in flight needs the job actor, which runs here.
-    let mut polled = match consumers {
+    let polled = match consumers {
         Some(c) => actix_rt::task::spawn_blocking(move || c.join().expect("consumers"))
             .await
             .expect("consumers joined"),
         None => fleet_consumers::Polled::default(),
     };
-    let consuming = polled.cpu_s;
-    let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
-    let (shard_p50, shard_p99) = (polled.shard_quantile(0.5), polled.shard_quantile(0.99));
-    let rows = vec![
-        Row {
-            scenario: "fleet-sync".into(),
-            subs: usize::from(views),
-            events: args.pods,
-            m: synced,
-            p50_ms: f64::NAN,
-            p99_ms: f64::NAN,
-            extra: format!("pods/s; {targets0} targets; views asked once in {first_s:.1} s"),
-        },
-        Row {
-            scenario: "fleet".into(),
-            subs: usize::from(views),
-            events: args.events,
-            p50_ms: p50,
-            p99_ms: p99,
-            extra: format!(
-                "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
-                 shard views alone p50/p99 {:.1}/{:.1} ms; \
-                 process less consumers {:.3} of a core; peak rss {:.0} MB \
-                 (synced and views asked {:.0} MB, flood {:.0} MB)",
-                if ok { "" } else { "TIMED OUT; " },
-                args.fleet_views,
-                if views { paths.len() } else { 0 },
-                args.fleet_poll_s,
-                polled.ok,
-                polled.not_modified,
-                polled.failed,
-                polled.bytes as f64 / 1e6,
-                shard_p50,
-                shard_p99,
-                (m.cpu_s - consuming) / m.wall_s,
-                peak_after_first.max(m.peak_rss_mb),
-                peak_after_first,
-                m.peak_rss_mb,
-            ),
-            m,
-        },
-    ];
+    let sync_row = Row {
+        scenario: "fleet-sync".into(),
+        subs: usize::from(views),
+        events: args.pods,
+        m: synced,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        extra: format!("pods/s; {targets0} targets; views asked once in {first_s:.1} s"),
+    };
+    let consumers = if views { paths.len() } else { 0 };
+    let flood = FleetFlood {
+        ok,
+        consumers,
+        m,
+        peak_after_first,
+    };
+    let rows = vec![sync_row, fleet_row(args, flood, polled)];
     set.stop_all().await;
     http.stop(true).await;
     rows
 }
 
-/// The consumers' paths: one per node, then one per shard.
+/// What the fleet scenario's flood measured, beside what its consumers saw.
+struct FleetFlood {
+    /// False when it timed out.
+    ok: bool,
+    /// How many consumers polled.
+    consumers: usize,
+    /// The process over the flood.
+    m: Measured,
+    /// The peak RSS once the views were first asked for, MB.
+    peak_after_first: f64,
+}
+
+/// The fleet scenario's flood row: latencies over all the consumers' requests, the
+/// process's CPU less the consumers', and the peaks.
+fn fleet_row(args: &Args, flood: FleetFlood, mut polled: fleet_consumers::Polled) -> Row {
+    let FleetFlood {
+        ok,
+        consumers,
+        m,
+        peak_after_first,
+    } = flood;
+    let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
+    let (shard_p50, shard_p99) = (polled.shard_quantile(0.5), polled.shard_quantile(0.99));
+    let extra = format!(
+        "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
+         shard views alone p50/p99 {:.1}/{:.1} ms; \
+         process less consumers {:.3} of a core; peak rss {:.0} MB \
+         (synced and views asked {:.0} MB, flood {:.0} MB)",
+        if ok { "" } else { "TIMED OUT; " },
+        args.fleet_views,
+        consumers,
+        args.fleet_poll_s,
+        polled.ok,
+        polled.not_modified,
+        polled.failed,
+        polled.bytes as f64 / 1e6,
+        shard_p50,
+        shard_p99,
+        (m.cpu_s - polled.cpu_s) / m.wall_s,
+        peak_after_first.max(m.peak_rss_mb),
+        peak_after_first,
+        m.peak_rss_mb,
+    );
+    Row {
+        scenario: "fleet".into(),
+        subs: usize::from(consumers > 0),
+        events: args.events,
+        p50_ms: p50,
+        p99_ms: p99,
+        extra,
+        m,
+    }
+}
+
+/// The consumers' paths: one per node and one per shard.
 /// A consumer's place in the list is its phase in the polling interval, so the shard
 /// consumers are spread among the node consumers as scrapers started at different
 /// times are, not all polling in the same instant.
