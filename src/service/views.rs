@@ -26,7 +26,7 @@ pub const MAX_SHARDS: u64 = 1024;
 
 /// How many partitions one job actor keeps at most (nodes, members and shard
 /// counts together). Asking for another drops the one asked for least recently; it is
-/// rebuilt (every object relabelled once) when asked for again.
+/// rebuilt (every object split anew) when asked for again.
 pub const MAX_INDEXES: usize = 8;
 
 /// The discovered labels naming a target's node, in the order they are read: an
