@@ -61,6 +61,8 @@ pub struct JobActor {
     unpublished: Option<bool>,
     /// True while a publish is scheduled for the end of the interval.
     publish_scheduled: bool,
+    /// When the group received each message whose changes are not yet published.
+    unpublished_since: Vec<std::time::Instant>,
 }
 
 impl JobActor {
@@ -89,6 +91,7 @@ impl JobActor {
             published_at: Instant::now(),
             unpublished: None,
             publish_scheduled: false,
+            unpublished_since: Vec::new(),
         }
     }
 
@@ -126,6 +129,9 @@ impl JobActor {
         let body_changed = body_changed || pending;
         self.published_at = Instant::now();
         self.state.work.bodies_changed += u64::from(body_changed);
+        for received in self.unpublished_since.drain(..) {
+            self.stats.latency.observe(received.elapsed());
+        }
         self.cell.publish(JobSnapshot {
             body: self.state.body.clone(),
             partitions: self
@@ -158,7 +164,8 @@ impl JobActor {
         }
         self.stats.changes += 1;
         self.stats.applied += applied as u64;
-        self.stats.latency.observe(received.elapsed());
+        // Visible once published: observed then.
+        self.unpublished_since.push(received);
     }
 }
 

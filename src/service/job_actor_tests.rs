@@ -273,6 +273,7 @@ async fn changes_within_the_interval_are_published_together_at_its_end() {
         .expect("actor alive");
     assert_eq!(body(&cell).etag, first.etag, "within the interval: not yet");
     let bodies = cell.load().work.bodies_changed;
+    let observed = cell.load().stats.latency.count();
 
     // Paused time moves on when every task waits: the actor's timer fires first.
     tokio::time::sleep(every * 2).await;
@@ -284,6 +285,11 @@ async fn changes_within_the_interval_are_published_together_at_its_end() {
         cell.load().work.bodies_changed,
         bodies + 1,
         "both changes in one snapshot"
+    );
+    assert_eq!(
+        cell.load().stats.latency.count(),
+        observed + 2,
+        "each change's time to visibility is observed when it is published"
     );
 
     // A change no rule sees, published alone later, changes no body.
