@@ -177,6 +177,13 @@ impl Churn {
         ChurnHandle { task }
     }
 
+    /// Runs about `per_second` actions a second, spread over ten ticks, as
+    /// [`Churn::start`] does (the rate `kubesd simulate --churn` and `kubesd demo`
+    /// take).
+    pub fn start_per_second(self, sim: Simulator, per_second: usize) -> ChurnHandle {
+        self.start(sim, Duration::from_millis(100), per_second.div_ceil(10))
+    }
+
     /// Creates a new pod cloned from `template`, optionally for a new owner.
     fn add_like(
         &mut self,

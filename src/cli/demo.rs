@@ -178,12 +178,8 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let server_handle = server.handle();
     actix_rt::spawn(server);
     let churn = (args.churn > 0).then(|| {
-        let per_tick = (args.churn as usize).div_ceil(10);
-        Churn::new(args.seed, ChurnRates::default()).start(
-            sim.sim().clone(),
-            Duration::from_millis(100),
-            per_tick,
-        )
+        Churn::new(args.seed, ChurnRates::default())
+            .start_per_second(sim.sim().clone(), args.churn as usize)
     });
     show_live(&args, &header(&args, &sim, bound), &jobs).await;
     if let Some(c) = churn {

@@ -5,7 +5,6 @@
 use crate::simulator::Resource;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::simulator::{
     Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
@@ -60,13 +59,8 @@ pub struct SimulateArgs {
 pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let running = start(&args).await?;
     let churn = (args.churn > 0).then(|| {
-        // Ten ticks a second, the rate spread over them.
-        let per_tick = (args.churn as usize).div_ceil(10);
-        Churn::new(args.seed, ChurnRates::default()).start(
-            running.sim().clone(),
-            Duration::from_millis(100),
-            per_tick,
-        )
+        Churn::new(args.seed, ChurnRates::default())
+            .start_per_second(running.sim().clone(), args.churn as usize)
     });
     print_cluster(&running, &args);
     println!("try: {} get pods -A", kubectl(&running.url(), &args));

@@ -84,6 +84,14 @@ fn body(cell: &SnapshotCell) -> SdBody {
     SdBody::new("pods", vec![cell.load().body.clone()])
 }
 
+/// The ETags of nodes n1, n2 and n3's views, as the snapshot holds them.
+fn node_etags(cell: &SnapshotCell) -> Vec<String> {
+    ["n1", "n2", "n3"]
+        .iter()
+        .map(|n| node_etag(cell, n))
+        .collect()
+}
+
 /// The ETag of node `node`'s view, as the snapshot holds it.
 fn node_etag(cell: &SnapshotCell, node: &str) -> String {
     let snapshot = cell.load();
@@ -213,17 +221,11 @@ async fn a_change_moves_only_its_own_views_etag() {
     addr.send(KeepView(ViewKind::Node))
         .await
         .expect("actor alive");
-    let before: Vec<String> = ["n1", "n2", "n3"]
-        .iter()
-        .map(|n| node_etag(&cell, n))
-        .collect();
+    let before = node_etags(&cell);
     addr.send(changed(vec![pod(4, "n2", "api", "1")]))
         .await
         .expect("actor alive");
-    let after: Vec<String> = ["n1", "n2", "n3"]
-        .iter()
-        .map(|n| node_etag(&cell, n))
-        .collect();
+    let after = node_etags(&cell);
     assert_eq!(after[0], before[0]);
     assert_ne!(after[1], before[1], "pod 4 is on n2");
     assert_eq!(after[2], before[2]);
@@ -232,10 +234,7 @@ async fn a_change_moves_only_its_own_views_etag() {
     addr.send(changed(vec![pod(4, "n3", "api", "1")]))
         .await
         .expect("actor alive");
-    let moved: Vec<String> = ["n1", "n2", "n3"]
-        .iter()
-        .map(|n| node_etag(&cell, n))
-        .collect();
+    let moved = node_etags(&cell);
     assert_eq!(moved[0], after[0]);
     assert_ne!(moved[1], after[1]);
     assert_ne!(moved[2], after[2]);
