@@ -1,7 +1,8 @@
 //! What a job actor publishes: an immutable [`JobSnapshot`] of its body, its view
 //! partitions, whether it has synced and what it has done, swapped into a
 //! [`SnapshotCell`] (one writer, the actor; many readers, the HTTP handlers and the
-//! file SD writer) after each message that changed something. Readers never cross a
+//! file SD writer) after messages that changed something, at most once per publish
+//! interval while changes keep coming (see [`super::job_actor`]). Readers never cross a
 //! mailbox: they load the current snapshot (an `Arc`) and read it.
 //!
 //! Making a snapshot is O(partitions kept): the body and the partitions are persistent
