@@ -180,7 +180,7 @@ struct Args {
     sd_poll_ms: u64,
     /// The service and fleet scenarios' `--sd.publish-interval`, ms: the least time
     /// between two snapshots of a job actor while changes keep coming.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 250)]
     publish_ms: u64,
     /// Fleet scenario: per-node consumers (one per node, `node-0000`...).
     #[arg(long, default_value_t = 2000)]

@@ -66,7 +66,7 @@ pub struct JobArgs {
     /// The least time between two updates of a job's `/sd` body and views while
     /// changes keep coming (a quiet job's first change is served at once). Longer
     /// saves CPU under heavy churn; `0s` updates after every batch.
-    #[arg(long = "sd.publish-interval", default_value = "1s", value_parser = humantime::parse_duration)]
+    #[arg(long = "sd.publish-interval", default_value = "250ms", value_parser = humantime::parse_duration)]
     pub publish_interval: Duration,
 }
 

@@ -45,7 +45,7 @@ pub struct JobSetOptions {
 
 impl JobSetOptions {
     /// `kubesd run`'s default [`JobSetOptions::publish_interval`].
-    pub const DEFAULT_PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
+    pub const DEFAULT_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
 }
 
 struct RunningJob {
