@@ -15,6 +15,16 @@
 # the same targets.
 #
 #   scripts/live-sync-cost.sh sync [ROUNDS]
+#   scripts/live-sync-cost.sh blocks [RUNS] [ROUNDS]
+#       the API server's CPU per sync with its garbage collection spread over the runs:
+#       RUNS (default 8) `kubesd once` back to back per way, the ways alternating, ROUNDS
+#       (default 3) times; the cost of a way is the block's CPU (and 3 s after it), less
+#       the idle rate, over RUNS. Besides the three ways above, the two protobuf ways over
+#       HTTP/1.1 (`enable_http2: false`; the jobs then name the API server, token and CA
+#       instead of the kubeconfig): proto-list-h1, proto-stream-h1.
+#   scripts/live-sync-cost.sh profile WAY [RUNS]
+#       the API server's own CPU profile (/debug/pprof/profile) over RUNS (default 4)
+#       `kubesd once` of one way, written to $KUBESD_LIVE_DIR/WAY.pprof for `go tool pprof`
 #   scripts/live-sync-cost.sh restart
 #       `kubesd run` with two pod jobs, one with attach_metadata.node; restarts the API
 #       server (watch cache on) and counts the pod LISTs and streaming lists kubesd
@@ -42,8 +52,17 @@ log() { echo "live-sync-cost: $*" >&2; }
 mode_flags() {
     case $1 in
     json-list) echo "--encoding json --kubernetes.list-mode list" ;;
-    proto-list) echo "--encoding auto --kubernetes.list-mode list" ;;
-    proto-stream) echo "--encoding auto --kubernetes.list-mode auto" ;;
+    proto-list | proto-list-h1) echo "--encoding auto --kubernetes.list-mode list" ;;
+    proto-stream | proto-stream-h1) echo "--encoding auto --kubernetes.list-mode auto" ;;
+    esac
+}
+
+# The config file of a way: the *-h1 ways name the API server, the admin token and the
+# CA (a kubeconfig excludes client settings such as enable_http2).
+config_of() {
+    case $1 in
+    *-h1) echo "$WORK/sync-h1.yml" ;;
+    *) echo "$WORK/sync.yml" ;;
     esac
 }
 
@@ -54,6 +73,19 @@ write_config() {
         for role in pod endpoints service node; do
             printf '  - job_name: %s\n    kubernetes_sd_configs:\n      - {role: %s, kubeconfig_file: "%s"}\n' \
                 "$role" "$role" "$KUBECONFIG_FILE"
+        done
+    } >"$file"
+}
+
+# The same jobs over HTTP/1.1: the API server, token and CA named in each job.
+write_h1_config() {
+    local file=$1 server
+    server=$(awk '/server:/ {gsub(/[",}]/, "", $3); print $3; exit}' "$KUBECONFIG_FILE")
+    {
+        echo "scrape_configs:"
+        for role in pod endpoints service node; do
+            printf '  - job_name: %s\n    kubernetes_sd_configs:\n      - role: %s\n        api_server: "%s"\n        bearer_token_file: "%s"\n        tls_config: {ca_file: "%s"}\n        enable_http2: false\n' \
+                "$role" "$role" "$server" "$DIR/admin.token" "$DIR/pki/ca.crt"
         done
     } >"$file"
 }
@@ -93,7 +125,7 @@ run_once() {
     local mode=$1 out=$2
     # shellcheck disable=SC2046 # the flags are words
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" \
-        "$KUBESD" once --config "$WORK/sync.yml" $(mode_flags "$mode") --timeout 300s \
+        "$KUBESD" once --config "$(config_of "$mode")" $(mode_flags "$mode") --timeout 300s \
         >"$out" 2>"$WORK/once.log" || {
         log "kubesd once failed: $(tail -3 "$WORK/once.log")"
         exit 1
@@ -248,11 +280,72 @@ restart() {
     done
 }
 
+WAYS="json-list proto-list proto-stream proto-list-h1 proto-stream-h1"
+
+blocks() {
+    local runs=${1:-8} rounds=${2:-3} pid idle round way c0 t0 i cost
+    write_config "$WORK/sync.yml"
+    write_h1_config "$WORK/sync-h1.yml"
+    pid=$(apiserver_pid)
+    idle=$(idle_rate "$pid")
+    log "API server pid $pid, idle $(echo "$idle / $TICKS" | bc -l | cut -c1-6) CPU-s/s; $runs runs a block"
+    printf '%-16s %-6s %14s\n' way round "api CPU-s/sync" | tee "$WORK/table"
+    for round in $(seq "$rounds"); do
+        for way in $WAYS; do
+            c0=$(cpu_ticks "$pid")
+            t0=$(now)
+            for i in $(seq "$runs"); do
+                run_once "$way" "$WORK/out.json" >/dev/null
+            done
+            normalise_once "$WORK/out.json" >"$WORK/targets-$way"
+            sleep 1
+            cost=$(apiserver_cost "$pid" "$c0" "$t0" "$idle")
+            printf '%-16s %-6s %14.3f\n' "$way" "$round" "$(echo "$cost / $runs" | bc -l)" |
+                tee -a "$WORK/table"
+        done
+    done
+    echo "medians (range):"
+    for way in $WAYS; do
+        awk -v w="$way" '$1 == w { v[++n] = $3 }
+            END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                      if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+                  printf "%-16s %.3f (%.3f-%.3f)\n", w, v[int((n + 1) / 2)], v[1], v[n] }' \
+            "$WORK/table"
+    done
+    for way in $WAYS; do
+        cmp -s "$WORK/targets-json-list" "$WORK/targets-$way" || {
+            echo "the targets of $way DIFFER from json-list's (in $WORK, kept)"
+            trap - EXIT
+            return 1
+        }
+    done
+    echo "the same targets in every way"
+}
+
+profile() {
+    local way=$1 runs=${2:-4} pid profiler i
+    write_config "$WORK/sync.yml"
+    write_h1_config "$WORK/sync-h1.yml"
+    # Long enough for the runs; the profile covers its whole span.
+    curl -fsS --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $(cat "$DIR/admin.token")" \
+        -o "$DIR/$way.pprof" \
+        "$(awk '/server:/ {gsub(/[",}]/, "", $3); print $3; exit}' "$KUBECONFIG_FILE")/debug/pprof/profile?seconds=$((3 * runs + 3))" &
+    profiler=$!
+    sleep 1
+    for i in $(seq "$runs"); do
+        run_once "$way" "$WORK/out.json" >/dev/null
+    done
+    wait "$profiler"
+    log "profile of $runs syncs ($way) in $DIR/$way.pprof: go tool pprof -top $DIR/$way.pprof"
+}
+
 case ${1:-} in
 sync) sync "${2:-3}" ;;
+blocks) blocks "${2:-8}" "${3:-3}" ;;
+profile) profile "${2:?which way}" "${3:-4}" ;;
 restart) restart ;;
 *)
-    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
