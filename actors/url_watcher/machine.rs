@@ -506,101 +506,119 @@ impl Machine {
             Input::WatchFailed(failure) => self.on_watch_failed(failure, &mut out),
             Input::Chunks(chunks) => self.on_chunks(chunks, &mut out),
             Input::StreamEnded => self.on_stream_ended(&mut out),
-            Input::StreamBroken(why) if self.is_streaming_list() => {
-                out.push(Action::AbandonList);
-                let then = Next::Relist(RelistReason::Retry);
-                let why = format!("the stream broke before its initial-events-end bookmark: {why}");
-                self.fail(
-                    Step::StreamingList,
-                    RequestError::Connection,
-                    why,
-                    then,
-                    &mut out,
-                );
-            }
-            Input::StreamBroken(why) => {
-                if let Some(rv) = self.watching_from() {
-                    self.fail(
-                        Step::Watch,
-                        RequestError::Connection,
-                        format!("the watch stream broke: {why}"),
-                        Next::Rewatch(rv),
-                        &mut out,
-                    );
-                }
-            }
-            Input::Healthy => {
-                if let State::Watching { healthy, .. } = &mut self.state
-                    && !*healthy
-                {
-                    *healthy = true;
-                    self.delays.reset();
-                    self.gone_since_healthy = false;
-                    self.denied_in_a_row = 0;
-                    out.push(Action::Report(Report::Healthy));
-                }
-            }
-            Input::Stalled if self.is_streaming_list() => {
-                out.push(Action::CloseStream);
-                out.push(Action::AbandonList);
-                let report = |retry_in| {
-                    Some(Report::Stalled {
-                        reason: StallReason::List,
-                        retry_in,
-                    })
-                };
-                self.back_off(Next::Relist(RelistReason::Retry), None, report, &mut out);
-            }
-            Input::InitialEventsOverdue => {
-                if self.is_streaming_list() {
-                    out.push(Action::CloseStream);
-                    let why = "no initial-events-end bookmark came: nothing for \
-                               watch_stall_timeout, or not within list_body_timeout";
-                    self.fall_back_to_list(why.into(), &mut out);
-                }
-            }
-            Input::Stalled => {
-                if let Some(rv) = self.watching_from() {
-                    out.push(Action::CloseStream);
-                    let report = |retry_in| {
-                        Some(Report::Stalled {
-                            reason: StallReason::Watch,
-                            retry_in,
-                        })
-                    };
-                    self.back_off(Next::Rewatch(rv), None, report, &mut out);
-                }
-            }
-            Input::WatchExpired => {
-                if let Some(rv) = self.watching_from() {
-                    out.push(Action::CloseStream);
-                    out.push(Action::Report(Report::Rewatching));
-                    self.watch(rv, &mut out);
-                }
-            }
-            Input::Resync => match &mut self.state {
-                State::Watching { .. } => {
-                    out.push(Action::CloseStream);
-                    self.relist(RelistReason::Resync, &mut out);
-                }
-                // A relist is already on its way, or will be made instead of a rewatch.
-                State::BackingOff { then } => {
-                    if let Next::Rewatch(_) = then {
-                        *then = Next::Relist(RelistReason::Resync);
-                    }
-                }
-                State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
-            },
-            Input::BackoffElapsed => {
-                if let State::BackingOff { then } = &self.state {
-                    match then.clone() {
-                        Next::Relist(reason) => self.relist(reason, &mut out),
-                        Next::Rewatch(rv) => self.watch(rv, &mut out),
-                    }
-                }
-            }
+            Input::StreamBroken(why) => self.on_stream_broken(why, &mut out),
+            Input::Healthy => self.on_healthy(&mut out),
+            Input::Stalled => self.on_stalled(&mut out),
+            Input::InitialEventsOverdue => self.on_initial_events_overdue(&mut out),
+            Input::WatchExpired => self.on_watch_expired(&mut out),
+            Input::Resync => self.on_resync(&mut out),
+            Input::BackoffElapsed => self.on_backoff_elapsed(&mut out),
         }
         out
+    }
+
+    /// The open stream broke: a streaming list is retried from a relist, a watch
+    /// is resumed from its resourceVersion.
+    fn on_stream_broken(&mut self, why: String, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            out.push(Action::AbandonList);
+            let then = Next::Relist(RelistReason::Retry);
+            let why = format!("the stream broke before its initial-events-end bookmark: {why}");
+            self.fail(Step::StreamingList, RequestError::Connection, why, then, out);
+        } else if let Some(rv) = self.watching_from() {
+            self.fail(
+                Step::Watch,
+                RequestError::Connection,
+                format!("the watch stream broke: {why}"),
+                Next::Rewatch(rv),
+                out,
+            );
+        }
+    }
+
+    /// The watch proved healthy: retry delays and failure counts start over.
+    fn on_healthy(&mut self, out: &mut Vec<Action>) {
+        if let State::Watching { healthy, .. } = &mut self.state
+            && !*healthy
+        {
+            *healthy = true;
+            self.delays.reset();
+            self.gone_since_healthy = false;
+            self.denied_in_a_row = 0;
+            out.push(Action::Report(Report::Healthy));
+        }
+    }
+
+    /// Nothing came on the stream for too long: it is closed and retried after a
+    /// back-off, as a relist for a streaming list, as a rewatch for a watch.
+    fn on_stalled(&mut self, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            out.push(Action::CloseStream);
+            out.push(Action::AbandonList);
+            let report = |retry_in| {
+                Some(Report::Stalled {
+                    reason: StallReason::List,
+                    retry_in,
+                })
+            };
+            self.back_off(Next::Relist(RelistReason::Retry), None, report, out);
+        } else if let Some(rv) = self.watching_from() {
+            out.push(Action::CloseStream);
+            let report = |retry_in| {
+                Some(Report::Stalled {
+                    reason: StallReason::Watch,
+                    retry_in,
+                })
+            };
+            self.back_off(Next::Rewatch(rv), None, report, out);
+        }
+    }
+
+    /// A streaming list's initial-events-end bookmark did not come in time: the
+    /// machine falls back to paged lists.
+    fn on_initial_events_overdue(&mut self, out: &mut Vec<Action>) {
+        if self.is_streaming_list() {
+            out.push(Action::CloseStream);
+            let why = "no initial-events-end bookmark came: nothing for \
+                       watch_stall_timeout, or not within list_body_timeout";
+            self.fall_back_to_list(why.into(), out);
+        }
+    }
+
+    /// The watch reached its timeout: it is reopened from its resourceVersion.
+    fn on_watch_expired(&mut self, out: &mut Vec<Action>) {
+        if let Some(rv) = self.watching_from() {
+            out.push(Action::CloseStream);
+            out.push(Action::Report(Report::Rewatching));
+            self.watch(rv, out);
+        }
+    }
+
+    /// A periodic resync: a watch is replaced by a relist.
+    fn on_resync(&mut self, out: &mut Vec<Action>) {
+        match &mut self.state {
+            State::Watching { .. } => {
+                out.push(Action::CloseStream);
+                self.relist(RelistReason::Resync, out);
+            }
+            // A relist is already on its way, or will be made instead of a rewatch.
+            State::BackingOff { then } => {
+                if let Next::Rewatch(_) = then {
+                    *then = Next::Relist(RelistReason::Resync);
+                }
+            }
+            State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
+        }
+    }
+
+    /// The back-off is over: the step it delayed is made.
+    fn on_backoff_elapsed(&mut self, out: &mut Vec<Action>) {
+        if let State::BackingOff { then } = &self.state {
+            match then.clone() {
+                Next::Relist(reason) => self.relist(reason, out),
+                Next::Rewatch(rv) => self.watch(rv, out),
+            }
+        }
     }
 
     /// The resourceVersion of the open watch, if one is open.
