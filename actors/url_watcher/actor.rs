@@ -34,11 +34,12 @@ use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{StopWatcher, UrlId, WatcherOutput};
 use crate::metrics::{
-    ApiServerMetrics, ListMethod, METRICS, RequestError, ResponseEncoding, RoleMetrics, StallReason,
+    ApiServerMetrics, ListMethod, METRICS, RejectReason, RequestError, ResponseEncoding,
+    RoleMetrics, StallReason,
 };
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
-use crate::watch::{ListDecoder, ListLimits, Status};
+use crate::watch::{ListDecoder, ListLimits, Status, WatchEvent};
 use crate::window::{Permit, Window, release_on_reply};
 
 /// Everything a URL watcher needs to start.
@@ -172,6 +173,7 @@ impl UrlWatcher {
         self.send_status(ctx);
     }
 
+    /// Carries out one action of the machine's.
     fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
         match action {
             Action::List { continue_token } => {
@@ -179,14 +181,7 @@ impl UrlWatcher {
                 self.watched_since_list = false;
                 self.list(continue_token, ctx);
             }
-            Action::Watch { resource_version } => {
-                self.status.phase = UrlPhase::Watching;
-                if self.watched_since_list {
-                    self.metrics().watch_restarts.inc();
-                }
-                self.watched_since_list = true;
-                self.watch(resource_version, false, ctx);
-            }
+            Action::Watch { resource_version } => self.start_watch(resource_version, ctx),
             Action::StreamList { resource_version } => {
                 self.status.phase = UrlPhase::Listing;
                 self.watched_since_list = false;
@@ -208,40 +203,65 @@ impl UrlWatcher {
             Action::AbandonList => {
                 self.emit(WatcherOutput::ListAbandoned { url: self.setup.id }, ctx)
             }
-            Action::Wait { delay } => {
-                self.status.phase = UrlPhase::BackingOff;
-                debug!(parent: &self.span, ?delay, "backing off");
-                ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
-            }
+            Action::Wait { delay } => self.wait(delay, ctx),
             Action::FallBackToBeta => self.fall_back_to_beta(),
             Action::BackToCurrent => {
                 debug!(parent: &self.span, "v1beta1 is not served either; the next check starts from the current version");
                 self.version = ApiGroupVersion::Current;
             }
-            Action::Deltas { deltas, counts } => {
-                count_events(self.metrics(), counts);
-                if !deltas.is_empty() {
-                    self.emit(
-                        WatcherOutput::Deltas {
-                            url: self.setup.id,
-                            deltas,
-                        },
-                        ctx,
-                    );
-                }
-            }
-            Action::Relisted(objects) => {
-                self.status.last_sync = Some(std::time::SystemTime::now());
-                self.emit(
-                    WatcherOutput::Relisted {
-                        url: self.setup.id,
-                        objects,
-                    },
-                    ctx,
-                );
-            }
+            Action::Deltas { deltas, counts } => self.emit_deltas(deltas, counts, ctx),
+            Action::Relisted(objects) => self.emit_relisted(objects, ctx),
             Action::Report(report) => self.report(report),
         }
+    }
+
+    /// Opens a watch, counting it as a restart when the URL has watched since its
+    /// last list.
+    fn start_watch(&mut self, resource_version: ArcStr, ctx: &mut Context<Self>) {
+        self.status.phase = UrlPhase::Watching;
+        if self.watched_since_list {
+            self.metrics().watch_restarts.inc();
+        }
+        self.watched_since_list = true;
+        self.watch(resource_version, false, ctx);
+    }
+
+    /// Backs off: the machine hears [`Input::BackoffElapsed`] after `delay`.
+    fn wait(&mut self, delay: Duration, ctx: &mut Context<Self>) {
+        self.status.phase = UrlPhase::BackingOff;
+        debug!(parent: &self.span, ?delay, "backing off");
+        ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
+    }
+
+    /// Counts a watch's events and hands its changes, if any, to the group.
+    fn emit_deltas(
+        &mut self,
+        deltas: Vec<WatchEvent>,
+        counts: EventCounts,
+        ctx: &mut Context<Self>,
+    ) {
+        count_events(self.metrics(), counts);
+        if !deltas.is_empty() {
+            self.emit(
+                WatcherOutput::Deltas {
+                    url: self.setup.id,
+                    deltas,
+                },
+                ctx,
+            );
+        }
+    }
+
+    /// Hands a complete relist to the group, noting when the URL last synced.
+    fn emit_relisted(&mut self, objects: Vec<Object>, ctx: &mut Context<Self>) {
+        self.status.last_sync = Some(std::time::SystemTime::now());
+        self.emit(
+            WatcherOutput::Relisted {
+                url: self.setup.id,
+                objects,
+            },
+            ctx,
+        );
     }
 
     /// Lists from `v1beta1` from now on, saying so once per run of problems: a check
@@ -338,19 +358,13 @@ impl UrlWatcher {
     fn problem(&mut self, report: Report) -> Option<(UrlError, String)> {
         let m = self.metrics();
         let url = &self.full_url();
-        let error = |step, problem, message: &str, configuration| UrlError {
-            step,
-            problem,
-            message: message.to_string(),
-            configuration,
-        };
         let found = match report {
             Report::Gone { step, message, .. } => {
                 m.gone.inc();
                 let text = format!(
                     "{step} {url}: 410 Gone again right after listing ({message}); listing again after the backoff"
                 );
-                (error(step, UrlProblem::Gone, &message, false), text)
+                (url_error(step, UrlProblem::Gone, &message, false), text)
             }
             Report::RequestFailed {
                 step,
@@ -368,7 +382,7 @@ impl UrlWatcher {
                     retry_in,
                 };
                 let (problem, text) = self.request_failure(url, &failure);
-                (error(step, problem, &message, configuration), text)
+                (url_error(step, problem, &message, configuration), text)
             }
             Report::Rejected {
                 reason,
@@ -376,37 +390,13 @@ impl UrlWatcher {
                 retry_in,
             } => {
                 m.rejected.inc(reason);
-                let text = format!(
-                    "WATCH {url}: rejected an event ({message}); listing again in {}",
-                    seconds(retry_in)
-                );
-                let problem = UrlProblem::Rejected(reason);
-                (error(Step::Watch, problem, &message, false), text)
+                rejected_problem(url, reason, &message, retry_in)
             }
             Report::Stalled { reason, retry_in } => {
                 m.stalls.inc(reason);
-                let (step, what) = match reason {
-                    StallReason::Watch => (Step::Watch, "a line stayed incomplete"),
-                    StallReason::List => (Step::List, "no next item arrived"),
-                };
-                let limit = seconds(self.setup.options.watch_stall_timeout);
-                let message = format!("{what} for {limit}");
-                let text = format!(
-                    "{step} {url}: {message}; cut, retrying in {}",
-                    seconds(retry_in)
-                );
-                let problem = UrlProblem::Stalled(reason);
-                (error(step, problem, &message, false), text)
+                self.stalled_problem(url, reason, retry_in)
             }
-            Report::NoResourceVersion { retry_in } => {
-                let message = "the list has no resourceVersion to watch from";
-                let text = format!(
-                    "LIST {url}: {message}; listing again in {}",
-                    seconds(retry_in)
-                );
-                let problem = UrlProblem::NoResourceVersion;
-                (error(Step::List, problem, message, false), text)
-            }
+            Report::NoResourceVersion { retry_in } => no_resource_version_problem(url, retry_in),
             // Taken by `note`.
             Report::Relisting(_)
             | Report::Healthy
@@ -415,6 +405,28 @@ impl UrlWatcher {
             | Report::SkippedInitialEvent { .. } => return None,
         };
         Some(found)
+    }
+
+    /// The problem and the log line of a stream cut for stalling: a watch's line that
+    /// stayed incomplete, or a streaming list's next item that did not come.
+    fn stalled_problem(
+        &self,
+        url: &str,
+        reason: StallReason,
+        retry_in: Duration,
+    ) -> (UrlError, String) {
+        let (step, what) = match reason {
+            StallReason::Watch => (Step::Watch, "a line stayed incomplete"),
+            StallReason::List => (Step::List, "no next item arrived"),
+        };
+        let limit = seconds(self.setup.options.watch_stall_timeout);
+        let message = format!("{what} for {limit}");
+        let text = format!(
+            "{step} {url}: {message}; cut, retrying in {}",
+            seconds(retry_in)
+        );
+        let problem = UrlProblem::Stalled(reason);
+        (url_error(step, problem, &message, false), text)
     }
 
     /// The problem and the log line of a failed request. A 404 for a Gateway API
@@ -829,6 +841,42 @@ fn count_events(m: &RoleMetrics, counts: EventCounts) {
     }
 }
 
+/// A problem of the URL's as its status shows it.
+fn url_error(step: Step, problem: UrlProblem, message: &str, configuration: bool) -> UrlError {
+    UrlError {
+        step,
+        problem,
+        message: message.to_string(),
+        configuration,
+    }
+}
+
+/// The problem and the log line of an event the watch rejected.
+fn rejected_problem(
+    url: &str,
+    reason: RejectReason,
+    message: &str,
+    retry_in: Duration,
+) -> (UrlError, String) {
+    let text = format!(
+        "WATCH {url}: rejected an event ({message}); listing again in {}",
+        seconds(retry_in)
+    );
+    let problem = UrlProblem::Rejected(reason);
+    (url_error(Step::Watch, problem, message, false), text)
+}
+
+/// The problem and the log line of a list that came without a resourceVersion.
+fn no_resource_version_problem(url: &str, retry_in: Duration) -> (UrlError, String) {
+    let message = "the list has no resourceVersion to watch from";
+    let text = format!(
+        "LIST {url}: {message}; listing again in {}",
+        seconds(retry_in)
+    );
+    let problem = UrlProblem::NoResourceVersion;
+    (url_error(Step::List, problem, message, false), text)
+}
+
 /// "30 s", "1.5 s", "250 ms".
 fn seconds(d: Duration) -> String {
     if d >= Duration::from_secs(10) {
@@ -1027,32 +1075,14 @@ impl PageReading {
         let encoding = response_encoding(&resp)?;
         metrics.role(role).responses.inc(encoding_metric(encoding));
         let mut list = ListDecoder::new(encoding, role, limits);
-        let mut received = 0usize;
-        // A body must find its next item within the deadline: one that sends part
-        // of an item and stops, or drips it, is cut.
-        let mut progress = (0usize, Instant::now());
-        loop {
-            let wait = progress_deadline.saturating_sub(progress.1.elapsed());
-            let chunk = match actix_rt::time::timeout(wait, resp.next()).await {
-                Err(_) => return Err(Failure::Stalled),
-                Ok(None) => break,
-                Ok(Some(chunk)) => chunk,
-            };
-            let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
-            received += chunk.len();
-            if received > max_body {
-                return Err(Failure::BadBody(format!(
-                    "the body exceeds the limit of {max_body} bytes (max_list_body)"
-                )));
-            }
-            list.push(&chunk).map_err(bad_body)?;
-            if list.items_seen() != progress.0 {
-                progress = (list.items_seen(), Instant::now());
-            }
-            if list.len() >= LIST_PART_OBJECTS {
-                parts.send(list.take_items()).await?;
-            }
-        }
+        decode_body(
+            &mut resp,
+            &mut list,
+            &mut parts,
+            max_body,
+            progress_deadline,
+        )
+        .await?;
         parts.send(list.take_items()).await?;
         parts.drain().await?;
         let seen = list.items_seen();
@@ -1065,6 +1095,45 @@ impl PageReading {
             )));
         }
         Ok((page, errors))
+    }
+}
+
+/// Feeds a LIST body to `list` as it arrives, sending the decoded objects to the group
+/// in parts. A body must find its next item within `progress_deadline`: one that sends
+/// part of an item and stops, or drips it, is cut.
+async fn decode_body<S>(
+    body: &mut S,
+    list: &mut ListDecoder,
+    parts: &mut ListParts,
+    max_body: usize,
+    progress_deadline: Duration,
+) -> Result<(), Failure>
+where
+    S: Stream<Item = Result<Bytes, PayloadError>> + Unpin,
+{
+    let mut received = 0usize;
+    let mut progress = (0usize, Instant::now());
+    loop {
+        let wait = progress_deadline.saturating_sub(progress.1.elapsed());
+        let chunk = match actix_rt::time::timeout(wait, body.next()).await {
+            Err(_) => return Err(Failure::Stalled),
+            Ok(None) => return Ok(()),
+            Ok(Some(chunk)) => chunk,
+        };
+        let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
+        received += chunk.len();
+        if received > max_body {
+            return Err(Failure::BadBody(format!(
+                "the body exceeds the limit of {max_body} bytes (max_list_body)"
+            )));
+        }
+        list.push(&chunk).map_err(bad_body)?;
+        if list.items_seen() != progress.0 {
+            progress = (list.items_seen(), Instant::now());
+        }
+        if list.len() >= LIST_PART_OBJECTS {
+            parts.send(list.take_items()).await?;
+        }
     }
 }
 

@@ -524,7 +524,13 @@ impl Machine {
             out.push(Action::AbandonList);
             let then = Next::Relist(RelistReason::Retry);
             let why = format!("the stream broke before its initial-events-end bookmark: {why}");
-            self.fail(Step::StreamingList, RequestError::Connection, why, then, out);
+            self.fail(
+                Step::StreamingList,
+                RequestError::Connection,
+                why,
+                then,
+                out,
+            );
         } else if let Some(rv) = self.watching_from() {
             self.fail(
                 Step::Watch,
