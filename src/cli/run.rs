@@ -218,14 +218,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         jobs: published,
         reload: Some(reload_tx),
     };
-    let scheme = if web
-        .as_ref()
-        .is_some_and(|w| w.current().settings.tls.is_some())
-    {
-        "https"
-    } else {
-        "http"
-    };
+    let scheme = url_scheme(web.as_deref());
     let (server, bound) = serve_http(args.listen, Arc::new(state), web)
         .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
     let server_handle = server.handle();
@@ -235,6 +228,31 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         "kubesd serving {scheme}://{bound}/sd/{{job}} for {job_count} job(s); SIGHUP reloads"
     );
 
+    reload_until_stopped(&mut jobs, &args.jobs, args.reload_check, &mut reload_rx).await?;
+    info!("stopping");
+    jobs.stop_all().await;
+    server_handle.stop(true).await;
+    Ok(())
+}
+
+/// `https` when the web config turns TLS on, else `http`: for the line that says where
+/// kubesd serves.
+fn url_scheme(web: Option<&WebGuard>) -> &'static str {
+    if web.is_some_and(|w| w.current().settings.tls.is_some()) {
+        "https"
+    } else {
+        "http"
+    }
+}
+
+/// Reloads the config on SIGHUP, on `POST /-/reload`, or when the file's
+/// modification time changes (checked every `reload_check`), until SIGTERM or SIGINT.
+async fn reload_until_stopped(
+    jobs: &mut JobSet,
+    args: &JobArgs,
+    reload_check: Duration,
+    reload_rx: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
+) -> Result<(), String> {
     let signals = (
         signal(SignalKind::hangup()),
         signal(SignalKind::terminate()),
@@ -243,8 +261,8 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
     let (Ok(mut hup), Ok(mut term), Ok(mut int)) = signals else {
         return Err("cannot install signal handlers".into());
     };
-    let mut last_modified = modified(&args.jobs.config);
-    let mut check = actix_rt::time::interval(args.reload_check);
+    let mut last_modified = modified(&args.config);
+    let mut check = actix_rt::time::interval(reload_check);
     loop {
         let (reload, reply) = tokio::select! {
             _ = hup.recv() => (true, None),
@@ -252,7 +270,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
             _ = int.recv() => (false, None),
             Some(request) = reload_rx.recv() => (true, Some(request.done)),
             _ = check.tick() => {
-                let now = modified(&args.jobs.config);
+                let now = modified(&args.config);
                 if now == last_modified { continue; }
                 last_modified = now;
                 (true, None)
@@ -261,21 +279,27 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         if !reload {
             break;
         }
-        info!(config = %args.jobs.config.display(), "reloading");
-        // A bad new config is reported and the running one kept.
-        let outcome = apply_config(&mut jobs, &args.jobs).await;
-        match &outcome {
-            Ok(n) => info!(jobs = n, "reloaded"),
-            Err(e) => error!("reload failed, keeping the running jobs: {e}"),
-        }
-        if let Some(reply) = reply {
-            let _ = reply.send(outcome.map(|_| ()));
-        }
+        apply_reload(jobs, args, reply).await;
     }
-    info!("stopping");
-    jobs.stop_all().await;
-    server_handle.stop(true).await;
     Ok(())
+}
+
+/// Applies the config file anew; a bad new config is reported and the running one
+/// kept. `reply`, for a reload asked over HTTP, hears the outcome.
+async fn apply_reload(
+    jobs: &mut JobSet,
+    args: &JobArgs,
+    reply: Option<tokio::sync::oneshot::Sender<Result<(), String>>>,
+) {
+    info!(config = %args.config.display(), "reloading");
+    let outcome = apply_config(jobs, args).await;
+    match &outcome {
+        Ok(n) => info!(jobs = n, "reloaded"),
+        Err(e) => error!("reload failed, keeping the running jobs: {e}"),
+    }
+    if let Some(reply) = reply {
+        let _ = reply.send(outcome.map(|_| ()));
+    }
 }
 
 /// Syncs every job once, prints their targets as one JSON object keyed by job name
