@@ -561,16 +561,26 @@ fn check_prometheus_action(
     action: Action,
     names: NameValidation,
 ) -> Result<(), FieldProblem> {
-    let separator = rule.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
     let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
     let target = rule.target_label.as_deref().unwrap_or("");
-    let modulus = rule.modulus.unwrap_or(0);
-    if action == Action::HashMod && modulus == 0 {
+    if action == Action::HashMod && rule.modulus.unwrap_or(0) == 0 {
         return Err((
             "modulus",
             "hashmod requires a modulus greater than 0".into(),
         ));
     }
+    check_prometheus_target(action, target, names)?;
+    check_prometheus_replacement(action, replacement, names)?;
+    check_prometheus_unused_fields(rule, action)
+}
+
+/// Prometheus' checks of a rule's `target_label`: present where the action writes one,
+/// and a valid label name (or, for `replace`, a valid template).
+fn check_prometheus_target(
+    action: Action,
+    target: &str,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
     if action.needs_target() && target.is_empty() {
         return Err((
             "target_label",
@@ -589,6 +599,16 @@ fn check_prometheus_action(
             format!("{target:?} is invalid for the {action} action"),
         ));
     }
+    Ok(())
+}
+
+/// Prometheus' checks of a rule's `replacement`: left alone by the actions that do not
+/// use it, a valid template for `labelmap`.
+fn check_prometheus_replacement(
+    action: Action,
+    replacement: &str,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
     if matches!(
         action,
         Action::Lowercase | Action::Uppercase | Action::KeepEqual | Action::DropEqual
@@ -605,6 +625,18 @@ fn check_prometheus_action(
             format!("{replacement:?} is invalid for the labelmap action"),
         ));
     }
+    Ok(())
+}
+
+/// Prometheus' checks that the actions taking only some fields have no other set.
+fn check_prometheus_unused_fields(
+    rule: &RelabelConfig,
+    action: Action,
+) -> Result<(), FieldProblem> {
+    let separator = rule.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
+    let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
+    let target = rule.target_label.as_deref().unwrap_or("");
+    let modulus = rule.modulus.unwrap_or(0);
     if matches!(action, Action::KeepEqual | Action::DropEqual) {
         // Prometheus: "requires only 'source_labels' and 'target_label'". Any regex
         // set, even `(.*)`, counts, as it does there.
@@ -690,28 +722,41 @@ fn check_vmagent_action(
             }
         }
         Action::LabelMapAll => {}
-        Action::Graphite => {
-            if rule.graphite_match.as_deref().unwrap_or("").is_empty() {
-                return fail("match", "is required");
-            }
-            let labels = rule.labels.as_ref().filter(|l| !l.is_empty());
-            let Some(labels) = labels else {
-                return fail("labels", "at least one is required");
-            };
-            if let Some(bad) = labels.keys().find(|k| !names.is_valid(k)) {
-                return Err(("labels", format!("{bad:?} is not a valid label name")));
-            }
-            let extra = [
-                (!sources.is_empty(), "source_labels"),
-                (!target.is_empty(), "target_label"),
-                (rule.replacement.is_some(), "replacement"),
-                (rule.regex.is_some(), "regex"),
-            ];
-            if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
-                return fail(field, "cannot be set");
-            }
-        }
+        Action::Graphite => check_vmagent_graphite(rule, action, names)?,
         _ => {}
+    }
+    Ok(())
+}
+
+/// vmagent's checks of a `graphite` rule: a match template and labels to set, nothing
+/// else.
+fn check_vmagent_graphite(
+    rule: &RelabelConfig,
+    action: Action,
+    names: NameValidation,
+) -> Result<(), FieldProblem> {
+    let sources = rule.source_labels.as_deref().unwrap_or(&[]);
+    let target = rule.target_label.as_deref().unwrap_or("");
+    let fail =
+        |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
+    if rule.graphite_match.as_deref().unwrap_or("").is_empty() {
+        return fail("match", "is required");
+    }
+    let labels = rule.labels.as_ref().filter(|l| !l.is_empty());
+    let Some(labels) = labels else {
+        return fail("labels", "at least one is required");
+    };
+    if let Some(bad) = labels.keys().find(|k| !names.is_valid(k)) {
+        return Err(("labels", format!("{bad:?} is not a valid label name")));
+    }
+    let extra = [
+        (!sources.is_empty(), "source_labels"),
+        (!target.is_empty(), "target_label"),
+        (rule.replacement.is_some(), "replacement"),
+        (rule.regex.is_some(), "regex"),
+    ];
+    if let Some((_, field)) = extra.iter().find(|(set, _)| *set) {
+        return fail(field, "cannot be set");
     }
     Ok(())
 }
