@@ -88,35 +88,11 @@ fn parse(text: &str) -> Result<Vec<Vec<Matcher>>, String> {
         if p.eat('}') {
             break;
         }
-        let label = p.identifier();
-        if label.is_empty() {
-            return Err(format!("expected a label name at {:?}", p.rest));
-        }
-        p.skip_space();
-        let op = ["=~", "!~", "!=", "="]
-            .into_iter()
-            .find(|op| p.rest.starts_with(op))
-            .ok_or_else(|| format!("expected =, !=, =~ or !~ after {label:?}"))?;
-        p.rest = &p.rest[op.len()..];
-        p.skip_space();
-        let value = p.string()?;
-        let anchored = || {
-            Regex::new(&format!("^(?:{value})$"))
-                .map_err(|e| format!("regex {value:?} does not compile: {e}"))
-        };
-        let kind = match op {
-            "=" => MatchKind::Equal(value.clone()),
-            "!=" => MatchKind::NotEqual(value.clone()),
-            "=~" => MatchKind::Regex(anchored()?),
-            _ => MatchKind::NotRegex(anchored()?),
-        };
+        let matcher = p.matcher()?;
         let current = alternatives
             .last_mut()
             .ok_or_else(|| "no alternative".to_string())?;
-        current.push(Matcher {
-            name: label.to_string(),
-            kind,
-        });
+        current.push(matcher);
         p.skip_space();
         if p.eat(',') {
             continue;
@@ -146,6 +122,36 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
+    /// One matcher: a label name, an operator and a quoted value.
+    fn matcher(&mut self) -> Result<Matcher, String> {
+        let label = self.identifier();
+        if label.is_empty() {
+            return Err(format!("expected a label name at {:?}", self.rest));
+        }
+        self.skip_space();
+        let op = ["=~", "!~", "!=", "="]
+            .into_iter()
+            .find(|op| self.rest.starts_with(op))
+            .ok_or_else(|| format!("expected =, !=, =~ or !~ after {label:?}"))?;
+        self.rest = &self.rest[op.len()..];
+        self.skip_space();
+        let value = self.string()?;
+        let anchored = || {
+            Regex::new(&format!("^(?:{value})$"))
+                .map_err(|e| format!("regex {value:?} does not compile: {e}"))
+        };
+        let kind = match op {
+            "=" => MatchKind::Equal(value.clone()),
+            "!=" => MatchKind::NotEqual(value.clone()),
+            "=~" => MatchKind::Regex(anchored()?),
+            _ => MatchKind::NotRegex(anchored()?),
+        };
+        Ok(Matcher {
+            name: label.to_string(),
+            kind,
+        })
+    }
+
     fn skip_space(&mut self) {
         self.rest = self.rest.trim_start();
     }
