@@ -241,44 +241,17 @@ impl Store {
             .and_then(Value::as_str)
             .filter(|rv| !rv.is_empty())
             .map(str::to_string);
-        let change_type = match (&previous, mode) {
-            (Some(_), WriteMode::Create) => {
-                return Err(ApiError::already_exists(resource.plural(), &key.1));
-            }
-            (None, WriteMode::Update) => {
-                return Err(ApiError::not_found(resource.plural(), &key.1));
-            }
-            (None, _) => ChangeType::Added,
-            (Some(_), _) => ChangeType::Modified,
-        };
+        let change_type = change_type(previous.is_some(), mode, resource, &key.1)?;
         let meta = metadata_mut(&mut object)?;
         match &previous {
             Some(prev) => {
                 // Optimistic concurrency, as the API server does on update.
-                let current_rv = prev
-                    .pointer("/metadata/resourceVersion")
-                    .and_then(Value::as_str);
-                if mode == WriteMode::Update
-                    && expected_rv.is_some()
-                    && expected_rv.as_deref() != current_rv
-                {
+                if mode == WriteMode::Update && is_stale(expected_rv.as_deref(), prev) {
                     return Err(ApiError::conflict(resource.plural(), &key.1));
                 }
-                // Server-owned fields survive a replace whatever the client sent.
-                for field in ["uid", "creationTimestamp"] {
-                    if let Some(v) = prev.pointer(&format!("/metadata/{field}")) {
-                        meta.insert(field.to_string(), v.clone());
-                    }
-                }
+                keep_server_fields(meta, prev);
             }
-            None => {
-                let uid = new_uid(&mut inner.rng);
-                meta.insert("uid".into(), Value::String(uid));
-                meta.insert(
-                    "creationTimestamp".into(),
-                    Value::String(timestamp::now_rfc3339()),
-                );
-            }
+            None => stamp_server_fields(meta, &mut inner.rng),
         }
         inner.rv += 1;
         let rv = inner.rv;
@@ -577,6 +550,49 @@ fn scoped_namespace(resource: Resource, namespace: &str) -> String {
     } else {
         String::new()
     }
+}
+
+/// What a write of `mode` makes of an object that exists or not: 409 for creating one
+/// that exists, 404 for updating one that does not.
+fn change_type(
+    exists: bool,
+    mode: WriteMode,
+    resource: Resource,
+    name: &str,
+) -> Result<ChangeType, ApiError> {
+    match (exists, mode) {
+        (true, WriteMode::Create) => Err(ApiError::already_exists(resource.plural(), name)),
+        (false, WriteMode::Update) => Err(ApiError::not_found(resource.plural(), name)),
+        (false, _) => Ok(ChangeType::Added),
+        (true, _) => Ok(ChangeType::Modified),
+    }
+}
+
+/// True if the client expected a resourceVersion other than the stored object's.
+fn is_stale(expected_rv: Option<&str>, stored: &Value) -> bool {
+    let current_rv = stored
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str);
+    expected_rv.is_some() && expected_rv != current_rv
+}
+
+/// Server-owned fields survive a replace whatever the client sent.
+fn keep_server_fields(meta: &mut Map<String, Value>, stored: &Value) {
+    for field in ["uid", "creationTimestamp"] {
+        if let Some(v) = stored.pointer(&format!("/metadata/{field}")) {
+            meta.insert(field.to_string(), v.clone());
+        }
+    }
+}
+
+/// The server-owned fields of a new object: its uid and creation time.
+fn stamp_server_fields(meta: &mut Map<String, Value>, rng: &mut fastrand::Rng) {
+    let uid = new_uid(rng);
+    meta.insert("uid".into(), Value::String(uid));
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::String(timestamp::now_rfc3339()),
+    );
 }
 
 fn metadata_mut(object: &mut Value) -> Result<&mut Map<String, Value>, ApiError> {
