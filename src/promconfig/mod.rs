@@ -371,53 +371,61 @@ impl Loader<'_> {
                     continue;
                 }
             };
-            let at = format!("scrape_config_files: {}", file.display());
-            let text = match std::fs::read_to_string(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    self.problem(&at, &format!("cannot read: {e}"));
-                    continue;
+            self.scrape_config_file(&file);
+        }
+    }
+
+    /// The jobs of one file `scrape_config_files` matched.
+    fn scrape_config_file(&mut self, file: &Path) {
+        let at = format!("scrape_config_files: {}", file.display());
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                self.problem(&at, &format!("cannot read: {e}"));
+                return;
+            }
+        };
+        let root = match self.document(&text, file) {
+            Ok(root) => root,
+            Err(e) => {
+                self.problem(&at, &e.to_string());
+                return;
+            }
+        };
+        let file_dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+        let entries = match &root {
+            Value::Null => return,
+            Value::Mapping(map) => self.scrape_configs_in(&at, map),
+            _ => {
+                self.problem(&at, "expected a mapping");
+                return;
+            }
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            self.job(entry, &file_dir, &format!("{at}: scrape_configs[{i}]"));
+        }
+    }
+
+    /// The `scrape_configs` of a scrape config file's mapping, the only key it may hold.
+    fn scrape_configs_in(&mut self, at: &str, map: &serde_norway::Mapping) -> Vec<Value> {
+        let mut entries: &[Value] = &[];
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                (Some("scrape_configs"), Value::Sequence(items)) => entries = items,
+                (Some("scrape_configs"), Value::Null) => {}
+                (Some("scrape_configs"), _) => {
+                    self.problem(&format!("{at}: scrape_configs"), "expected a list")
                 }
-            };
-            let root = match self.document(&text, &file) {
-                Ok(root) => root,
-                Err(e) => {
-                    self.problem(&at, &e.to_string());
-                    continue;
-                }
-            };
-            let file_dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
-            let entries = match &root {
-                Value::Null => continue,
-                Value::Mapping(map) => {
-                    let mut entries: &[Value] = &[];
-                    for (key, value) in map {
-                        match (key.as_str(), value) {
-                            (Some("scrape_configs"), Value::Sequence(items)) => entries = items,
-                            (Some("scrape_configs"), Value::Null) => {}
-                            (Some("scrape_configs"), _) => {
-                                self.problem(&format!("{at}: scrape_configs"), "expected a list")
-                            }
-                            _ => self.problem(
-                                &at,
-                                &format!(
-                                    "unknown key {:?}: a scrape config file holds only \
-                                     scrape_configs",
-                                    key.as_str().unwrap_or("(not a string)")
-                                ),
-                            ),
-                        }
-                    }
-                    entries.to_vec()
-                }
-                _ => {
-                    self.problem(&at, "expected a mapping");
-                    continue;
-                }
-            };
-            for (i, entry) in entries.iter().enumerate() {
-                self.job(entry, &file_dir, &format!("{at}: scrape_configs[{i}]"));
+                _ => self.problem(
+                    at,
+                    &format!(
+                        "unknown key {:?}: a scrape config file holds only \
+                         scrape_configs",
+                        key.as_str().unwrap_or("(not a string)")
+                    ),
+                ),
             }
         }
+        entries.to_vec()
     }
 }
