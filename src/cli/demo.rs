@@ -15,9 +15,7 @@ use crate::metrics::METRICS;
 use crate::model::Role;
 use crate::promconfig::parse_config;
 use crate::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
-use crate::simulator::{
-    Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
-};
+use crate::simulator::{Churn, ChurnRates, SimulatedCluster, SimulatorConfig, StreamingLists};
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -198,13 +196,7 @@ async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJo
         seed: args.seed,
         ..SimulatorConfig::default()
     };
-    let spec = ClusterSpec {
-        seed: args.seed,
-        nodes: args.nodes,
-        pods: args.pods,
-        namespaces: args.namespaces,
-        ..ClusterSpec::default()
-    };
+    let spec = super::simulate::cluster_spec(args.seed, args.nodes, args.pods, args.namespaces);
     let sim = SimulatedCluster::start(config, &spec)
         .await
         .map_err(|e| e.to_string())?;

@@ -76,6 +76,18 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The generated cluster's shape, as `kubesd simulate` and `kubesd demo` take it from
+/// their flags; the rest as the generator's defaults.
+pub(super) fn cluster_spec(seed: u64, nodes: usize, pods: usize, namespaces: usize) -> ClusterSpec {
+    ClusterSpec {
+        seed,
+        nodes,
+        pods,
+        namespaces,
+        ..ClusterSpec::default()
+    }
+}
+
 /// Serves the generated cluster as `args` say, and writes its CA certificate.
 async fn start(args: &SimulateArgs) -> Result<SimulatedCluster, String> {
     let config = SimulatorConfig {
@@ -86,13 +98,7 @@ async fn start(args: &SimulateArgs) -> Result<SimulatedCluster, String> {
         seed: args.seed,
         ..SimulatorConfig::default()
     };
-    let spec = ClusterSpec {
-        seed: args.seed,
-        nodes: args.nodes,
-        pods: args.pods,
-        namespaces: args.namespaces,
-        ..ClusterSpec::default()
-    };
+    let spec = cluster_spec(args.seed, args.nodes, args.pods, args.namespaces);
     let running = SimulatedCluster::start(config, &spec)
         .await
         .map_err(|e| format!("{e} (serving on {})", args.listen))?;
