@@ -1085,17 +1085,23 @@ impl PageReading {
         .await?;
         parts.send(list.take_items()).await?;
         parts.drain().await?;
-        let seen = list.items_seen();
-        let (page, errors) = list.finish().map_err(bad_body)?;
-        if seen > 0 && errors.len() == seen {
-            // Not one item of the role: not a list of the role at all.
-            return Err(Failure::BadBody(format!(
-                "every one of its {seen} items was rejected, the first: {}",
-                errors[0]
-            )));
-        }
-        Ok((page, errors))
+        finish_page(list)
     }
+}
+
+/// The page a LIST body made, with the items it skipped; a body whose every item was
+/// rejected is not a list of the role at all.
+fn finish_page(list: ListDecoder) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
+    let seen = list.items_seen();
+    let (page, errors) = list.finish().map_err(bad_body)?;
+    if seen > 0 && errors.len() == seen {
+        // Not one item of the role: not a list of the role at all.
+        return Err(Failure::BadBody(format!(
+            "every one of its {seen} items was rejected, the first: {}",
+            errors[0]
+        )));
+    }
+    Ok((page, errors))
 }
 
 /// Feeds a LIST body to `list` as it arrives, sending the decoded objects to the group
