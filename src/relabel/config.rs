@@ -415,6 +415,26 @@ pub fn compile_all_with(
 }
 
 impl RelabelConfig {
+    /// `separator`, or its default.
+    fn separator_or_default(&self) -> &str {
+        self.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR)
+    }
+
+    /// `replacement`, or its default.
+    fn replacement_or_default(&self) -> &str {
+        self.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT)
+    }
+
+    /// `target_label`, or `""` when not set.
+    fn target_or_empty(&self) -> &str {
+        self.target_label.as_deref().unwrap_or("")
+    }
+
+    /// `source_labels`, or none when not set.
+    fn sources_or_empty(&self) -> &[String] {
+        self.source_labels.as_deref().unwrap_or(&[])
+    }
+
     /// [`RelabelConfig::compile_with`] in Prometheus' dialect with its legacy name
     /// checks.
     pub fn compile(&self, index: usize) -> Result<CompiledRule, RelabelError> {
@@ -442,9 +462,9 @@ impl RelabelConfig {
             problem,
         };
         let action = self.action.unwrap_or(Action::Replace);
-        let separator = self.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
-        let replacement = self.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
-        let target = self.target_label.as_deref().unwrap_or("");
+        let separator = self.separator_or_default();
+        let replacement = self.replacement_or_default();
+        let target = self.target_or_empty();
         let modulus = self.modulus.unwrap_or(0);
         let pattern = self.regex.as_deref().unwrap_or(DEFAULT_REGEX);
 
@@ -561,16 +581,14 @@ fn check_prometheus_action(
     action: Action,
     names: NameValidation,
 ) -> Result<(), FieldProblem> {
-    let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
-    let target = rule.target_label.as_deref().unwrap_or("");
     if action == Action::HashMod && rule.modulus.unwrap_or(0) == 0 {
         return Err((
             "modulus",
             "hashmod requires a modulus greater than 0".into(),
         ));
     }
-    check_prometheus_target(action, target, names)?;
-    check_prometheus_replacement(action, replacement, names)?;
+    check_prometheus_target(action, rule.target_or_empty(), names)?;
+    check_prometheus_replacement(action, rule.replacement_or_default(), names)?;
     check_prometheus_unused_fields(rule, action)
 }
 
@@ -633,9 +651,9 @@ fn check_prometheus_unused_fields(
     rule: &RelabelConfig,
     action: Action,
 ) -> Result<(), FieldProblem> {
-    let separator = rule.separator.as_deref().unwrap_or(DEFAULT_SEPARATOR);
-    let replacement = rule.replacement.as_deref().unwrap_or(DEFAULT_REPLACEMENT);
-    let target = rule.target_label.as_deref().unwrap_or("");
+    let separator = rule.separator_or_default();
+    let replacement = rule.replacement_or_default();
+    let target = rule.target_or_empty();
     let modulus = rule.modulus.unwrap_or(0);
     if matches!(action, Action::KeepEqual | Action::DropEqual) {
         // Prometheus: "requires only 'source_labels' and 'target_label'". Any regex
@@ -668,6 +686,11 @@ fn check_prometheus_unused_fields(
     Ok(())
 }
 
+/// A problem of `field` for `action`: "`what` for the ACTION action".
+fn action_problem(field: &'static str, what: &str, action: Action) -> FieldProblem {
+    (field, format!("{what} for the {action} action"))
+}
+
 /// vmagent's checks of a rule with one of its own actions (`parseRelabelConfig`), plus
 /// the label-name check kubesd makes of every name a rule writes.
 fn check_vmagent_action(
@@ -675,10 +698,9 @@ fn check_vmagent_action(
     action: Action,
     names: NameValidation,
 ) -> Result<(), FieldProblem> {
-    let sources = rule.source_labels.as_deref().unwrap_or(&[]);
-    let target = rule.target_label.as_deref().unwrap_or("");
-    let fail =
-        |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
+    let sources = rule.sources_or_empty();
+    let target = rule.target_or_empty();
+    let fail = |field, what| Err(action_problem(field, what, action));
     match action {
         Action::KeepIfEqual | Action::DropIfEqual => {
             if sources.len() < 2 {
@@ -735,10 +757,9 @@ fn check_vmagent_graphite(
     action: Action,
     names: NameValidation,
 ) -> Result<(), FieldProblem> {
-    let sources = rule.source_labels.as_deref().unwrap_or(&[]);
-    let target = rule.target_label.as_deref().unwrap_or("");
-    let fail =
-        |field: &'static str, what: &str| Err((field, format!("{what} for the {action} action")));
+    let sources = rule.sources_or_empty();
+    let target = rule.target_or_empty();
+    let fail = |field, what| Err(action_problem(field, what, action));
     if rule.graphite_match.as_deref().unwrap_or("").is_empty() {
         return fail("match", "is required");
     }
