@@ -25,11 +25,10 @@ use futures_util::{Stream, StreamExt};
 use tracing::{debug, info, warn};
 
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
-use super::machine::{Action, EventCounts, Failure, Input, Machine, Report, State, Step};
+use super::machine::{Action, EventCounts, Failure, Input, ListCaps, Machine, Report, State, Step};
 use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
-use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, WatchQuery};
+use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, ServerVersion, WatchQuery};
 use crate::config::EngineOptions;
-use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::http::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::messages::{StopWatcher, UrlId, WatcherOutput};
@@ -106,7 +105,6 @@ impl UrlWatcher {
         let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
         let o = &setup.options;
         let metrics = METRICS.api_server(&setup.endpoint.base_url);
-        let streaming = o.list_mode == ListMode::Auto;
         let machine = Machine::new(
             role,
             can_fall_back,
@@ -114,13 +112,13 @@ impl UrlWatcher {
             o.backoff_max,
             o.max_event_size,
         )
-        .with_streaming_lists(streaming)
+        .with_list_mode(o.list_mode)
+        .with_list_caps(ListCaps {
+            bytes: o.max_list_body,
+            objects: o.max_list_objects,
+        })
         .with_watch(o.watch_after_list);
-        let list_method = if streaming {
-            ListMethod::Streaming
-        } else {
-            ListMethod::List
-        };
+        let list_method = list_method(&machine);
         let credentials = Credentials::from_config(
             &setup.endpoint.http,
             setup.options.credential_plugin_timeout,
@@ -170,12 +168,17 @@ impl UrlWatcher {
         for action in actions {
             self.execute(action, ctx);
         }
+        let method = list_method(&self.machine);
+        if method != self.list_method {
+            self.set_list_method(method);
+        }
         self.send_status(ctx);
     }
 
     /// Carries out one action of the machine's.
     fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
         match action {
+            Action::ReadServerVersion => self.read_server_version(ctx),
             Action::List { continue_token } => {
                 self.status.phase = UrlPhase::Listing;
                 self.watched_since_list = false;
@@ -342,11 +345,31 @@ impl UrlWatcher {
             }
             Report::StreamingListNotServed { why } => {
                 info!(parent: &self.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
-                self.set_list_method(ListMethod::List);
             }
-            Report::SkippedInitialEvent { reason, message } => {
-                m.rejected.inc(reason);
-                warn!(parent: &self.span, "streaming LIST {url}: skipped an object ({message})");
+            Report::ListWayChosen { version, streaming } => {
+                let way = if streaming {
+                    "streaming lists"
+                } else {
+                    "LIST and WATCH"
+                };
+                match version {
+                    Some(v) => {
+                        debug!(parent: &self.span, "{url}: API server {v}: listing with {way}")
+                    }
+                    None => {
+                        debug!(parent: &self.span, "{url}: the API server's version could not be read: listing with {way}")
+                    }
+                }
+            }
+            Report::SkippedInitialEvents {
+                counts,
+                total,
+                first,
+            } => {
+                for (reason, n) in counts {
+                    m.rejected.add(reason, n);
+                }
+                warn!(parent: &self.span, "streaming LIST {url}: skipped {total} objects that could not be read (the first: {first})");
             }
             problem => return Some(problem),
         }
@@ -402,7 +425,8 @@ impl UrlWatcher {
             | Report::Healthy
             | Report::Rewatching
             | Report::StreamingListNotServed { .. }
-            | Report::SkippedInitialEvent { .. } => return None,
+            | Report::ListWayChosen { .. }
+            | Report::SkippedInitialEvents { .. } => return None,
         };
         Some(found)
     }
@@ -605,12 +629,13 @@ impl UrlWatcher {
                 max_depth: o.max_json_depth,
             },
             max_body: o.max_list_body,
+            max_objects: o.max_list_objects,
             body_timeout: o.list_body_timeout,
             progress_deadline: o.watch_stall_timeout,
         };
         let fut = async move {
             let sent = requests.send(url, &mut attempt).await;
-            (page.read(sent).await, attempt)
+            (page.read(sent, &mut attempt.objects).await, attempt)
         };
         ctx.spawn(fut.into_actor(self).map(|(result, attempt), act, ctx| {
             act.list_attempt = attempt;
@@ -637,6 +662,27 @@ impl UrlWatcher {
             }
             Err(failure) => self.feed(Input::ListFailed(failure), ctx),
         }
+    }
+
+    /// Asks the API server's `/version` (how `ListMode::Auto` chooses the way of
+    /// listing); whatever goes wrong, the machine hears `None` and lists with LIST.
+    fn read_server_version(&mut self, ctx: &mut Context<Self>) {
+        let req = match self.request("/version") {
+            Ok(req) => req.insert_header((ACCEPT, "application/json")),
+            Err(_) => return self.feed(Input::ServerVersion(None), ctx),
+        };
+        let timeout = self.setup.options.request_timeout.min(VERSION_TIMEOUT);
+        let read = async move {
+            let mut resp = req.timeout(timeout).send().await.ok()?;
+            if !resp.status().is_success() {
+                return None;
+            }
+            let body = resp.body().limit(64 * 1024).await.ok()?;
+            ServerVersion::parse(&body)
+        };
+        ctx.spawn(read.into_actor(self).map(|version, act, ctx| {
+            act.feed(Input::ServerVersion(version), ctx);
+        }));
     }
 
     /// Opens a watch from `resource_version`; with `initial_events`, a streaming list.
@@ -782,7 +828,8 @@ impl UrlWatcher {
                     clock.progress = (lines_done, now);
                 }
                 let quiet = now.duration_since(clock.progress.1) >= o.watch_stall_timeout;
-                return (quiet || now >= clock.due).then_some(Input::InitialEventsOverdue);
+                return (quiet || now >= clock.due)
+                    .then_some(Input::InitialEventsOverdue { quiet });
             }
             if now >= open.expires {
                 Some(Input::WatchExpired)
@@ -825,6 +872,19 @@ struct InitialEventsClock {
     due: Instant,
     /// Lines completed when last counted, and when that count last changed.
     progress: (u64, Instant),
+}
+
+/// How long the `/version` read may take: the server's version only chooses between
+/// two ways that both work, so a slow answer is not waited for long.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How a machine lists now, as `kubesd_list_mode_watchers` counts it.
+fn list_method(machine: &Machine) -> ListMethod {
+    if machine.streaming_lists() {
+        ListMethod::Streaming
+    } else {
+        ListMethod::List
+    }
 }
 
 /// Adds a watch batch's events to the role's counters.
@@ -1029,6 +1089,8 @@ struct PageReading {
     role: Role,
     limits: ListLimits,
     max_body: usize,
+    /// The most items the attempt's pages may bring (`max_list_objects`).
+    max_objects: usize,
     body_timeout: Duration,
     progress_deadline: Duration,
 }
@@ -1037,9 +1099,11 @@ impl PageReading {
     /// Reads the page `sent` answered: its objects go to the group in parts as they are
     /// decoded; the page's resourceVersion, continue token and skipped items are the
     /// result.
+    /// `objects` counts the attempt's items, this page's added.
     async fn read(
         self,
         sent: Result<Sent, Failure>,
+        objects: &mut usize,
     ) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
         let PageReading {
             mut parts,
@@ -1047,6 +1111,7 @@ impl PageReading {
             role,
             limits,
             max_body,
+            max_objects,
             body_timeout,
             progress_deadline,
         } = self;
@@ -1075,30 +1140,29 @@ impl PageReading {
         let encoding = response_encoding(&resp)?;
         metrics.role(role).responses.inc(encoding_metric(encoding));
         let mut list = ListDecoder::new(encoding, role, limits);
-        decode_body(
-            &mut resp,
-            &mut list,
-            &mut parts,
-            max_body,
-            progress_deadline,
-        )
-        .await?;
+        let caps = ListCaps {
+            bytes: max_body,
+            objects: max_objects.saturating_sub(*objects),
+        };
+        decode_body(&mut resp, &mut list, &mut parts, caps, progress_deadline).await?;
+        *objects += list.items_seen();
         parts.send(list.take_items()).await?;
         parts.drain().await?;
         finish_page(list)
     }
 }
 
-/// The page a LIST body made, with the items it skipped; a body whose every item was
-/// rejected is not a list of the role at all.
+/// The page a LIST body made, with the items it skipped; a body whose items were
+/// mostly rejected (more of them than were accepted) is not a list of the role.
 fn finish_page(list: ListDecoder) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
     let seen = list.items_seen();
     let (page, errors) = list.finish().map_err(bad_body)?;
-    if seen > 0 && errors.len() == seen {
-        // Not one item of the role: not a list of the role at all.
+    if let Some(first) = errors.first()
+        && errors.len() * 2 > seen
+    {
         return Err(Failure::BadBody(format!(
-            "every one of its {seen} items was rejected, the first: {}",
-            errors[0]
+            "{} of its {seen} items were rejected, the first: {first}",
+            errors.len()
         )));
     }
     Ok((page, errors))
@@ -1106,12 +1170,12 @@ fn finish_page(list: ListDecoder) -> Result<(crate::watch::ListPage, Vec<DecodeE
 
 /// Feeds a LIST body to `list` as it arrives, sending the decoded objects to the group
 /// in parts. A body must find its next item within `progress_deadline`: one that sends
-/// part of an item and stops, or drips it, is cut.
+/// part of an item and stops, or drips it, is cut; one over `caps` is refused.
 async fn decode_body<S>(
     body: &mut S,
     list: &mut ListDecoder,
     parts: &mut ListParts,
-    max_body: usize,
+    caps: ListCaps,
     progress_deadline: Duration,
 ) -> Result<(), Failure>
 where
@@ -1128,12 +1192,19 @@ where
         };
         let chunk = chunk.map_err(|e| Failure::Transport(format!("reading the body: {e}")))?;
         received += chunk.len();
-        if received > max_body {
+        if received > caps.bytes {
             return Err(Failure::BadBody(format!(
-                "the body exceeds the limit of {max_body} bytes (max_list_body)"
+                "the body exceeds the limit of {} bytes (max_list_body)",
+                caps.bytes
             )));
         }
         list.push(&chunk).map_err(bad_body)?;
+        if list.items_seen() > caps.objects {
+            return Err(Failure::BadBody(format!(
+                "its items passed max_list_objects ({} more were allowed in this page)",
+                caps.objects
+            )));
+        }
         if list.items_seen() != progress.0 {
             progress = (list.items_seen(), Instant::now());
         }

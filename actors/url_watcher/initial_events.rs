@@ -13,10 +13,16 @@
 //! taken for that; an `ERROR` after initial events began is a passing failure, retried.
 //! (A server that sends nothing, or ends the stream before the bookmark, is told by
 //! the machine from the stream's end or the deadline.)
+//!
+//! An undecodable initial event is skipped, as a LIST skips a bad item, and counted in
+//! the attempt's [`Tally`]; [`MAX_UNDECODABLE_IN_A_ROW`] of them in a row end the
+//! attempt ([`InitialOutcome::Undecodable`]), so a stream of nothing readable is not
+//! held open until its deadline.
 
 use arcstr::ArcStr;
 
 use crate::error::DecodeError;
+use crate::metrics::RejectReason;
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
 use crate::watch::{Status, WatchEvent, decode_event_in, frame_event};
@@ -31,6 +37,56 @@ pub enum InitialOutcome {
     NotServed(String),
     /// An `ERROR` event ended the stream.
     Error(Status),
+    /// [`MAX_UNDECODABLE_IN_A_ROW`] events in a row could not be decoded.
+    Undecodable,
+}
+
+/// How many undecodable initial events in a row end a streaming list: enough that a
+/// few bad objects among good ones are skipped (as a LIST skips them), few enough that
+/// a stream of nothing readable is cut at once instead of at its deadline.
+pub const MAX_UNDECODABLE_IN_A_ROW: usize = 16;
+
+/// What one streaming-list attempt has brought so far: the counts its bounds (bytes,
+/// objects, the share of bad events) are checked against, and its skipped events,
+/// reported once when the attempt ends.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Bytes of the stream read.
+    pub bytes: usize,
+    /// Initial events accepted.
+    pub accepted: usize,
+    /// Initial events skipped, by why.
+    pub skipped: Vec<(RejectReason, u64)>,
+    /// How many were skipped.
+    pub skipped_total: usize,
+    /// The first skipped event's error, in words.
+    pub first_skip: Option<String>,
+    /// Undecodable events since the last one accepted.
+    pub in_a_row: usize,
+}
+
+impl Tally {
+    /// Counts one skipped event.
+    pub fn skip(&mut self, e: &DecodeError) {
+        let reason = e.reason();
+        match self.skipped.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => self.skipped.push((reason, 1)),
+        }
+        self.skipped_total += 1;
+        self.first_skip.get_or_insert_with(|| e.to_string());
+    }
+
+    /// Events of the attempt so far, accepted or not.
+    pub fn events(&self) -> usize {
+        self.accepted + self.skipped_total
+    }
+
+    /// More were skipped than accepted: not a list of the role, refused whole as a
+    /// LIST is.
+    pub fn mostly_rejected(&self) -> bool {
+        self.skipped_total > self.accepted
+    }
 }
 
 /// Collects the initial events of a streaming list from its lines, in order.
@@ -47,14 +103,23 @@ pub struct InitialEvents {
     /// The events that came after the initial-events-end bookmark, framed again as
     /// the stream carried them: the first watch events.
     pub after: Vec<u8>,
+    /// Undecodable events since the last one accepted, earlier batches included.
+    pub in_a_row: usize,
     /// An event came before this one (in this batch or an earlier one).
     began: bool,
 }
 
 impl InitialEvents {
-    /// A collector for `role`, from a stream in `encoding`, continuing from `items`;
-    /// `began` when events came before (in earlier batches).
-    pub fn new(role: Role, encoding: Encoding, items: Vec<Object>, began: bool) -> InitialEvents {
+    /// A collector for `role`, from a stream in `encoding`, continuing from `items`
+    /// and the attempt's `in_a_row` undecodable events; `began` when events came
+    /// before (in earlier batches).
+    pub fn new(
+        role: Role,
+        encoding: Encoding,
+        items: Vec<Object>,
+        began: bool,
+        in_a_row: usize,
+    ) -> InitialEvents {
         InitialEvents {
             role,
             encoding,
@@ -63,7 +128,21 @@ impl InitialEvents {
             skipped: Vec::new(),
             outcome: None,
             after: Vec::new(),
+            in_a_row,
         }
+    }
+
+    /// The lines so far ended the attempt before its bookmark: what follows is not
+    /// read.
+    pub fn ended_early(&self) -> bool {
+        matches!(
+            self.outcome,
+            Some(
+                InitialOutcome::NotServed(_)
+                    | InitialOutcome::Error(_)
+                    | InitialOutcome::Undecodable
+            )
+        )
     }
 
     /// Takes one line of the stream.
@@ -81,9 +160,14 @@ impl InitialEvents {
             Ok(event) => event,
             Err(e) => {
                 self.skipped.push(e);
+                self.in_a_row += 1;
+                if self.in_a_row >= MAX_UNDECODABLE_IN_A_ROW {
+                    self.outcome = Some(InitialOutcome::Undecodable);
+                }
                 return;
             }
         };
+        self.in_a_row = 0;
         self.outcome = match event {
             WatchEvent::Added(object) => {
                 self.items.push(object);

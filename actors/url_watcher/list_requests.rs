@@ -24,6 +24,8 @@ pub struct ListAttempt {
     pub requests: usize,
     /// Every URL asked for, in order.
     pub urls: Vec<String>,
+    /// Items its pages brought so far, held to `max_list_objects`.
+    pub objects: usize,
 }
 
 /// Sends the requests of LIST attempts: one awc client that does not follow

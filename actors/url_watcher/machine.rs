@@ -15,12 +15,19 @@
 //!          BackingOff{then: Relist(reason) | Rewatch(rv)} ◀── any other problem
 //! ```
 //!
-//! With streaming lists on (`EngineOptions::list_mode`), `Listing` is replaced by
+//! With streaming lists ([`ListWay::Stream`]), `Listing` is replaced by
 //! `StreamingList`: a watch with `sendInitialEvents=true` whose `ADDED` events are the
 //! list, up to the bookmark annotated `k8s.io/initial-events-end`; from there the same
-//! stream is `Watching`. A server that refuses such a watch (400, 403, 422), ignores
-//! it, or ends it before that bookmark turns streaming lists off for this URL for
-//! good, and the URL is listed with LIST at once ([`Report::StreamingListNotServed`]).
+//! stream is `Watching`. Which way a URL lists is the machine's [`ListWay`]: with
+//! `ListMode::Auto` it is chosen from the server's version (`ReadingVersion` first).
+//! A server that shows it does not serve streaming lists (it refuses one with 400, 403
+//! or 422, ignores `sendInitialEvents`, ends the stream at once, or answers an old
+//! etcd's 500 as its first event) turns them off for this URL for good, and the URL is
+//! listed with LIST at once ([`Report::StreamingListNotServed`]). Any other failure of
+//! a streaming list (an `ERROR` event, a 4xx or 5xx, a cut, a stall, undecodable or
+//! mostly rejected events, a bound reached) ends the attempt like a failed LIST, and
+//! the next attempt is a LIST ([`ListWay::ListForNow`]); streaming lists are tried
+//! again once a watch has been healthy. Making progress matters more than the way.
 //!
 //! One backoff paces every retry, relists included, and starts over only once a watch
 //! has been healthy ([`Input::Healthy`]); so a server that fails in any lasting way
@@ -32,22 +39,49 @@ use std::time::Duration;
 use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff as _;
 
+use crate::api::ServerVersion;
+use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
 use crate::proto::Encoding;
 use crate::watch::{EventFraming, EventType, ListPage, Status, WatchEvent, decode_event_in};
 
-use super::initial_events::{InitialEvents, InitialOutcome};
+use super::initial_events::{InitialEvents, InitialOutcome, MAX_UNDECODABLE_IN_A_ROW, Tally};
 
 /// How many objects of a streaming list's initial events go to the group in one
 /// [`Action::ListPart`]: as a LIST's parts, enough to amortise a message, few enough
 /// that the group labels while the stream still arrives.
 const STREAM_PART_OBJECTS: usize = 256;
 
+/// How the machine makes its next list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListWay {
+    /// Not chosen yet: `ListMode::Auto` waits for the server's version.
+    Undecided,
+    /// Streaming lists.
+    Stream,
+    /// LIST, because the last streaming list failed; streaming lists again once a
+    /// watch has been healthy.
+    ListForNow,
+    /// LIST for good: chosen, or the server showed it does not serve streaming lists.
+    List,
+}
+
+/// The bounds of one list attempt, a LIST's or a streaming list's.
+#[derive(Clone, Copy, Debug)]
+pub struct ListCaps {
+    /// The most bytes a streaming list's initial events may take (`max_list_body`).
+    pub bytes: usize,
+    /// The most objects (`max_list_objects`).
+    pub objects: usize,
+}
+
 /// Where the watcher is in the list/watch protocol; each state holds what it needs.
 #[derive(Debug)]
 pub enum State {
+    /// Asking the API server's `/version`, to choose how to list (`ListMode::Auto`).
+    ReadingVersion,
     /// Fetching LIST pages. `items` holds the objects of the pages so far that the
     /// actor did not already hand to the group as parts; either way the group applies
     /// a relist only when it is complete.
@@ -71,6 +105,8 @@ pub enum State {
         items: Vec<Object>,
         /// The attempt's first part went to the group.
         first_sent: bool,
+        /// What the attempt has brought so far, against its bounds.
+        tally: Tally,
     },
     /// A WATCH is open, or being opened, from `resource_version`, which advances with
     /// every event accepted.
@@ -137,6 +173,8 @@ pub enum Failure {
 pub enum Input<'a> {
     /// The watcher starts.
     Start,
+    /// The API server's version was read (`None`: it could not be).
+    ServerVersion(Option<ServerVersion>),
     /// A LIST page arrived whole and decoded.
     ListPage(ListPage),
     /// A LIST request failed.
@@ -159,10 +197,14 @@ pub enum Input<'a> {
     WatchExpired,
     /// The backoff delay is over.
     BackoffElapsed,
-    /// A streaming list has no initial-events-end bookmark after `list_body_timeout`,
-    /// or nothing more arrived for `watch_stall_timeout`: the server ignored
-    /// `sendInitialEvents` (a plain watch of nothing, or of objects without changes).
-    InitialEventsOverdue,
+    /// A streaming list has no initial-events-end bookmark: nothing more arrived for
+    /// `watch_stall_timeout` (`quiet`: the server ignored `sendInitialEvents`, a plain
+    /// watch of nothing, or of objects without changes), or events still come after
+    /// `list_body_timeout` (a failure of the attempt).
+    InitialEventsOverdue {
+        /// Nothing arrived for `watch_stall_timeout`.
+        quiet: bool,
+    },
     /// Time for the periodic safety-net relist (see `EngineOptions::relist_interval`).
     Resync,
 }
@@ -170,6 +212,8 @@ pub enum Input<'a> {
 /// What to do, returned by [`Machine::on`], in order.
 #[derive(Debug, PartialEq)]
 pub enum Action {
+    /// Ask the API server's `/version`; feed [`Input::ServerVersion`].
+    ReadServerVersion,
     /// Request a LIST page (`None`: the first).
     List {
         /// The continue token of the next page.
@@ -235,13 +279,22 @@ pub enum Report {
         /// How it showed, in words.
         why: String,
     },
-    /// An initial event of a streaming list could not be decoded: skipped, as a LIST
-    /// skips its bad items.
-    SkippedInitialEvent {
-        /// Why.
-        reason: RejectReason,
-        /// What was wrong, in words.
-        message: String,
+    /// The way of listing was chosen from the server's version (`ListMode::Auto`).
+    ListWayChosen {
+        /// The version read, if it could be.
+        version: Option<ServerVersion>,
+        /// Streaming lists (else LIST).
+        streaming: bool,
+    },
+    /// Initial events of a streaming list that could not be decoded: skipped, as a
+    /// LIST skips its bad items. Reported once per attempt, when it ends.
+    SkippedInitialEvents {
+        /// How many, by why.
+        counts: Vec<(RejectReason, u64)>,
+        /// How many in all.
+        total: usize,
+        /// The first one's error, in words.
+        first: String,
     },
     /// A 410 Gone was met (as status or `ERROR` event).
     Gone {
@@ -398,9 +451,10 @@ pub struct Machine {
     gone_since_healthy: bool,
     /// 401 and 403 answers in a row since the last healthy watch.
     denied_in_a_row: u32,
-    /// Lists are streamed; false with LIST only, or once the server showed it does
-    /// not serve streaming lists.
-    streaming: bool,
+    /// How the next list is made.
+    lists: ListWay,
+    /// The bounds of a list attempt.
+    caps: ListCaps,
     /// The last resourceVersion watched from, where a streaming relist starts (empty
     /// after a 410, and before the first list).
     last_rv: ArcStr,
@@ -432,7 +486,11 @@ impl Machine {
             fell_back: false,
             gone_since_healthy: false,
             denied_in_a_row: 0,
-            streaming: false,
+            lists: ListWay::List,
+            caps: ListCaps {
+                bytes: usize::MAX,
+                objects: usize::MAX,
+            },
             last_rv: ArcStr::default(),
             watch_after_list: true,
         }
@@ -441,7 +499,23 @@ impl Machine {
     /// Lists with streaming lists (`true`) until the server shows it does not serve
     /// them, or with LIST only.
     pub fn with_streaming_lists(mut self, on: bool) -> Machine {
-        self.streaming = on;
+        self.lists = if on { ListWay::Stream } else { ListWay::List };
+        self
+    }
+
+    /// Lists as `mode` says: `Auto` reads the server's version first.
+    pub fn with_list_mode(mut self, mode: ListMode) -> Machine {
+        self.lists = match mode {
+            ListMode::Auto => ListWay::Undecided,
+            ListMode::List => ListWay::List,
+            ListMode::Stream => ListWay::Stream,
+        };
+        self
+    }
+
+    /// Holds every list attempt to `caps`.
+    pub fn with_list_caps(mut self, caps: ListCaps) -> Machine {
+        self.caps = caps;
         self
     }
 
@@ -455,7 +529,12 @@ impl Machine {
 
     /// Whether lists are streamed now.
     pub fn streaming_lists(&self) -> bool {
-        self.streaming
+        self.lists == ListWay::Stream
+    }
+
+    /// How the next list is made.
+    pub fn list_way(&self) -> ListWay {
+        self.lists
     }
 
     /// The encoding of the watch response about to stream, from its `Content-Type`:
@@ -500,7 +579,8 @@ impl Machine {
     pub fn on(&mut self, input: Input<'_>) -> Vec<Action> {
         let mut out = Vec::new();
         match input {
-            Input::Start => self.relist(RelistReason::Initial, &mut out),
+            Input::Start => self.on_start(&mut out),
+            Input::ServerVersion(version) => self.on_server_version(version, &mut out),
             Input::ListPage(page) => self.on_list_page(page, &mut out),
             Input::ListFailed(failure) => self.on_list_failed(failure, &mut out),
             Input::WatchFailed(failure) => self.on_watch_failed(failure, &mut out),
@@ -509,7 +589,9 @@ impl Machine {
             Input::StreamBroken(why) => self.on_stream_broken(why, &mut out),
             Input::Healthy => self.on_healthy(&mut out),
             Input::Stalled => self.on_stalled(&mut out),
-            Input::InitialEventsOverdue => self.on_initial_events_overdue(&mut out),
+            Input::InitialEventsOverdue { quiet } => {
+                self.on_initial_events_overdue(quiet, &mut out)
+            }
             Input::WatchExpired => self.on_watch_expired(&mut out),
             Input::Resync => self.on_resync(&mut out),
             Input::BackoffElapsed => self.on_backoff_elapsed(&mut out),
@@ -517,20 +599,70 @@ impl Machine {
         out
     }
 
-    /// The open stream broke: a streaming list is retried from a relist, a watch
-    /// is resumed from its resourceVersion.
+    /// The watcher starts: it lists, once it knows how.
+    fn on_start(&mut self, out: &mut Vec<Action>) {
+        if self.lists == ListWay::Undecided {
+            self.enter(State::ReadingVersion, out);
+            out.push(Action::ReadServerVersion);
+        } else {
+            self.relist(RelistReason::Initial, out);
+        }
+    }
+
+    /// The server's version is known (or cannot be): `ListMode::Auto` chooses how to
+    /// list from it, and the first list starts.
+    fn on_server_version(&mut self, version: Option<ServerVersion>, out: &mut Vec<Action>) {
+        if !matches!(self.state, State::ReadingVersion) {
+            return;
+        }
+        let streaming = ListMode::Auto.streams_on(version);
+        self.lists = if streaming {
+            ListWay::Stream
+        } else {
+            ListWay::List
+        };
+        out.push(Action::Report(Report::ListWayChosen { version, streaming }));
+        self.relist(RelistReason::Initial, out);
+    }
+
+    /// Enters `state`. Leaving a streaming list reports the events it skipped, once
+    /// for the attempt.
+    fn enter(&mut self, state: State, out: &mut Vec<Action>) {
+        let left = std::mem::replace(&mut self.state, state);
+        if let State::StreamingList { tally, .. } = left
+            && let Some(first) = tally.first_skip
+        {
+            out.push(Action::Report(Report::SkippedInitialEvents {
+                counts: tally.skipped,
+                total: tally.skipped_total,
+                first,
+            }));
+        }
+    }
+
+    /// A streaming list failed in a way that says nothing of whether the server serves
+    /// them: what it sent is dropped, and the next attempt, after the backoff, is a
+    /// LIST. (The stream is closed by whoever saw the failure.)
+    fn streaming_list_failed(&mut self, reason: RequestError, why: String, out: &mut Vec<Action>) {
+        out.push(Action::AbandonList);
+        self.list_for_now();
+        let then = Next::Relist(RelistReason::Retry);
+        self.fail(Step::StreamingList, reason, why, then, out);
+    }
+
+    /// The next list is a LIST, if lists are streamed now.
+    fn list_for_now(&mut self) {
+        if self.lists == ListWay::Stream {
+            self.lists = ListWay::ListForNow;
+        }
+    }
+
+    /// The open stream broke: a streaming list's attempt failed, a watch is resumed
+    /// from its resourceVersion.
     fn on_stream_broken(&mut self, why: String, out: &mut Vec<Action>) {
         if self.is_streaming_list() {
-            out.push(Action::AbandonList);
-            let then = Next::Relist(RelistReason::Retry);
             let why = format!("the stream broke before its initial-events-end bookmark: {why}");
-            self.fail(
-                Step::StreamingList,
-                RequestError::Connection,
-                why,
-                then,
-                out,
-            );
+            self.streaming_list_failed(RequestError::Connection, why, out);
         } else if let Some(rv) = self.watching_from() {
             self.fail(
                 Step::Watch,
@@ -549,6 +681,10 @@ impl Machine {
         {
             *healthy = true;
             self.delays.reset();
+            if self.lists == ListWay::ListForNow {
+                // A sync cycle went well: the next list may stream again.
+                self.lists = ListWay::Stream;
+            }
             self.gone_since_healthy = false;
             self.denied_in_a_row = 0;
             out.push(Action::Report(Report::Healthy));
@@ -556,11 +692,12 @@ impl Machine {
     }
 
     /// Nothing came on the stream for too long: it is closed and retried after a
-    /// back-off, as a relist for a streaming list, as a rewatch for a watch.
+    /// back-off, as a relist (a LIST) for a streaming list, as a rewatch for a watch.
     fn on_stalled(&mut self, out: &mut Vec<Action>) {
         if self.is_streaming_list() {
             out.push(Action::CloseStream);
             out.push(Action::AbandonList);
+            self.list_for_now();
             let report = |retry_in| {
                 Some(Report::Stalled {
                     reason: StallReason::List,
@@ -580,14 +717,20 @@ impl Machine {
         }
     }
 
-    /// A streaming list's initial-events-end bookmark did not come in time: the
-    /// machine falls back to paged lists.
-    fn on_initial_events_overdue(&mut self, out: &mut Vec<Action>) {
-        if self.is_streaming_list() {
-            out.push(Action::CloseStream);
-            let why = "no initial-events-end bookmark came: nothing for \
-                       watch_stall_timeout, or not within list_body_timeout";
+    /// A streaming list's initial-events-end bookmark did not come in time. Silence
+    /// means the server ignored `sendInitialEvents`: LIST for good. Events still coming
+    /// past `list_body_timeout` are a failed attempt: the next one is a LIST.
+    fn on_initial_events_overdue(&mut self, quiet: bool, out: &mut Vec<Action>) {
+        if !self.is_streaming_list() {
+            return;
+        }
+        out.push(Action::CloseStream);
+        if quiet {
+            let why = "no initial-events-end bookmark came: nothing for watch_stall_timeout";
             self.fall_back_to_list(why.into(), out);
+        } else {
+            let why = "no initial-events-end bookmark came within list_body_timeout".into();
+            self.streaming_list_failed(RequestError::BadBody, why, out);
         }
     }
 
@@ -613,7 +756,10 @@ impl Machine {
                     *then = Next::Relist(RelistReason::Resync);
                 }
             }
-            State::Listing { .. } | State::StreamingList { .. } | State::Listed => {}
+            State::ReadingVersion
+            | State::Listing { .. }
+            | State::StreamingList { .. }
+            | State::Listed => {}
         }
     }
 
@@ -652,22 +798,25 @@ impl Machine {
         self.remember_rv();
         self.lines.clear();
         out.push(Action::Report(Report::Relisting(reason)));
-        if self.streaming {
-            self.state = State::StreamingList {
+        if self.lists == ListWay::Stream {
+            let state = State::StreamingList {
                 reason,
                 items: Vec::new(),
                 first_sent: false,
+                tally: Tally::default(),
             };
+            self.enter(state, out);
             out.push(Action::StreamList {
                 resource_version: self.last_rv.clone(),
             });
             return;
         }
-        self.state = State::Listing {
+        let state = State::Listing {
             reason,
             items: Vec::new(),
             tokens: Vec::new(),
         };
+        self.enter(state, out);
         out.push(Action::List {
             continue_token: None,
         });
@@ -675,7 +824,7 @@ impl Machine {
 
     /// The server does not serve streaming lists: LIST from now on, at once.
     fn fall_back_to_list(&mut self, why: String, out: &mut Vec<Action>) {
-        self.streaming = false;
+        self.lists = ListWay::List;
         out.push(Action::AbandonList);
         out.push(Action::Report(Report::StreamingListNotServed { why }));
         self.relist(RelistReason::FallBack, out);
@@ -683,10 +832,11 @@ impl Machine {
 
     fn watch(&mut self, resource_version: ArcStr, out: &mut Vec<Action>) {
         self.lines.clear();
-        self.state = State::Watching {
+        let state = State::Watching {
             resource_version: resource_version.clone(),
             healthy: false,
         };
+        self.enter(state, out);
         out.push(Action::Watch { resource_version });
     }
 
@@ -703,7 +853,7 @@ impl Machine {
         let delay = retry_after.map_or(delay, |asked| delay.max(asked.min(self.delays.max)));
         self.remember_rv();
         self.lines.clear();
-        self.state = State::BackingOff { then };
+        self.enter(State::BackingOff { then }, out);
         if let Some(report) = report(delay) {
             out.push(Action::Report(report));
         }
@@ -762,9 +912,10 @@ impl Machine {
     fn gone(&mut self, step: Step, message: String, out: &mut Vec<Action>) {
         // Nothing is kept of the expired resourceVersion: a streaming relist starts
         // from the current state.
-        self.state = State::BackingOff {
+        let state = State::BackingOff {
             then: Next::Relist(RelistReason::Gone),
         };
+        self.enter(state, out);
         self.last_rv = ArcStr::default();
         let repeated = self.gone_since_healthy;
         self.gone_since_healthy = true;
@@ -808,7 +959,7 @@ impl Machine {
             return;
         }
         if !self.watch_after_list {
-            self.state = State::Listed;
+            self.enter(State::Listed, out);
             return;
         }
         self.watch(page.resource_version, out);
@@ -880,7 +1031,8 @@ impl Machine {
     }
 
     /// A streaming list's request failed: a refusal (400, 403, 422) means the server
-    /// does not serve streaming lists; anything else is retried as a LIST would be.
+    /// does not serve streaming lists; after anything else the next attempt is a LIST,
+    /// at once after a first 410 as after any 410, else after the backoff.
     fn on_streaming_list_failed(&mut self, failure: Failure, out: &mut Vec<Action>) {
         if let Failure::Status {
             code: code @ (400 | 403 | 422),
@@ -894,6 +1046,7 @@ impl Machine {
         if matches!(failure, Failure::Status { code: 404, .. }) && self.other_version(out) {
             return;
         }
+        self.list_for_now();
         let then = Next::Relist(RelistReason::Retry);
         self.stream_failed(Step::StreamingList, failure, then, out);
     }
@@ -937,9 +1090,15 @@ impl Machine {
     }
 
     fn on_stream_ended(&mut self, out: &mut Vec<Action>) {
-        if self.is_streaming_list() {
+        if let State::StreamingList { tally, .. } = &self.state {
+            if tally.bytes == 0 {
+                // Ended at once, with nothing: a server that does not serve them.
+                let why = "the server ended the stream at once, with no event";
+                return self.fall_back_to_list(why.into(), out);
+            }
+            // Ended part way: as a cut, a passing failure.
             let why = "the server ended the stream before the initial-events-end bookmark";
-            return self.fall_back_to_list(why.into(), out);
+            return self.streaming_list_failed(RequestError::Connection, why.into(), out);
         }
         let State::Watching {
             resource_version,
@@ -970,45 +1129,70 @@ impl Machine {
     /// in parts), up to the initial-events-end bookmark, after which the stream is a
     /// watch.
     fn on_initial_chunks(&mut self, chunks: &[bytes::Bytes], out: &mut Vec<Action>) {
+        let role = self.role;
+        let encoding = self.lines.encoding();
+        let caps = self.caps;
         let State::StreamingList {
-            items, first_sent, ..
+            items,
+            first_sent,
+            tally,
+            ..
         } = &mut self.state
         else {
             return;
         };
+        tally.bytes = chunks.iter().fold(tally.bytes, |sum, c| sum + c.len());
+        if tally.bytes > caps.bytes {
+            let why = format!(
+                "its initial events passed {} bytes (max_list_body)",
+                caps.bytes
+            );
+            return self.initial_events_refused(RequestError::BadBody, why, out);
+        }
+        let held = items.len();
         let mut initial = InitialEvents::new(
-            self.role,
-            self.lines.encoding(),
+            role,
+            encoding,
             std::mem::take(items),
             *first_sent,
+            tally.in_a_row,
         );
         let mut pushed = Ok(());
         for bytes in chunks {
             pushed = self.lines.push(bytes, |line| initial.line(line));
-            let ended_badly = matches!(
-                initial.outcome,
-                Some(InitialOutcome::NotServed(_) | InitialOutcome::Error(_))
-            );
-            if pushed.is_err() || ended_badly {
+            if pushed.is_err() || initial.ended_early() {
                 break;
             }
         }
+        tally.in_a_row = initial.in_a_row;
+        tally.accepted += initial.items.len() - held;
         for e in initial.skipped.drain(..) {
-            out.push(Action::Report(Report::SkippedInitialEvent {
-                reason: e.reason(),
-                message: e.to_string(),
-            }));
+            tally.skip(&e);
         }
+        let events = tally.events();
         if let Err(too_long) = pushed {
             out.push(Action::CloseStream);
             out.push(Action::AbandonList);
+            self.list_for_now();
             let e = DecodeError::TooLarge {
-                role: self.role,
+                role,
                 limit: too_long.limit,
             };
-            self.relist_after_bad_event(&e, out);
-            return;
+            return self.relist_after_bad_event(&e, out);
         }
+        if events > caps.objects {
+            let why = format!(
+                "its initial events passed {} objects (max_list_objects)",
+                caps.objects
+            );
+            return self.initial_events_refused(RequestError::BadBody, why, out);
+        }
+        self.settle_initial(initial, out);
+    }
+
+    /// What the initial events of a batch came to: kept so far, the list complete, or
+    /// the attempt over.
+    fn settle_initial(&mut self, initial: InitialEvents, out: &mut Vec<Action>) {
         match initial.outcome {
             None => self.keep_initial(initial.items, out),
             Some(InitialOutcome::Ended(rv)) => {
@@ -1018,26 +1202,33 @@ impl Machine {
                 out.push(Action::CloseStream);
                 self.fall_back_to_list(why, out);
             }
-            Some(InitialOutcome::Error(status)) => {
+            Some(InitialOutcome::Undecodable) => {
+                let why = format!(
+                    "{} initial events in a row could not be decoded",
+                    MAX_UNDECODABLE_IN_A_ROW
+                );
+                self.initial_events_refused(RequestError::BadBody, why, out);
+            }
+            Some(InitialOutcome::Error(status)) if status.is_gone() => {
                 out.push(Action::CloseStream);
                 out.push(Action::AbandonList);
-                if status.is_gone() {
-                    return self.gone(Step::StreamingList, status.message, out);
-                }
+                self.list_for_now();
+                self.gone(Step::StreamingList, status.message, out);
+            }
+            Some(InitialOutcome::Error(status)) => {
                 let why = format!(
                     "the server ended the stream with an error: {}",
                     status_text(&status)
                 );
-                let then = Next::Relist(RelistReason::Retry);
-                self.fail(
-                    Step::StreamingList,
-                    RequestError::ErrorEvent,
-                    why,
-                    then,
-                    out,
-                );
+                self.initial_events_refused(RequestError::ErrorEvent, why, out);
             }
         }
+    }
+
+    /// Ends a streaming list whose stream is still open as a failed attempt.
+    fn initial_events_refused(&mut self, reason: RequestError, why: String, out: &mut Vec<Action>) {
+        out.push(Action::CloseStream);
+        self.streaming_list_failed(reason, why, out);
     }
 
     /// Keeps the initial events so far, handing a part to the group when there are
@@ -1066,10 +1257,22 @@ impl Machine {
         mut after: Vec<u8>,
         out: &mut Vec<Action>,
     ) {
-        let State::StreamingList { first_sent, .. } = self.state else {
+        let State::StreamingList {
+            first_sent, tally, ..
+        } = &self.state
+        else {
             return;
         };
-        if !first_sent {
+        if tally.mostly_rejected() {
+            // As a LIST whose items are mostly rejected: not a list of the role.
+            let why = format!(
+                "{} of its {} initial events could not be decoded",
+                tally.skipped_total,
+                tally.events()
+            );
+            return self.initial_events_refused(RequestError::BadBody, why, out);
+        }
+        if !*first_sent {
             out.push(Action::ListPart {
                 objects: Vec::new(),
                 first: true,
@@ -1086,14 +1289,15 @@ impl Machine {
         }
         if !self.watch_after_list {
             out.push(Action::CloseStream);
-            self.state = State::Listed;
+            self.enter(State::Listed, out);
             return;
         }
         self.last_rv = rv.clone();
-        self.state = State::Watching {
+        let state = State::Watching {
             resource_version: rv,
             healthy: false,
         };
+        self.enter(state, out);
         out.push(Action::WatchOnStream);
         if !after.is_empty() {
             // The watch events that came with the bookmark, then the line still

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use super::machine::{Action, Failure, Input, Machine, Next, Report, State};
+use super::initial_events::MAX_UNDECODABLE_IN_A_ROW;
+use super::machine::{Action, Failure, Input, ListCaps, ListWay, Machine, Next, Report, State};
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
 use crate::proto::Encoding;
@@ -901,19 +902,26 @@ fn a_plain_watch_instead_of_a_streaming_list_falls_back_to_list() {
 }
 
 #[test]
-fn a_stream_ended_before_the_bookmark_falls_back_to_list() {
-    // A server that sends 200, then ends the stream at once.
+fn a_stream_ended_at_once_falls_back_for_good_and_one_ended_part_way_lists_next_time() {
+    // A server that sends 200, then ends the stream at once: not served.
     let mut m = streaming(Role::Pod);
     m.on(Input::Start);
     let actions = m.on(Input::StreamEnded);
     assert!(not_served(&actions));
     assert_eq!(acts(actions), [Action::AbandonList, list_from_scratch()]);
-    // Or after some of the initial events.
+    assert_eq!(m.list_way(), ListWay::List);
+    // Ended after some of the initial events: a cut, not a refusal. What it sent is
+    // dropped, and the next attempt, after the backoff, is a LIST.
     let mut m = streaming(Role::Pod);
     m.on(Input::Start);
     m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
-    assert!(not_served(&m.on(Input::StreamEnded)));
-    assert!(!m.streaming_lists());
+    let actions = m.on(Input::StreamEnded);
+    assert!(!not_served(&actions));
+    assert!(listed(&actions).is_empty());
+    assert!(actions.contains(&Action::AbandonList));
+    assert!(wait_of(&actions).is_some());
+    assert_eq!(m.list_way(), ListWay::ListForNow);
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
 }
 
 #[test]
@@ -921,7 +929,7 @@ fn a_bookmark_that_never_comes_falls_back_to_list() {
     let mut m = streaming(Role::Pod);
     m.on(Input::Start);
     m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
-    let actions = m.on(Input::InitialEventsOverdue);
+    let actions = m.on(Input::InitialEventsOverdue { quiet: true });
     assert!(not_served(&actions));
     assert_eq!(
         acts(actions),
@@ -931,9 +939,17 @@ fn a_bookmark_that_never_comes_falls_back_to_list() {
             list_from_scratch()
         ]
     );
+    // Events still coming at `list_body_timeout`: a failed attempt, a LIST next.
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
+    let actions = m.on(Input::InitialEventsOverdue { quiet: false });
+    assert!(!not_served(&actions));
+    assert!(wait_of(&actions).is_some());
+    assert_eq!(m.list_way(), ListWay::ListForNow);
     // Once watching, the deadline means nothing.
     let mut m = stream_watching();
-    assert!(m.on(Input::InitialEventsOverdue).is_empty());
+    assert!(m.on(Input::InitialEventsOverdue { quiet: true }).is_empty());
 }
 
 #[test]
@@ -957,7 +973,7 @@ fn a_periodic_streaming_relist_starts_from_the_last_resource_version() {
 }
 
 #[test]
-fn a_streaming_list_that_fails_otherwise_is_retried_streaming_after_the_backoff() {
+fn a_streaming_list_that_fails_otherwise_is_listed_next_and_streams_again_once_healthy() {
     let mut m = streaming(Role::Pod);
     m.on(Input::Start);
     m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
@@ -965,24 +981,33 @@ fn a_streaming_list_that_fails_otherwise_is_retried_streaming_after_the_backoff(
     assert!(actions.contains(&Action::AbandonList));
     assert!(wait_of(&actions).is_some());
     assert!(!not_served(&actions));
-    assert_eq!(acts(m.on(Input::BackoffElapsed)), [stream_list_from("")]);
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
+    // The LIST and its watch go well: the next relist streams again.
+    m.on(page(10, &["a"], None));
+    m.on(Input::Healthy);
+    assert_eq!(m.list_way(), ListWay::Stream);
+    let actions = m.on(Input::Resync);
+    assert_eq!(acts(actions), [Action::CloseStream, stream_list_from("10")]);
     let failed = m.on(Input::WatchFailed(Failure::Status {
         code: 503,
         retry_after: None,
         message: String::new(),
     }));
     assert!(wait_of(&failed).is_some());
-    assert_eq!(acts(m.on(Input::BackoffElapsed)), [stream_list_from("")]);
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
     // An ERROR event other than 410 among the initial events, the same (as the first
     // event, a 500 is how a server says it does not serve streaming lists: below).
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
     let error = format!(
         "{}{{\"type\":\"ERROR\",\"object\":{{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd\"}}}}\n",
         event("ADDED", "a", 7)
     );
     let actions = m.on(Input::Chunks(&piece(error.as_bytes())));
     assert!(actions.contains(&Action::AbandonList));
+    assert!(listed(&actions).is_empty());
     assert!(wait_of(&actions).is_some());
-    assert!(m.streaming_lists());
+    assert_eq!(m.list_way(), ListWay::ListForNow);
 }
 
 /// What a real API server (Kubernetes 1.36 on etcd 3.5.1, which cannot serve watch
@@ -1032,13 +1057,15 @@ fn a_bad_initial_event_is_skipped_as_a_bad_list_item_is() {
         initial_events_end(8)
     );
     let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
-    assert!(actions.iter().any(|a| matches!(
-        a,
-        Action::Report(Report::SkippedInitialEvent {
-            reason: RejectReason::Undecodable,
-            ..
-        })
-    )));
+    let skipped: Vec<_> = reports(&actions)
+        .into_iter()
+        .filter(|r| matches!(r, Report::SkippedInitialEvents { .. }))
+        .collect();
+    assert!(
+        matches!(&skipped[..], [Report::SkippedInitialEvents { counts, total: 1, .. }]
+            if counts == &[(RejectReason::Undecodable, 1)]),
+        "one report for the attempt: {skipped:?}"
+    );
     assert_eq!(listed(&actions), ["ns/a"]);
     assert!(matches!(m.state(), State::Watching { .. }));
 }
@@ -1096,4 +1123,199 @@ fn pages_that_come_round_again_end_the_attempt_and_back_off() {
             then: Next::Relist(RelistReason::Retry)
         }
     ));
+}
+
+/// A streaming machine that has begun its initial events with `a`.
+fn streaming_begun() -> Machine {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    m.on(Input::Chunks(&piece(event("ADDED", "a", 7).as_bytes())));
+    m
+}
+
+/// Whether `actions` end a streaming list as a failed attempt: what it sent dropped,
+/// nothing applied, no fall back for good, and the next list a LIST.
+fn failed_attempt(m: &Machine, actions: &[Action]) -> bool {
+    actions.contains(&Action::AbandonList)
+        && listed(actions).is_empty()
+        && !not_served(actions)
+        && m.list_way() == ListWay::ListForNow
+}
+
+#[test]
+fn auto_lists_as_the_servers_version_says() {
+    let cases = [
+        (None, list_from_scratch()),
+        (Some((1, 31)), list_from_scratch()),
+        (Some((1, 32)), stream_list_from("")),
+        (Some((1, 33)), list_from_scratch()),
+        (Some((1, 36)), list_from_scratch()),
+    ];
+    for (version, first) in cases {
+        let mut m = machine(Role::Pod).with_list_mode(crate::config::ListMode::Auto);
+        assert_eq!(m.list_way(), ListWay::Undecided);
+        assert_eq!(acts(m.on(Input::Start)), [Action::ReadServerVersion]);
+        assert!(matches!(m.state(), State::ReadingVersion));
+        let version = version.map(|(major, minor)| crate::api::ServerVersion { major, minor });
+        let actions = m.on(Input::ServerVersion(version));
+        assert!(reports(&actions).contains(&&Report::Relisting(RelistReason::Initial)));
+        assert_eq!(acts(actions), [first], "{version:?}");
+    }
+}
+
+#[test]
+fn a_410_to_a_streaming_list_is_cured_by_a_list_not_another_streaming_list() {
+    // As an `ERROR` event and the end of the stream (a proxy that does not understand
+    // the streaming-list parameters), or as the response's status.
+    for as_event in [true, false] {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let actions = if as_event {
+            m.on(Input::Chunks(&piece(gone_event().as_bytes())))
+        } else {
+            m.on(Input::WatchFailed(Failure::Gone {
+                message: "too old".into(),
+            }))
+        };
+        assert!(!not_served(&actions));
+        assert!(listed(&actions).is_empty());
+        // The first 410 lists at once, with LIST.
+        assert_eq!(acts(actions).last(), Some(&list_from_scratch()));
+        assert_eq!(m.list_way(), ListWay::ListForNow);
+        let listed_ok = m.on(page(10, &["a"], None));
+        assert_eq!(listed(&listed_ok), ["ns/a"]);
+        assert_eq!(acts(listed_ok).last(), Some(&watch_from("10")));
+    }
+}
+
+#[test]
+fn any_other_streaming_list_failure_drops_what_it_sent_and_lists_next() {
+    let error = |code: u16| {
+        format!(
+            "{{\"type\":\"ERROR\",\"object\":{{\"kind\":\"Status\",\"code\":{code},\"message\":\"no\"}}}}\n"
+        )
+    };
+    let failures: Vec<(&str, Box<dyn Fn(&mut Machine) -> Vec<Action>>)> = vec![
+        (
+            "an ERROR 500 after events",
+            Box::new(move |m| m.on(Input::Chunks(&piece(error(500).as_bytes())))),
+        ),
+        (
+            "an ERROR 429",
+            Box::new(move |m| m.on(Input::Chunks(&piece(error(429).as_bytes())))),
+        ),
+        (
+            "a cut",
+            Box::new(|m| m.on(Input::StreamBroken("reset".into()))),
+        ),
+        ("an end part way", Box::new(|m| m.on(Input::StreamEnded))),
+        ("a stalled line", Box::new(|m| m.on(Input::Stalled))),
+        (
+            "no bookmark in time",
+            Box::new(|m| m.on(Input::InitialEventsOverdue { quiet: false })),
+        ),
+    ];
+    for (what, fail) in failures {
+        let mut m = streaming_begun();
+        let actions = fail(&mut m);
+        assert!(failed_attempt(&m, &actions), "{what}: {actions:?}");
+        assert!(wait_of(&actions).is_some(), "{what}: after the backoff");
+        assert_eq!(
+            acts(m.on(Input::BackoffElapsed)),
+            [list_from_scratch()],
+            "{what}"
+        );
+    }
+    for code in [500, 503, 429, 401] {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let actions = m.on(Input::WatchFailed(Failure::Status {
+            code,
+            retry_after: None,
+            message: String::new(),
+        }));
+        assert!(failed_attempt(&m, &actions), "{code}: {actions:?}");
+        assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
+    }
+}
+
+#[test]
+fn a_stream_of_undecodable_events_ends_after_a_few_in_a_row_reported_once() {
+    let mut m = streaming(Role::Pod);
+    m.on(Input::Start);
+    let bad = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\"}}\n";
+    let text = bad.repeat(MAX_UNDECODABLE_IN_A_ROW + 20);
+    let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+    assert!(failed_attempt(&m, &actions), "{actions:?}");
+    assert!(actions.contains(&Action::CloseStream));
+    let skipped: Vec<_> = reports(&actions)
+        .into_iter()
+        .filter(|r| matches!(r, Report::SkippedInitialEvents { .. }))
+        .collect();
+    assert!(
+        matches!(&skipped[..], [Report::SkippedInitialEvents { total, .. }] if *total == MAX_UNDECODABLE_IN_A_ROW),
+        "{skipped:?}"
+    );
+}
+
+#[test]
+fn initial_events_mostly_or_all_rejected_are_refused_whole() {
+    let bad = "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\"}}\n";
+    for good in [0, 1, 3] {
+        let mut m = streaming(Role::Pod);
+        m.on(Input::Start);
+        let mut text: String = (0..good)
+            .map(|i| event("ADDED", &format!("p{i}"), 5))
+            .collect();
+        text.push_str(&bad.repeat(good + 1));
+        text.push_str(&initial_events_end(9));
+        let actions = m.on(Input::Chunks(&piece(text.as_bytes())));
+        assert!(failed_attempt(&m, &actions), "{good} good: {actions:?}");
+        assert!(
+            !actions.iter().any(|a| matches!(a, Action::Relisted(_))),
+            "nothing applied"
+        );
+    }
+}
+
+#[test]
+fn initial_events_are_held_to_the_list_caps_in_bytes_and_objects() {
+    let caps = [
+        ListCaps {
+            bytes: 4096,
+            objects: usize::MAX,
+        },
+        ListCaps {
+            bytes: usize::MAX,
+            objects: 20,
+        },
+    ];
+    for caps in caps {
+        let mut m = streaming(Role::Pod).with_list_caps(caps);
+        m.on(Input::Start);
+        let mut ended = None;
+        // Distinct new objects, never the bookmark.
+        for i in 0..1000 {
+            let actions = m.on(Input::Chunks(&piece(
+                event("ADDED", &format!("p{i}"), 5).as_bytes(),
+            )));
+            if actions.contains(&Action::AbandonList) {
+                ended = Some((i, actions));
+                break;
+            }
+        }
+        let Some((i, actions)) = ended else {
+            panic!("{caps:?}: never ended");
+        };
+        assert!(i < 100, "{caps:?}: ended at object {i}");
+        assert!(failed_attempt(&m, &actions), "{caps:?}: {actions:?}");
+        assert!(actions.contains(&Action::CloseStream));
+        assert!(reports(&actions).iter().any(|r| matches!(
+            r,
+            Report::RequestFailed {
+                reason: RequestError::BadBody,
+                ..
+            }
+        )));
+    }
 }

@@ -310,8 +310,13 @@ impl<R: Reason> ReasonCounter<R> {
 
     /// Adds one for `reason`.
     pub fn inc(&self, reason: R) {
+        self.add(reason, 1);
+    }
+
+    /// Adds `n` for `reason`.
+    pub fn add(&self, reason: R, n: u64) {
         if let Some(c) = self.counts.get(Self::index(reason)) {
-            c.fetch_add(1, Ordering::Relaxed);
+            c.fetch_add(n, Ordering::Relaxed);
         }
     }
 

@@ -58,9 +58,11 @@ pub struct JobArgs {
     /// kubesd runs outside a cluster; default `$KUBECONFIG`.
     #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
-    /// How to get each URL's state from the API server: auto (streaming lists,
-    /// `sendInitialEvents`, where the server serves them; LIST and WATCH where it
-    /// does not) or list (LIST and WATCH only).
+    /// How to get each URL's state from the API server: auto (by the server's
+    /// `/version`: streaming lists on Kubernetes 1.32, LIST and WATCH on 1.33 and
+    /// later, on older servers and when the version cannot be read), list (LIST and
+    /// WATCH only) or stream (streaming lists, `sendInitialEvents`, wherever the
+    /// server serves them).
     #[arg(long = "kubernetes.list-mode", default_value_t = ListMode::Auto)]
     pub list_mode: ListMode,
     /// The least time between two updates of a job's `/sd` body and views while

@@ -5,6 +5,7 @@ mod namespaces;
 mod paths;
 mod query;
 mod selectors;
+mod server_version;
 
 pub use namespaces::{
     OwnNamespaceError, SERVICE_ACCOUNT_NAMESPACE_FILE, context_namespace, read_own_namespace,
@@ -12,3 +13,4 @@ pub use namespaces::{
 pub use paths::{ApiGroupVersion, ResourceUrl, resource_urls};
 pub use query::{ListQuery, WatchQuery};
 pub use selectors::{RoleSelector, SelectorError, selectors_for_role};
+pub use server_version::ServerVersion;

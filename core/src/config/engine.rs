@@ -23,12 +23,13 @@ pub struct EngineOptions {
     /// consistent (quorum) read: far cheaper for etcd in big clusters, which is why it is
     /// the default. Consistent reads are paginated with `list_page_size`.
     pub list_from_watch_cache: bool,
-    /// How URLs are listed: streaming lists where the API server serves them (`Auto`,
-    /// the default), else LIST; or LIST only. A URL whose server refuses a streaming
-    /// list (400, 403, 422), ignores it (a plain watch: no initial-events-end bookmark
-    /// within `list_body_timeout`, a bookmark without it, or an event other than
-    /// `ADDED` before it) or ends it before that bookmark falls back to LIST for the
-    /// rest of its watcher's life, logged once.
+    /// How URLs are listed: `Auto` (the default) asks each API server's `/version` and
+    /// uses LIST and WATCH on 1.33 and later, streaming lists on 1.32 (see
+    /// [`ListMode`]); `List` and `Stream` force one way. A URL whose server shows it
+    /// does not serve streaming lists (it refuses them with 400, 403 or 422, ignores
+    /// them, or ends one at once) is listed with LIST for the rest of its watcher's
+    /// life; any other failure of a streaming list makes the next attempt a LIST, and
+    /// streaming lists are tried again once a watch has been healthy.
     pub list_mode: ListMode,
     /// Open a watch after each list (the default). Off for a one-shot sync
     /// (`kubesd once`): each URL is listed once and not watched, and a streaming
@@ -42,11 +43,16 @@ pub struct EngineOptions {
     /// kept and the next attempt waits for the backoff. Default 1000 (500,000 objects
     /// at the default page size).
     pub max_list_pages: usize,
+    /// The most objects one list attempt may bring, a LIST's pages or a streaming
+    /// list's initial events alike; past it the attempt fails, the last good targets
+    /// are kept and the next attempt waits for the backoff. Default 2,000,000.
+    pub max_list_objects: usize,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
     /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
-    /// refused before the body is read). Default 1 GiB: a watch-cache LIST of 100,000
-    /// pods is about 500 MB.
+    /// refused before the body is read), and the most bytes a streaming list's initial
+    /// events may take. Default 1 GiB: a watch-cache LIST of 100,000 pods is about
+    /// 500 MB.
     pub max_list_body: usize,
     /// The largest single object accepted, in bytes: a watch event's line, or one item
     /// of a LIST. Enforced as the bytes arrive, so a larger one is never held whole: a
@@ -126,6 +132,7 @@ impl Default for EngineOptions {
             list_mode: ListMode::Auto,
             watch_after_list: true,
             max_list_pages: 1000,
+            max_list_objects: 2_000_000,
             list_page_size: 500,
             max_list_body: 1 << 30,
             max_event_size: 4 << 20,
