@@ -99,7 +99,7 @@ async fn every_role_and_attachment_gives_the_same_targets_streamed_as_listed() {
     let listing = Discovery::start(options(ListMode::List));
     let listed = subscribe_all(&listing, &jobs).await;
     assert_eq!(sim.faults().streaming_list_requests(), 0, "LIST only");
-    let streaming = Discovery::start(options(ListMode::Auto));
+    let streaming = Discovery::start(options(ListMode::Stream));
     let streamed = subscribe_all(&streaming, &jobs).await;
     assert!(sim.faults().streaming_list_requests() > 0);
     assert!(watchers_listing(&running.url(), ListMethod::Streaming) > 0);
@@ -131,7 +131,7 @@ async fn falls_back_and_remembers(seed: u64, mode: StreamingLists) {
     let sim = running.sim();
     sim.faults().set_streaming_lists(mode);
     let jobs = jobs(&running.url());
-    let discovery = Discovery::start(options(ListMode::Auto));
+    let discovery = Discovery::start(options(ListMode::Stream));
     let subs = subscribe_all(&discovery, &jobs).await;
     converge_all(&subs, sim, &jobs, &format!("{mode:?}")).await;
     let asked = sim.faults().streaming_list_requests();
@@ -173,7 +173,10 @@ async fn a_410_relists_through_a_streaming_list() {
     let running = cluster(305).await;
     let sim = running.sim();
     let jobs = vec![running.sd_config(Role::Pod)];
-    let discovery = Discovery::start(options(ListMode::Auto));
+    let discovery = Discovery::start(EngineOptions {
+        healthy_after: std::time::Duration::from_millis(200),
+        ..options(ListMode::Stream)
+    });
     let subs = subscribe_all(&discovery, &jobs).await;
     let asked = sim.faults().streaming_list_requests();
     // The watch is cut and its reconnect answered 410: the URL is listed again.
@@ -185,7 +188,16 @@ async fn a_410_relists_through_a_streaming_list() {
         sim.faults().streaming_list_requests() > asked,
         "the relist was a streaming list"
     );
-    assert!(watchers_listing(&running.url(), ListMethod::Streaming) > 0);
+    // A streaming list that met the 410 too was followed by a LIST; streaming lists
+    // come back once the watch is healthy.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while watchers_listing(&running.url(), ListMethod::Streaming) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "streaming lists came back"
+        );
+        actix_rt::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     stop_all(subs).await;
     running.stop().await;
 }
@@ -210,7 +222,7 @@ async fn a_quiet_plain_watch_instead_of_a_streaming_list_is_listed_after_the_sta
     .await;
     let discovery = Discovery::start(EngineOptions {
         watch_stall_timeout: std::time::Duration::from_millis(200),
-        ..options(ListMode::Auto)
+        ..options(ListMode::Stream)
     });
     let sub = discovery
         .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
@@ -273,7 +285,7 @@ async fn a_410_event_and_the_streams_end_read_together_relist_streaming() {
         }
     })
     .await;
-    let discovery = Discovery::start(options(ListMode::Auto));
+    let discovery = Discovery::start(options(ListMode::Stream));
     let sub = discovery
         .subscribe(&SdConfig::new(Role::Pod, &api.url), support::keep_all)
         .await
@@ -368,7 +380,7 @@ async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
 
 #[actix_rt::test]
 async fn once_lists_and_opens_no_watch() {
-    let (out, requests) = once_against_fake(&[]).await;
+    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "stream"]).await;
     assert!(out.contains("10.0.0.1"), "{out}");
     assert_eq!(
         requests.len(),
@@ -380,4 +392,10 @@ async fn once_lists_and_opens_no_watch() {
     assert!(out.contains("10.0.0.1"), "{out}");
     assert_eq!(requests.len(), 1, "one LIST: {requests:?}");
     assert!(!requests[0].contains("watch=1"));
+    // The default asks the server's version; this one has none to tell: LIST.
+    let (out, requests) = once_against_fake(&[]).await;
+    assert!(out.contains("10.0.0.1"), "{out}");
+    assert_eq!(requests.len(), 2, "the version, one LIST: {requests:?}");
+    assert_eq!(requests[0], "/version");
+    assert!(!requests[1].contains("watch=1"));
 }

@@ -62,6 +62,11 @@ pub enum Reply {
     /// `200` with a chunked body written by `body`; the connection closes when it
     /// returns (or stays open as long as it runs).
     Stream(Box<dyn FnOnce(BodyWriter) -> LocalBoxFuture<'static, ()>>),
+    /// As `Stream`, with this `Content-Type` (a protobuf watch's, say).
+    TypedStream(
+        &'static str,
+        Box<dyn FnOnce(BodyWriter) -> LocalBoxFuture<'static, ()>>,
+    ),
     /// Raw bytes, head included, written as they are; then the connection closes.
     Raw(Vec<u8>),
     /// Accept the request and never answer (the connection stays open).
@@ -239,13 +244,8 @@ async fn answer(reply: Reply, mut write: OwnedWriteHalf, read: tokio::net::tcp::
             let _ = write.write_all(&body).await;
             let _ = write.shutdown().await;
         }
-        Reply::Stream(body) => {
-            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-            if write.write_all(head.as_bytes()).await.is_err() {
-                return;
-            }
-            body(BodyWriter(write)).await;
-        }
+        Reply::Stream(body) => stream(write, "application/json", body).await,
+        Reply::TypedStream(content_type, body) => stream(write, content_type, body).await,
         Reply::Raw(bytes) => {
             let _ = write.write_all(&bytes).await;
             let _ = write.shutdown().await;
@@ -256,4 +256,19 @@ async fn answer(reply: Reply, mut write: OwnedWriteHalf, read: tokio::net::tcp::
             std::future::pending::<()>().await;
         }
     }
+}
+
+/// Writes a `200` of `content_type` with a chunked body written by `body`.
+async fn stream(
+    mut write: OwnedWriteHalf,
+    content_type: &str,
+    body: Box<dyn FnOnce(BodyWriter) -> LocalBoxFuture<'static, ()>>,
+) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    if write.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    body(BodyWriter(write)).await;
 }
