@@ -5,7 +5,9 @@
 #
 #   json-list    --encoding json --kubernetes.list-mode list
 #   proto-list   --encoding auto --kubernetes.list-mode list
-#   proto-stream --encoding auto  (streaming lists where the server serves them)
+#   proto-stream --encoding auto --kubernetes.list-mode stream
+#   default      no flags: what a user gets (list mode auto, chosen by the server's
+#                version)
 #
 # each ROUNDS times (default 3), the modes alternating, with `kubesd once` and with
 # `kubesd run` until /ready. Per run it prints the API server's CPU seconds (utime +
@@ -19,7 +21,7 @@
 #       the API server's CPU per sync with its garbage collection spread over the runs:
 #       RUNS (default 8) `kubesd once` back to back per way, the ways alternating, ROUNDS
 #       (default 3) times; the cost of a way is the block's CPU (and 3 s after it), less
-#       the idle rate, over RUNS. Besides the three ways above, the two protobuf ways over
+#       the idle rate, over RUNS. Besides the four ways above, the two protobuf ways over
 #       HTTP/1.1 (`enable_http2: false`; the jobs then name the API server, token and CA
 #       instead of the kubeconfig): proto-list-h1, proto-stream-h1.
 #   scripts/live-sync-cost.sh profile WAY [RUNS]
@@ -53,7 +55,8 @@ mode_flags() {
     case $1 in
     json-list) echo "--encoding json --kubernetes.list-mode list" ;;
     proto-list | proto-list-h1) echo "--encoding auto --kubernetes.list-mode list" ;;
-    proto-stream | proto-stream-h1) echo "--encoding auto --kubernetes.list-mode auto" ;;
+    proto-stream | proto-stream-h1) echo "--encoding auto --kubernetes.list-mode stream" ;;
+    default) echo "" ;;
     esac
 }
 
@@ -187,7 +190,7 @@ sync() {
     local round how mode c0 t0 cost peak k
     for round in $(seq "$rounds"); do
         for how in once run; do
-            for mode in json-list proto-list proto-stream; do
+            for mode in json-list proto-list proto-stream default; do
                 echo 5 >"/proc/$pid/clear_refs"
                 c0=$(cpu_ticks "$pid")
                 t0=$(now)
@@ -207,7 +210,7 @@ sync() {
     done
     echo "medians:"
     for how in once run; do
-        for mode in json-list proto-list proto-stream; do
+        for mode in json-list proto-list proto-stream default; do
             awk -v h="$how" -v m="$mode" '$1 == h && $2 == m {
                     for (i = 4; i <= 8; i++) v[i] = v[i] " " $i; n++ }
                 function median(s,   a, k, j, t) { k = split(s, a, " ");
@@ -221,7 +224,8 @@ sync() {
     done
     for how in once run; do
         if cmp -s "$WORK/targets-$how-json-list" "$WORK/targets-$how-proto-list" &&
-            cmp -s "$WORK/targets-$how-json-list" "$WORK/targets-$how-proto-stream"; then
+            cmp -s "$WORK/targets-$how-json-list" "$WORK/targets-$how-proto-stream" &&
+            cmp -s "$WORK/targets-$how-json-list" "$WORK/targets-$how-default"; then
             echo "$how: the same targets in every mode"
         else
             echo "$how: the modes' targets DIFFER (in $WORK, kept)"
@@ -258,7 +262,7 @@ restart() {
         printf '  - job_name: pods\n    kubernetes_sd_configs:\n      - {role: pod, kubeconfig_file: "%s"}\n' "$KUBECONFIG_FILE"
         printf '  - job_name: pods-with-node\n    kubernetes_sd_configs:\n      - {role: pod, kubeconfig_file: "%s", attach_metadata: {node: true}}\n' "$KUBECONFIG_FILE"
     } >"$config"
-    for mode in proto-list proto-stream; do
+    for mode in proto-list proto-stream default; do
         port=$(free_port)
         lines=$(wc -l <"$DIR/audit.log")
         # shellcheck disable=SC2046
@@ -280,7 +284,7 @@ restart() {
     done
 }
 
-WAYS="json-list proto-list proto-stream proto-list-h1 proto-stream-h1"
+WAYS="json-list proto-list proto-stream default proto-list-h1 proto-stream-h1"
 
 blocks() {
     local runs=${1:-8} rounds=${2:-3} pid idle round way c0 t0 i cost
