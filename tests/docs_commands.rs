@@ -14,13 +14,16 @@
 //!   (`examples/…`, `deploy/…`, `scripts/…`) must exist;
 //! - every `http://127.0.0.1:9097/sd/JOB` the documents show names a job of
 //!   examples/simulator.yml, the quick start's config;
-//! - every ```yaml block with `kubernetes_sd_configs` loads as a kubesd config.
+//! - every ```yaml block with `kubernetes_sd_configs` loads as a kubesd config;
+//! - README's quick start runs: its `kubesd simulate` arguments start the simulator
+//!   (on a free port), and `kubesd once` with examples/simulator.yml finds targets for
+//!   every job.
 //!
-//! What this cannot check: that a command does what its comment says when run (the
-//! long-running `run`, `simulate` and `demo` are not started here; the tests of each
-//! subcommand do that), commands of other programs (`curl`, `kubectl`, `docker`, the
-//! cloud CLIs) beyond the repository paths they name, and the Rust snippets (the
-//! example `examples/embed_agent.rs` is compiled by `cargo test`).
+//! What this cannot check: that every command does what its comment says when run
+//! (the long-running `run` and `demo` are not started here), commands of other
+//! programs (`curl`, `kubectl`, `docker`, the cloud CLIs) beyond the repository paths
+//! they name, and the Rust snippets (the example `examples/embed_agent.rs` is compiled
+//! by `cargo test`).
 
 #![cfg(feature = "cli")]
 
@@ -397,4 +400,89 @@ fn the_example_config_is_the_one_deploy_ships() {
         strip(entry),
         "examples/kubesd.yml and deploy/configmap.yaml's kubesd.yml say the same"
     );
+}
+
+/// The first command of README.md's sh blocks that runs `kubesd <subcommand>`.
+fn readme_command(subcommand: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string("README.md").expect("README.md reads");
+    fenced_blocks(&readme, "sh")
+        .iter()
+        .flat_map(|(_, block)| logical_lines(block))
+        .flat_map(|line| commands(&line))
+        .flat_map(|command| checks(&command))
+        .find_map(|check| match check {
+            Checked::Kubesd(args) if args.get(1).map(String::as_str) == Some(subcommand) => {
+                Some(args)
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("README.md runs no `kubesd {subcommand}`"))
+}
+
+/// README's quick start, run: its `kubesd simulate` (on a port of the test's own, and
+/// without churn, which only the long-running command starts), then `kubesd once`
+/// with examples/simulator.yml pointed at that port, in place of the long-running
+/// `kubesd run` with the same config; every job must sync with targets.
+#[actix_rt::test]
+async fn the_quick_start_discovers_the_simulator() {
+    let mut simulate = readme_command("simulate");
+    let at = simulate
+        .iter()
+        .position(|w| w == "--listen")
+        .expect("--listen")
+        + 1;
+    assert_eq!(
+        simulate[at], "127.0.0.1:6443",
+        "the port examples/simulator.yml names"
+    );
+    simulate[at] = "127.0.0.1:0".to_string();
+    let Command::Simulate(args) = Cli::try_parse_from(&simulate).expect("parses").command else {
+        panic!("not a simulate command");
+    };
+    let running = kubesd::cli::simulate::start(&args)
+        .await
+        .expect("the simulator starts");
+
+    let dir = std::env::temp_dir().join(format!("kubesd-quick-start-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let example = std::fs::read_to_string("examples/simulator.yml").expect("the example");
+    assert!(example.contains("http://127.0.0.1:6443"));
+    let config = dir.join("simulator.yml");
+    std::fs::write(
+        &config,
+        example.replace("http://127.0.0.1:6443", &running.url()),
+    )
+    .expect("the config is written");
+    let out = dir.join("sd");
+    let once = ["kubesd", "once", "--config"]
+        .map(String::from)
+        .into_iter()
+        .chain([
+            config.display().to_string(),
+            "--output-dir".to_string(),
+            out.display().to_string(),
+        ]);
+    let Command::Once(args) = Cli::try_parse_from(once).expect("parses").command else {
+        panic!("not a once command");
+    };
+    let outcome = kubesd::cli::run::once(args).await;
+    running.stop().await;
+    outcome.expect("kubesd once syncs every job of the quick start");
+
+    let jobs = load_config(&config).expect("the config loads").jobs;
+    for job in &jobs {
+        let file = out.join(format!("{}.json", job.name));
+        let text = std::fs::read_to_string(&file).expect("kubesd once wrote the job's file");
+        let groups: Vec<serde_json::Value> = serde_json::from_str(&text).expect("file SD JSON");
+        let targets: usize = groups
+            .iter()
+            .map(|g| g["targets"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert!(
+            targets > 0,
+            "job {} found no target in the simulator",
+            job.name
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
