@@ -1,6 +1,6 @@
 //! Fixed workloads for `valgrind --tool=callgrind`, whose instruction counts repeat
-//! exactly where this machine's timings drift by a third (see BENCHMARKS.md, "Instruction
-//! counts"):
+//! exactly where this machine's timings drift by a third (see BENCHMARKS.md, "The
+//! machine and how to read the figures"):
 //!
 //! - `labels N`: builds one realistic pod's targets N times;
 //! - `labels-node N`: the same with `attach_metadata.node` and the pod's node cached (8

@@ -391,22 +391,6 @@ impl ActorSubscription {
         });
     }
 
-    /// Waits until the group has listed every URL the role needs once, or one of
-    /// them has a problem retrying will not cure (then that problem). The batches say
-    /// `synced` too; this is for an agent that waits elsewhere.
-    pub fn synced_or_failing(&self) -> impl Future<Output = Result<(), UrlError>> + 'static {
-        let request = self.group.send(AwaitSyncOrFailure {
-            variant: self.variant,
-        });
-        async move {
-            match request.await {
-                Ok(outcome) => outcome,
-                // A stopped group never syncs.
-                Err(_) => std::future::pending().await,
-            }
-        }
-    }
-
     /// Leaves the group: the last subscriber to leave stops it and its connections.
     pub async fn stop(self) {
         let _ = self.group.send(Unsubscribe(self.id)).await;

@@ -3,38 +3,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use kubesd::cli;
-use kubesd::cli::logging::LogFormat;
-
-/// Kubernetes service discovery for monitoring agents.
-#[derive(Parser)]
-#[command(name = "kubesd", version = kubesd::build_info::LONG_VERSION, about)]
-struct Cli {
-    /// How log lines are written to stderr (`RUST_LOG` picks which).
-    #[arg(long = "log.format", value_enum, default_value_t, global = true)]
-    log_format: LogFormat,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Print the targets (label sets) discovery makes of Kubernetes objects in JSON
-    /// files, e.g. the output of `kubectl get pods -A -o json`.
-    Labels(cli::labels::LabelsArgs),
-    /// Run the demo: the simulator with a generated, churning cluster, discovered by
-    /// several jobs, with a live summary and the HTTP SD endpoints.
-    Demo(cli::demo::DemoArgs),
-    /// Discover the jobs of a Prometheus-style config file and serve their targets over
-    /// HTTP SD (/sd/{job}), with /metrics, /healthz and /ready.
-    Run(cli::run::RunArgs),
-    /// Sync the jobs of a config file once, print their targets as JSON, and exit.
-    Once(cli::run::OnceArgs),
-    /// Serve the built-in Kubernetes API simulator with a generated cluster, for kubectl,
-    /// Prometheus, vmagent or kubesd to discover from.
-    Simulate(cli::simulate::SimulateArgs),
-}
+use kubesd::cli::{Cli, Command};
 
 /// mimalloc: objects decoded on the watcher thread are freed on the group's, which
 /// glibc's malloc serialises on its arena locks; mimalloc frees them without a lock.

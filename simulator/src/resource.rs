@@ -221,11 +221,6 @@ impl Resource {
             .into_iter()
             .find(|r| r.path_prefix() == prefix && r.plural() == plural)
     }
-
-    /// Finds a resource by its plural name alone (e.g. for the fault API).
-    pub fn from_plural(plural: &str) -> Option<Resource> {
-        Resource::ALL.into_iter().find(|r| r.plural() == plural)
-    }
 }
 
 impl fmt::Display for Resource {

@@ -83,8 +83,9 @@ impl JobArgs {
         }
     }
 
-    /// How the config file is read.
-    fn load_options(&self) -> LoadOptions {
+    /// How the config file is read (also by tests/docs_commands.rs, to load the
+    /// config files the documents' commands name as kubesd would).
+    pub fn load_options(&self) -> LoadOptions {
         let dialect = self.config_dialect.unwrap_or(match self.semantics {
             Semantics::Prometheus => Dialect::Prometheus,
             Semantics::VictoriaMetrics => Dialect::VictoriaMetrics,

@@ -88,8 +88,9 @@ pub(super) fn cluster_spec(seed: u64, nodes: usize, pods: usize, namespaces: usi
     }
 }
 
-/// Serves the generated cluster as `args` say, and writes its CA certificate.
-async fn start(args: &SimulateArgs) -> Result<SimulatedCluster, String> {
+/// Serves the generated cluster as `args` say, and writes its CA certificate (also
+/// tests/docs_commands.rs, to run the quick start's simulator as README.md gives it).
+pub async fn start(args: &SimulateArgs) -> Result<SimulatedCluster, String> {
     let config = SimulatorConfig {
         bind: args.listen,
         token: args.token.clone(),
