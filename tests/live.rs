@@ -1222,15 +1222,20 @@ async fn kubesd_matches_a_real_api_server_through_churn_and_410s() {
 // ---------------------------------------------------------------------------------
 // Every way of asking
 
-/// The ways `kubesd run` can ask the API server: a name and its flags.
-const MODES: [(&str, &[&str]); 4] = [
+/// The ways `kubesd run` can ask the API server: a name and its flags. The default
+/// (list mode auto) lists this server (1.33 or later) with LIST and WATCH.
+const MODES: [(&str, &[&str]); 5] = [
     (
         "json-list",
         &["--encoding", "json", "--kubernetes.list-mode", "list"],
     ),
-    ("json-streaming", &["--encoding", "json"]),
+    (
+        "json-streaming",
+        &["--encoding", "json", "--kubernetes.list-mode", "stream"],
+    ),
     ("protobuf-list", &["--kubernetes.list-mode", "list"]),
-    ("protobuf-streaming", &[]),
+    ("protobuf-streaming", &["--kubernetes.list-mode", "stream"]),
+    ("default", &[]),
 ];
 
 /// The kinds the suite's jobs read (their roles, `attach_metadata`'s owners included).

@@ -1188,6 +1188,9 @@ fn a_410_to_a_streaming_list_is_cured_by_a_list_not_another_streaming_list() {
     }
 }
 
+/// A way to make a streaming list fail.
+type Failing = Box<dyn Fn(&mut Machine) -> Vec<Action>>;
+
 #[test]
 fn any_other_streaming_list_failure_drops_what_it_sent_and_lists_next() {
     let error = |code: u16| {
@@ -1195,7 +1198,7 @@ fn any_other_streaming_list_failure_drops_what_it_sent_and_lists_next() {
             "{{\"type\":\"ERROR\",\"object\":{{\"kind\":\"Status\",\"code\":{code},\"message\":\"no\"}}}}\n"
         )
     };
-    let failures: Vec<(&str, Box<dyn Fn(&mut Machine) -> Vec<Action>>)> = vec![
+    let failures: Vec<(&str, Failing)> = vec![
         (
             "an ERROR 500 after events",
             Box::new(move |m| m.on(Input::Chunks(&piece(error(500).as_bytes())))),

@@ -401,6 +401,11 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
             Some(protobuf) if request.protobuf => protobuf,
             _ => &data.json,
         };
+        if path == "/version" {
+            // A server of today: `--list-mode auto` lists it with LIST and WATCH.
+            let version = br#"{"major":"1","minor":"36","gitVersion":"v1.36.0-flood"}"#;
+            return respond(&mut out, "application/json", version);
+        }
         if path == "/bench/stream" {
             watch_head(&mut out, served)?;
             return stream_events(&mut out, data, served, false);
