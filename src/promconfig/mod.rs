@@ -27,7 +27,7 @@ pub use duration::{format_duration, parse_duration};
 pub use error::{LoadError, Problem};
 pub use job::Job;
 pub use keys::{IGNORED_JOB_KEYS, IGNORED_TOP_LEVEL};
-pub use membership::{Membership, parse_membership};
+pub use membership::{DEFAULT_HANDOVER, Membership, WeightFrom, parse_membership};
 pub use paths::resolve_relative_paths;
 pub use placeholders::{Expanded, expand_placeholders};
 
