@@ -263,6 +263,7 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     if !views.is_empty() {
         render_views(&mut out, &views);
     }
+    super::fleet::metrics::render(&mut out, &jobs);
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8"))
         .body(out)

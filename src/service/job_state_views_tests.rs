@@ -15,6 +15,7 @@ use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, compile_all, relabel};
 use crate::sd_output::SdBody;
+use crate::service::fleet::{Assignment, Fleet, Member};
 use crate::service::views::ViewQuery;
 
 /// One served target: its address and its other labels.
@@ -146,9 +147,26 @@ fn member_names(n: usize) -> Arc<[ArcStr]> {
         .collect()
 }
 
+/// The fleet of `members`, equal weights, no zones, nothing in handover.
+fn fleet_of(members: &[ArcStr]) -> Arc<Fleet> {
+    let members = members
+        .iter()
+        .map(|name| Member {
+            name: name.clone(),
+            node: ArcStr::default(),
+            weight: 1.0,
+        })
+        .collect();
+    Arc::new(Fleet::now(Assignment::new(
+        members,
+        false,
+        Default::default(),
+    )))
+}
+
 /// Sets an actor's members as the member watch would.
 fn set_members(p: &mut JobState, members: Arc<[ArcStr]>) {
-    p.set_members(members);
+    p.set_members(fleet_of(&members));
 }
 
 proptest! {
@@ -309,7 +327,9 @@ fn a_member_joining_moves_about_its_share() {
 }
 
 fn rendezvous_of(address: &str, members: &[ArcStr]) -> Option<ArcStr> {
-    super::super::views::rendezvous(address, members).cloned()
+    let fleet = fleet_of(members);
+    let owner = fleet.current.owner(address, "");
+    owner.map(|o| o.member.name.clone())
 }
 
 /// A change to one pod changes only the ETag of the views it is in.

@@ -128,7 +128,7 @@ impl JobSet {
             arbiters: (0..cores).map(|_| Arbiter::new()).collect(),
             next_arbiter: 0,
             published,
-            members: tokio::sync::watch::Sender::new(Arc::new([])),
+            members: tokio::sync::watch::Sender::new(Members::default()),
             member_watch: None,
         }
     }
@@ -150,7 +150,7 @@ impl JobSet {
                 self.member_watch = Some(watch);
             }
             None => {
-                self.members.send_replace(Arc::new([]));
+                self.members.send_replace(Members::default());
             }
         }
         Ok(())

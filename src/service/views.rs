@@ -1,6 +1,7 @@
 //! Views of a job's targets for a fleet of scrapers: `?shard=I&shards=N` (Prometheus'
 //! `hashmod` of `__address__`), `?node=NAME` (the node of the target's object) and
-//! `?member=POD` (rendezvous hashing over the Ready members).
+//! `?member=POD` (weighted rendezvous hashing over the Ready members, zone-aware or
+//! not, with a handover: see [`super::fleet`]).
 //!
 //! A view is a bucket of a partition the job actor keeps beside the whole body (see
 //! [`super::view_index`]): for each kind of partition asked for (one per shard count,
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+use super::fleet::Fleet;
 use crate::labels::Labels;
 use crate::relabel::prometheus_hash;
 use crate::sd_output::{ADDRESS_LABEL, MAX_PICKED, ObjectGroups, Share};
@@ -107,21 +109,6 @@ pub fn node_of(discovered: &Labels) -> ArcStr {
         .unwrap_or_default()
 }
 
-/// The member a target at `address` is assigned to: the one with the highest weight
-/// [`rendezvous_weight`] (ties, which a 64-bit hash makes unlikely, to the first name).
-/// `members` sorted and distinct; `None` when there are none.
-pub fn rendezvous<'a>(address: &str, members: &'a [ArcStr]) -> Option<&'a ArcStr> {
-    let a = fnv1a(address.as_bytes());
-    let mut best: Option<(u64, &ArcStr)> = None;
-    for m in members {
-        let w = rendezvous_weight(a, m);
-        if best.is_none_or(|(bw, _)| w > bw) {
-            best = Some((w, m));
-        }
-    }
-    best.map(|(_, m)| m)
-}
-
 /// True when every discovered label set of `a` names the node its peer in `b` names.
 pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y))
@@ -132,6 +119,11 @@ pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
     mix(address_hash ^ mix(fnv1a(member.as_bytes())))
+}
+
+/// The hash of a target's address that [`rendezvous_weight`] takes: FNV-1a.
+pub fn address_hash(address: &str) -> u64 {
+    fnv1a(address.as_bytes())
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -150,19 +142,29 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The bucket of `kind` a target at `address` whose object is on `node` lands in;
-/// `None` for the member partition while there is no member.
-pub fn bucket_of(
+/// Calls `f` with each bucket of `kind` a target at `address` whose object is on
+/// `node` lands in: one shard, one node, or the members it is served to (none while
+/// there is no member; two or more while it is in handover, see [`Fleet`]).
+pub fn each_bucket(
     kind: ViewKind,
     address: &str,
     node: &ArcStr,
-    members: &[ArcStr],
-) -> Option<Bucket> {
+    fleet: &Fleet,
+    mut f: impl FnMut(Bucket),
+) {
     match kind {
-        ViewKind::Shards(n) => Some(Bucket::Shard(prometheus_hash(address) % n)),
-        ViewKind::Node => Some(Bucket::Name(node.clone())),
-        ViewKind::Member => rendezvous(address, members).cloned().map(Bucket::Name),
+        ViewKind::Shards(n) => f(Bucket::Shard(prometheus_hash(address) % n)),
+        ViewKind::Node => f(Bucket::Name(node.clone())),
+        ViewKind::Member => {
+            fleet.each_owner(address_hash(address), node, |m| f(Bucket::Name(m.clone())))
+        }
     }
+}
+
+/// True when partition `kind` reads each target's node: the node partition, and the
+/// member partition of a zone-aware fleet.
+pub fn needs_nodes(kind: ViewKind, fleet: &Fleet) -> bool {
+    kind == ViewKind::Node || (kind == ViewKind::Member && fleet.zone_aware())
 }
 
 /// One object's parts in one partition: each bucket it has targets in, with its share
@@ -186,26 +188,32 @@ pub struct ObjectTargets<'a> {
 /// all land in one bucket; else each bucket's share cut from its bytes (an object of
 /// one group, see [`split_by_address`]) or serialized apart. Each target's address is
 /// hashed once.
-pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> ObjectParts {
-    if let Some(parts) = split_by_address(kind, object.whole, members) {
+pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectParts {
+    if let Some(parts) = split_by_address(kind, object.whole, fleet) {
         return parts;
     }
-    let buckets: Vec<Option<Bucket>> = object
-        .targets
-        .iter()
-        .zip(object.nodes)
-        .map(|(t, node)| bucket_of(kind, t.get(ADDRESS_LABEL).unwrap_or(""), node, members))
-        .collect();
-    if let Some(Some(first)) = buckets.first()
-        && buckets.iter().all(|b| b.as_ref() == Some(first))
+    // Each target's buckets, as (target, bucket): a target in handover is in two.
+    let mut buckets: Vec<(usize, Bucket)> = Vec::with_capacity(object.targets.len());
+    let no_node = ArcStr::default();
+    for (i, target) in object.targets.iter().enumerate() {
+        let address = target.get(ADDRESS_LABEL).unwrap_or("");
+        let node = object.nodes.get(i).unwrap_or(&no_node);
+        each_bucket(kind, address, node, fleet, |b| buckets.push((i, b)));
+    }
+    // Distinct buckets per target: as many pairs as targets, all in one bucket, is
+    // every target in that bucket alone.
+    if let Some((_, first)) = buckets.first()
+        && buckets.len() == object.targets.len()
+        && buckets.iter().all(|(_, b)| b == first)
     {
         return Box::new([(first.clone(), Share::whole(object.whole))]);
     }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
-    for (target, bucket) in object.targets.iter().zip(buckets) {
-        if let Some(bucket) = bucket {
-            by_bucket.entry(bucket).or_default().push(target.clone());
-        }
+    for (i, bucket) in buckets {
+        by_bucket
+            .entry(bucket)
+            .or_default()
+            .push(object.targets[i].clone());
     }
     by_bucket
         .into_iter()
@@ -218,14 +226,15 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
 /// The parts in a partition by address (shards, members) of an object of one group
 /// of at most [`MAX_PICKED`] addresses, read from its groups alone (no relabelling):
 /// its whole groups when every address lands in one bucket, else each bucket's share
-/// cut from its bytes ([`Share::picked`]). `None` for the node partition (one address
-/// may be a target on two nodes: two endpoints) and for other objects.
+/// cut from its bytes ([`Share::picked`]). `None` for partitions that read nodes
+/// ([`needs_nodes`]: one address may be a target on two nodes, two endpoints) and for
+/// other objects.
 pub fn split_by_address(
     kind: ViewKind,
     whole: &Arc<ObjectGroups>,
-    members: &[ArcStr],
+    fleet: &Fleet,
 ) -> Option<ObjectParts> {
-    if kind == ViewKind::Node {
+    if needs_nodes(kind, fleet) {
         return None;
     }
     let addresses = whole.one_group_addresses()?;
@@ -235,9 +244,9 @@ pub fn split_by_address(
     let no_node = ArcStr::default();
     let mut by_bucket: BTreeMap<Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
+        each_bucket(kind, address, &no_node, fleet, |bucket| {
             *by_bucket.entry(bucket).or_default() |= 1 << i;
-        }
+        });
     }
     let all = u64::MAX >> (MAX_PICKED - addresses.len());
     let parts = by_bucket
@@ -271,12 +280,5 @@ mod tests {
         let l = Labels::from_pairs([("__meta_kubernetes_pod_node_name", "n1")]);
         assert_eq!(&*node_of(&l), "n1");
         assert_eq!(&*node_of(&Labels::from_pairs([("x", "y")])), "");
-    }
-
-    #[test]
-    fn rendezvous_without_members_assigns_nobody() {
-        assert_eq!(rendezvous("10.0.0.1:80", &[]), None);
-        let one = [ArcStr::from("a")];
-        assert_eq!(rendezvous("10.0.0.1:80", &one), Some(&one[0]));
     }
 }
