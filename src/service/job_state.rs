@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::fleet::{Fleet, FleetCounts};
+use super::fleet::{Fleet, FleetCounts, target_allocator};
 use super::relabelling::{Relabelling, Scratch};
 use super::snapshot::JobWork;
 use super::view_index::ViewIndex;
@@ -36,7 +36,8 @@ fn same_addresses_parts(
     new: &Arc<ObjectGroups>,
 ) -> Option<ObjectParts> {
     let old = held.groups.as_ref()?;
-    if needs_nodes(kind, fleet) || !old.same_addresses(new) {
+    // The allocator's parts are of discovered labels: split anew.
+    if needs_nodes(kind, fleet) || kind == ViewKind::Allocator || !old.same_addresses(new) {
         return None;
     }
     held.parts
@@ -187,11 +188,13 @@ impl JobState {
     ) -> bool {
         self.work.objects_relabelled += 1;
         let nodes = self.reads_nodes();
+        let sources = self.indexes.iter().any(|i| i.kind == ViewKind::Allocator);
         let groups = self.relabelling.object_groups(
             &mut self.relabeller,
             discovered,
             &mut self.scratch,
             nodes,
+            sources,
         );
         let groups = (!groups.is_empty()).then(|| Arc::new(groups));
         let (groups, changed) = match &held {
@@ -320,6 +323,10 @@ impl JobState {
         let Some(whole) = whole else {
             return Box::new([]);
         };
+        if kind == ViewKind::Allocator {
+            let placeholder = &self.relabelling.scrape.job_name;
+            return target_allocator::split(&self.scratch, &self.fleet, placeholder);
+        }
         let object = ObjectTargets {
             targets: &self.scratch.targets,
             nodes: &self.scratch.nodes,
@@ -429,6 +436,7 @@ impl JobState {
                         &slot.discovered,
                         &mut self.scratch,
                         nodes,
+                        kind == ViewKind::Allocator,
                     );
                     let crossing = self.scratch_cross_zone(true);
                     (self.split_scratch(kind, slot.groups.as_ref()), crossing)

@@ -293,7 +293,8 @@ impl JobSet {
             keys.push(key);
             parts.push(part);
         }
-        Ok((Job::new(&job.name, parts), keys))
+        let running = Job::new(&job.name, parts).serving(job.served.clone());
+        Ok((running, keys))
     }
 
     /// A new job actor for `sd` with `job`'s rules, on the next arbiter in turn,
@@ -390,8 +391,15 @@ impl JobSet {
 /// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
 /// they are read in), and the scrape settings its targets are seeded with.
 fn fingerprint(job: &promconfig::Job) -> String {
-    serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
-        .unwrap_or_default()
+    let served = &*job.served.0;
+    serde_json::to_string(&(
+        &job.sd_configs,
+        &job.relabel,
+        &job.dialect,
+        &job.scrape,
+        served,
+    ))
+    .unwrap_or_default()
 }
 
 /// What identifies a job actor: the discovery, the rules and their dialect, and the

@@ -58,6 +58,10 @@ pub enum ViewQuery {
     Node(ArcStr),
     /// The targets assigned to this member pod.
     Member(ArcStr),
+    /// The targets assigned to this member pod with their discovered labels, as the
+    /// OpenTelemetry target allocator serves a collector (see
+    /// [`super::fleet::target_allocator`]).
+    Allocator(ArcStr),
 }
 
 impl ViewQuery {
@@ -68,6 +72,7 @@ impl ViewQuery {
             ViewQuery::Shard { count, .. } => Some(ViewKind::Shards(*count)),
             ViewQuery::Node(_) => Some(ViewKind::Node),
             ViewQuery::Member(_) => Some(ViewKind::Member),
+            ViewQuery::Allocator(_) => Some(ViewKind::Allocator),
         }
     }
 
@@ -76,7 +81,9 @@ impl ViewQuery {
         match self {
             ViewQuery::All => None,
             ViewQuery::Shard { index, .. } => Some(Bucket::Shard(*index)),
-            ViewQuery::Node(name) | ViewQuery::Member(name) => Some(Bucket::Name(name.clone())),
+            ViewQuery::Node(name) | ViewQuery::Member(name) | ViewQuery::Allocator(name) => {
+                Some(Bucket::Name(name.clone()))
+            }
         }
     }
 }
@@ -90,6 +97,8 @@ pub enum ViewKind {
     Node,
     /// By rendezvous hashing over the members.
     Member,
+    /// As [`ViewKind::Member`], each target as its discovered labels.
+    Allocator,
 }
 
 /// One bucket of a partition: a shard's number, or a node's or member's name.
@@ -155,7 +164,7 @@ pub fn each_bucket(
     match kind {
         ViewKind::Shards(n) => f(Bucket::Shard(prometheus_hash(address) % n)),
         ViewKind::Node => f(Bucket::Name(node.clone())),
-        ViewKind::Member => {
+        ViewKind::Member | ViewKind::Allocator => {
             fleet.each_owner(address_hash(address), node, |m| f(Bucket::Name(m.clone())))
         }
     }
@@ -164,7 +173,11 @@ pub fn each_bucket(
 /// True when partition `kind` reads each target's node: the node partition, and the
 /// member partition of a zone-aware fleet.
 pub fn needs_nodes(kind: ViewKind, fleet: &Fleet) -> bool {
-    kind == ViewKind::Node || (kind == ViewKind::Member && fleet.zone_aware())
+    match kind {
+        ViewKind::Node => true,
+        ViewKind::Member | ViewKind::Allocator => fleet.zone_aware(),
+        ViewKind::Shards(_) => false,
+    }
 }
 
 /// One object's parts in one partition: each bucket it has targets in, with its share
@@ -234,7 +247,8 @@ pub fn split_by_address(
     whole: &Arc<ObjectGroups>,
     fleet: &Fleet,
 ) -> Option<ObjectParts> {
-    if needs_nodes(kind, fleet) {
+    // The allocator's parts are of discovered labels, not of these bytes.
+    if needs_nodes(kind, fleet) || kind == ViewKind::Allocator {
         return None;
     }
     let addresses = whole.one_group_addresses()?;

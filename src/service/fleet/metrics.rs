@@ -40,7 +40,12 @@ pub fn fleet_status(job: &Job) -> Option<FleetStatus> {
 }
 
 /// A metric's name, type, help and value of a job's status.
-type Metric = (&'static str, &'static str, &'static str, fn(&FleetStatus) -> u64);
+type Metric = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&FleetStatus) -> u64,
+);
 
 /// Appends the fleet's metrics of `jobs` (name and job) to `out`.
 pub fn render(out: &mut String, jobs: &[(String, Job)]) {
