@@ -4,16 +4,20 @@
 //! HTTP SD, then the job's `relabel_configs` from the served config applied to the
 //! discovered labels), and its relabelled share equals `/sd/{job}?member=ID`, label for
 //! label, for jobs with `labelmap`, `keep`, `drop`, `hashmod` and a rewritten address.
-//! Inline secrets in `/scrape_configs` are redacted; an unknown collector gets `[]`.
+//! Inline secrets in `/scrape_configs` are redacted but to a client whose TLS client
+//! certificate the web config's client CA verified; an unknown collector gets `[]`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use kubesd::promconfig::parse_config;
+use kubesd::config::TlsConfig;
+use kubesd::http::{build_client, build_tls_config};
+use kubesd::promconfig::{ServedConfig, parse_config};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
-use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::service::web_guard::WebGuard;
+use kubesd::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{ArcStr, Discovery, Labels};
 use serde_json::{Value, json};
@@ -214,4 +218,101 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
     handle.stop(false).await;
     jobs.stop_all().await;
     running.stop().await;
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, in `dir`.
+fn certificates(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca_params, ca_key);
+    for (name, sans) in [("server", "127.0.0.1"), ("client", "otel-0")] {
+        let key = KeyPair::generate().expect("key");
+        let cert = CertificateParams::new(vec![sans.to_string()])
+            .expect("params")
+            .signed_by(&key, &issuer)
+            .expect("cert");
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).expect("write");
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).expect("write");
+    }
+    std::fs::write(dir.join("ca.crt"), ca.pem()).expect("write");
+}
+
+fn tls_client(dir: &Path, with_cert: bool) -> awc::Client {
+    let tls = build_tls_config(
+        &TlsConfig {
+            ca_file: Some(dir.join("ca.crt")),
+            cert_file: with_cert.then(|| dir.join("client.crt")),
+            key_file: with_cert.then(|| dir.join("client.key")),
+            ..TlsConfig::default()
+        },
+        false,
+    )
+    .expect("client TLS");
+    build_client(Some(tls), false, Duration::from_secs(10))
+}
+
+/// The password `/scrape_configs` serves to `client` for the job.
+async fn served_password(client: &awc::Client, base: &str) -> String {
+    let (status, body) = get(client, &format!("{base}/scrape_configs")).await;
+    assert_eq!(status, 200);
+    let configs: Value = serde_json::from_slice(&body).expect("JSON");
+    configs["job-0"]["basic_auth"]["password"]
+        .as_str()
+        .expect("a password")
+        .to_string()
+}
+
+/// Over TLS with `client_auth_type` `client_auth`, the secrets are served only to a
+/// client whose certificate the client CA verified; to others (and whenever the
+/// policy does not verify certificates) they are redacted.
+async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "kubesd-ta-tls-{}-{client_auth}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("dir");
+    certificates(&dir);
+    let web = dir.join("web.yml");
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: {client_auth}\n  client_ca_file: ca.crt\n"
+        ),
+    )
+    .expect("web config");
+    let guard = WebGuard::load(&web, false).expect("web config loads");
+    let entry: serde_norway::Value = serde_norway::from_str(
+        "{job_name: job-0, basic_auth: {username: u, password: hunter0}, kubernetes_sd_configs: [{role: pod}]}",
+    )
+    .expect("yaml");
+    let job = Job::new("job-0", Vec::new()).serving(ServedConfig::of(&entry));
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, Some(guard)).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("https://{bound}");
+    assert_eq!(
+        served_password(&tls_client(&dir, true), &base).await,
+        with_cert
+    );
+    assert_eq!(
+        served_password(&tls_client(&dir, false), &base).await,
+        without
+    );
+    handle.stop(false).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[actix_rt::test]
+async fn secrets_go_only_to_a_verified_client_certificate() {
+    secrets_over_tls("VerifyClientCertIfGiven", "hunter0", "<secret>").await;
+    // A certificate asked for but not verified proves nothing.
+    secrets_over_tls("RequestClientCert", "<secret>", "<secret>").await;
 }

@@ -1,8 +1,8 @@
 //! A `scrape_configs` entry as the OpenTelemetry target allocator's `/scrape_configs`
 //! serves it to collectors: as written, in JSON, without `kubernetes_sd_configs` (the
 //! collector discovers through the allocator instead), with every inline secret
-//! replaced by `<secret>` as Prometheus writes a secret out. Only the redacted form is
-//! kept: the secrets stay in the fields kubesd uses them from.
+//! replaced by `<secret>` as Prometheus writes a secret out; the form with the secrets
+//! only for a client authenticated by a verified TLS client certificate.
 
 use std::sync::Arc;
 
@@ -19,9 +19,20 @@ const SECRET_KEYS: [&str; 4] = ["password", "credentials", "bearer_token", "clie
 /// Maps whose every value is secret (Prometheus' `proxy_connect_header` values).
 const SECRET_VALUE_MAPS: [&str; 1] = ["proxy_connect_header"];
 
-/// An entry as served, redacted; its `Debug` is the JSON (no secret is in it).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct ServedConfig(pub Arc<Json>);
+/// An entry as served; its `Debug` shows the redacted form only.
+#[derive(Clone, PartialEq, Default)]
+pub struct ServedConfig {
+    /// Secrets replaced by [`REDACTED`].
+    pub redacted: Arc<Json>,
+    /// With its secrets.
+    pub with_secrets: Arc<Json>,
+}
+
+impl std::fmt::Debug for ServedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ServedConfig({})", self.redacted)
+    }
+}
 
 impl ServedConfig {
     /// The entry `entry` (a mapping) served: its keys but `kubernetes_sd_configs`,
@@ -32,8 +43,12 @@ impl ServedConfig {
         if let Json::Object(map) = &mut json {
             map.remove("kubernetes_sd_configs");
         }
+        let with_secrets = Arc::new(json.clone());
         redact(&mut json, None);
-        ServedConfig(Arc::new(json))
+        ServedConfig {
+            redacted: Arc::new(json),
+            with_secrets,
+        }
     }
 }
 
@@ -80,11 +95,14 @@ relabel_configs: [{action: keep, source_labels: [a], regex: password}]",
         )
         .expect("yaml");
         let served = ServedConfig::of(&entry);
-        let text = serde_json::to_string(&*served.0).expect("json");
+        let text = serde_json::to_string(&*served.redacted).expect("json");
         for secret in ["hunter2", "tok", "\"s\"", "PEM", "\"K\"", "[\"v\"]"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
-        let j = &*served.0;
+        assert!(!format!("{served:?}").contains("hunter2"));
+        assert_eq!(served.with_secrets["basic_auth"]["password"], "hunter2");
+        assert!(served.with_secrets.get("kubernetes_sd_configs").is_none());
+        let j = &*served.redacted;
         assert_eq!(j["basic_auth"]["password"], REDACTED);
         assert_eq!(j["basic_auth"]["password_file"], "/p");
         assert_eq!(j["oauth2"]["tls_config"]["key_file"], "/k");

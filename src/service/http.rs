@@ -366,6 +366,7 @@ pub fn serve_http(
         None => None,
     };
     let app_guard = web.clone();
+    let connect_guard = web.clone();
     let server = HttpServer::new(move || {
         let guard = app_guard.clone();
         App::new()
@@ -398,6 +399,9 @@ pub fn serve_http(
                 "/jobs/{job:.*}/targets",
                 get_or_head().to(target_allocator::targets),
             )
+    })
+    .on_connect(move |conn, ext| {
+        target_allocator::note_client_certificate(conn, ext, connect_guard.as_deref())
     })
     .workers(1)
     .disable_signals();

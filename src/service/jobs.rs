@@ -391,7 +391,7 @@ impl JobSet {
 /// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
 /// they are read in), and the scrape settings its targets are seeded with.
 fn fingerprint(job: &promconfig::Job) -> String {
-    let served = &*job.served.0;
+    let served = &*job.served.with_secrets;
     serde_json::to_string(&(
         &job.sd_configs,
         &job.relabel,

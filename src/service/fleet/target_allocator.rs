@@ -4,8 +4,9 @@
 //!
 //! - `GET /scrape_configs`: each job's scrape config by name, as JSON, without its
 //!   `kubernetes_sd_configs` (the collector replaces its discovery by the next two);
-//!   inline secrets always redacted (`<secret>`): a collector reads its secrets from
-//!   files (`password_file`, `credentials_file`), which are served as written.
+//!   inline secrets redacted (`<secret>`) but to a client whose TLS client certificate
+//!   the web config's client CA verified (`client_auth_type` `VerifyClientCertIfGiven`
+//!   or `RequireAndVerifyClientCert`), as the allocator serves them over mTLS.
 //! - `GET /jobs`: `{"<job>": {"_link": "/jobs/<job>/targets"}}`.
 //! - `GET /jobs/{job}/targets?collector_id=ID`: the targets assigned to member `ID` in
 //!   HTTP SD JSON, each with its *discovered* labels: the collector applies the job's
@@ -19,10 +20,14 @@
 //! parts as they were, so such a label's value may lag here; the collector's relabelled
 //! targets never do.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use actix_tls::accept::rustls_0_23::TlsStream;
+use actix_web::dev::Extensions;
 use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
+use actix_web::rt::net::TcpStream;
 use actix_web::{HttpRequest, HttpResponse, web};
 use arcstr::ArcStr;
 
@@ -33,6 +38,8 @@ use crate::sd_output::{ADDRESS_LABEL, ObjectGroups, Share};
 use crate::service::ServiceState;
 use crate::service::relabelling::Scratch;
 use crate::service::views::{Bucket, ObjectParts, ViewKind, ViewQuery, each_bucket};
+use crate::service::web_config::ClientAuth;
+use crate::service::web_guard::WebGuard;
 
 /// The allocator's parts of the object whose kept targets (with their discovered
 /// label sets and nodes) are in `scratch`: per member, the discovered label sets of
@@ -58,13 +65,50 @@ pub fn split(scratch: &Scratch, fleet: &Fleet, placeholder: &ArcStr) -> ObjectPa
         .collect()
 }
 
+/// Noted on a connection (by [`note_client_certificate`]) whose client presented a
+/// certificate that the web config's client CA verified.
+#[derive(Clone, Copy, Debug)]
+pub struct VerifiedClientCertificate;
+
+/// The listener's `on_connect`: notes [`VerifiedClientCertificate`] on a TLS
+/// connection with a client certificate while `guard`'s `client_auth_type` verifies
+/// certificates (with the other types a certificate proves nothing).
+pub fn note_client_certificate(conn: &dyn Any, ext: &mut Extensions, guard: Option<&WebGuard>) {
+    let Some(guard) = guard else {
+        return;
+    };
+    let verifies = guard.current().settings.tls.as_ref().is_some_and(|t| {
+        matches!(
+            t.client_auth,
+            ClientAuth::VerifyClientCertIfGiven | ClientAuth::RequireAndVerifyClientCert
+        )
+    });
+    let presented = conn
+        .downcast_ref::<TlsStream<TcpStream>>()
+        .and_then(|tls| tls.get_ref().1.peer_certificates())
+        .is_some_and(|certs| !certs.is_empty());
+    if verifies && presented {
+        ext.insert(VerifiedClientCertificate);
+    }
+}
+
 /// `GET /scrape_configs`: every job's scrape config by name (see
-/// [`crate::promconfig::ServedConfig`]).
-pub async fn scrape_configs(state: web::Data<ServiceState>) -> HttpResponse {
+/// [`crate::promconfig::ServedConfig`]), with its secrets only on a connection with a
+/// [`VerifiedClientCertificate`].
+pub async fn scrape_configs(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
+    let secrets = req.conn_data::<VerifiedClientCertificate>().is_some();
     let configs: serde_json::Map<String, serde_json::Value> = state
         .all()
         .into_iter()
-        .map(|(name, job)| (name, (*job.served_config().0).clone()))
+        .map(|(name, job)| {
+            let served = job.served_config();
+            let json = if secrets {
+                &served.with_secrets
+            } else {
+                &served.redacted
+            };
+            (name, (**json).clone())
+        })
         .collect();
     HttpResponse::Ok().json(configs)
 }
