@@ -481,3 +481,95 @@ async fn members_keep_to_their_zone_and_hand_over() {
     one.stop_all().await;
     running.stop().await;
 }
+
+/// The simulator's scrapers (spread over the zones, weights 1 and 2) rolled one by one,
+/// zone-aware with a handover: after every step of the roll, every target of the job
+/// is in some member's view; once the last handover ends no target is in two.
+#[actix_rt::test]
+async fn a_rolling_restart_of_the_scrapers_leaves_no_target_unserved() {
+    let spec = ClusterSpec {
+        nodes: 6,
+        pods: 40,
+        namespaces: 2,
+        pods_per_workload: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(13, spec)
+        .await
+        .expect("cluster starts");
+    let (sim, url) = (running.sim(), running.url());
+    let scrapers = kubesd::simulator::create_scrapers(sim, 4).expect("scrapers");
+    let text = format!(
+        r#"
+membership:
+  namespace: monitoring
+  label_selector: {selector}
+  api_server: {url}
+  zone_aware: true
+  weight_from: annotation:kubesd.io/weight
+  handover: 1s
+scrape_configs:
+  - job_name: pods
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: {url}
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_namespace]
+        regex: monitoring
+        action: drop
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+"#,
+        selector = kubesd::simulator::scrapers::SCRAPER_SELECTOR
+    );
+    let config = parse_config(&text, Path::new("fleet.yml")).expect("config loads");
+    let mut one = job_set().await;
+    one.apply(&config).await.expect("starts");
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+    let queries: Vec<String> = scrapers.iter().map(|m| format!("member={m}")).collect();
+    let all = || async {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods"), None).await;
+        if status == 200 {
+            targets(&body)
+        } else {
+            BTreeSet::new()
+        }
+    };
+    eventually("the members share the job", || async {
+        let all = all().await;
+        !all.is_empty() && union(&client, &base, &queries).await == (all, false)
+    })
+    .await;
+    let all = all().await;
+
+    let mut roll = kubesd::simulator::ScraperRoll::new();
+    for _ in 0..3 * scrapers.len() {
+        roll.step(sim).expect("roll step").expect("a scraper");
+        for _ in 0..5 {
+            let (served, _) = union(&client, &base, &queries).await;
+            assert!(
+                served == all,
+                "a target unserved: {:?}",
+                all.difference(&served).next()
+            );
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    eventually("the last handover ends", || async {
+        union(&client, &base, &queries).await == (all.clone(), false)
+    })
+    .await;
+
+    handle.stop(false).await;
+    one.stop_all().await;
+    running.stop().await;
+}
