@@ -9,13 +9,15 @@
 
 use std::sync::Arc;
 
+use arcstr::ArcStr;
+
 use super::fleet::{Fleet, FleetCounts, target_allocator};
 use super::relabelling::{Relabelling, Scratch};
 use super::snapshot::JobWork;
 use super::view_index::ViewIndex;
 use super::views::{
-    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, same_nodes,
-    split, split_by_address,
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, node_of,
+    same_nodes, split, split_by_address,
 };
 use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
@@ -61,6 +63,15 @@ fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
             share.targets().saturating_sub(had) as u64
         })
         .sum()
+}
+
+/// The node every discovered label set of an object names, if they name one alike.
+fn one_node(discovered: &[Labels]) -> Option<ArcStr> {
+    let first = node_of(discovered.first()?);
+    discovered[1..]
+        .iter()
+        .all(|l| node_of(l) == first)
+        .then_some(first)
 }
 
 /// One object as a job actor holds it.
@@ -353,6 +364,19 @@ impl JobState {
         u32::try_from(crossing).unwrap_or(u32::MAX)
     }
 
+    /// The addresses of `groups` (an object of one group) on `node` whose member is
+    /// outside their zone.
+    fn crossing_addresses(&self, groups: &ObjectGroups, node: &ArcStr) -> u32 {
+        let Some(addresses) = groups.one_group_addresses() else {
+            return 0;
+        };
+        let crossing = addresses
+            .iter()
+            .filter(|a| self.fleet.cross_zone(address_hash(a), node))
+            .count();
+        u32::try_from(crossing).unwrap_or(u32::MAX)
+    }
+
     /// True when a kept partition reads each target's node (the node partition, a
     /// zone-aware member partition): a change of node alone (which the rules may not
     /// see) must then be relabelled and split anew.
@@ -395,20 +419,25 @@ impl JobState {
         true
     }
 
-    /// Sets the fleet the member partition assigns targets by; true if that
-    /// partition is kept and was filled anew. Counts the targets each member gained.
+    /// Sets the fleet the member and allocator partitions assign targets by; true if
+    /// one is kept and was filled anew. Counts the targets each member gained.
     pub fn set_members(&mut self, fleet: Arc<Fleet>) -> bool {
         if fleet == self.fleet {
             return false;
         }
         self.fleet = fleet;
-        match self.indexes.iter().position(|i| i.kind == ViewKind::Member) {
-            Some(at) => {
-                self.refill(at, true);
-                true
-            }
-            None => false,
+        let by_member: Vec<usize> = (0..self.indexes.len())
+            .filter(|&at| {
+                matches!(
+                    self.indexes[at].kind,
+                    ViewKind::Member | ViewKind::Allocator
+                )
+            })
+            .collect();
+        for &at in &by_member {
+            self.refill(at, true);
         }
+        !by_member.is_empty()
     }
 
     /// Splits every object anew into the partition at `at` (just built, or its
@@ -424,12 +453,20 @@ impl JobState {
         let (mut cross_zone, mut moved) = (0, 0);
         let mut slots = std::mem::take(&mut self.slots);
         for slot in slots.iter_mut().flatten() {
-            let by_address =
-                (slot.groups.as_ref()).and_then(|g| split_by_address(kind, g, &self.fleet));
+            // A pod's targets are all on its node: read from its discovered labels.
+            let node = nodes.then(|| one_node(&slot.discovered)).flatten();
+            let by_address = (slot.groups.as_ref())
+                .and_then(|g| split_by_address(kind, g, &self.fleet, node.as_ref()));
             let (parts, crossing) = match (&slot.groups, by_address) {
                 (None, _) => (Box::new([]) as ObjectParts, 0),
                 // Its addresses are in its bytes: no need to relabel it.
-                (Some(_), Some(parts)) => (parts, 0),
+                (Some(g), Some(parts)) => {
+                    let crossing = match (&node, member) {
+                        (Some(node), true) => self.crossing_addresses(g, node),
+                        _ => 0,
+                    };
+                    (parts, crossing)
+                }
                 (Some(_), None) => {
                     self.relabelling.object_groups(
                         &mut self.relabeller,

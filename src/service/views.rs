@@ -202,7 +202,11 @@ pub struct ObjectTargets<'a> {
 /// one group, see [`split_by_address`]) or serialized apart. Each target's address is
 /// hashed once.
 pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectParts {
-    if let Some(parts) = split_by_address(kind, object.whole, fleet) {
+    let one_node = object
+        .nodes
+        .first()
+        .filter(|n| object.nodes.iter().all(|m| m == *n));
+    if let Some(parts) = split_by_address(kind, object.whole, fleet, one_node) {
         return parts;
     }
     // Each target's buckets, as (target, bucket): a target in handover is in two.
@@ -239,16 +243,20 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectPar
 /// The parts in a partition by address (shards, members) of an object of one group
 /// of at most [`MAX_PICKED`] addresses, read from its groups alone (no relabelling):
 /// its whole groups when every address lands in one bucket, else each bucket's share
-/// cut from its bytes ([`Share::picked`]). `None` for partitions that read nodes
-/// ([`needs_nodes`]: one address may be a target on two nodes, two endpoints) and for
+/// cut from its bytes ([`Share::picked`]). A partition that reads nodes
+/// ([`needs_nodes`]) needs `node`, the one node of every target of the object (a pod's
+/// targets); `None` for the node partition (one address may be a target on two nodes,
+/// two endpoints), for the allocator's (its parts are of discovered labels) and for
 /// other objects.
 pub fn split_by_address(
     kind: ViewKind,
     whole: &Arc<ObjectGroups>,
     fleet: &Fleet,
+    node: Option<&ArcStr>,
 ) -> Option<ObjectParts> {
-    // The allocator's parts are of discovered labels, not of these bytes.
-    if needs_nodes(kind, fleet) || kind == ViewKind::Allocator {
+    if matches!(kind, ViewKind::Node | ViewKind::Allocator)
+        || (needs_nodes(kind, fleet) && node.is_none())
+    {
         return None;
     }
     let addresses = whole.one_group_addresses()?;
@@ -256,9 +264,10 @@ pub fn split_by_address(
         return None;
     }
     let no_node = ArcStr::default();
+    let node = node.unwrap_or(&no_node);
     let mut by_bucket: BTreeMap<Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        each_bucket(kind, address, &no_node, fleet, |bucket| {
+        each_bucket(kind, address, node, fleet, |bucket| {
             *by_bucket.entry(bucket).or_default() |= 1 << i;
         });
     }
