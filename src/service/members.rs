@@ -79,7 +79,16 @@ impl MemberWatch {
         };
         let pods = subscription.updates().map(Heard::Pods).boxed();
         let heard: BoxStream<'static, Heard> = match &zones {
-            Some(z) => stream::select(pods, z.updates().map(Heard::Zones)).boxed(),
+            Some(z) => {
+                // Read once every node is listed: each read takes the zones then.
+                let (synced, updates) = (z.synced(), z.updates());
+                let zones = stream::once(async move {
+                    synced.await;
+                    updates
+                })
+                .flatten();
+                stream::select(pods, zones.map(Heard::Zones)).boxed()
+            }
             None => pods,
         };
         let task = actix_rt::spawn(follow(heard, membership.clone(), publish));
@@ -125,6 +134,9 @@ async fn follow(
     let mut handover = Handover::new(membership.handover);
     let mut pods: Arc<Vec<Option<MemberPod>>> = Arc::default();
     let mut zones = NodeZones::default();
+    // Zone-aware, the members wait for the nodes' zones: assigned without them first,
+    // every target would move (and be in handover) once they come.
+    let mut zones_heard = !membership.zone_aware;
     let mut reported = BTreeMap::new();
     loop {
         let expiry = handover.next_expiry();
@@ -132,13 +144,13 @@ async fn follow(
             next = heard.next() => match next {
                 None => return,
                 Some(Heard::Pods(p)) => { pods = p; true }
-                Some(Heard::Zones(z)) => { zones = node_zones(&z); true }
+                Some(Heard::Zones(z)) => { zones = node_zones(&z); zones_heard = true; true }
             },
             () = sleep_until(expiry.unwrap_or_else(Instant::now)), if expiry.is_some() => {
                 handover.expire(Instant::now())
             }
         };
-        if !changed {
+        if !changed || !zones_heard {
             continue;
         }
         let members = ready_members(&pods, &mut reported);
