@@ -5,8 +5,11 @@
 //! recreated Ready under the same name on the same node), so the demo and the tests
 //! show assignment, handover and zones at work.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
+use super::churn::ChurnHandle;
 use super::error::ApiError;
 use super::generator::pod_ip;
 use super::resource::Resource;
@@ -142,6 +145,26 @@ impl ScraperRoll {
         };
         self.phase = (self.phase + 1) % 3;
         Ok(Some(step))
+    }
+}
+
+impl ScraperRoll {
+    /// Applies one step every `every` on the current actix runtime until the handle
+    /// is stopped (`kubesd simulate --roll-scrapers-every`). Errors are logged and
+    /// skipped, as the churn's are.
+    pub fn start(mut self, sim: Simulator, every: Duration) -> ChurnHandle {
+        let task = actix_rt::spawn(async move {
+            let mut interval = tokio::time::interval(every.max(Duration::from_millis(1)));
+            loop {
+                interval.tick().await;
+                match self.step(&sim) {
+                    Ok(Some(step)) => tracing::info!(?step, "scraper roll"),
+                    Ok(None) => {}
+                    Err(err) => tracing::warn!(%err, "scraper roll step failed"),
+                }
+            }
+        });
+        ChurnHandle { task }
     }
 }
 
