@@ -229,14 +229,7 @@ impl JobState {
             {
                 (h.parts, h.cross_zone)
             }
-            held => {
-                let parts = self.place_parts(held.as_ref(), key, groups.as_ref(), same_key);
-                let cross_zone = self.scratch_cross_zone(groups.is_some());
-                let before = held.as_ref().map_or(0, |h| h.cross_zone);
-                self.fleet_counts.cross_zone += u64::from(cross_zone);
-                self.fleet_counts.cross_zone -= u64::from(before);
-                (parts, cross_zone)
-            }
+            held => self.place_counted(held.as_ref(), key, groups.as_ref(), same_key),
         };
         let (parts, cross_zone) = parts;
         self.work.objects_changed += u64::from(changed);
@@ -306,13 +299,31 @@ impl JobState {
         parts
     }
 
+    /// [`JobState::place_parts`], and the object's targets assigned across zones
+    /// counted in place of `held`'s.
+    fn place_counted(
+        &mut self,
+        held: Option<&Slot>,
+        key: &ObjectKey,
+        groups: Option<&Arc<ObjectGroups>>,
+        same_key: bool,
+    ) -> (Vec<ObjectParts>, u32) {
+        let parts = self.place_parts(held, key, groups, same_key);
+        let cross_zone = self.scratch_cross_zone(groups.is_some());
+        self.fleet_counts.cross_zone += u64::from(cross_zone);
+        let before = u64::from(held.map_or(0, |h| h.cross_zone));
+        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
+        (parts, cross_zone)
+    }
+
     /// Takes `held` (just removed from its slot) out of the body and the partitions;
     /// true if it had groups.
     fn unlist(&mut self, held: &Slot) -> bool {
         for (index, parts) in self.indexes.iter_mut().zip(&held.parts) {
             index.remove(&held.key, parts);
         }
-        self.fleet_counts.cross_zone -= u64::from(held.cross_zone);
+        let before = u64::from(held.cross_zone);
+        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
         let Some(groups) = &held.groups else {
             return false;
         };
