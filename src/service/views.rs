@@ -123,8 +123,9 @@ pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y))
 }
 
-/// A member's weight for a target whose address hashes (FNV-1a) to `address_hash`:
-/// SplitMix64's finalizer over both hashes. Fixed by definition (no seed, no std
+/// A member's rendezvous hash for a target whose address hashes (FNV-1a) to
+/// `address_hash`: SplitMix64's finalizer over both hashes (the `u` of
+/// [`super::fleet::assignment::score`]). Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
     mix(address_hash ^ mix(fnv1a(member.as_bytes())))
