@@ -138,3 +138,36 @@ fn the_fleet_example_loads_and_its_scrapers_ask_for_valid_views() {
     let daemonset = std::fs::read_to_string("deploy/fleet/agent-daemonset.yaml").expect("manifest");
     assert!(daemonset.contains("fieldRef: {fieldPath: spec.nodeName}"));
 }
+
+#[test]
+fn the_collector_example_polls_kubesd_as_its_target_allocator() {
+    let collector = config_map_data("deploy/fleet/otel-collectors.yaml", "collector.yaml");
+    let doc: serde_norway::Value = serde_norway::from_str(&collector).expect("YAML");
+    let ta = &doc["receivers"]["prometheus"]["target_allocator"];
+    assert_eq!(ta["endpoint"], "http://kubesd-fleet.monitoring.svc:9097");
+    assert_eq!(ta["collector_id"], "${env:POD_NAME}");
+    let service = std::fs::read_to_string("deploy/fleet/service.yaml").expect("the Service");
+    assert!(service.contains("name: kubesd-fleet") && service.contains("port: 9097"));
+    // The membership the manifest's comment gives loads, and names the collectors.
+    let manifest =
+        std::fs::read_to_string("deploy/fleet/otel-collectors.yaml").expect("the manifest");
+    let section: String = manifest
+        .lines()
+        .skip_while(|l| !l.starts_with("#   membership:"))
+        .take_while(|l| l.starts_with("#   "))
+        .map(|l| format!("{}\n", &l[4..]))
+        .collect();
+    let config = parse_config(
+        &format!("{section}scrape_configs: []\n"),
+        Path::new("/etc/kubesd/config/kubesd.yml"),
+    )
+    .expect("the commented membership loads");
+    let membership = config.membership.expect("a membership section");
+    assert_eq!(
+        membership.label_selector,
+        "app.kubernetes.io/name=otel-collectors"
+    );
+    assert!(membership.zone_aware);
+    assert!(manifest.contains("labels: {app.kubernetes.io/name: otel-collectors}"));
+    assert!(manifest.contains("fieldRef: {fieldPath: metadata.name}"));
+}

@@ -19,13 +19,15 @@ use serde_json::{Value, json};
 /// One served target: address and labels.
 type Served = (String, BTreeMap<String, String>);
 
-fn config(url: &str) -> LoadedConfig {
+/// The fleet's config; `fleet` adds settings to the `membership` section.
+fn config(url: &str, fleet: &str) -> LoadedConfig {
     let text = format!(
         r#"
 membership:
   namespace: monitoring
   label_selector: role=scraper
   api_server: {url}
+  {fleet}
 scrape_configs:
   - job_name: pods
     kubernetes_sd_configs:
@@ -43,14 +45,19 @@ scrape_configs:
     parse_config(&text, Path::new("fleet.yml")).expect("config loads")
 }
 
-/// A Ready scraper pod in `monitoring`.
+/// A scraper pod in `monitoring` on node-000.
 fn scraper(name: &str, ip: &str, ready: bool) -> Value {
+    scraper_on(name, ip, ready, "node-000", "1")
+}
+
+/// A scraper pod in `monitoring` on `node`, weighing `weight` (its annotation).
+fn scraper_on(name: &str, ip: &str, ready: bool, node: &str, weight: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "monitoring", "uid": format!("uid-{name}"),
-                     "labels": {"role": "scraper"}},
-        "spec": {"nodeName": "node-000", "containers": [{"name": "prometheus",
+                     "labels": {"role": "scraper"}, "annotations": {"kubesd.io/weight": weight}},
+        "spec": {"nodeName": node, "containers": [{"name": "prometheus",
                  "ports": [{"name": "web", "containerPort": 9090, "protocol": "TCP"}]}]},
         "status": {"phase": "Running", "podIP": ip,
                    "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]}
@@ -167,7 +174,8 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
         sim.create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
             .expect("scraper pod created");
     }
-    let config = config(&url);
+    // No handover: a member's targets leave it at once (the handover is tested below).
+    let config = config(&url, "handover: 0s");
     let mut one = job_set().await;
     let mut two = job_set().await;
     one.apply(&config).await.expect("replica one starts");
@@ -284,12 +292,12 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
         union(&client, &base, &two_members).await == (all.clone(), false)
     })
     .await;
-    let (status, _, body) = get(&client, &format!("{base}/sd/pods?member=scraper-b"), None).await;
-    assert_eq!(
-        (status, body.as_slice()),
-        (200, b"[]".as_slice()),
-        "not Ready: nothing"
-    );
+    eventually("not Ready: nothing", || async {
+        let (status, _, body) =
+            get(&client, &format!("{base}/sd/pods?member=scraper-b"), None).await;
+        (status, body.as_slice()) == (200, b"[]".as_slice())
+    })
+    .await;
     let (_, _, served_one) = get(&client, &format!("{base}/sd/pods?member=scraper-a"), None).await;
     eventually("replica two moves them alike", || async {
         let body = job_two
@@ -332,5 +340,236 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     handle.stop(false).await;
     one.stop_all().await;
     two.stop_all().await;
+    running.stop().await;
+}
+
+/// The value of `metric{job="pods"}` in a `/metrics` page.
+async fn metric(client: &awc::Client, base: &str, metric: &str) -> Option<f64> {
+    let (_, _, page) = get(client, &format!("{base}/metrics"), None).await;
+    let page = String::from_utf8_lossy(&page).into_owned();
+    let prefix = format!("{metric}{{job=\"pods\"}} ");
+    page.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Zone-aware, weighted members with a short handover: each member serves only targets
+/// of its own zone while that zone has a member, a zone without one is served across
+/// zones and counted; a member turned NotReady keeps its targets for the handover
+/// while the others serve them at once, then lets them go.
+#[actix_rt::test]
+async fn members_keep_to_their_zone_and_hand_over() {
+    let spec = ClusterSpec {
+        nodes: 4,
+        pods: 40,
+        namespaces: 2,
+        pods_per_workload: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(12, spec)
+        .await
+        .expect("cluster starts");
+    let (sim, url) = (running.sim(), running.url());
+    let zone_of: BTreeMap<String, String> = sim
+        .list(Resource::Nodes, None)
+        .iter()
+        .filter_map(|n| {
+            let name = n["metadata"]["name"].as_str()?;
+            let zone = n["metadata"]["labels"]["topology.kubernetes.io/zone"].as_str()?;
+            Some((name.to_string(), zone.to_string()))
+        })
+        .collect();
+    // node-000 and node-003 share a zone; node-002's zone gets no member.
+    let scrapers = [
+        ("scraper-a0", "node-000", "1"),
+        ("scraper-a1", "node-003", "2"),
+        ("scraper-b0", "node-001", "1"),
+    ];
+    for (i, (name, node, weight)) in scrapers.iter().enumerate() {
+        let pod = scraper_on(name, &format!("10.99.0.{i}"), true, node, weight);
+        sim.create(Resource::Pods, pod)
+            .expect("scraper pod created");
+    }
+    let fleet = "zone_aware: true\n  weight_from: annotation:kubesd.io/weight\n  handover: 3s";
+    let mut one = job_set().await;
+    one.apply(&config(&url, fleet)).await.expect("starts");
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+    let queries: Vec<String> = scrapers
+        .iter()
+        .map(|(m, ..)| format!("member={m}"))
+        .collect();
+    let pods = sim.list(Resource::Pods, None).len();
+    let all = || async {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods"), None).await;
+        if status == 200 {
+            targets(&body)
+        } else {
+            BTreeSet::new()
+        }
+    };
+    eventually("every pod and member is known", || async {
+        let all = all().await;
+        let pods_seen: BTreeSet<_> = all.iter().map(|(_, l)| l.get("pod").cloned()).collect();
+        pods_seen.len() + 5 >= pods && union(&client, &base, &queries).await == (all, false)
+    })
+    .await;
+
+    // Each member's targets are on nodes of its zone, but those of the memberless zone.
+    let no_member = &zone_of["node-002"];
+    let mut crossing = 0;
+    for (member, node, _) in scrapers {
+        let (_, _, body) = get(&client, &format!("{base}/sd/pods?member={member}"), None).await;
+        for (address, labels) in targets(&body) {
+            let zone = labels.get("node").and_then(|n| zone_of.get(n));
+            match zone {
+                Some(z) if z == no_member => crossing += 1,
+                Some(z) => assert_eq!(z, &zone_of[node], "{member} serves {address}"),
+                None => {}
+            }
+        }
+    }
+    assert!(crossing > 0, "node-002 has targets");
+    let counted = metric(&client, &base, "kubesd_job_member_targets_cross_zone").await;
+    assert_eq!(counted, Some(f64::from(crossing)));
+
+    // scraper-b0 NotReady: zone b's targets go to zone a at once, and stay at b0 for
+    // the handover.
+    let before: BTreeSet<Served> = {
+        let (_, _, body) = get(&client, &format!("{base}/sd/pods?member=scraper-b0"), None).await;
+        targets(&body)
+    };
+    assert!(!before.is_empty(), "scraper-b0 serves zone b");
+    sim.update(
+        Resource::Pods,
+        scraper_on("scraper-b0", "10.99.0.2", false, "node-001", "1"),
+    )
+    .expect("scraper updates");
+    let zone_a = [queries[0].clone(), queries[1].clone()];
+    let all_now = all().await;
+    eventually("zone a serves every target", || async {
+        union(&client, &base, &zone_a).await == (all_now.clone(), false)
+    })
+    .await;
+    let (_, _, body) = get(&client, &format!("{base}/sd/pods?member=scraper-b0"), None).await;
+    assert_eq!(
+        targets(&body),
+        before,
+        "scraper-b0 keeps its targets for the handover"
+    );
+    let twice = metric(&client, &base, "kubesd_job_member_targets_in_handover").await;
+    assert_eq!(twice, Some(before.len() as f64));
+    eventually("the handover ends", || async {
+        let (_, _, body) = get(&client, &format!("{base}/sd/pods?member=scraper-b0"), None).await;
+        body.as_slice() == b"[]"
+    })
+    .await;
+    let twice = metric(&client, &base, "kubesd_job_member_targets_in_handover").await;
+    assert_eq!(twice, Some(0.0));
+    let moves = metric(&client, &base, "kubesd_job_member_target_moves_total").await;
+    assert!(moves.is_some_and(|m| m >= before.len() as f64), "{moves:?}");
+
+    handle.stop(false).await;
+    one.stop_all().await;
+    running.stop().await;
+}
+
+/// The simulator's scrapers (spread over the zones, weights 1 and 2) rolled one by one,
+/// zone-aware with a handover: after every step of the roll, every target of the job
+/// is in some member's view; once the last handover ends no target is in two.
+#[actix_rt::test]
+async fn a_rolling_restart_of_the_scrapers_leaves_no_target_unserved() {
+    let spec = ClusterSpec {
+        nodes: 6,
+        pods: 40,
+        namespaces: 2,
+        pods_per_workload: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(13, spec)
+        .await
+        .expect("cluster starts");
+    let (sim, url) = (running.sim(), running.url());
+    let scrapers = kubesd::simulator::create_scrapers(sim, 4).expect("scrapers");
+    let text = format!(
+        r#"
+membership:
+  namespace: monitoring
+  label_selector: {selector}
+  api_server: {url}
+  zone_aware: true
+  weight_from: annotation:kubesd.io/weight
+  handover: 1s
+scrape_configs:
+  - job_name: pods
+    kubernetes_sd_configs:
+      - role: pod
+        api_server: {url}
+    relabel_configs:
+      - source_labels: [__meta_kubernetes_namespace]
+        regex: monitoring
+        action: drop
+      - source_labels: [__meta_kubernetes_pod_name]
+        target_label: pod
+"#,
+        selector = kubesd::simulator::scrapers::SCRAPER_SELECTOR
+    );
+    let config = parse_config(&text, Path::new("fleet.yml")).expect("config loads");
+    let mut one = job_set().await;
+    one.apply(&config).await.expect("starts");
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+    let queries: Vec<String> = scrapers.iter().map(|m| format!("member={m}")).collect();
+    let all = || async {
+        let (status, _, body) = get(&client, &format!("{base}/sd/pods"), None).await;
+        if status == 200 {
+            targets(&body)
+        } else {
+            BTreeSet::new()
+        }
+    };
+    eventually("the members share the job", || async {
+        let all = all().await;
+        !all.is_empty() && union(&client, &base, &queries).await == (all, false)
+    })
+    .await;
+    let all = all().await;
+
+    let mut roll = kubesd::simulator::ScraperRoll::new();
+    for _ in 0..3 * scrapers.len() {
+        roll.step(sim).expect("roll step").expect("a scraper");
+        for _ in 0..5 {
+            let (served, _) = union(&client, &base, &queries).await;
+            assert!(
+                served == all,
+                "a target unserved: {:?}",
+                all.difference(&served).next()
+            );
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    eventually("the last handover ends", || async {
+        union(&client, &base, &queries).await == (all.clone(), false)
+    })
+    .await;
+
+    handle.stop(false).await;
+    one.stop_all().await;
     running.stop().await;
 }

@@ -75,7 +75,7 @@ pub struct Churn {
 
 /// A churn loop running on the actix runtime; dropping it does not stop it.
 pub struct ChurnHandle {
-    task: tokio::task::JoinHandle<()>,
+    pub(crate) task: tokio::task::JoinHandle<()>,
 }
 
 impl ChurnHandle {

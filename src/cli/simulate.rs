@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use crate::simulator::{
-    Churn, ChurnRates, ClusterSpec, SimulatedCluster, SimulatorConfig, StreamingLists,
+    Churn, ChurnRates, ClusterSpec, ScraperRoll, SimulatedCluster, SimulatorConfig, StreamingLists,
+    create_scrapers,
 };
 
 /// Arguments of `kubesd simulate`.
@@ -53,6 +54,15 @@ pub struct SimulateArgs {
     /// streaming lists).
     #[arg(long = "streaming-lists", value_enum, default_value_t = StreamingLists::Served)]
     pub streaming_lists: StreamingLists,
+    /// Scraper pods to create in `monitoring` (label
+    /// app.kubernetes.io/name=kubesd-scraper, spread over the zones, annotation
+    /// kubesd.io/weight 1 or 2), for kubesd's `membership` section.
+    #[arg(long, default_value_t = 0)]
+    pub scrapers: usize,
+    /// Roll the scrapers one by one, one step (NotReady, deleted, recreated) every this
+    /// many seconds; 0 leaves them alone.
+    #[arg(long, default_value_t = 0)]
+    pub roll_scrapers_every: u64,
 }
 
 /// Runs the simulator until interrupted.
@@ -63,6 +73,7 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
             .start_per_second(running.sim().clone(), args.churn as usize)
     });
     print_cluster(&running, &args);
+    let roll = start_scrapers(&running, &args)?;
     println!("try: {} get pods -A", kubectl(&running.url(), &args));
     if args.churn > 0 {
         println!("churn: about {} pod changes per second", args.churn);
@@ -72,8 +83,34 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     if let Some(churn) = churn {
         churn.stop();
     }
+    if let Some(roll) = roll {
+        roll.stop();
+    }
     running.stop().await;
     Ok(())
+}
+
+/// Creates `--scrapers` and, with `--roll-scrapers-every`, starts rolling them.
+fn start_scrapers(
+    running: &SimulatedCluster,
+    args: &SimulateArgs,
+) -> Result<Option<crate::simulator::ChurnHandle>, String> {
+    if args.scrapers == 0 {
+        return Ok(None);
+    }
+    let names = create_scrapers(running.sim(), args.scrapers)
+        .map_err(|e| format!("cannot create the scraper pods: {e}"))?;
+    println!(
+        "scrapers: {} in monitoring, membership label_selector {}",
+        names.join(", "),
+        crate::simulator::scrapers::SCRAPER_SELECTOR
+    );
+    if args.roll_scrapers_every == 0 {
+        return Ok(None);
+    }
+    let every = std::time::Duration::from_secs(args.roll_scrapers_every);
+    println!("rolling them one step every {}s", args.roll_scrapers_every);
+    Ok(Some(ScraperRoll::new().start(running.sim().clone(), every)))
 }
 
 /// The generated cluster's shape, as `kubesd simulate` and `kubesd demo` take it from

@@ -11,6 +11,7 @@ use serde_norway::{Mapping, Value};
 use super::duration::{format_duration, parse_duration};
 use super::keys::IGNORED_JOB_KEYS;
 use super::paths::resolve_relative_paths;
+use super::served_config::ServedConfig;
 use crate::config::SdConfig;
 use crate::relabel::{
     Action, CompiledRule, Dialect, NameValidation, PARAM_PREFIX, RelabelConfig, RuleOptions,
@@ -34,6 +35,8 @@ pub struct Job {
     /// What its targets are seeded with before relabelling: `job`, `scheme`,
     /// `metrics_path`, `params`, `scrape_interval`, `scrape_timeout`.
     pub scrape: ScrapeSettings,
+    /// The entry as the target allocator's `/scrape_configs` serves it.
+    pub served: ServedConfig,
 }
 
 /// What one `scrape_configs` entry turned out to be.
@@ -133,6 +136,7 @@ pub fn parse_job(
         rules,
         dialect: ctx.dialect,
         scrape,
+        served: ServedConfig::of(entry),
     };
     (Some(name), Some(Parsed::Job(job)))
 }

@@ -17,6 +17,7 @@ mod membership;
 mod nesting;
 mod paths;
 mod placeholders;
+mod served_config;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,9 +28,10 @@ pub use duration::{format_duration, parse_duration};
 pub use error::{LoadError, Problem};
 pub use job::Job;
 pub use keys::{IGNORED_JOB_KEYS, IGNORED_TOP_LEVEL};
-pub use membership::{Membership, parse_membership};
+pub use membership::{DEFAULT_HANDOVER, Membership, WeightFrom, parse_membership};
 pub use paths::resolve_relative_paths;
 pub use placeholders::{Expanded, expand_placeholders};
+pub use served_config::{REDACTED, ServedConfig};
 
 use crate::relabel::Dialect;
 use job::{GlobalScrape, JobContext, Parsed, parse_job};

@@ -19,6 +19,7 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
+use super::fleet::target_allocator;
 use super::job::{Job, JobViewCounts};
 use super::process_metrics;
 use super::view_query::parse_view_query;
@@ -46,11 +47,13 @@ pub struct ReloadRequest {
 }
 
 impl ServiceState {
-    fn job(&self, name: &str) -> Option<Job> {
+    /// The running job `name`.
+    pub(crate) fn job(&self, name: &str) -> Option<Job> {
         self.jobs.read().ok()?.get(name).cloned()
     }
 
-    fn all(&self) -> Vec<(String, Job)> {
+    /// Every running job with its name.
+    pub(crate) fn all(&self) -> Vec<(String, Job)> {
         self.jobs
             .read()
             .map(|m| m.iter().map(|(n, a)| (n.clone(), a.clone())).collect())
@@ -133,6 +136,7 @@ fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
         (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
         (ViewKind::Node, Bucket::Name(node)) => format!("node={}", encode(node)),
         (ViewKind::Member, Bucket::Name(member)) => format!("member={}", encode(member)),
+        (ViewKind::Allocator, Bucket::Name(member)) => format!("collector_id={}", encode(member)),
         (kind, bucket) => format!("{kind:?}={bucket:?}"),
     }
 }
@@ -159,6 +163,8 @@ fn render_views(out: &mut String, views: &[(String, JobViewCounts)]) {
                         }
                     }
                 }
+                // The same targets as the member views, counted there.
+                ViewKind::Allocator => {}
                 ViewKind::Member => {
                     for (bucket, t) in buckets {
                         if let Bucket::Name(m) = bucket {
@@ -192,6 +198,7 @@ fn render_views(out: &mut String, views: &[(String, JobViewCounts)]) {
                 ViewKind::Shards(n) => format!("view=\"shard\",shards=\"{n}\""),
                 ViewKind::Node => "view=\"node\"".to_string(),
                 ViewKind::Member => "view=\"member\"".to_string(),
+                ViewKind::Allocator => "view=\"allocator\"".to_string(),
             };
             let _ = writeln!(
                 out,
@@ -263,6 +270,7 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     if !views.is_empty() {
         render_views(&mut out, &views);
     }
+    super::fleet::metrics::render(&mut out, &jobs);
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8"))
         .body(out)
@@ -358,6 +366,7 @@ pub fn serve_http(
         None => None,
     };
     let app_guard = web.clone();
+    let connect_guard = web.clone();
     let server = HttpServer::new(move || {
         let guard = app_guard.clone();
         App::new()
@@ -380,6 +389,19 @@ pub fn serve_http(
             .route("/healthz", get_or_head().to(healthz))
             .route("/ready", get_or_head().to(ready))
             .route("/-/reload", web::post().to(reload))
+            // The OpenTelemetry target allocator's API (`fleet::target_allocator`).
+            .route(
+                "/scrape_configs",
+                get_or_head().to(target_allocator::scrape_configs),
+            )
+            .route("/jobs", get_or_head().to(target_allocator::jobs))
+            .route(
+                "/jobs/{job:.*}/targets",
+                get_or_head().to(target_allocator::targets),
+            )
+    })
+    .on_connect(move |conn, ext| {
+        target_allocator::note_client_certificate(conn, ext, connect_guard.as_deref())
     })
     .workers(1)
     .disable_signals();

@@ -15,6 +15,7 @@ use super::snapshot::{JobSnapshot, JobWork, SnapshotCell};
 use super::view_index::counts;
 use super::views::{Bucket, ViewKind, ViewQuery};
 use crate::labels::Labels;
+use crate::promconfig::ServedConfig;
 pub use crate::sd_output::SdBody;
 
 /// One job actor a job reads: where it publishes, and where to ask it for a partition.
@@ -31,6 +32,8 @@ pub struct JobPart {
 pub struct Job {
     name: Arc<str>,
     parts: Arc<[JobPart]>,
+    /// Its scrape config as the target allocator's `/scrape_configs` serves it.
+    served: ServedConfig,
 }
 
 /// A job's state, for readiness, `/metrics` and the demo's summary. Never touches the
@@ -58,7 +61,19 @@ impl Job {
         Job {
             name: Arc::from(name),
             parts: parts.into(),
+            served: ServedConfig::default(),
         }
+    }
+
+    /// The job, its scrape config served as `served` by `/scrape_configs`.
+    pub fn serving(self, served: ServedConfig) -> Job {
+        Job { served, ..self }
+    }
+
+    /// Its scrape config as `/scrape_configs` serves it (`null` for a job built
+    /// without one).
+    pub fn served_config(&self) -> &ServedConfig {
+        &self.served
     }
 
     /// The job's name.

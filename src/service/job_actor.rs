@@ -143,6 +143,7 @@ impl JobActor {
             synced: self.synced,
             stats: self.stats.clone(),
             work: self.state.work,
+            fleet: self.state.fleet_counts,
         });
     }
 

@@ -40,7 +40,7 @@ fn actor_publishing_every(every: Duration) -> (Addr<JobActor>, Arc<SnapshotCell>
         scrape,
     };
     let cell = Arc::new(SnapshotCell::default());
-    let (_, members) = watch::channel(Members::from([]));
+    let (_, members) = watch::channel(Members::default());
     let addr = JobActor::new(
         "pods".into(),
         relabelling,

@@ -11,11 +11,13 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+use super::fleet::{Fleet, FleetCounts, target_allocator};
 use super::relabelling::{Relabelling, Scratch};
 use super::snapshot::JobWork;
 use super::view_index::ViewIndex;
 use super::views::{
-    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, same_nodes, split, split_by_address,
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, node_of,
+    same_nodes, split, split_by_address,
 };
 use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
@@ -30,12 +32,14 @@ use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
 /// the same buckets. `None` when they must be split.
 fn same_addresses_parts(
     kind: ViewKind,
+    fleet: &Fleet,
     held: &Slot,
     at: usize,
     new: &Arc<ObjectGroups>,
 ) -> Option<ObjectParts> {
     let old = held.groups.as_ref()?;
-    if kind == ViewKind::Node || !old.same_addresses(new) {
+    // The allocator's parts are of discovered labels: split anew.
+    if needs_nodes(kind, fleet) || kind == ViewKind::Allocator || !old.same_addresses(new) {
         return None;
     }
     held.parts
@@ -45,6 +49,29 @@ fn same_addresses_parts(
             Arc::ptr_eq(share.groups(), old).then(|| (bucket.clone(), share.of(new)))
         })
         .collect()
+}
+
+/// The targets `new` serves to a bucket beyond those `old` served to it: what the
+/// members gained when `old` became `new`.
+fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
+    new.iter()
+        .map(|(bucket, share)| {
+            let had = old
+                .iter()
+                .find(|(b, _)| b == bucket)
+                .map_or(0, |(_, s)| s.targets());
+            share.targets().saturating_sub(had) as u64
+        })
+        .sum()
+}
+
+/// The node every discovered label set of an object names, if they name one alike.
+fn one_node(discovered: &[Labels]) -> Option<ArcStr> {
+    let first = node_of(discovered.first()?);
+    discovered[1..]
+        .iter()
+        .all(|l| node_of(l) == first)
+        .then_some(first)
 }
 
 /// One object as a job actor holds it.
@@ -57,6 +84,8 @@ struct Slot {
     groups: Option<Arc<ObjectGroups>>,
     /// Its parts in each kept partition, in the order of [`JobState::indexes`].
     parts: Vec<ObjectParts>,
+    /// Its targets assigned to a member outside their zone (zone-aware fleets).
+    cross_zone: u32,
 }
 
 /// The objects of one discovery, relabelled, in body order and in each kept partition.
@@ -69,11 +98,13 @@ pub struct JobState {
     pub body: KeyedGroups,
     /// The view partitions consumers asked for, at most [`MAX_INDEXES`].
     pub indexes: Vec<ViewIndex>,
-    /// The Ready members, sorted, for the member partition.
-    members: Arc<[ArcStr]>,
+    /// The members (and those in handover) for the member partition.
+    fleet: Arc<Fleet>,
     scratch: Scratch,
     /// What it has done.
     pub work: JobWork,
+    /// Its fleet's assignment counted.
+    pub fleet_counts: FleetCounts,
 }
 
 impl JobState {
@@ -85,9 +116,10 @@ impl JobState {
             slots: Vec::new(),
             body: KeyedGroups::default(),
             indexes: Vec::new(),
-            members: Arc::new([]),
+            fleet: Arc::default(),
             scratch: Scratch::default(),
             work: JobWork::default(),
+            fleet_counts: FleetCounts::default(),
         }
     }
 
@@ -152,7 +184,7 @@ impl JobState {
             return true;
         }
         self.relabeller.same_targets(&held.discovered, discovered)
-            && (!self.keeps_node_index() || same_nodes(&held.discovered, discovered))
+            && (!self.reads_nodes() || same_nodes(&held.discovered, discovered))
     }
 
     /// Relabels object `key` into `slot`, replacing `held` (what the slot held); true
@@ -166,12 +198,14 @@ impl JobState {
         discovered: &Discovered,
     ) -> bool {
         self.work.objects_relabelled += 1;
-        let nodes = self.keeps_node_index();
+        let nodes = self.reads_nodes();
+        let sources = self.indexes.iter().any(|i| i.kind == ViewKind::Allocator);
         let groups = self.relabelling.object_groups(
             &mut self.relabeller,
             discovered,
             &mut self.scratch,
             nodes,
+            sources,
         );
         let groups = (!groups.is_empty()).then(|| Arc::new(groups));
         let (groups, changed) = match &held {
@@ -191,13 +225,13 @@ impl JobState {
         let parts = match held {
             // The same bytes on the same nodes: the same parts, the views untouched.
             Some(h)
-                if !changed
-                    && (!self.keeps_node_index() || same_nodes(&h.discovered, discovered)) =>
+                if !changed && (!self.reads_nodes() || same_nodes(&h.discovered, discovered)) =>
             {
-                h.parts
+                (h.parts, h.cross_zone)
             }
-            held => self.place_parts(held.as_ref(), key, groups.as_ref(), same_key),
+            held => self.place_counted(held.as_ref(), key, groups.as_ref(), same_key),
         };
+        let (parts, cross_zone) = parts;
         self.work.objects_changed += u64::from(changed);
         let discovered = Arc::clone(discovered);
         let key = key.clone();
@@ -208,6 +242,7 @@ impl JobState {
                 discovered,
                 groups,
                 parts,
+                cross_zone,
             },
         );
         changed
@@ -246,7 +281,7 @@ impl JobState {
             .map(|at| {
                 let kind = self.indexes[at].kind;
                 let kept = held.filter(|_| same_key).zip(groups);
-                kept.and_then(|(h, new)| same_addresses_parts(kind, h, at, new))
+                kept.and_then(|(h, new)| same_addresses_parts(kind, &self.fleet, h, at, new))
                     .unwrap_or_else(|| self.split_scratch(kind, groups))
             })
             .collect();
@@ -264,12 +299,31 @@ impl JobState {
         parts
     }
 
+    /// [`JobState::place_parts`], and the object's targets assigned across zones
+    /// counted in place of `held`'s.
+    fn place_counted(
+        &mut self,
+        held: Option<&Slot>,
+        key: &ObjectKey,
+        groups: Option<&Arc<ObjectGroups>>,
+        same_key: bool,
+    ) -> (Vec<ObjectParts>, u32) {
+        let parts = self.place_parts(held, key, groups, same_key);
+        let cross_zone = self.scratch_cross_zone(groups.is_some());
+        self.fleet_counts.cross_zone += u64::from(cross_zone);
+        let before = u64::from(held.map_or(0, |h| h.cross_zone));
+        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
+        (parts, cross_zone)
+    }
+
     /// Takes `held` (just removed from its slot) out of the body and the partitions;
     /// true if it had groups.
     fn unlist(&mut self, held: &Slot) -> bool {
         for (index, parts) in self.indexes.iter_mut().zip(&held.parts) {
             index.remove(&held.key, parts);
         }
+        let before = u64::from(held.cross_zone);
+        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
         let Some(groups) = &held.groups else {
             return false;
         };
@@ -291,19 +345,56 @@ impl JobState {
         let Some(whole) = whole else {
             return Box::new([]);
         };
+        if kind == ViewKind::Allocator {
+            let placeholder = &self.relabelling.scrape.job_name;
+            return target_allocator::split(&self.scratch, &self.fleet, placeholder);
+        }
         let object = ObjectTargets {
             targets: &self.scratch.targets,
             nodes: &self.scratch.nodes,
             whole,
             placeholder: &self.relabelling.scrape.job_name,
         };
-        split(kind, &object, &self.members)
+        split(kind, &object, &self.fleet)
     }
 
-    /// True when a node partition is kept: a change of node alone (which the rules
-    /// may not see) must then be relabelled and split anew.
-    fn keeps_node_index(&self) -> bool {
-        self.indexes.iter().any(|i| i.kind == ViewKind::Node)
+    /// The targets in the scratch (an object's, `with_groups`: it has some) that are
+    /// assigned to a member outside their zone; 0 unless a zone-aware member partition
+    /// is kept.
+    fn scratch_cross_zone(&self, with_groups: bool) -> u32 {
+        let kept = self.indexes.iter().any(|i| i.kind == ViewKind::Member);
+        if !(with_groups && kept && self.fleet.zone_aware()) {
+            return 0;
+        }
+        let crossing = (self.scratch.targets.iter().zip(&self.scratch.nodes))
+            .filter(|(t, node)| {
+                let address = t.get(crate::sd_output::ADDRESS_LABEL).unwrap_or("");
+                self.fleet.cross_zone(address_hash(address), node)
+            })
+            .count();
+        u32::try_from(crossing).unwrap_or(u32::MAX)
+    }
+
+    /// The addresses of `groups` (an object of one group) on `node` whose member is
+    /// outside their zone.
+    fn crossing_addresses(&self, groups: &ObjectGroups, node: &ArcStr) -> u32 {
+        let Some(addresses) = groups.one_group_addresses() else {
+            return 0;
+        };
+        let crossing = addresses
+            .iter()
+            .filter(|a| self.fleet.cross_zone(address_hash(a), node))
+            .count();
+        u32::try_from(crossing).unwrap_or(u32::MAX)
+    }
+
+    /// True when a kept partition reads each target's node (the node partition, a
+    /// zone-aware member partition): a change of node alone (which the rules may not
+    /// see) must then be relabelled and split anew.
+    fn reads_nodes(&self) -> bool {
+        self.indexes
+            .iter()
+            .any(|i| needs_nodes(i.kind, &self.fleet))
     }
 
     /// Keeps partition `kind`, built now from every object if it is not kept
@@ -317,67 +408,105 @@ impl JobState {
             && let Some(at) =
                 (0..self.indexes.len()).min_by_key(|&i| last_asked(self.indexes[i].kind))
         {
-            self.indexes.remove(at);
+            let dropped = self.indexes.remove(at);
+            let member = dropped.kind == ViewKind::Member;
             for slot in self.slots.iter_mut().flatten() {
                 if at < slot.parts.len() {
                     slot.parts.remove(at);
                 }
+                if member {
+                    slot.cross_zone = 0;
+                }
+            }
+            if member {
+                self.fleet_counts.cross_zone = 0;
             }
         }
         self.indexes.push(ViewIndex::new(kind));
         for slot in self.slots.iter_mut().flatten() {
             slot.parts.push(Box::new([]));
         }
-        self.refill(self.indexes.len() - 1);
+        self.refill(self.indexes.len() - 1, false);
         true
     }
 
-    /// Sets the members the member partition assigns targets to; true if that
-    /// partition is kept and was filled anew.
-    pub fn set_members(&mut self, members: Arc<[ArcStr]>) -> bool {
-        if members == self.members {
+    /// Sets the fleet the member and allocator partitions assign targets by; true if
+    /// one is kept and was filled anew. Counts the targets each member gained.
+    pub fn set_members(&mut self, fleet: Arc<Fleet>) -> bool {
+        if fleet == self.fleet {
             return false;
         }
-        self.members = members;
-        match self.indexes.iter().position(|i| i.kind == ViewKind::Member) {
-            Some(at) => {
-                self.refill(at);
-                true
-            }
-            None => false,
+        self.fleet = fleet;
+        let by_member: Vec<usize> = (0..self.indexes.len())
+            .filter(|&at| {
+                matches!(
+                    self.indexes[at].kind,
+                    ViewKind::Member | ViewKind::Allocator
+                )
+            })
+            .collect();
+        for &at in &by_member {
+            self.refill(at, true);
         }
+        !by_member.is_empty()
     }
 
     /// Splits every object anew into the partition at `at` (just built, or its
-    /// members changed): each object with targets relabelled once.
-    fn refill(&mut self, at: usize) {
+    /// members changed, `moving`): each object with targets relabelled once. For the
+    /// member partition, counts the targets assigned across zones anew and, when
+    /// `moving`, the targets each member gained.
+    fn refill(&mut self, at: usize, moving: bool) {
         self.work.indexes_filled += 1;
         let kind = self.indexes[at].kind;
+        let member = kind == ViewKind::Member;
+        let nodes = needs_nodes(kind, &self.fleet);
         self.indexes[at].clear();
+        let (mut cross_zone, mut moved) = (0, 0);
         let mut slots = std::mem::take(&mut self.slots);
         for slot in slots.iter_mut().flatten() {
-            let by_address =
-                (slot.groups.as_ref()).and_then(|g| split_by_address(kind, g, &self.members));
-            let parts = match (&slot.groups, by_address) {
-                (None, _) => Box::new([]) as ObjectParts,
+            // A pod's targets are all on its node: read from its discovered labels.
+            let node = nodes.then(|| one_node(&slot.discovered)).flatten();
+            let by_address = (slot.groups.as_ref())
+                .and_then(|g| split_by_address(kind, g, &self.fleet, node.as_ref()));
+            let (parts, crossing) = match (&slot.groups, by_address) {
+                (None, _) => (Box::new([]) as ObjectParts, 0),
                 // Its addresses are in its bytes: no need to relabel it.
-                (Some(_), Some(parts)) => parts,
+                (Some(g), Some(parts)) => {
+                    let crossing = match (&node, member) {
+                        (Some(node), true) => self.crossing_addresses(g, node),
+                        _ => 0,
+                    };
+                    (parts, crossing)
+                }
                 (Some(_), None) => {
                     self.relabelling.object_groups(
                         &mut self.relabeller,
                         &slot.discovered,
                         &mut self.scratch,
-                        kind == ViewKind::Node,
+                        nodes,
+                        kind == ViewKind::Allocator,
                     );
-                    self.split_scratch(kind, slot.groups.as_ref())
+                    let crossing = self.scratch_cross_zone(true);
+                    (self.split_scratch(kind, slot.groups.as_ref()), crossing)
                 }
             };
             self.indexes[at].insert(&slot.key, &parts);
             if let Some(p) = slot.parts.get_mut(at) {
+                if member && moving {
+                    moved += gained(p, &parts);
+                }
                 *p = parts;
+            }
+            if member {
+                slot.cross_zone = crossing;
+                cross_zone += u64::from(crossing);
             }
         }
         self.slots = slots;
+        if member {
+            self.fleet_counts.cross_zone = cross_zone;
+            self.fleet_counts.moves += moved;
+        }
     }
 
     /// Every target, relabelled with `job` as the job's name, in body order. Relabels

@@ -15,7 +15,8 @@ use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, compile_all, relabel};
 use crate::sd_output::SdBody;
-use crate::service::views::ViewQuery;
+use crate::service::fleet::{Assignment, Fleet, Member};
+use crate::service::views::{ViewQuery, address_hash};
 
 /// One served target: its address and its other labels.
 type Served = (String, BTreeMap<String, String>);
@@ -146,9 +147,26 @@ fn member_names(n: usize) -> Arc<[ArcStr]> {
         .collect()
 }
 
+/// The fleet of `members`, equal weights, no zones, nothing in handover.
+fn fleet_of(members: &[ArcStr]) -> Arc<Fleet> {
+    let members = members
+        .iter()
+        .map(|name| Member {
+            name: name.clone(),
+            node: ArcStr::default(),
+            weight: 1.0,
+        })
+        .collect();
+    Arc::new(Fleet::now(Assignment::new(
+        members,
+        false,
+        Default::default(),
+    )))
+}
+
 /// Sets an actor's members as the member watch would.
 fn set_members(p: &mut JobState, members: Arc<[ArcStr]>) {
-    p.set_members(members);
+    p.set_members(fleet_of(&members));
 }
 
 proptest! {
@@ -309,7 +327,9 @@ fn a_member_joining_moves_about_its_share() {
 }
 
 fn rendezvous_of(address: &str, members: &[ArcStr]) -> Option<ArcStr> {
-    super::super::views::rendezvous(address, members).cloned()
+    let fleet = fleet_of(members);
+    let owner = fleet.current.owner(address, "");
+    owner.map(|o| o.member.name.clone())
 }
 
 /// A change to one pod changes only the ETag of the views it is in.
@@ -348,4 +368,123 @@ fn a_change_moves_only_its_own_views_etag() {
         );
     }
     assert_eq!(p.work.indexes_filled, 1);
+}
+
+/// Zones: node `n` (1..6) is in zone `n % 3`; node-0 stands for "no node".
+fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
+    let zones: crate::service::fleet::assignment::NodeZones = Arc::new(
+        (1..6u8)
+            .map(|n| {
+                (
+                    ArcStr::from(format!("node-{n}")),
+                    ArcStr::from(format!("zone-{}", n % 3)),
+                )
+            })
+            .collect(),
+    );
+    let assignment = |skip: Option<usize>| {
+        let members = members
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != skip)
+            .map(|(i, &(node, weight))| Member {
+                name: ArcStr::from(format!("scraper-{i}")),
+                node: ArcStr::from(format!("node-{node}")),
+                weight: f64::from(weight),
+            })
+            .collect();
+        Assignment::new(members, true, zones.clone())
+    };
+    // With `away`: that member left, its old assignment still in handover.
+    let previous: Box<[Arc<Assignment>]> = match away {
+        Some(_) => Box::new([Arc::new(assignment(None))]),
+        None => Box::new([]),
+    };
+    Arc::new(Fleet {
+        current: Arc::new(assignment(away)),
+        previous,
+    })
+}
+
+/// Asserts that each of `queries` (a member's view, then its allocator view, member
+/// by member) serves exactly the addresses of `pods` whose owners under `fleet`
+/// include that member.
+fn check_owners(
+    p: &mut JobState,
+    queries: &[ViewQuery],
+    pods: &[Pod],
+    fleet: &Fleet,
+) -> Result<(), TestCaseError> {
+    for (i, q) in queries.iter().enumerate() {
+        let member = ArcStr::from(format!("scraper-{}", i / 2));
+        let mut want = BTreeSet::new();
+        for pod in pods {
+            let node = match pod.node {
+                0 => String::new(),
+                n => format!("node-{n}"),
+            };
+            for port in 0..pod.ports {
+                let address = format!(
+                    "10.{}.{}.{}:{}",
+                    pod.id / 256,
+                    pod.id % 256,
+                    pod.app,
+                    8000 + u32::from(port)
+                );
+                let mut owners = Vec::new();
+                fleet.each_owner(address_hash(&address), &node, |m| owners.push(m.clone()));
+                if owners.contains(&member) {
+                    want.insert(address);
+                }
+            }
+        }
+        prop_assert_eq!(addresses(p, q), want, "{:?}", q);
+    }
+    Ok(())
+}
+
+/// The addresses a view serves.
+fn addresses(p: &mut JobState, query: &ViewQuery) -> BTreeSet<String> {
+    served(p, query).into_iter().map(|(a, _)| a).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// With a zone-aware fleet, some of it in handover, each member view and each
+    /// allocator view holds exactly the targets whose owners (by address and the pod's
+    /// node) include that member, after changes that move pods between nodes too.
+    #[test]
+    fn zoned_member_views_are_each_targets_owners(
+        pods in pods(),
+        members in prop::collection::vec((1u8..6, 1u8..3), 1..5),
+        away in prop::option::of(0usize..5),
+        moved in 0usize..10,
+    ) {
+        let away = away.filter(|&a| a < members.len() && members.len() > 1);
+        let fleet = zoned_fleet(&members, away);
+        let mut p = state();
+        p.set_members(Arc::clone(&fleet));
+        let queries: Vec<ViewQuery> = (0..members.len())
+            .flat_map(|i| {
+                let name = ArcStr::from(format!("scraper-{i}"));
+                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
+            })
+            .collect();
+        for q in &queries {
+            let _ = view_list(&mut p, q);
+        }
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        let pods: Vec<Pod> = pods.iter().enumerate().map(|(i, pod)| Pod {
+            node: if i < moved { (pod.node + 1) % 6 } else { pod.node },
+            ..pod.clone()
+        }).collect();
+        p.apply(changes(false, pods.iter().take(moved).map(object).collect()));
+
+        check_owners(&mut p, &queries, &pods, &fleet)?;
+        // The handover ends: every view filled anew from the objects held.
+        let settled = zoned_fleet(&members, None);
+        p.set_members(Arc::clone(&settled));
+        check_owners(&mut p, &queries, &pods, &settled)?;
+    }
 }

@@ -128,7 +128,7 @@ impl JobSet {
             arbiters: (0..cores).map(|_| Arbiter::new()).collect(),
             next_arbiter: 0,
             published,
-            members: tokio::sync::watch::Sender::new(Arc::new([])),
+            members: tokio::sync::watch::Sender::new(Members::default()),
             member_watch: None,
         }
     }
@@ -150,7 +150,7 @@ impl JobSet {
                 self.member_watch = Some(watch);
             }
             None => {
-                self.members.send_replace(Arc::new([]));
+                self.members.send_replace(Members::default());
             }
         }
         Ok(())
@@ -293,7 +293,8 @@ impl JobSet {
             keys.push(key);
             parts.push(part);
         }
-        Ok((Job::new(&job.name, parts), keys))
+        let running = Job::new(&job.name, parts).serving(job.served.clone());
+        Ok((running, keys))
     }
 
     /// A new job actor for `sd` with `job`'s rules, on the next arbiter in turn,
@@ -390,8 +391,15 @@ impl JobSet {
 /// What identifies a job's behaviour: its discovery configs, its rules (and the dialect
 /// they are read in), and the scrape settings its targets are seeded with.
 fn fingerprint(job: &promconfig::Job) -> String {
-    serde_json::to_string(&(&job.sd_configs, &job.relabel, &job.dialect, &job.scrape))
-        .unwrap_or_default()
+    let served = &*job.served.with_secrets;
+    serde_json::to_string(&(
+        &job.sd_configs,
+        &job.relabel,
+        &job.dialect,
+        &job.scrape,
+        served,
+    ))
+    .unwrap_or_default()
 }
 
 /// What identifies a job actor: the discovery, the rules and their dialect, and the

@@ -4,6 +4,7 @@
 
 mod file_name;
 mod file_sd;
+pub mod fleet;
 mod http;
 mod job;
 mod job_actor;
@@ -28,7 +29,7 @@ pub use job::{Job, JobPart, JobStatus, JobViewCounts, SdBody};
 pub use job_actor::{JobActor, KeepView, RelabelAll, StopJobActor, Subscribed};
 pub use jobs::{ApplyError, JobSet, JobSetOptions};
 pub use latency::LatencyHistogram;
-pub use members::{MemberWatch, Members, ready_members};
+pub use members::{MemberPod, MemberWatch, Members, ready_members};
 pub use relabelling::Relabelling;
 pub use shard::Shard;
 pub use snapshot::{JobSnapshot, JobStats, JobWork, SnapshotCell};

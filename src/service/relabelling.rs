@@ -34,6 +34,9 @@ pub struct Scratch {
     pub targets: Vec<Labels>,
     /// Each kept target's node (all empty unless a node view is kept).
     pub nodes: Vec<ArcStr>,
+    /// Each kept target's discovered label set (empty unless an allocator view is
+    /// kept).
+    pub sources: Vec<Labels>,
 }
 
 impl Relabelling {
@@ -66,18 +69,24 @@ impl Relabelling {
     }
 
     /// One object's served groups, with its kept targets left in `scratch` (and with
-    /// `nodes`, each one's node) for the views to split.
+    /// `nodes`, each one's node; with `sources`, each one's discovered label set) for
+    /// the views to split.
     pub fn object_groups(
         &self,
         relabeller: &mut Relabeller,
         discovered: &[Labels],
         scratch: &mut Scratch,
         nodes: bool,
+        sources: bool,
     ) -> ObjectGroups {
         scratch.targets.clear();
         scratch.nodes.clear();
+        scratch.sources.clear();
         self.each_kept(relabeller, &self.scrape, discovered, |from, target| {
             scratch.targets.push(target);
+            if sources {
+                scratch.sources.push(from.clone());
+            }
             scratch.nodes.push(if nodes {
                 node_of(from)
             } else {

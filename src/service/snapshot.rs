@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 
+use super::fleet::FleetCounts;
 use super::latency::LatencyHistogram;
 use super::view_index::Partition;
 use super::views::ViewKind;
@@ -76,6 +77,8 @@ pub struct JobSnapshot {
     pub stats: JobStats,
     /// The work done so far.
     pub work: JobWork,
+    /// Its member partition counted.
+    pub fleet: FleetCounts,
 }
 
 impl JobSnapshot {

@@ -1,6 +1,7 @@
 //! Views of a job's targets for a fleet of scrapers: `?shard=I&shards=N` (Prometheus'
 //! `hashmod` of `__address__`), `?node=NAME` (the node of the target's object) and
-//! `?member=POD` (rendezvous hashing over the Ready members).
+//! `?member=POD` (weighted rendezvous hashing over the Ready members, zone-aware or
+//! not, with a handover: see [`super::fleet`]).
 //!
 //! A view is a bucket of a partition the job actor keeps beside the whole body (see
 //! [`super::view_index`]): for each kind of partition asked for (one per shard count,
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+use super::fleet::Fleet;
 use crate::labels::Labels;
 use crate::relabel::prometheus_hash;
 use crate::sd_output::{ADDRESS_LABEL, MAX_PICKED, ObjectGroups, Share};
@@ -56,6 +58,10 @@ pub enum ViewQuery {
     Node(ArcStr),
     /// The targets assigned to this member pod.
     Member(ArcStr),
+    /// The targets assigned to this member pod with their discovered labels, as the
+    /// OpenTelemetry target allocator serves a collector (see
+    /// [`super::fleet::target_allocator`]).
+    Allocator(ArcStr),
 }
 
 impl ViewQuery {
@@ -66,6 +72,7 @@ impl ViewQuery {
             ViewQuery::Shard { count, .. } => Some(ViewKind::Shards(*count)),
             ViewQuery::Node(_) => Some(ViewKind::Node),
             ViewQuery::Member(_) => Some(ViewKind::Member),
+            ViewQuery::Allocator(_) => Some(ViewKind::Allocator),
         }
     }
 
@@ -74,7 +81,9 @@ impl ViewQuery {
         match self {
             ViewQuery::All => None,
             ViewQuery::Shard { index, .. } => Some(Bucket::Shard(*index)),
-            ViewQuery::Node(name) | ViewQuery::Member(name) => Some(Bucket::Name(name.clone())),
+            ViewQuery::Node(name) | ViewQuery::Member(name) | ViewQuery::Allocator(name) => {
+                Some(Bucket::Name(name.clone()))
+            }
         }
     }
 }
@@ -88,6 +97,8 @@ pub enum ViewKind {
     Node,
     /// By rendezvous hashing over the members.
     Member,
+    /// As [`ViewKind::Member`], each target as its discovered labels.
+    Allocator,
 }
 
 /// One bucket of a partition: a shard's number, or a node's or member's name.
@@ -107,31 +118,22 @@ pub fn node_of(discovered: &Labels) -> ArcStr {
         .unwrap_or_default()
 }
 
-/// The member a target at `address` is assigned to: the one with the highest weight
-/// [`rendezvous_weight`] (ties, which a 64-bit hash makes unlikely, to the first name).
-/// `members` sorted and distinct; `None` when there are none.
-pub fn rendezvous<'a>(address: &str, members: &'a [ArcStr]) -> Option<&'a ArcStr> {
-    let a = fnv1a(address.as_bytes());
-    let mut best: Option<(u64, &ArcStr)> = None;
-    for m in members {
-        let w = rendezvous_weight(a, m);
-        if best.is_none_or(|(bw, _)| w > bw) {
-            best = Some((w, m));
-        }
-    }
-    best.map(|(_, m)| m)
-}
-
 /// True when every discovered label set of `a` names the node its peer in `b` names.
 pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y))
 }
 
-/// A member's weight for a target whose address hashes (FNV-1a) to `address_hash`:
-/// SplitMix64's finalizer over both hashes. Fixed by definition (no seed, no std
+/// A member's rendezvous hash for a target whose address hashes (FNV-1a) to
+/// `address_hash`: SplitMix64's finalizer over both hashes (the `u` of
+/// [`super::fleet::assignment::score`]). Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
     mix(address_hash ^ mix(fnv1a(member.as_bytes())))
+}
+
+/// The hash of a target's address that [`rendezvous_weight`] takes: FNV-1a.
+pub fn address_hash(address: &str) -> u64 {
+    fnv1a(address.as_bytes())
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -150,18 +152,32 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The bucket of `kind` a target at `address` whose object is on `node` lands in;
-/// `None` for the member partition while there is no member.
-pub fn bucket_of(
+/// Calls `f` with each bucket of `kind` a target at `address` whose object is on
+/// `node` lands in: one shard, one node, or the members it is served to (none while
+/// there is no member; two or more while it is in handover, see [`Fleet`]).
+pub fn each_bucket(
     kind: ViewKind,
     address: &str,
     node: &ArcStr,
-    members: &[ArcStr],
-) -> Option<Bucket> {
+    fleet: &Fleet,
+    mut f: impl FnMut(Bucket),
+) {
     match kind {
-        ViewKind::Shards(n) => Some(Bucket::Shard(prometheus_hash(address) % n)),
-        ViewKind::Node => Some(Bucket::Name(node.clone())),
-        ViewKind::Member => rendezvous(address, members).cloned().map(Bucket::Name),
+        ViewKind::Shards(n) => f(Bucket::Shard(prometheus_hash(address) % n)),
+        ViewKind::Node => f(Bucket::Name(node.clone())),
+        ViewKind::Member | ViewKind::Allocator => {
+            fleet.each_owner(address_hash(address), node, |m| f(Bucket::Name(m.clone())))
+        }
+    }
+}
+
+/// True when partition `kind` reads each target's node: the node partition, and the
+/// member partition of a zone-aware fleet.
+pub fn needs_nodes(kind: ViewKind, fleet: &Fleet) -> bool {
+    match kind {
+        ViewKind::Node => true,
+        ViewKind::Member | ViewKind::Allocator => fleet.zone_aware(),
+        ViewKind::Shards(_) => false,
     }
 }
 
@@ -186,26 +202,36 @@ pub struct ObjectTargets<'a> {
 /// all land in one bucket; else each bucket's share cut from its bytes (an object of
 /// one group, see [`split_by_address`]) or serialized apart. Each target's address is
 /// hashed once.
-pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> ObjectParts {
-    if let Some(parts) = split_by_address(kind, object.whole, members) {
+pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectParts {
+    let one_node = object
+        .nodes
+        .first()
+        .filter(|n| object.nodes.iter().all(|m| m == *n));
+    if let Some(parts) = split_by_address(kind, object.whole, fleet, one_node) {
         return parts;
     }
-    let buckets: Vec<Option<Bucket>> = object
-        .targets
-        .iter()
-        .zip(object.nodes)
-        .map(|(t, node)| bucket_of(kind, t.get(ADDRESS_LABEL).unwrap_or(""), node, members))
-        .collect();
-    if let Some(Some(first)) = buckets.first()
-        && buckets.iter().all(|b| b.as_ref() == Some(first))
+    // Each target's buckets, as (target, bucket): a target in handover is in two.
+    let mut buckets: Vec<(usize, Bucket)> = Vec::with_capacity(object.targets.len());
+    let no_node = ArcStr::default();
+    for (i, target) in object.targets.iter().enumerate() {
+        let address = target.get(ADDRESS_LABEL).unwrap_or("");
+        let node = object.nodes.get(i).unwrap_or(&no_node);
+        each_bucket(kind, address, node, fleet, |b| buckets.push((i, b)));
+    }
+    // Distinct buckets per target: as many pairs as targets, all in one bucket, is
+    // every target in that bucket alone.
+    if let Some((_, first)) = buckets.first()
+        && buckets.len() == object.targets.len()
+        && buckets.iter().all(|(_, b)| b == first)
     {
         return Box::new([(first.clone(), Share::whole(object.whole))]);
     }
     let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
-    for (target, bucket) in object.targets.iter().zip(buckets) {
-        if let Some(bucket) = bucket {
-            by_bucket.entry(bucket).or_default().push(target.clone());
-        }
+    for (i, bucket) in buckets {
+        by_bucket
+            .entry(bucket)
+            .or_default()
+            .push(object.targets[i].clone());
     }
     by_bucket
         .into_iter()
@@ -218,14 +244,20 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, members: &[ArcStr]) -> Obje
 /// The parts in a partition by address (shards, members) of an object of one group
 /// of at most [`MAX_PICKED`] addresses, read from its groups alone (no relabelling):
 /// its whole groups when every address lands in one bucket, else each bucket's share
-/// cut from its bytes ([`Share::picked`]). `None` for the node partition (one address
-/// may be a target on two nodes: two endpoints) and for other objects.
+/// cut from its bytes ([`Share::picked`]). A partition that reads nodes
+/// ([`needs_nodes`]) needs `node`, the one node of every target of the object (a pod's
+/// targets); `None` for the node partition (one address may be a target on two nodes,
+/// two endpoints), for the allocator's (its parts are of discovered labels) and for
+/// other objects.
 pub fn split_by_address(
     kind: ViewKind,
     whole: &Arc<ObjectGroups>,
-    members: &[ArcStr],
+    fleet: &Fleet,
+    node: Option<&ArcStr>,
 ) -> Option<ObjectParts> {
-    if kind == ViewKind::Node {
+    if matches!(kind, ViewKind::Node | ViewKind::Allocator)
+        || (needs_nodes(kind, fleet) && node.is_none())
+    {
         return None;
     }
     let addresses = whole.one_group_addresses()?;
@@ -233,11 +265,12 @@ pub fn split_by_address(
         return None;
     }
     let no_node = ArcStr::default();
+    let node = node.unwrap_or(&no_node);
     let mut by_bucket: BTreeMap<Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        if let Some(bucket) = bucket_of(kind, address, &no_node, members) {
+        each_bucket(kind, address, node, fleet, |bucket| {
             *by_bucket.entry(bucket).or_default() |= 1 << i;
-        }
+        });
     }
     let all = u64::MAX >> (MAX_PICKED - addresses.len());
     let parts = by_bucket
@@ -271,12 +304,5 @@ mod tests {
         let l = Labels::from_pairs([("__meta_kubernetes_pod_node_name", "n1")]);
         assert_eq!(&*node_of(&l), "n1");
         assert_eq!(&*node_of(&Labels::from_pairs([("x", "y")])), "");
-    }
-
-    #[test]
-    fn rendezvous_without_members_assigns_nobody() {
-        assert_eq!(rendezvous("10.0.0.1:80", &[]), None);
-        let one = [ArcStr::from("a")];
-        assert_eq!(rendezvous("10.0.0.1:80", &one), Some(&one[0]));
     }
 }

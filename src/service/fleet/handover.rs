@@ -1,0 +1,144 @@
+//! Gap-free handover: when the members change, a target that moves is served to its
+//! new member at once and, for `membership.handover`, to its old member too, so the
+//! old one scrapes it until the new one has read its share and scraped it.
+//!
+//! [`Handover`] keeps the current [`Assignment`] and the ones it replaced less than a
+//! handover ago; a target is served to its owner under each ([`Fleet::each_owner`]).
+//! A member that turns NotReady and back within the handover never loses a target:
+//! the assignment from before it left is still held while it is away, and once it is
+//! back that assignment is the current one again. An older assignment equal to the
+//! current one serves nothing more and is dropped.
+//!
+//! The member watch ([`crate::service::members`]) owns the one [`Handover`] and its
+//! clock (tokio's, so tests pause it); every job actor receives the [`Fleet`] it
+//! publishes and reassigns its targets by it, so all jobs switch together.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arcstr::ArcStr;
+use tokio::time::Instant;
+
+use super::assignment::Assignment;
+
+/// The most assignments kept in handover beside the current one. A rolling restart
+/// changes the members three times per member (NotReady, gone, Ready); past this many
+/// changes within one handover the oldest stops being served (its targets are served
+/// by the newer assignments already).
+pub const MAX_IN_HANDOVER: usize = 16;
+
+/// What job actors assign targets by: the current assignment and the earlier ones
+/// still in handover, newest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fleet {
+    /// The Ready members now.
+    pub current: Arc<Assignment>,
+    /// Assignments replaced less than a handover ago, newest first.
+    pub previous: Box<[Arc<Assignment>]>,
+}
+
+impl Fleet {
+    /// A fleet with no handover in progress.
+    pub fn now(current: Assignment) -> Fleet {
+        Fleet {
+            current: Arc::new(current),
+            previous: Box::new([]),
+        }
+    }
+
+    /// True when a target's zone (from its node) decides its candidates.
+    pub fn zone_aware(&self) -> bool {
+        self.current.zone_aware()
+    }
+
+    /// Calls `f` with each member a target at an address hashing to `address_hash`
+    /// (on `node`) is served to, each once: its current owner first, then its owners
+    /// under the assignments in handover.
+    pub fn each_owner(&self, address_hash: u64, node: &str, mut f: impl FnMut(&ArcStr)) {
+        let first = self.current.owner_hashed(address_hash, node);
+        if let Some(o) = first {
+            f(&o.member.name);
+        }
+        if self.previous.is_empty() {
+            return;
+        }
+        let mut seen: Vec<&ArcStr> = first.map(|o| &o.member.name).into_iter().collect();
+        for assignment in self.previous.iter() {
+            if let Some(o) = assignment.owner_hashed(address_hash, node)
+                && !seen.contains(&&o.member.name)
+            {
+                seen.push(&o.member.name);
+                f(&o.member.name);
+            }
+        }
+    }
+
+    /// True when the target's current owner is outside its zone.
+    pub fn cross_zone(&self, address_hash: u64, node: &str) -> bool {
+        self.current
+            .owner_hashed(address_hash, node)
+            .is_some_and(|o| o.cross_zone)
+    }
+}
+
+/// The assignments in effect over time: see the module documentation.
+#[derive(Debug)]
+pub struct Handover {
+    handover: Duration,
+    current: Arc<Assignment>,
+    /// Replaced assignments with the instant their handover ends, newest first.
+    previous: VecDeque<(Arc<Assignment>, Instant)>,
+}
+
+impl Handover {
+    /// No members yet; a replaced assignment is kept `handover` long.
+    pub fn new(handover: Duration) -> Handover {
+        Handover {
+            handover,
+            current: Arc::new(Assignment::default()),
+            previous: VecDeque::new(),
+        }
+    }
+
+    /// The members changed to `next` at `now`; true if the assignment did. The one it
+    /// replaces is kept until `now + handover` (unless it had no member: nobody was
+    /// served by it).
+    pub fn change(&mut self, next: Assignment, now: Instant) -> bool {
+        if *self.current == next {
+            return false;
+        }
+        let old = std::mem::replace(&mut self.current, Arc::new(next));
+        if !self.handover.is_zero() && !old.members().is_empty() {
+            self.previous.push_front((old, now + self.handover));
+        }
+        let current = &self.current;
+        self.previous.retain(|(a, _)| **a != **current);
+        self.previous.truncate(MAX_IN_HANDOVER);
+        true
+    }
+
+    /// Drops the assignments whose handover has ended by `now`; true if any was.
+    pub fn expire(&mut self, now: Instant) -> bool {
+        let before = self.previous.len();
+        self.previous.retain(|(_, until)| *until > now);
+        self.previous.len() != before
+    }
+
+    /// When the next handover ends, if one is in progress.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.previous.iter().map(|(_, until)| *until).min()
+    }
+
+    /// The fleet to assign by now.
+    pub fn fleet(&self) -> Fleet {
+        Fleet {
+            current: Arc::clone(&self.current),
+            previous: self.previous.iter().map(|(a, _)| Arc::clone(a)).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "handover_tests.rs"]
+mod tests;

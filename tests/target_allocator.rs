@@ -1,0 +1,318 @@
+//! kubesd as the OpenTelemetry target allocator, end to end against the simulator: a
+//! fake collector does what the `prometheus` receiver's target allocator client does
+//! (GET `/scrape_configs`, then each job's `/jobs/{job}/targets?collector_id=ID` as
+//! HTTP SD, then the job's `relabel_configs` from the served config applied to the
+//! discovered labels), and its relabelled share equals `/sd/{job}?member=ID`, label for
+//! label, for jobs with `labelmap`, `keep`, `drop`, `hashmod` and a rewritten address.
+//! Inline secrets in `/scrape_configs` are redacted but to a client whose TLS client
+//! certificate the web config's client CA verified; an unknown collector gets `[]`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use kubesd::config::TlsConfig;
+use kubesd::http::{build_client, build_tls_config};
+use kubesd::promconfig::{ServedConfig, parse_config};
+use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
+use kubesd::service::web_guard::WebGuard;
+use kubesd::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
+use kubesd::{ArcStr, Discovery, Labels};
+use serde_json::{Value, json};
+
+/// One target: address and its other labels.
+type Served = (String, BTreeMap<String, String>);
+
+const MEMBERS: [&str; 3] = ["otel-0", "otel-1", "otel-2"];
+
+fn config(url: &str) -> String {
+    let rules = [
+        // labelmap, and the pod's name as a label.
+        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
+          {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
+        // keep about half by hashmod; drop pods whose name ends in a-m.
+        "[{source_labels: [__address__], modulus: 2, target_label: __tmp_hash, action: hashmod},
+          {source_labels: [__tmp_hash], regex: '0', action: keep},
+          {source_labels: [__meta_kubernetes_pod_name], regex: '.*[a-m]', action: drop},
+          {source_labels: [__meta_kubernetes_namespace], target_label: namespace}]",
+        // the address rewritten: targets are assigned by the relabelled one.
+        "[{source_labels: [__meta_kubernetes_pod_ip], regex: '(.+)', replacement: '$1:9999', target_label: __address__},
+          {source_labels: [__meta_kubernetes_pod_phase], regex: Running, action: keep},
+          {action: labelmap, regex: __meta_kubernetes_pod_(node_name|ip)}]",
+    ];
+    let mut text = format!(
+        "membership:\n  namespace: monitoring\n  label_selector: role=collector\n  api_server: {url}\n  handover: 0s\nscrape_configs:\n"
+    );
+    for (i, rules) in rules.iter().enumerate() {
+        text.push_str(&format!(
+            "  - job_name: job-{i}\n    scrape_interval: 30s\n    scrape_timeout: 10s\n    basic_auth: {{username: u, password: hunter{i}}}\n    kubernetes_sd_configs: [{{role: pod, api_server: '{url}'}}]\n    relabel_configs: {rules}\n"
+        ));
+    }
+    text
+}
+
+fn collector_pod(name: &str, ip: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "monitoring", "uid": format!("uid-{name}"),
+                     "labels": {"role": "collector"}},
+        "spec": {"nodeName": "node-000", "containers": [{"name": "otelcol"}]},
+        "status": {"phase": "Running", "podIP": ip,
+                   "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
+
+async fn get(client: &awc::Client, url: &str) -> (u16, Vec<u8>) {
+    let mut resp = client.get(url).send().await.expect("request");
+    let body = resp.body().limit(64 << 20).await.expect("body");
+    (resp.status().as_u16(), body.to_vec())
+}
+
+/// HTTP SD JSON as (address, labels) pairs; labels with `__address__` set from the
+/// target when `with_address`.
+fn groups(body: &[u8]) -> Vec<(String, BTreeMap<String, String>)> {
+    let json: Value = serde_json::from_slice(body).expect("JSON");
+    let mut out = Vec::new();
+    for group in json.as_array().expect("a list of groups") {
+        let labels: BTreeMap<String, String> =
+            serde_json::from_value(group["labels"].clone()).expect("labels");
+        for t in group["targets"].as_array().expect("targets") {
+            out.push((t.as_str().expect("an address").to_string(), labels.clone()));
+        }
+    }
+    out
+}
+
+/// What the collector does with one job: its share's discovered targets relabelled by
+/// the rules and scrape settings of the served config.
+fn collector_relabels(job: &str, config: &Value, share: &[Served]) -> BTreeSet<Served> {
+    let rules: Vec<RelabelConfig> =
+        serde_json::from_value(config["relabel_configs"].clone()).expect("rules decode");
+    let rules = compile_all(&rules).expect("rules compile");
+    let mut scrape = ScrapeSettings::new(job);
+    scrape.scrape_interval = ArcStr::from(config["scrape_interval"].as_str().expect("interval"));
+    scrape.scrape_timeout = ArcStr::from(config["scrape_timeout"].as_str().expect("timeout"));
+    let mut out = BTreeSet::new();
+    for (address, labels) in share {
+        let discovered = Labels::from_pairs(
+            labels
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .chain([("__address__", address.as_str())]),
+        );
+        if let Target::Keep(target) = process(&discovered, &scrape, &rules) {
+            let address = target.get("__address__").unwrap_or_default().to_string();
+            let rest = target
+                .iter()
+                .filter(|l| &*l.name != "__address__" && !l.value.is_empty())
+                .map(|l| (l.name.to_string(), l.value.to_string()))
+                .collect();
+            out.insert((address, rest));
+        }
+    }
+    out
+}
+
+#[actix_rt::test]
+async fn a_collector_relabelling_its_share_gets_its_member_view() {
+    let spec = ClusterSpec {
+        nodes: 3,
+        pods: 60,
+        namespaces: 2,
+        pods_per_workload: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(21, spec).await.expect("cluster");
+    let (sim, url) = (running.sim(), running.url());
+    for (i, name) in MEMBERS.iter().enumerate() {
+        sim.create(Resource::Pods, collector_pod(name, &format!("10.98.0.{i}")))
+            .expect("collector pod");
+    }
+    let config = parse_config(&config(&url), Path::new("ta.yml")).expect("config loads");
+    let mut jobs = JobSet::new(
+        Discovery::start(SimulatedCluster::engine_options()),
+        JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+            publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
+        },
+        Arc::new(RwLock::new(BTreeMap::new())),
+    );
+    jobs.apply(&config).await.expect("starts");
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+
+    // The collector's first poll: the scrape configs, secrets redacted, no discovery.
+    let (status, body) = get(&client, &format!("{base}/scrape_configs")).await;
+    assert_eq!(status, 200);
+    let configs: BTreeMap<String, Value> = serde_json::from_slice(&body).expect("a map");
+    assert_eq!(configs.len(), 3);
+    assert!(
+        !String::from_utf8_lossy(&body).contains("hunter"),
+        "a secret served"
+    );
+    for (job, c) in &configs {
+        assert_eq!(c["basic_auth"]["password"], "<secret>", "{job}");
+        assert!(c.get("kubernetes_sd_configs").is_none(), "{job}");
+    }
+    let (_, body) = get(&client, &format!("{base}/jobs")).await;
+    let links: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(links["job-1"]["_link"], "/jobs/job-1/targets");
+
+    // Every job: each collector's share, relabelled, is its member view; together the
+    // shares are the job.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (job, served_config) in &configs {
+        loop {
+            let mut all = BTreeSet::new();
+            let mut agree = true;
+            for member in MEMBERS {
+                let ta = format!("{base}/jobs/{job}/targets?collector_id={member}");
+                let (s1, share) = get(&client, &ta).await;
+                let (s2, view) = get(&client, &format!("{base}/sd/{job}?member={member}")).await;
+                if (s1, s2) != (200, 200) {
+                    agree = false;
+                    break;
+                }
+                let relabelled = collector_relabels(job, served_config, &groups(&share));
+                let view: BTreeSet<Served> = groups(&view).into_iter().collect();
+                agree &= relabelled == view;
+                all.extend(view);
+            }
+            let (status, whole) = get(&client, &format!("{base}/sd/{job}")).await;
+            let whole: BTreeSet<Served> = match status {
+                200 => groups(&whole).into_iter().collect(),
+                _ => BTreeSet::new(),
+            };
+            if agree && !whole.is_empty() && all == whole {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{job}: the collectors' shares never matched"
+            );
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    // An unknown collector gets an empty list; a missing collector_id is a 400.
+    let (status, body) = get(
+        &client,
+        &format!("{base}/jobs/job-0/targets?collector_id=nobody"),
+    )
+    .await;
+    assert_eq!((status, body.as_slice()), (200, b"[]".as_slice()));
+    let (status, _) = get(&client, &format!("{base}/jobs/job-0/targets")).await;
+    assert_eq!(status, 400);
+
+    handle.stop(false).await;
+    jobs.stop_all().await;
+    running.stop().await;
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, in `dir`.
+fn certificates(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca_params, ca_key);
+    for (name, sans) in [("server", "127.0.0.1"), ("client", "otel-0")] {
+        let key = KeyPair::generate().expect("key");
+        let cert = CertificateParams::new(vec![sans.to_string()])
+            .expect("params")
+            .signed_by(&key, &issuer)
+            .expect("cert");
+        std::fs::write(dir.join(format!("{name}.crt")), cert.pem()).expect("write");
+        std::fs::write(dir.join(format!("{name}.key")), key.serialize_pem()).expect("write");
+    }
+    std::fs::write(dir.join("ca.crt"), ca.pem()).expect("write");
+}
+
+fn tls_client(dir: &Path, with_cert: bool) -> awc::Client {
+    let tls = build_tls_config(
+        &TlsConfig {
+            ca_file: Some(dir.join("ca.crt")),
+            cert_file: with_cert.then(|| dir.join("client.crt")),
+            key_file: with_cert.then(|| dir.join("client.key")),
+            ..TlsConfig::default()
+        },
+        false,
+    )
+    .expect("client TLS");
+    build_client(Some(tls), false, Duration::from_secs(10))
+}
+
+/// The password `/scrape_configs` serves to `client` for the job.
+async fn served_password(client: &awc::Client, base: &str) -> String {
+    let (status, body) = get(client, &format!("{base}/scrape_configs")).await;
+    assert_eq!(status, 200);
+    let configs: Value = serde_json::from_slice(&body).expect("JSON");
+    configs["job-0"]["basic_auth"]["password"]
+        .as_str()
+        .expect("a password")
+        .to_string()
+}
+
+/// Over TLS with `client_auth_type` `client_auth`, the secrets are served only to a
+/// client whose certificate the client CA verified; to others (and whenever the
+/// policy does not verify certificates) they are redacted.
+async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
+    let dir = std::env::temp_dir().join(format!(
+        "kubesd-ta-tls-{}-{client_auth}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("dir");
+    certificates(&dir);
+    let web = dir.join("web.yml");
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: {client_auth}\n  client_ca_file: ca.crt\n"
+        ),
+    )
+    .expect("web config");
+    let guard = WebGuard::load(&web, false).expect("web config loads");
+    let entry: serde_norway::Value = serde_norway::from_str(
+        "{job_name: job-0, basic_auth: {username: u, password: hunter0}, kubernetes_sd_configs: [{role: pod}]}",
+    )
+    .expect("yaml");
+    let job = Job::new("job-0", Vec::new()).serving(ServedConfig::of(&entry));
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
+        reload: None,
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, Some(guard)).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let base = format!("https://{bound}");
+    assert_eq!(
+        served_password(&tls_client(&dir, true), &base).await,
+        with_cert
+    );
+    assert_eq!(
+        served_password(&tls_client(&dir, false), &base).await,
+        without
+    );
+    handle.stop(false).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[actix_rt::test]
+async fn secrets_go_only_to_a_verified_client_certificate() {
+    secrets_over_tls("VerifyClientCertIfGiven", "hunter0", "<secret>").await;
+    // A certificate asked for but not verified proves nothing.
+    secrets_over_tls("RequestClientCert", "<secret>", "<secret>").await;
+}
