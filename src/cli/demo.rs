@@ -55,91 +55,9 @@ pub struct DemoArgs {
     pub streaming_lists: StreamingLists,
 }
 
-/// The demo's jobs, in the config format `kubesd run` reads.
+/// The demo's jobs, in the config format `kubesd run` reads, against `api_server`.
 fn demo_config(api_server: &str) -> String {
-    format!(
-        r#"
-scrape_configs:
-  - job_name: pods
-    kubernetes_sd_configs:
-      - api_server: {api_server}
-        role: pod
-        attach_metadata: {{node: true, deployment: true, job: true, cronjob: true}}
-    relabel_configs:
-      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_scrape]
-        regex: "true"
-        action: keep
-      - source_labels: [__meta_kubernetes_pod_annotation_prometheus_io_port]
-        target_label: __tmp_port
-      - source_labels: [__meta_kubernetes_pod_container_port_number]
-        target_label: __tmp_port
-        action: keepequal
-      - source_labels: [__meta_kubernetes_namespace]
-        target_label: namespace
-      - source_labels: [__meta_kubernetes_pod_name]
-        target_label: pod
-      - source_labels: [__meta_kubernetes_pod_deployment_name]
-        target_label: deployment
-      - source_labels: [__meta_kubernetes_pod_cronjob_name]
-        target_label: cronjob
-      - source_labels: [__meta_kubernetes_node_label_topology_kubernetes_io_zone]
-        target_label: zone
-      - regex: __tmp_.*
-        action: labeldrop
-  - job_name: endpoints
-    kubernetes_sd_configs:
-      - api_server: {api_server}
-        role: endpoints
-        attach_metadata: {{node: true}}
-    relabel_configs:
-      - source_labels: [__meta_kubernetes_endpoint_ready]
-        regex: "true"
-        action: keep
-      - source_labels: [__meta_kubernetes_namespace]
-        target_label: namespace
-      - source_labels: [__meta_kubernetes_service_name]
-        target_label: service
-      - source_labels: [__meta_kubernetes_pod_node_name]
-        target_label: node
-  - job_name: nodes
-    kubernetes_sd_configs:
-      - api_server: {api_server}
-        role: node
-    relabel_configs:
-      - action: labelmap
-        regex: __meta_kubernetes_node_label_topology_kubernetes_io_(.+)
-  - job_name: ingresses
-    kubernetes_sd_configs:
-      - api_server: {api_server}
-        role: ingress
-    relabel_configs:
-      - source_labels: [__meta_kubernetes_ingress_scheme, __address__, __meta_kubernetes_ingress_path]
-        regex: (.+);(.+);(.+)
-        replacement: $1://$2$3
-        target_label: __param_target
-  - job_name: routes
-    metrics_path: /probe
-    params: {{module: [http_2xx]}}
-    kubernetes_sd_configs:
-      - api_server: {api_server}
-        role: httproute
-    relabel_configs:
-      # The probe URL: the listener's scheme where the semantics gives one
-      # (victoriametrics), else https.
-      - source_labels: [__address__, __meta_kubernetes_httproute_path]
-        regex: (.+);(.+)
-        replacement: https://$1$2
-        target_label: __param_target
-      - source_labels: [__meta_kubernetes_httproute_scheme, __address__, __meta_kubernetes_httproute_path]
-        regex: (.+);(.+);(.+)
-        replacement: $1://$2$3
-        target_label: __param_target
-      - source_labels: [__meta_kubernetes_namespace]
-        target_label: namespace
-      - target_label: __address__
-        replacement: blackbox-exporter:9115
-"#
-    )
+    include_str!("demo.yml").replace("API_SERVER", api_server)
 }
 
 /// The role each demo job discovers, for the summary.

@@ -90,7 +90,15 @@ fn endpoint_labels(
         arcstr::literal!("__meta_kubernetes_endpointslice_address_type"),
         ArcStr::clone(&eps.address_type),
     );
-    let absent = semantics.absent_condition();
+    add_conditions(&mut b, ep, semantics.absent_condition());
+    add_port(&mut b, port, number);
+    add_endpoint(&mut b, ep, semantics.reads_v1_topology());
+    b
+}
+
+/// The endpoint's `ready`, `serving` and `terminating` conditions; an absent one as
+/// `absent` says (the semantics' default, or none).
+fn add_conditions(b: &mut LabelsBuilder, ep: &Endpoint, absent: Option<bool>) {
     for (name, value) in [
         (
             arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_conditions_ready"),
@@ -109,6 +117,10 @@ fn endpoint_labels(
             b.add(name, bool_str(value));
         }
     }
+}
+
+/// The slice port's name, number (when it has one), protocol and app protocol.
+fn add_port(b: &mut LabelsBuilder, port: &EndpointPort, number: Option<i64>) {
     b.add(
         arcstr::literal!("__meta_kubernetes_endpointslice_port_name"),
         ArcStr::clone(&port.name),
@@ -129,6 +141,11 @@ fn endpoint_labels(
             ArcStr::clone(&port.app_protocol),
         );
     }
+}
+
+/// The endpoint's hostname, node and topology; with `v1_topology` (Prometheus'
+/// semantics) v1's `deprecatedTopology` and `zone` too.
+fn add_endpoint(b: &mut LabelsBuilder, ep: &Endpoint, v1_topology: bool) {
     if !ep.hostname.is_empty() {
         b.add(
             arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_hostname"),
@@ -141,9 +158,9 @@ fn endpoint_labels(
             ArcStr::clone(&ep.node_name),
         );
     }
-    add_topology(&mut b, &ep.topology);
-    if semantics.reads_v1_topology() {
-        add_topology(&mut b, &ep.deprecated_topology);
+    add_topology(b, &ep.topology);
+    if v1_topology {
+        add_topology(b, &ep.deprecated_topology);
         if !ep.zone.is_empty() {
             b.add(
                 arcstr::literal!("__meta_kubernetes_endpointslice_endpoint_zone"),
@@ -151,7 +168,6 @@ fn endpoint_labels(
             );
         }
     }
-    b
 }
 
 /// `…_endpoint_topology_<key>` and `…_topology_present_<key>` for each entry.
