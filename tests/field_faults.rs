@@ -1,13 +1,18 @@
-//! Field faults: API servers that misbehave as real ones (and broken proxies) have,
-//! each a small fake on 127.0.0.1 that the test controls byte by byte
-//! (`support/fake_api.rs`). Every scenario runs as an operator would meet it: the
-//! server is healthy with three pods, misbehaves for a while, then heals with three
-//! new pods. Throughout, the job must keep the last good targets, the URL must make at
-//! most 20 requests per two backoff caps (20 a minute with the default 30 s cap), and
-//! the new pods must appear soon after the server heals.
-//!
-//! Timings are the engine's, shortened through `EngineOptions`: a backoff cap of
-//! 400 ms stands for 30 s.
+// Field faults: API servers that misbehave as real ones (and broken proxies) have,
+// each a small fake on 127.0.0.1 that the test controls byte by byte
+// (`support/fake_api.rs`). Every scenario runs as an operator would meet it: the
+// server is healthy with three pods, misbehaves for a while, then heals with three
+// new pods. Throughout, the job must keep the last good targets, the URL must make at
+// most 20 requests per two backoff caps (20 a minute with the default 30 s cap), and
+// the new pods must appear soon after the server heals.
+//
+// Timings are the engine's, shortened through `EngineOptions`: a backoff cap of
+// 400 ms stands for 30 s.
+//
+// The file runs twice: as `field_faults`, with the default list mode (these fakes tell
+// no version, so LIST and WATCH), and as `field_faults_streaming`, which includes it,
+// with streaming lists forced, so that every scenario also holds for the streaming
+// path. (Plain comments here: an included file has no crate docs.)
 
 mod support;
 
@@ -15,6 +20,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use kubesd::config::ListMode;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
@@ -27,8 +33,18 @@ const CAP: Duration = Duration::from_millis(400);
 /// How long each fault lasts.
 const FAULT: Duration = Duration::from_millis(2500);
 
+/// The list mode this build of the file runs its scenarios in.
+fn list_mode() -> ListMode {
+    if env!("CARGO_CRATE_NAME") == "field_faults_streaming" {
+        ListMode::Stream
+    } else {
+        ListMode::default()
+    }
+}
+
 fn options() -> EngineOptions {
     EngineOptions {
+        list_mode: list_mode(),
         flush_interval: Duration::from_millis(50),
         backoff_initial: Duration::from_millis(15),
         backoff_max: CAP,

@@ -503,3 +503,36 @@ async fn endless_initial_events_end_at_the_object_cap_and_are_listed() {
         );
     }
 }
+
+/// With `--kubernetes.list-mode list` the same server is listed at once, and no
+/// streaming list is ever asked for.
+#[actix_rt::test]
+async fn list_mode_list_never_asks_for_a_streaming_list() {
+    support::init_logs();
+    for wire in [Wire::Json, Wire::Protobuf] {
+        let world = Rc::new(RefCell::new(World::new(wire, Fault::Expired)));
+        let answering = Rc::clone(&world);
+        let api = FakeApi::start(move |r| answering.borrow().answer(r)).await;
+        let discovery = Discovery::start(EngineOptions {
+            list_mode: kubesd::config::ListMode::List,
+            ..options()
+        });
+        let config = SdConfig::new(Role::Pod, &api.url);
+        let sub = discovery
+            .subscribe(&config, support::keep_all)
+            .await
+            .expect("subscribes");
+        let synced = actix_rt::time::timeout(CAP, sub.synced()).await;
+        assert!(synced.is_ok(), "{wire:?}: not synced at once");
+        assert_eq!(addresses(&sub).await, OLD, "{wire:?}");
+        let requests = api.requests();
+        assert!(
+            requests
+                .iter()
+                .all(|r| !r.target.contains("sendInitialEvents")
+                    && !r.target.starts_with("/version")),
+            "{wire:?}: {requests:?}"
+        );
+        sub.stop().await;
+    }
+}
