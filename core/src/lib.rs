@@ -1,5 +1,5 @@
 //! kubesd's core: what Kubernetes objects *mean* to discovery, without I/O runtimes: no
-//! HTTP client, no actix, no tokio, so every type here is tested without a runtime.
+//! HTTP client, no actix, no tokio, so that its tests need no runtime.
 //!
 //! - [`model`]: the objects discovery reads, decoded into slim structs;
 //! - [`targets`]: their `__meta_kubernetes_*` target labels, per role and semantics;
