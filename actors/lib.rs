@@ -7,11 +7,12 @@
 
 // The core's modules under their own names, so that `crate::model` reads the same here
 // as in the core.
-use kubesd_core::{api, config, error, http, labels, metrics, model, proto, targets, watch};
+use kubesd_core::{api, config, error, labels, metrics, model, proto, targets, watch};
 
 pub mod backlog;
 pub mod flusher;
 pub mod group;
+pub mod http;
 pub mod messages;
 pub mod registry;
 pub mod subscriber;

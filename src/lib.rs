@@ -4,8 +4,9 @@
 //! the names they have always had (see `ARCHITECTURE.md`):
 //! - what objects *mean*, pure and synchronous: `kubesd-core` (`core/`): [`model`] (the
 //!   objects), [`targets`] (their target labels), [`watch`] (the list/watch wire format),
-//!   [`api`] (paths and selectors), [`config`], [`http`], [`metrics`];
-//! - how they *move*: `kubesd-actors` (`actors/`), as [`actors`].
+//!   [`api`] (paths and selectors), [`config`], [`metrics`];
+//! - how they *move*: `kubesd-actors` (`actors/`), as [`actors`], with the API server's
+//!   HTTP client re-exported as [`http`].
 //!
 //! This crate adds the [`Discovery`] an agent starts and subscribes to, and the rest of
 //! kubesd's binary: relabelling, Prometheus config, HTTP SD output.
@@ -17,8 +18,11 @@
 //! tracing-subscriber.
 
 pub use kubesd_actors as actors;
+/// The API server's HTTP client, the I/O half the core leaves out: `kubesd-actors`'
+/// module, under the name it has always had here.
+pub use kubesd_actors::http;
 pub use kubesd_core::{
-    api, build_info, config, error, http, kubeconfig, labels, metrics, model, proto, targets, watch,
+    api, build_info, config, error, kubeconfig, labels, metrics, model, proto, targets, watch,
 };
 
 #[cfg(feature = "cli")]

@@ -1,5 +1,7 @@
 //! An agent that embeds kubesd with `default-features = false` compiles the engine only:
-//! none of the crates the binary, the HTTP SD service or the simulator need.
+//! none of the crates the binary, the HTTP SD service or the simulator need. And the
+//! engine's core (`kubesd-core`) compiles no I/O runtime: the HTTP client, actix and
+//! tokio are the actors' (`kubesd-actors`).
 //!
 //! Asked of Cargo's own resolver (`cargo tree`), which reads the manifest and lock file
 //! and compiles nothing, so the check costs CI no build.
@@ -20,11 +22,22 @@ const NOT_IN_THE_ENGINE: &[(&str, &str)] = &[
     ),
 ];
 
+/// What a crate's name contains if it does I/O for the engine: the HTTP client (awc),
+/// the actor runtime (actix, actix-rt, actix-service, ...) or tokio. The core compiles
+/// none of them.
+const IO_RUNTIMES: &[&str] = &["awc", "actix", "tokio"];
+
 /// The normal (not dev, not build) dependencies of `kubesd` with the given feature flags.
 fn dependencies(feature_args: &[&str]) -> BTreeSet<String> {
+    package_dependencies("kubesd", feature_args)
+}
+
+/// The normal (not dev, not build) dependencies of the workspace's `package` with the
+/// given feature flags, the package itself included.
+fn package_dependencies(package: &str, feature_args: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let output = Command::new(cargo)
-        .args(["tree", "--quiet", "--package", "kubesd"])
+        .args(["tree", "--quiet", "--package", package])
         .args(["--edges", "normal", "--prefix", "none"])
         .args(["--format", "{p}"])
         .args(feature_args)
@@ -77,6 +90,31 @@ fn the_default_build_has_the_binarys_crates() {
         assert!(
             all.contains(*name),
             "`{name}` is missing from the default build"
+        );
+    }
+}
+
+#[test]
+fn the_core_compiles_no_io_runtime() {
+    let core = package_dependencies("kubesd-core", &[]);
+    assert!(
+        core.contains("kubesd-core") && core.contains("serde"),
+        "cargo tree lists the core and its crates: {core:?}"
+    );
+    let runtimes: Vec<&String> = core
+        .iter()
+        .filter(|name| IO_RUNTIMES.iter().any(|runtime| name.contains(runtime)))
+        .collect();
+    assert!(
+        runtimes.is_empty(),
+        "kubesd-core compiles {runtimes:?}: I/O belongs to kubesd-actors (its `http` module)"
+    );
+    // The other side: the names are right, so their absence means something.
+    let actors = package_dependencies("kubesd-actors", &[]);
+    for runtime in IO_RUNTIMES {
+        assert!(
+            actors.iter().any(|name| name.contains(runtime)),
+            "kubesd-actors does its I/O with {runtime}: {actors:?}"
         );
     }
 }

@@ -2,14 +2,14 @@
 //! credentials of the file's current context, turned into kubesd's own settings.
 //!
 //! Certificates and keys given inline (`*-data`, base64 PEM) are written to files,
-//! because kubesd's TLS layer (`crate::http::tls`) reads PEM from files: each goes to a
+//! because kubesd's TLS layer (`kubesd_actors::http`) reads PEM from files: each goes to a
 //! directory only this process can read (created fresh, mode 0700), in a file of mode
 //! 0600 named by a hash of its content, so loading the same kubeconfig again reuses it.
 //! The files stay until the process ends; they hold what the kubeconfig already holds.
 //!
 //! A cluster's `proxy-url` is used as `proxy_url` (an `http://` proxy, through a CONNECT
 //! tunnel). A user's `exec` credential plugin is read by `kubeconfig/exec.rs` and run as kubectl
-//! runs it ([`crate::http::ExecSource`]). Refused with an error naming the field:
+//! runs it (`kubesd_actors::http::ExecSource`). Refused with an error naming the field:
 //! `auth-provider`, the plugins compiled into old kubectl versions (gcp, azure, oidc),
 //! which Kubernetes removed in favour of `exec` plugins.
 
@@ -250,7 +250,7 @@ impl<'a> Current<'a> {
         }
         let proxy_url = self.cluster.proxy_url.clone().filter(|p| !p.is_empty());
         if let Some(p) = &proxy_url {
-            crate::http::check_proxy_url(p)
+            crate::config::check_proxy_url(p)
                 .map_err(|e| format!("{}: {e}", self.at_cluster("proxy-url")))?;
         }
         Ok(proxy_url)

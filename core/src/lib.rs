@@ -1,22 +1,23 @@
-//! kubesd's core: what Kubernetes objects *mean* to discovery, and how they are fetched.
+//! kubesd's core: what Kubernetes objects *mean* to discovery, without I/O runtimes: no
+//! HTTP client, no actix, no tokio, so that its tests need no runtime.
 //!
 //! - [`model`]: the objects discovery reads, decoded into slim structs;
 //! - [`targets`]: their `__meta_kubernetes_*` target labels, per role and semantics;
 //! - [`watch`]: the list/watch wire format (lines, events, LIST streams);
 //! - [`proto`]: the same in Kubernetes' protobuf encoding;
 //! - [`api`]: API paths, selectors and namespaces;
-//! - [`config`]: what a discovery asks for, and the engine's options;
-//! - [`http`]: the client that talks to the API server (TLS, credentials, proxies);
+//! - [`config`]: what a discovery asks for, and the engine's options, checked (proxy
+//!   URLs, `no_proxy`, `http_headers` included);
 //! - [`labels`], [`error`], [`kubeconfig`], [`metrics`], [`build_info`].
 //!
-//! The actors that move objects are in `kubesd-actors`; an agent uses both through the
-//! `kubesd` crate, which re-exports them.
+//! The actors that move objects, and the HTTP client that fetches them (TLS, credentials,
+//! proxy tunnels, OAuth 2.0, credential plugins), are in `kubesd-actors`; an agent uses
+//! both through the `kubesd` crate, which re-exports them.
 
 pub mod api;
 pub mod build_info;
 pub mod config;
 pub mod error;
-pub mod http;
 pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;

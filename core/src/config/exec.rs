@@ -2,7 +2,7 @@
 //! what to tell it (the Kubernetes client authentication API,
 //! `client.authentication.k8s.io/v1` and `v1beta1`). Only a kubeconfig sets it
 //! ([`crate::kubeconfig`]); a Prometheus config has no such field. Running it is
-//! [`crate::http::ExecSource`]'s work.
+//! `kubesd_actors::http::ExecSource`'s work.
 
 use std::path::PathBuf;
 

@@ -157,7 +157,7 @@ fn check_http_client(h: &HttpClientConfig, with_kubeconfig: bool) -> Result<(), 
         !h.proxy_connect_header.is_empty(),
         "",
     )?;
-    crate::http::check_http_headers(&h.http_headers).map_err(|problem| ConfigError::Invalid {
+    super::check_http_headers(&h.http_headers).map_err(|problem| ConfigError::Invalid {
         field: "http_headers",
         problem,
     })?;
@@ -245,7 +245,7 @@ fn check_proxy(
         });
     }
     if let Some(url) = url {
-        crate::http::check_proxy_url(url).map_err(|problem| ConfigError::Invalid {
+        super::check_proxy_url(url).map_err(|problem| ConfigError::Invalid {
             field: field("proxy_url"),
             problem,
         })?;

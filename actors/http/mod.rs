@@ -1,7 +1,12 @@
 //! Talking to the API server: where it is (explicit or in-cluster), how to authenticate
 //! (tokens re-read when their file changes, basic auth, OAuth 2.0, client
-//! certificates, kubeconfig credential plugins), TLS, `http_headers`, proxies (HTTP CONNECT tunnels), and the awc
-//! client the URL watchers use.
+//! certificates, kubeconfig credential plugins), TLS, `http_headers`, proxies (HTTP
+//! CONNECT tunnels), and the awc client the URL watchers use.
+//!
+//! This is the I/O half of talking to the API server, kept out of `kubesd-core` as
+//! kube-rs keeps `kube-client` out of `kube-core`: what can be decided from the config
+//! alone (which proxy, `no_proxy`, whether headers are valid) is the core's
+//! ([`crate::config`]), and re-exported here under the names it has always had.
 
 mod credentials;
 mod endpoint;
@@ -19,11 +24,12 @@ pub use endpoint::{
 };
 pub use exec_plugin::{PluginCredential, PluginError, PluginProblem, run_plugin};
 pub use exec_source::{ExecClientCert, ExecHeader, ExecSource};
-pub use headers::{check_http_headers, read_http_headers};
-pub use oauth2::TokenSource;
-pub use proxy::{
-    ProxyError, ProxyRoute, TunnelConnector, bypasses, check_proxy_url, open_tunnel, proxy_for,
+pub use headers::read_http_headers;
+pub use kubesd_core::config::{
+    ProxyError, ProxyRoute, bypasses, check_http_headers, check_proxy_url, proxy_for,
 };
+pub use oauth2::TokenSource;
+pub use proxy::{TunnelConnector, open_tunnel};
 pub use tls::{TlsError, build_tls_config};
 pub use user_agent::user_agent;
 
