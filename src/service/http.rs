@@ -127,7 +127,7 @@ async fn job_names(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResp
 }
 
 /// The query string that asks for `bucket` of `kind`.
-fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
+pub(super) fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
     let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     match (kind, bucket) {
         (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
@@ -380,6 +380,7 @@ pub fn serve_http(
             .route("/healthz", get_or_head().to(healthz))
             .route("/ready", get_or_head().to(ready))
             .route("/-/reload", web::post().to(reload))
+            .configure(super::api::routes)
     })
     .workers(1)
     .disable_signals();

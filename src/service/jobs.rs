@@ -293,7 +293,8 @@ impl JobSet {
             keys.push(key);
             parts.push(part);
         }
-        Ok((Job::new(&job.name, parts), keys))
+        let config = Arc::new(job.clone());
+        Ok((Job::new(&job.name, parts).with_config(config), keys))
     }
 
     /// A new job actor for `sd` with `job`'s rules, on the next arbiter in turn,
