@@ -23,6 +23,10 @@ enum Command {
     /// Print the targets (label sets) discovery makes of Kubernetes objects in JSON
     /// files, e.g. the output of `kubectl get pods -A -o json`.
     Labels(cli::labels::LabelsArgs),
+    /// Explain a config's relabelling on Kubernetes objects in JSON files (or
+    /// `kubectl get … -o json` on standard input): each job's targets, what each rule
+    /// changed, and which rule kept or dropped each target.
+    Explain(cli::explain::ExplainArgs),
     /// Run the demo: the simulator with a generated, churning cluster, discovered by
     /// several jobs, with a live summary and the HTTP SD endpoints.
     Demo(cli::demo::DemoArgs),
@@ -50,6 +54,13 @@ fn main() -> ExitCode {
         Command::Demo(args) => run_async(cli::demo::run(args), "kubesd demo"),
         Command::Run(args) => run_async(cli::run::run(args), "kubesd run"),
         Command::Once(args) => run_async(cli::run::once(args), "kubesd once"),
+        Command::Explain(args) => match cli::explain::run(&args) {
+            Ok(text) => print_stdout(text.trim_end()),
+            Err(e) => {
+                eprintln!("kubesd explain: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Labels(args) => match cli::labels::run(&args) {
             Ok(json) => print_stdout(&json),
             Err(e) => {

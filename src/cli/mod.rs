@@ -1,6 +1,7 @@
 //! The `kubesd` command line: one module per subcommand.
 
 pub mod demo;
+pub mod explain;
 pub mod labels;
 pub mod logfmt;
 pub mod logging;
