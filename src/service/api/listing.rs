@@ -107,6 +107,8 @@ pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
             let reason = match (&target, traced.dropped_by()) {
                 (Target::Keep(_), _) => DropReason::OtherShard,
                 (Target::NoAddress, _) => DropReason::NoAddress,
+                // The trace runs the same rules, so it drops where `process` did
+                // (`tests/relabel.rs` checks it on every case); 0 is never used.
                 (Target::Dropped, rule) => DropReason::Rule(rule.unwrap_or(0)),
             };
             let discovered = traced.discovered;
@@ -128,5 +130,32 @@ impl Handler<ListTargets> for JobActor {
 
     fn handle(&mut self, ListTargets(query): ListTargets, _: &mut Context<Self>) -> Self::Result {
         MessageResult(list(self.state_mut(), &query))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dropped(n: usize) -> Listing {
+        let target = DroppedTarget {
+            discovered: Labels::from_pairs([("__address__", "a:1")]),
+            reason: DropReason::NoAddress,
+        };
+        Listing {
+            active: Vec::new(),
+            dropped: vec![target; n],
+            dropped_total: n + 5,
+        }
+    }
+
+    /// A job's actors' listings joined keep the bound over all of them and count
+    /// every dropped target.
+    #[test]
+    fn joined_listings_keep_the_bound_and_count_all() {
+        let mut all = Listing::default();
+        all.extend(dropped(3), 4);
+        all.extend(dropped(3), 4);
+        assert_eq!((all.dropped.len(), all.dropped_total), (4, 16));
     }
 }
