@@ -6,7 +6,8 @@
 //!   each dropped target with `droppedBy`, the rule that dropped it;
 //! - `GET /api/v1/kubesd/watchers`: each URL watcher's state.
 
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
 
 use actix::prelude::*;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -21,7 +22,7 @@ use crate::UrlStatus;
 use crate::metrics::{ListMethod, METRICS, ResponseEncoding};
 use crate::model::Role;
 use crate::service::http::view_query_text;
-use crate::service::{Job, JobActor, ServiceState};
+use crate::service::{Job, JobActor, JobWork, ServiceState, SnapshotCell};
 
 /// Adds the routes.
 pub fn routes(app: &mut web::ServiceConfig) {
@@ -41,12 +42,7 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
     let mut out = Vec::new();
     for (name, job) in jobs_named(&state, "") {
         let status = job.status();
-        let query = TargetQuery {
-            scrape: scrape_of(&name, &job),
-            active: false,
-            dropped_limit: 0,
-        };
-        let dropped = list_job(&job, query).await.dropped_total;
+        let dropped = dropped_count(&name, &job).await;
         let views: Vec<Value> = job
             .views()
             .iter()
@@ -66,6 +62,71 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
         }));
     }
     success(Value::Array(out))
+}
+
+/// How long a job's dropped count is reused while its targets keep changing: counting
+/// relabels every target, and the status page asks every few seconds.
+const DROPPED_COUNT_REUSE: Duration = Duration::from_secs(30);
+
+/// A job's last dropped count: its actors' cells (weak: a stopped job's are let go),
+/// the work they had done then, when, and the count.
+struct DroppedCount {
+    cells: Vec<Weak<SnapshotCell>>,
+    work: JobWork,
+    at: Instant,
+    count: usize,
+}
+
+impl DroppedCount {
+    /// True if it was counted for `job`'s very actors.
+    fn is_of(&self, job: &Job) -> bool {
+        self.cells.len() == job.parts().len()
+            && (self.cells.iter().zip(job.parts()))
+                .all(|(weak, part)| weak.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &part.cell)))
+    }
+}
+
+/// The last dropped count of each job the page asked about, by name.
+static DROPPED_COUNTS: Mutex<Vec<(String, DroppedCount)>> = Mutex::new(Vec::new());
+
+/// `job`'s dropped targets, counted anew when its actors relabelled something since
+/// the last count and that count is [`DROPPED_COUNT_REUSE`] old.
+async fn dropped_count(name: &str, job: &Job) -> usize {
+    let work = job.work();
+    let lock = || DROPPED_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    let reusable = lock().iter().any(|(n, last)| {
+        let unchanged = last.work.objects_relabelled == work.objects_relabelled
+            && last.work.objects_changed == work.objects_changed;
+        n == name && last.is_of(job) && (unchanged || last.at.elapsed() < DROPPED_COUNT_REUSE)
+    });
+    if reusable && let Some((_, last)) = lock().iter().find(|(n, _)| n == name) {
+        return last.count;
+    }
+    let query = TargetQuery {
+        scrape: scrape_of(name, job),
+        active: false,
+        dropped_limit: 0,
+    };
+    let count = list_job(job, query).await.dropped_total;
+    let cells = job
+        .parts()
+        .iter()
+        .map(|p| Arc::downgrade(&p.cell))
+        .collect();
+    let mut counts = lock();
+    // Jobs gone (stopped, or renamed by a reload) leave.
+    counts.retain(|(n, last)| n != name && last.cells.iter().all(|c| c.strong_count() > 0));
+    let at = Instant::now();
+    counts.push((
+        name.to_string(),
+        DroppedCount {
+            cells,
+            work,
+            at,
+            count,
+        },
+    ));
+    count
 }
 
 /// `GET /api/v1/kubesd/targets?scrapePool=JOB&state=`.
