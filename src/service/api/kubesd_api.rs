@@ -13,11 +13,10 @@ use actix::prelude::*;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 
+use super::active_stream::{ActiveList, success_with_active};
 use super::json::{jobs_named, query_param, success};
 use super::listing::{DropReason, DroppedTarget, TargetQuery};
-use super::prometheus_api::{
-    DROPPED_TARGETS_LIMIT, States, active_json, dropped_json, list_job, scrape_of,
-};
+use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
 use crate::UrlStatus;
 use crate::metrics::{ListMethod, METRICS, ResponseEncoding};
 use crate::model::Role;
@@ -134,7 +133,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
     let query = req.query_string();
     let states = States::parse(&query_param(query, "state"));
     let pool = query_param(query, "scrapePool");
-    let mut active = Vec::new();
+    let mut active = ActiveList::default();
     let mut dropped = Vec::new();
     let mut counts = serde_json::Map::new();
     for (name, job) in jobs_named(&state, &pool) {
@@ -149,25 +148,20 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
             },
         };
         let listing = list_job(&job, query).await;
-        active.extend(
-            listing
-                .active
-                .iter()
-                .map(|t| active_json(&name, &scrape, t)),
-        );
         for target in &listing.dropped {
             let mut value = dropped_json(&name, target);
             value["droppedBy"] = dropped_by(&job, target);
             dropped.push(value);
         }
+        active.add(&name, &scrape, listing.active);
         counts.insert(name, listing.dropped_total.into());
     }
-    success(json!({
-        "activeTargets": active,
+    let rest = json!({
         "droppedTargets": dropped,
         "droppedTargetCounts": counts,
         "droppedTargetsLimit": DROPPED_TARGETS_LIMIT,
-    }))
+    });
+    success_with_active(active, rest)
 }
 
 /// Why `target` is not served: the rule (its position and as written), or the reason.

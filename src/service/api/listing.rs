@@ -12,7 +12,7 @@
 use actix::prelude::*;
 
 use crate::labels::Labels;
-use crate::relabel::{ADDRESS_LABEL, ScrapeSettings, Target, seeded, trace};
+use crate::relabel::{ADDRESS_LABEL, ScrapeSettings, Target, trace};
 use crate::service::JobActor;
 use crate::service::job_state::JobState;
 
@@ -30,7 +30,9 @@ pub struct TargetQuery {
 /// An active target: what a scraper of kubesd's output scrapes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActiveTarget {
-    /// Its discovered labels with the job's settings seeded.
+    /// Its discovered labels as the group holds them (shared, not copied: a listing of
+    /// every target must not copy every label set); [`crate::relabel::seeded`] gives
+    /// them as Prometheus lists them.
     pub discovered: Labels,
     /// The labels kubesd serves for it.
     pub labels: Labels,
@@ -93,7 +95,7 @@ pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
                     .keeps(kept.get(ADDRESS_LABEL).unwrap_or(""))
             {
                 if query.active {
-                    let discovered = seeded(labels, &query.scrape);
+                    let discovered = labels.clone();
                     let labels = kept.clone();
                     listing.active.push(ActiveTarget { discovered, labels });
                 }

@@ -10,6 +10,7 @@
 //! Every one of them passes the web config's checks as `/sd` does (the guard wraps the
 //! whole app).
 
+mod active_stream;
 mod config_yaml;
 mod json;
 pub mod kubesd_api;

@@ -11,12 +11,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+use super::active_stream::{ActiveList, success_with_active};
 use super::config_yaml::config_yaml;
 use super::json::{bad_data, jobs_named, labels_object, query_param, success};
 use super::listing::{ActiveTarget, DroppedTarget, ListTargets, Listing, TargetQuery};
 use crate::labels::Labels;
 use crate::relabel::{
-    ADDRESS_LABEL, PARAM_PREFIX, RelabelConfig, ScrapeSettings, relabel_steps as steps,
+    ADDRESS_LABEL, PARAM_PREFIX, RelabelConfig, ScrapeSettings, relabel_steps as steps, seeded,
 };
 use crate::service::{Job, ServiceState};
 
@@ -94,7 +95,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
     let query = req.query_string();
     let states = States::parse(&query_param(query, "state"));
     let pool = query_param(query, "scrapePool");
-    let mut active = Vec::new();
+    let mut active = ActiveList::default();
     let mut dropped = Vec::new();
     let mut counts = serde_json::Map::new();
     for (name, job) in jobs_named(&state, &pool) {
@@ -109,22 +110,17 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
             },
         };
         let listing = list_job(&job, query).await;
-        active.extend(
-            listing
-                .active
-                .iter()
-                .map(|t| active_json(&name, &scrape, t)),
-        );
         dropped.extend(listing.dropped.iter().map(|t| dropped_json(&name, t)));
+        active.add(&name, &scrape, listing.active);
         if states.dropped {
             counts.insert(name, listing.dropped_total.into());
         }
     }
-    let mut data = json!({"activeTargets": active, "droppedTargets": dropped});
+    let mut rest = json!({"droppedTargets": dropped});
     if states.dropped {
-        data["droppedTargetCounts"] = Value::Object(counts);
+        rest["droppedTargetCounts"] = Value::Object(counts);
     }
-    success(data)
+    success_with_active(active, rest)
 }
 
 /// An active target in Prometheus' shape.
@@ -133,7 +129,7 @@ pub fn active_json(pool: &str, scrape: &ScrapeSettings, target: &ActiveTarget) -
     let interval = target.labels.get("__scrape_interval__");
     let timeout = target.labels.get("__scrape_timeout__");
     json!({
-        "discoveredLabels": labels_object(&target.discovered),
+        "discoveredLabels": labels_object(&seeded(&target.discovered, scrape)),
         "labels": labels_object(&public_labels(&target.labels)),
         "scrapePool": pool,
         "scrapeUrl": url,
