@@ -232,6 +232,41 @@ async fn state_and_pool_filter_as_prometheus_does() {
     service.stop().await;
 }
 
+/// The status page's listing: filtered on the server, bounded, every target counted.
+#[actix_rt::test]
+async fn kubesd_targets_filter_and_bound_and_count_all() {
+    let service = start().await;
+    let all = service
+        .data("/api/v1/targets?state=active&scrapePool=pods")
+        .await;
+    let total = all["activeTargets"].as_array().map_or(0, Vec::len);
+    assert!(total > 2);
+    let two = service
+        .data("/api/v1/kubesd/targets?scrapePool=pods&state=active&limit=2")
+        .await;
+    assert_eq!(two["activeTargets"].as_array().map(Vec::len), Some(2));
+    assert_eq!(two["activeTargetCounts"]["pods"], total);
+    let odd = service
+        .data(
+            "/api/v1/kubesd/targets?scrapePool=pods&filter=pod%3D~.*%5B13579%5D,namespace!%3Dnone",
+        )
+        .await;
+    let shown = odd["activeTargets"].as_array().expect("active");
+    assert!(!shown.is_empty() && shown.len() < total, "some match");
+    for target in shown {
+        let pod = target["labels"]["pod"].as_str().unwrap_or_default();
+        assert!(pod.ends_with(['1', '3', '5', '7', '9']), "{pod}");
+    }
+    let dropped = odd["droppedTargets"].as_array().expect("dropped");
+    assert!(
+        dropped.is_empty(),
+        "dropped pods end in an even digit: {dropped:?}"
+    );
+    let (status, _) = service.get("/api/v1/kubesd/targets?filter=a%3D~(").await;
+    assert_eq!(status, 400, "a bad regex");
+    service.stop().await;
+}
+
 #[actix_rt::test]
 async fn config_shows_the_jobs_with_secrets_redacted() {
     let service = start().await;

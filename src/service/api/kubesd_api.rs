@@ -2,8 +2,10 @@
 //!
 //! - `GET /api/v1/kubesd/jobs`: each job's targets, dropped targets, sync, last change
 //!   and the counts of the views asked for (targets per shard, node, member);
-//! - `GET /api/v1/kubesd/targets?scrapePool=JOB&state=`: `/api/v1/targets`' shapes,
-//!   each dropped target with `droppedBy`, the rule that dropped it;
+//! - `GET /api/v1/kubesd/targets?scrapePool=JOB&state=&filter=&limit=`:
+//!   `/api/v1/targets`' shapes, each dropped target with `droppedBy`, the rule that
+//!   dropped it; only targets `filter` matches ([`TargetFilter`]), at most `limit`
+//!   active ones, every one counted (`activeTargetCounts`, `droppedTargetCounts`);
 //! - `GET /api/v1/kubesd/watchers`: each URL watcher's state.
 
 use std::sync::{Arc, Mutex, Weak};
@@ -14,9 +16,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 
 use super::active_stream::{ActiveList, success_with_active};
-use super::json::{jobs_named, query_param, success};
+use super::json::{bad_data, jobs_named, query_param, success};
 use super::listing::{DropReason, DroppedTarget, TargetQuery};
 use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
+use super::target_filter::TargetFilter;
 use crate::UrlStatus;
 use crate::metrics::{ListMethod, METRICS, ResponseEncoding};
 use crate::model::Role;
@@ -101,11 +104,7 @@ async fn dropped_count(name: &str, job: &Job) -> usize {
     if reusable && let Some((_, last)) = lock().iter().find(|(n, _)| n == name) {
         return last.count;
     }
-    let query = TargetQuery {
-        scrape: scrape_of(name, job),
-        active: false,
-        dropped_limit: 0,
-    };
+    let query = TargetQuery::new(scrape_of(name, job), false, 0);
     let count = list_job(job, query).await.dropped_total;
     let cells = job
         .parts()
@@ -128,26 +127,40 @@ async fn dropped_count(name: &str, job: &Job) -> usize {
     count
 }
 
-/// `GET /api/v1/kubesd/targets?scrapePool=JOB&state=`.
+/// `GET /api/v1/kubesd/targets?scrapePool=JOB&state=&filter=&limit=`.
 async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
     let query = req.query_string();
     let states = States::parse(&query_param(query, "state"));
     let pool = query_param(query, "scrapePool");
+    let filter = match TargetFilter::parse(&query_param(query, "filter")) {
+        Ok(filter) => Arc::new(filter),
+        Err(why) => return bad_data(why),
+    };
+    let active_limit = match query_param(query, "limit").as_str() {
+        "" => usize::MAX,
+        n => match n.parse::<usize>() {
+            Ok(n) => n,
+            Err(_) => return bad_data(format!("limit {n:?} is not a number")),
+        },
+    };
     let mut active = ActiveList::default();
     let mut dropped = Vec::new();
     let mut counts = serde_json::Map::new();
+    let mut active_counts = serde_json::Map::new();
     for (name, job) in jobs_named(&state, &pool) {
         let scrape = scrape_of(&name, &job);
+        let limit = if states.dropped {
+            DROPPED_TARGETS_LIMIT
+        } else {
+            0
+        };
         let query = TargetQuery {
-            scrape: scrape.clone(),
-            active: states.active,
-            dropped_limit: if states.dropped {
-                DROPPED_TARGETS_LIMIT
-            } else {
-                0
-            },
+            active_limit: if states.active { active_limit } else { 0 },
+            filter: Some(Arc::clone(&filter)),
+            ..TargetQuery::new(scrape.clone(), states.active, limit)
         };
         let listing = list_job(&job, query).await;
+        active_counts.insert(name.clone(), listing.active_total.into());
         for target in &listing.dropped {
             let mut value = dropped_json(&name, target);
             value["droppedBy"] = dropped_by(&job, target);
@@ -160,6 +173,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
         "droppedTargets": dropped,
         "droppedTargetCounts": counts,
         "droppedTargetsLimit": DROPPED_TARGETS_LIMIT,
+        "activeTargetCounts": active_counts,
     });
     success_with_active(active, rest)
 }

@@ -9,8 +9,11 @@
 //! per object for every job, asked or not; a request that relabels every target is
 //! rare, and the actor is the one place that already holds them.
 
+use std::sync::Arc;
+
 use actix::prelude::*;
 
+use super::target_filter::TargetFilter;
 use crate::labels::Labels;
 use crate::relabel::{ADDRESS_LABEL, ScrapeSettings, Target, trace};
 use crate::service::JobActor;
@@ -21,10 +24,31 @@ use crate::service::job_state::JobState;
 pub struct TargetQuery {
     /// The job's scrape settings, with its own name (an actor may be shared by jobs).
     pub scrape: ScrapeSettings,
-    /// List the active targets.
-    pub active: bool,
+    /// List the active targets, at most this many (all are counted).
+    pub active_limit: usize,
     /// List dropped targets, at most this many (all are counted).
     pub dropped_limit: usize,
+    /// List only the targets this matches (all are still counted).
+    pub filter: Option<Arc<TargetFilter>>,
+}
+
+impl TargetQuery {
+    /// Every active target (none if `active` is false) and up to `dropped_limit`
+    /// dropped ones, unfiltered.
+    pub fn new(scrape: ScrapeSettings, active: bool, dropped_limit: usize) -> TargetQuery {
+        TargetQuery {
+            scrape,
+            active_limit: if active { usize::MAX } else { 0 },
+            dropped_limit,
+            filter: None,
+        }
+    }
+
+    fn wants(&self, discovered: &Labels, labels: Option<&Labels>) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.matches(discovered, labels))
+    }
 }
 
 /// An active target: what a scraper of kubesd's output scrapes.
@@ -61,8 +85,10 @@ pub struct DroppedTarget {
 /// A job's targets, as one or more job actors hold them.
 #[derive(Clone, Debug, Default)]
 pub struct Listing {
-    /// Active targets, if asked for.
+    /// Active targets, up to the limit asked for.
     pub active: Vec<ActiveTarget>,
+    /// Every active target, counted.
+    pub active_total: usize,
     /// Dropped targets, up to the limit asked for.
     pub dropped: Vec<DroppedTarget>,
     /// Every dropped target, counted.
@@ -70,10 +96,12 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// Adds `other`'s targets, keeping at most `limit` dropped ones.
-    pub fn extend(&mut self, other: Listing, limit: usize) {
-        self.active.extend(other.active);
-        let room = limit.saturating_sub(self.dropped.len());
+    /// Adds `other`'s targets, keeping at most `query`'s limits.
+    pub fn extend(&mut self, other: Listing, query: &TargetQuery) {
+        let room = query.active_limit.saturating_sub(self.active.len());
+        self.active.extend(other.active.into_iter().take(room));
+        self.active_total += other.active_total;
+        let room = query.dropped_limit.saturating_sub(self.dropped.len());
         self.dropped.extend(other.dropped.into_iter().take(room));
         self.dropped_total += other.dropped_total;
     }
@@ -94,7 +122,8 @@ pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
                     .shard
                     .keeps(kept.get(ADDRESS_LABEL).unwrap_or(""))
             {
-                if query.active {
+                listing.active_total += 1;
+                if listing.active.len() < query.active_limit && query.wants(labels, Some(kept)) {
                     let discovered = labels.clone();
                     let labels = kept.clone();
                     listing.active.push(ActiveTarget { discovered, labels });
@@ -102,7 +131,7 @@ pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
                 return;
             }
             listing.dropped_total += 1;
-            if listing.dropped.len() >= query.dropped_limit {
+            if listing.dropped.len() >= query.dropped_limit || !query.wants(labels, None) {
                 return;
             }
             let traced = trace(labels, &query.scrape, &relabelling.rules);
@@ -146,6 +175,7 @@ mod tests {
         };
         Listing {
             active: Vec::new(),
+            active_total: 0,
             dropped: vec![target; n],
             dropped_total: n + 5,
         }
@@ -155,9 +185,10 @@ mod tests {
     /// every dropped target.
     #[test]
     fn joined_listings_keep_the_bound_and_count_all() {
+        let query = TargetQuery::new(ScrapeSettings::new("j"), false, 4);
         let mut all = Listing::default();
-        all.extend(dropped(3), 4);
-        all.extend(dropped(3), 4);
+        all.extend(dropped(3), &query);
+        all.extend(dropped(3), &query);
         assert_eq!((all.dropped.len(), all.dropped_total), (4, 16));
     }
 }

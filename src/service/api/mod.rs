@@ -17,6 +17,7 @@ pub mod kubesd_api;
 pub mod listing;
 pub mod prometheus_api;
 pub mod status_page;
+pub mod target_filter;
 
 use actix_web::web;
 

@@ -84,7 +84,7 @@ pub async fn list_job(job: &Job, query: TargetQuery) -> Listing {
     for part in job.parts() {
         // An actor that stopped (its job is stopping) lists nothing.
         if let Ok(more) = part.addr.send(ListTargets(query.clone())).await {
-            listing.extend(more, query.dropped_limit);
+            listing.extend(more, &query);
         }
     }
     listing
@@ -100,15 +100,12 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
     let mut counts = serde_json::Map::new();
     for (name, job) in jobs_named(&state, &pool) {
         let scrape = scrape_of(&name, &job);
-        let query = TargetQuery {
-            scrape: scrape.clone(),
-            active: states.active,
-            dropped_limit: if states.dropped {
-                DROPPED_TARGETS_LIMIT
-            } else {
-                0
-            },
+        let limit = if states.dropped {
+            DROPPED_TARGETS_LIMIT
+        } else {
+            0
         };
+        let query = TargetQuery::new(scrape.clone(), states.active, limit);
         let listing = list_job(&job, query).await;
         dropped.extend(listing.dropped.iter().map(|t| dropped_json(&name, t)));
         active.add(&name, &scrape, listing.active);
