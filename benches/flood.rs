@@ -1211,12 +1211,27 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             last.first().map_or(0, |s| s.applied),
         ),
     });
+    // After the flood's figures: the targets API's dropped listing of one job, which
+    // relabels every one of its objects in its actor (the API unused until now, so the
+    // peak RSS above is that of a kubesd nobody asks).
+    let a = addr.clone();
+    let t = Instant::now();
+    let dropped = "/api/v1/targets?state=dropped&scrapePool=pods-0";
+    let listed = actix_rt::task::spawn_blocking(move || http_get(&a, dropped)).await;
+    let api_note = match listed.ok().and_then(|r| r.ok()) {
+        Some((code, len)) => format!(
+            "; {dropped}: {code} in {:.0} ms, {:.1} MB",
+            t.elapsed().as_secs_f64() * 1000.0,
+            len as f64 / 1e6
+        ),
+        None => format!("; {dropped}: failed"),
+    };
     set.stop_all().await;
     http.stop(true).await;
     drop(set);
     actix_rt::time::sleep(Duration::from_millis(500)).await;
     trim_heap();
-    let note = format!("; rss after stop {:.0} MB", rss_mb());
+    let note = format!("{api_note}; rss after stop {:.0} MB", rss_mb());
     if let Some(r) = rows.last_mut() {
         r.extra.push_str(&note);
     }

@@ -21,6 +21,13 @@ fn main() -> ExitCode {
         Command::Demo(args) => run_async(cli::demo::run(args), "kubesd demo"),
         Command::Run(args) => run_async(cli::run::run(args), "kubesd run"),
         Command::Once(args) => run_async(cli::run::once(args), "kubesd once"),
+        Command::Explain(args) => match cli::explain::run(&args) {
+            Ok(text) => print_stdout(text.trim_end()),
+            Err(e) => {
+                eprintln!("kubesd explain: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Labels(args) => match cli::labels::run(&args) {
             Ok(json) => print_stdout(&json),
             Err(e) => {

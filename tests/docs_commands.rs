@@ -258,6 +258,24 @@ fn check_kubesd(args: &[String], place: &str) -> &'static str {
             }
             "labels"
         }
+        Command::Explain(explain) => {
+            let loaded = load_config(&explain.config);
+            assert!(
+                loaded.is_ok(),
+                "{place}: {} does not load",
+                explain.config.display()
+            );
+            if !explain.files.is_empty() && explain.files.iter().all(|f| f.exists()) {
+                let printed = kubesd::cli::explain::run(&explain)
+                    .unwrap_or_else(|e| panic!("{place}: `{}` fails: {e}", args.join(" ")));
+                assert!(
+                    printed.contains("__address__"),
+                    "{place}: `{}` explains no target",
+                    args.join(" ")
+                );
+            }
+            "explain"
+        }
         Command::Demo(_) => "demo",
         Command::Simulate(_) => "simulate",
     }
@@ -305,7 +323,7 @@ fn every_documented_command_is_accepted_and_names_what_exists() {
     // Each subcommand is shown somewhere: the extraction found the documents' commands.
     assert_eq!(
         subcommands.into_iter().collect::<Vec<_>>(),
-        ["demo", "labels", "once", "run", "simulate"]
+        ["demo", "explain", "labels", "once", "run", "simulate"]
     );
     assert!(
         checked >= 20,

@@ -5,7 +5,7 @@
 use kubesd::Labels;
 use kubesd::relabel::{
     CompiledRule, Dialect, NameValidation, RelabelConfig, Relabeller, RuleOptions, ScrapeSettings,
-    Target, compile_all, compile_all_with, process, relabel,
+    Target, compile_all, compile_all_with, process, relabel, relabel_steps, seeded, trace,
 };
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -37,6 +37,65 @@ fn assert_relabeller_agrees(input: &Labels, rules: &[CompiledRule], case: &str) 
         );
     }
     assert_object_relabelling_agrees(input, rules, case);
+    assert_trace_agrees(input, rules, case);
+}
+
+/// A trace ([`trace`], [`relabel_steps`]) ends where [`process`] and [`relabel`] end:
+/// the same target, the drop at the first step that does not keep, one step per rule.
+fn assert_trace_agrees(input: &Labels, rules: &[CompiledRule], case: &str) {
+    let scrape = ScrapeSettings::new("job");
+    let traced = trace(input, &scrape, rules);
+    assert_eq!(
+        traced.target,
+        process(input, &scrape, rules),
+        "{case}: trace"
+    );
+    assert_eq!(traced.steps.len(), rules.len(), "{case}: a step per rule");
+    assert_eq!(
+        traced.dropped_by().is_some(),
+        traced.target == Target::Dropped,
+        "{case}: the drop is a step's"
+    );
+    assert_eq!(traced.discovered, seeded(input, &scrape), "{case}: seeded");
+    let steps = relabel_steps(input, rules);
+    let last = steps.last().map(|s| (s.keep, s.output.clone()));
+    match (relabel(input, rules), last) {
+        (Some(want), Some((keep, output))) => {
+            assert!(keep, "{case}: kept");
+            assert_eq!(output, want, "{case}: relabel_steps' last output");
+        }
+        (None, Some((keep, output))) => {
+            assert!(!keep && output.is_empty(), "{case}: dropped, output empty");
+        }
+        (_, None) => assert!(rules.is_empty(), "{case}: no rules, no steps"),
+    }
+}
+
+/// Prometheus' documented `relabel_steps` example: the rules as it shows them (defaults
+/// filled in), each step's output, and the drop's empty output.
+#[test]
+fn relabel_steps_match_prometheus_documented_example() {
+    let configs: Vec<RelabelConfig> = serde_norway::from_str(
+        "- {target_label: env, replacement: development}\n- {source_labels: [__address__], regex: 'localhost:.*', action: drop}\n",
+    )
+    .expect("rules parse");
+    let json: Vec<serde_json::Value> = configs.iter().map(RelabelConfig::prometheus_json).collect();
+    assert_eq!(
+        json,
+        vec![
+            serde_json::json!({"action": "replace", "regex": "(.*)", "replacement": "development", "separator": ";", "target_label": "env"}),
+            serde_json::json!({"action": "drop", "regex": "localhost:.*", "replacement": "$1", "separator": ";", "source_labels": ["__address__"]}),
+        ]
+    );
+    let input = labels(&[("__address__", "localhost:9090"), ("job", "prometheus")]);
+    let steps = relabel_steps(&input, &compile_all(&configs).expect("rules are valid"));
+    let env = labels(&[
+        ("__address__", "localhost:9090"),
+        ("env", "development"),
+        ("job", "prometheus"),
+    ]);
+    assert_eq!((steps[0].keep, &steps[0].output), (true, &env));
+    assert_eq!((steps[1].keep, steps[1].output.is_empty()), (false, true));
 }
 
 /// [`Relabeller::process_object`] (the rules run once on the labels an object's targets

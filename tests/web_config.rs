@@ -298,6 +298,38 @@ async fn basic_auth_lets_in_only_the_right_password_and_follows_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The status page and the targets API are behind the same checks as `/sd`. (Fewer
+/// failed attempts than the failure limit allows, so that none is answered 429.)
+#[actix_rt::test]
+async fn the_status_page_and_the_targets_api_need_credentials() {
+    let dir = temp_dir("api");
+    let web = dir.join("web.yml");
+    let password = "api-Pa55word";
+    replace_file(
+        &web,
+        &format!("basic_auth_users:\n  prometheus: {}\n", hash(password)),
+    );
+    let (proc, base) = run(&dir, &web, &[]);
+    let client = plain_client();
+    let steps = "/api/v1/targets/relabel_steps?scrapePool=none&labels=%7B%7D";
+    assert_eq!(status(&client, &format!("{base}{steps}"), None).await, 401);
+    for path in [
+        "/",
+        "/api/v1/targets",
+        "/api/v1/status/config",
+        "/api/v1/kubesd/jobs",
+        "/api/v1/kubesd/targets",
+        "/api/v1/kubesd/watchers",
+    ] {
+        let url = format!("{base}{path}");
+        assert_eq!(status(&client, &url, None).await, 401, "{path}");
+        let user = Some(("prometheus", password));
+        assert_eq!(status(&client, &url, user).await, 200, "{path}");
+    }
+    drop(proc);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[actix_rt::test]
 async fn health_endpoints_are_open_only_when_the_operator_says_so() {
     let dir = temp_dir("health");

@@ -147,7 +147,7 @@ fn header(args: &DemoArgs, sim: &SimulatedCluster, bound: SocketAddr) -> String 
     let made = &sim.made;
     format!(
         "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses, {} HTTPRoutes; ~{} pod changes/s)\n\
-         HTTP SD: http://{bound}/sd/<job>   metrics: http://{bound}/metrics   Ctrl-C stops",
+         HTTP SD: http://{bound}/sd/<job>   status page: http://{bound}/   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
         made.nodes,
         made.pods,

@@ -74,7 +74,7 @@ struct KindOnly {
 }
 
 /// The files' bytes by name, standard input's first when no file or `-` is given.
-fn read_inputs(files: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>, LabelsError> {
+pub(super) fn read_inputs(files: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>, LabelsError> {
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     if files.is_empty() || files.iter().any(|f| f.as_os_str() == "-") {
         let mut buf = Vec::new();
@@ -99,7 +99,7 @@ fn read_inputs(files: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>, LabelsError>
 
 /// The objects of one input: an object, or a list whose items take the list's kind
 /// when they carry none (as the API server sends them).
-fn decode_objects(path: &str, bytes: &[u8]) -> Result<Vec<Object>, LabelsError> {
+pub(super) fn decode_objects(path: &str, bytes: &[u8]) -> Result<Vec<Object>, LabelsError> {
     let decode_err = |message: String| LabelsError::Decode {
         path: path.to_string(),
         message,

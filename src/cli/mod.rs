@@ -1,6 +1,7 @@
 //! The `kubesd` command line: one module per subcommand.
 
 pub mod demo;
+pub mod explain;
 pub mod labels;
 pub mod logfmt;
 pub mod logging;
@@ -31,6 +32,10 @@ pub enum Command {
     /// Print the targets (label sets) discovery makes of Kubernetes objects in JSON
     /// files, e.g. the output of `kubectl get pods -A -o json`.
     Labels(labels::LabelsArgs),
+    /// Explain a config's relabelling on Kubernetes objects in JSON files (or
+    /// `kubectl get … -o json` on standard input): each job's targets, what each rule
+    /// changed, and which rule kept or dropped each target.
+    Explain(explain::ExplainArgs),
     /// Run the demo: the simulator with a generated, churning cluster, discovered by
     /// several jobs, with a live summary and the HTTP SD endpoints.
     Demo(demo::DemoArgs),

@@ -435,6 +435,39 @@ impl RelabelConfig {
         self.source_labels.as_deref().unwrap_or(&[])
     }
 
+    /// The rule as Prometheus shows it in JSON (`relabel_steps`' `rule`): its defaults
+    /// filled in, `source_labels`, `modulus` and `target_label` only when set; vmagent's
+    /// `if`, `match` and `labels` when written.
+    pub fn prometheus_json(&self) -> serde_json::Value {
+        let mut rule = serde_json::Map::new();
+        if !self.sources_or_empty().is_empty() {
+            rule.insert("source_labels".into(), self.sources_or_empty().into());
+        }
+        rule.insert("separator".into(), self.separator_or_default().into());
+        let regex = self.regex.as_deref().unwrap_or(DEFAULT_REGEX);
+        rule.insert("regex".into(), regex.into());
+        if let Some(modulus) = self.modulus.filter(|m| *m != 0) {
+            rule.insert("modulus".into(), modulus.into());
+        }
+        if !self.target_or_empty().is_empty() {
+            rule.insert("target_label".into(), self.target_or_empty().into());
+        }
+        rule.insert("replacement".into(), self.replacement_or_default().into());
+        let action = self.action.unwrap_or(Action::Replace);
+        rule.insert("action".into(), action.as_str().into());
+        if let Some(selectors) = &self.if_selectors {
+            rule.insert("if".into(), selectors.clone().into());
+        }
+        if let Some(glob) = &self.graphite_match {
+            rule.insert("match".into(), glob.clone().into());
+        }
+        if let Some(labels) = &self.labels {
+            let labels = labels.iter().map(|(k, v)| (k.clone(), v.clone().into()));
+            rule.insert("labels".into(), serde_json::Map::from_iter(labels).into());
+        }
+        serde_json::Value::Object(rule)
+    }
+
     /// [`RelabelConfig::compile_with`] in Prometheus' dialect with its legacy name
     /// checks.
     pub fn compile(&self, index: usize) -> Result<CompiledRule, RelabelError> {

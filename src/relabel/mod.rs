@@ -10,6 +10,8 @@
 //! - [`process`] adds the steps Prometheus wraps around it for a scrape target (the
 //!   job's scrape settings seeded before; the `__address__` check and the removal of
 //!   `__meta_*`, `__tmp_*` and defaults after).
+//! - [`trace`] and [`relabel_steps`] run the rules one by one, recording each rule's
+//!   output: why a target was kept or dropped.
 //! - [`Relabeller`] is [`process`] for many targets: it remembers what `labelmap`,
 //!   `labeldrop` and `labelkeep` decide for each label name, and tells a change its
 //!   rules cannot see ([`Visibility`]) from one they must relabel.
@@ -24,6 +26,7 @@ mod selector;
 mod shared;
 mod target;
 mod template;
+mod trace;
 mod visibility;
 
 pub use apply::{hash_mod, hash_mod_xxhash, prometheus_hash, relabel};
@@ -34,4 +37,5 @@ pub use dialect::Dialect;
 pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
 pub use target::{ADDRESS_LABEL, PARAM_PREFIX, ScrapeSettings, Target, process};
+pub use trace::{Step, Trace, relabel_steps, seeded, trace};
 pub use visibility::Visibility;

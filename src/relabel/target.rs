@@ -127,20 +127,7 @@ pub(super) fn run_rules<'a>(
     mut memos: Option<&mut [NameMemo]>,
     record_writes: bool,
 ) -> Option<WorkingSet<'a>> {
-    let seeds = [
-        &scrape.job_name,
-        &scrape.scrape_interval,
-        &scrape.scrape_timeout,
-        &scrape.metrics_path,
-        &scrape.scheme,
-    ];
-    let mut set = WorkingSet::seeded(
-        labels,
-        SEED_NAMES
-            .iter()
-            .zip(seeds)
-            .chain(scrape.params.iter().map(|(n, v)| (n, v))),
-    );
+    let mut set = run_rules_seeded_set(labels, scrape);
     if record_writes {
         set.record_writes();
     }
@@ -151,6 +138,27 @@ pub(super) fn run_rules<'a>(
         }
     }
     Some(set)
+}
+
+/// Step 1 of [`process`]: the working set of `labels` with `scrape`'s settings seeded.
+pub(super) fn run_rules_seeded_set<'a>(
+    labels: &'a Labels,
+    scrape: &'a ScrapeSettings,
+) -> WorkingSet<'a> {
+    let seeds = [
+        &scrape.job_name,
+        &scrape.scrape_interval,
+        &scrape.scrape_timeout,
+        &scrape.metrics_path,
+        &scrape.scheme,
+    ];
+    WorkingSet::seeded(
+        labels,
+        SEED_NAMES
+            .iter()
+            .zip(seeds)
+            .chain(scrape.params.iter().map(|(n, v)| (n, v))),
+    )
 }
 
 /// The labels [`process`] seeds a target with (with `__param_*`); borrowed strings:

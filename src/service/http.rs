@@ -130,7 +130,7 @@ async fn job_names(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResp
 }
 
 /// The query string that asks for `bucket` of `kind`.
-fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
+pub(super) fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
     let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     match (kind, bucket) {
         (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
@@ -399,6 +399,7 @@ pub fn serve_http(
                 "/jobs/{job:.*}/targets",
                 get_or_head().to(target_allocator::targets),
             )
+            .configure(super::api::routes)
     })
     .on_connect(move |conn, ext| {
         target_allocator::note_client_certificate(conn, ext, connect_guard.as_deref())

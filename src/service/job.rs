@@ -15,7 +15,7 @@ use super::snapshot::{JobSnapshot, JobWork, SnapshotCell};
 use super::view_index::counts;
 use super::views::{Bucket, ViewKind, ViewQuery};
 use crate::labels::Labels;
-use crate::promconfig::ServedConfig;
+use crate::promconfig::{self, ServedConfig};
 pub use crate::sd_output::SdBody;
 
 /// One job actor a job reads: where it publishes, and where to ask it for a partition.
@@ -34,6 +34,9 @@ pub struct Job {
     parts: Arc<[JobPart]>,
     /// Its scrape config as the target allocator's `/scrape_configs` serves it.
     served: ServedConfig,
+    /// Its config, for the targets API and `/api/v1/status/config` (none for a job
+    /// made without one, as tests and benchmarks make them).
+    config: Option<Arc<promconfig::Job>>,
 }
 
 /// A job's state, for readiness, `/metrics` and the demo's summary. Never touches the
@@ -50,6 +53,8 @@ pub struct JobStatus {
     pub targets: usize,
     /// Time from an event's arrival to its change being visible in `/sd`.
     pub latency: LatencyHistogram,
+    /// When its targets last changed (the latest of its actors').
+    pub last_change: Option<std::time::SystemTime>,
 }
 
 /// Targets per bucket of each view kind a job's actors keep, summed over them.
@@ -62,6 +67,7 @@ impl Job {
             name: Arc::from(name),
             parts: parts.into(),
             served: ServedConfig::default(),
+            config: None,
         }
     }
 
@@ -74,6 +80,19 @@ impl Job {
     /// without one).
     pub fn served_config(&self) -> &ServedConfig {
         &self.served
+    }
+
+    /// The same job, with the config it runs.
+    pub fn with_config(self, config: Arc<promconfig::Job>) -> Job {
+        Job {
+            config: Some(config),
+            ..self
+        }
+    }
+
+    /// The config it runs, if it was given.
+    pub fn config(&self) -> Option<&Arc<promconfig::Job>> {
+        self.config.as_ref()
     }
 
     /// The job's name.
@@ -135,6 +154,7 @@ impl Job {
             applied: 0,
             targets: 0,
             latency: LatencyHistogram::default(),
+            last_change: None,
         };
         for snapshot in self.snapshots() {
             status.synced &= snapshot.synced;
@@ -142,6 +162,7 @@ impl Job {
             status.applied += snapshot.stats.applied;
             status.targets += snapshot.body.targets();
             status.latency.merge(&snapshot.stats.latency);
+            status.last_change = status.last_change.max(snapshot.stats.last_change);
         }
         status
     }

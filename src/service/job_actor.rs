@@ -95,6 +95,16 @@ impl JobActor {
         }
     }
 
+    /// Its registration with the group, once subscribed, for the API's URL states.
+    pub(super) fn subscription(&self) -> Option<&ActorSubscription> {
+        self.subscription.as_ref()
+    }
+
+    /// Its objects, for handlers defined with the API (`super::api`).
+    pub(super) fn state_mut(&mut self) -> &mut JobState {
+        &mut self.state
+    }
+
     /// Publishes what it holds, now if the last snapshot is `publish_every` old, else
     /// at the end of that interval; `body_changed`: its body differs from the last
     /// snapshot's.
@@ -129,6 +139,9 @@ impl JobActor {
         let body_changed = body_changed || pending;
         self.published_at = Instant::now();
         self.state.work.bodies_changed += u64::from(body_changed);
+        if body_changed {
+            self.stats.last_change = Some(std::time::SystemTime::now());
+        }
         for received in self.unpublished_since.drain(..) {
             self.stats.latency.observe(received.elapsed());
         }

@@ -509,6 +509,17 @@ impl JobState {
         }
     }
 
+    /// Hands `each` every object's discovered label sets, in key order, with the
+    /// relabelling and its remembering rules: for the targets API, which reads what the
+    /// job holds instead of keeping a copy of every target.
+    pub fn each_object(&mut self, mut each: impl FnMut(&Relabelling, &mut Relabeller, &[Labels])) {
+        let mut objects: Vec<&Slot> = self.slots.iter().flatten().collect();
+        objects.sort_by(|a, b| a.key.cmp(&b.key));
+        for slot in objects {
+            each(&self.relabelling, &mut self.relabeller, &slot.discovered);
+        }
+    }
+
     /// Every target, relabelled with `job` as the job's name, in body order. Relabels
     /// every object: for listings, not for a hot path.
     pub fn targets_named(&mut self, job: &str) -> Vec<Labels> {

@@ -293,7 +293,10 @@ impl JobSet {
             keys.push(key);
             parts.push(part);
         }
-        let running = Job::new(&job.name, parts).serving(job.served.clone());
+        let config = Arc::new(job.clone());
+        let running = Job::new(&job.name, parts)
+            .serving(job.served.clone())
+            .with_config(config);
         Ok((running, keys))
     }
 

@@ -2,6 +2,7 @@
 //! their targets served over Prometheus HTTP SD (and written as file SD), metrics,
 //! health and readiness, reload on SIGHUP or a changed file, sharding.
 
+pub mod api;
 mod file_name;
 mod file_sd;
 pub mod fleet;

@@ -62,6 +62,8 @@ pub struct JobStats {
     pub applied: u64,
     /// Time from an event's arrival at the group to its change being published.
     pub latency: LatencyHistogram,
+    /// When a snapshot whose body differed from the one before was last published.
+    pub last_change: Option<std::time::SystemTime>,
 }
 
 /// One published state of a job actor. Immutable; cheap to clone.

@@ -1,0 +1,288 @@
+//! kubesd's own JSON for its status page, next to Prometheus' shapes:
+//!
+//! - `GET /api/v1/kubesd/jobs`: each job's targets, dropped targets, sync, last change
+//!   and the counts of the views asked for (targets per shard, node, member);
+//! - `GET /api/v1/kubesd/targets?scrapePool=JOB&state=&filter=&limit=`:
+//!   `/api/v1/targets`' shapes, each dropped target with `droppedBy`, the rule that
+//!   dropped it; only targets `filter` matches ([`TargetFilter`]), at most `limit`
+//!   active ones, every one counted (`activeTargetCounts`, `droppedTargetCounts`);
+//! - `GET /api/v1/kubesd/watchers`: each URL watcher's state.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
+
+use actix::prelude::*;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::{Value, json};
+
+use super::active_stream::{ActiveList, success_with_active};
+use super::json::{bad_data, jobs_named, query_param, success};
+use super::listing::{DropReason, DroppedTarget, TargetQuery};
+use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
+use super::target_filter::TargetFilter;
+use crate::UrlStatus;
+use crate::metrics::{ListMethod, METRICS, ResponseEncoding};
+use crate::model::Role;
+use crate::service::http::view_query_text;
+use crate::service::{Job, JobActor, JobWork, ServiceState, SnapshotCell};
+
+/// Adds the routes.
+pub fn routes(app: &mut web::ServiceConfig) {
+    app.route("/api/v1/kubesd/jobs", web::get().to(jobs))
+        .route("/api/v1/kubesd/targets", web::get().to(targets))
+        .route("/api/v1/kubesd/watchers", web::get().to(watchers));
+}
+
+/// Seconds since the Unix epoch, as the page reads times.
+fn unix_seconds(at: Option<SystemTime>) -> Value {
+    at.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+        .map_or(Value::Null, |d| d.as_secs_f64().into())
+}
+
+/// `GET /api/v1/kubesd/jobs`.
+async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
+    let mut out = Vec::new();
+    for (name, job) in jobs_named(&state, "") {
+        let status = job.status();
+        let dropped = dropped_count(&name, &job).await;
+        let views: Vec<Value> = job
+            .views()
+            .iter()
+            .flat_map(|(kind, buckets)| buckets.iter().map(move |(b, n)| (*kind, b, *n)))
+            .map(|(kind, bucket, targets)| {
+                json!({"view": view_query_text(kind, bucket), "targets": targets})
+            })
+            .collect();
+        out.push(json!({
+            "job": name,
+            "targets": status.targets,
+            "dropped": dropped,
+            "synced": status.synced,
+            "changesApplied": status.applied,
+            "lastChange": unix_seconds(status.last_change),
+            "views": views,
+        }));
+    }
+    success(Value::Array(out))
+}
+
+/// How long a job's dropped count is reused while its targets keep changing: counting
+/// relabels every target, and the status page asks every few seconds.
+const DROPPED_COUNT_REUSE: Duration = Duration::from_secs(30);
+
+/// A job's last dropped count: its actors' cells (weak: a stopped job's are let go),
+/// the work they had done then, when, and the count.
+struct DroppedCount {
+    cells: Vec<Weak<SnapshotCell>>,
+    work: JobWork,
+    at: Instant,
+    count: usize,
+}
+
+impl DroppedCount {
+    /// True if it was counted for `job`'s very actors.
+    fn is_of(&self, job: &Job) -> bool {
+        self.cells.len() == job.parts().len()
+            && (self.cells.iter().zip(job.parts()))
+                .all(|(weak, part)| weak.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &part.cell)))
+    }
+}
+
+/// The last dropped count of each job the page asked about, by name.
+static DROPPED_COUNTS: Mutex<Vec<(String, DroppedCount)>> = Mutex::new(Vec::new());
+
+/// `job`'s dropped targets, counted anew when its actors relabelled something since
+/// the last count and that count is [`DROPPED_COUNT_REUSE`] old.
+async fn dropped_count(name: &str, job: &Job) -> usize {
+    let work = job.work();
+    let lock = || DROPPED_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+    let reusable = lock().iter().any(|(n, last)| {
+        let unchanged = last.work.objects_relabelled == work.objects_relabelled
+            && last.work.objects_changed == work.objects_changed;
+        n == name && last.is_of(job) && (unchanged || last.at.elapsed() < DROPPED_COUNT_REUSE)
+    });
+    if reusable && let Some((_, last)) = lock().iter().find(|(n, _)| n == name) {
+        return last.count;
+    }
+    let query = TargetQuery::new(scrape_of(name, job), false, 0);
+    let count = list_job(job, query).await.dropped_total;
+    let cells = job
+        .parts()
+        .iter()
+        .map(|p| Arc::downgrade(&p.cell))
+        .collect();
+    let mut counts = lock();
+    // Jobs gone (stopped, or renamed by a reload) leave.
+    counts.retain(|(n, last)| n != name && last.cells.iter().all(|c| c.strong_count() > 0));
+    let at = Instant::now();
+    counts.push((
+        name.to_string(),
+        DroppedCount {
+            cells,
+            work,
+            at,
+            count,
+        },
+    ));
+    count
+}
+
+/// `GET /api/v1/kubesd/targets?scrapePool=JOB&state=&filter=&limit=`.
+async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
+    let query = req.query_string();
+    let states = States::parse(&query_param(query, "state"));
+    let pool = query_param(query, "scrapePool");
+    let filter = match TargetFilter::parse(&query_param(query, "filter")) {
+        Ok(filter) => Arc::new(filter),
+        Err(why) => return bad_data(why),
+    };
+    let active_limit = match query_param(query, "limit").as_str() {
+        "" => usize::MAX,
+        n => match n.parse::<usize>() {
+            Ok(n) => n,
+            Err(_) => return bad_data(format!("limit {n:?} is not a number")),
+        },
+    };
+    let mut active = ActiveList::default();
+    let mut dropped = Vec::new();
+    let mut counts = serde_json::Map::new();
+    let mut active_counts = serde_json::Map::new();
+    for (name, job) in jobs_named(&state, &pool) {
+        let scrape = scrape_of(&name, &job);
+        let limit = if states.dropped {
+            DROPPED_TARGETS_LIMIT
+        } else {
+            0
+        };
+        let query = TargetQuery {
+            active_limit: if states.active { active_limit } else { 0 },
+            filter: Some(Arc::clone(&filter)),
+            ..TargetQuery::new(scrape.clone(), states.active, limit)
+        };
+        let listing = list_job(&job, query).await;
+        active_counts.insert(name.clone(), listing.active_total.into());
+        for target in &listing.dropped {
+            let mut value = dropped_json(&name, target);
+            value["droppedBy"] = dropped_by(&job, target);
+            dropped.push(value);
+        }
+        active.add(&name, &scrape, listing.active);
+        counts.insert(name, listing.dropped_total.into());
+    }
+    let rest = json!({
+        "droppedTargets": dropped,
+        "droppedTargetCounts": counts,
+        "droppedTargetsLimit": DROPPED_TARGETS_LIMIT,
+        "activeTargetCounts": active_counts,
+    });
+    success_with_active(active, rest)
+}
+
+/// Why `target` is not served: the rule (its position and as written), or the reason.
+fn dropped_by(job: &Job, target: &DroppedTarget) -> Value {
+    match target.reason {
+        DropReason::Rule(index) => {
+            let rule = job
+                .config()
+                .and_then(|c| c.relabel.get(index))
+                .map(|r| r.prometheus_json());
+            json!({"reason": "rule", "index": index, "rule": rule})
+        }
+        DropReason::NoAddress => json!({"reason": "no __address__ after relabelling"}),
+        DropReason::OtherShard => json!({"reason": "another shard's (--shard)"}),
+    }
+}
+
+/// Sent by `/api/v1/kubesd/watchers` to a job actor: the state of every URL its
+/// discovery needs, which its group holds (the same request [`crate::Subscription`]
+/// makes: URL states are not part of a job's snapshot).
+#[derive(Message)]
+#[rtype(result = "Vec<UrlStatus>")]
+pub struct UrlStatuses;
+
+impl Handler<UrlStatuses> for JobActor {
+    type Result = ResponseFuture<Vec<UrlStatus>>;
+
+    fn handle(&mut self, _: UrlStatuses, _: &mut Context<Self>) -> Self::Result {
+        match self.subscription() {
+            Some(subscription) => Box::pin(subscription.status()),
+            None => Box::pin(async { Vec::new() }),
+        }
+    }
+}
+
+/// `GET /api/v1/kubesd/watchers`: each URL once, with the jobs that need it.
+async fn watchers(state: web::Data<ServiceState>) -> HttpResponse {
+    let mut by_url: std::collections::BTreeMap<String, (UrlStatus, Vec<String>)> =
+        Default::default();
+    for (name, job) in jobs_named(&state, "") {
+        for part in job.parts() {
+            let statuses = part.addr.send(UrlStatuses).await.unwrap_or_default();
+            for status in statuses {
+                let entry = by_url
+                    .entry(status.url.clone())
+                    .or_insert_with(|| (status, Vec::new()));
+                if !entry.1.contains(&name) {
+                    entry.1.push(name.clone());
+                }
+            }
+        }
+    }
+    let out: Vec<Value> = by_url
+        .into_values()
+        .map(|(status, jobs)| watcher_json(&status, &jobs))
+        .collect();
+    success(Value::Array(out))
+}
+
+/// One URL's state, with its API server's and resource's counters.
+fn watcher_json(status: &UrlStatus, jobs: &[String]) -> Value {
+    let error = status.last_error.as_ref();
+    let mut value = json!({
+        "url": status.url,
+        "jobs": jobs,
+        "phase": format!("{:?}", status.phase),
+        "lastError": error.map(|e| e.to_string()),
+        "configurationProblem": error.is_some_and(|e| e.configuration),
+        "lastSync": unix_seconds(status.last_sync),
+        "relists": status.relists,
+    });
+    if let Some((server, role)) = server_and_role(&status.url) {
+        let metrics = METRICS.api_server(&server);
+        let m = metrics.role(role);
+        let pick = |a: (&str, u64), b: (&str, u64)| match (a.1, b.1) {
+            (0, 0) => Value::Null,
+            (x, y) if x >= y => a.0.into(),
+            _ => b.0.into(),
+        };
+        let streaming = m.list_mode.get(ListMethod::Streaming).max(0) as u64;
+        let listing = m.list_mode.get(ListMethod::List).max(0) as u64;
+        value["listMode"] = pick(("streaming", streaming), ("list", listing));
+        let json_n = m.responses.get(ResponseEncoding::Json);
+        let proto_n = m.responses.get(ResponseEncoding::Protobuf);
+        value["encoding"] = pick(("protobuf", proto_n), ("json", json_n));
+        value["gone"] = m.gone.get().into();
+    }
+    value
+}
+
+/// The API server (scheme, host and port) and the role of a watched URL, for its
+/// counters, which are kept per API server and role.
+fn server_and_role(url: &str) -> Option<(String, Role)> {
+    let after_scheme = url.find("://")? + 3;
+    let path_at = after_scheme + url[after_scheme..].find('/')?;
+    let path = url[path_at..].split('?').next()?;
+    let resource = path.rsplit('/').next()?;
+    // The roles' collection names in API paths; `endpointslices` and `ingresses` are
+    // not the role's name with an `s`.
+    let role = match resource {
+        "endpoints" => Role::Endpoints,
+        "endpointslices" => Role::EndpointSlice,
+        "ingresses" => Role::Ingress,
+        plural => Role::ALL
+            .iter()
+            .copied()
+            .find(|r| plural.strip_suffix('s') == Some(r.to_string().as_str()))?,
+    };
+    Some((url[..path_at].to_string(), role))
+}
