@@ -26,7 +26,7 @@ use tracing::{debug, info, warn};
 
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
 use super::machine::{Action, EventCounts, Failure, Input, ListCaps, Machine, Report, State, Step};
-use super::status::{UrlError, UrlPhase, UrlProblem, UrlStatus};
+use super::status::{UrlError, UrlProblem, UrlStatus};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, ServerVersion, WatchQuery};
 use crate::config::EngineOptions;
 use crate::error::DecodeError;
@@ -59,15 +59,25 @@ pub struct UrlWatcherSetup {
     pub group_id: u64,
 }
 
-/// Lists and watches one API URL.
+/// Lists and watches one API URL. The protocol's state is the machine's; the actor
+/// holds what it takes to carry out its actions (I/O) and to tell the URL's state.
 pub struct UrlWatcher {
     setup: UrlWatcherSetup,
-    version: ApiGroupVersion,
     machine: Machine,
-    /// The discovery metrics of this watcher's API server.
-    metrics: Arc<ApiServerMetrics>,
-    /// How this URL is listed now, as counted in `kubesd_list_mode_watchers`.
-    list_method: ListMethod,
+    /// Clients and credentials.
+    http: HttpSide,
+    /// The open watch stream.
+    stream: OpenStream,
+    /// The URL's status, metrics and logs.
+    told: Telling,
+    /// The outputs in flight to the group, at most `watcher_in_flight`.
+    window: Window,
+    /// The permit of the watch batch being handled, for the output it makes.
+    batch_permit: Option<Permit>,
+}
+
+/// How a URL watcher reaches its API server.
+struct HttpSide {
     client: Option<awc::Client>,
     /// The credential plugin's client certificate the client was built with (see
     /// [`Credentials::client_cert_generation`]).
@@ -77,24 +87,32 @@ pub struct UrlWatcher {
     /// What the current LIST attempt has asked for.
     list_attempt: ListAttempt,
     credentials: Credentials,
-    /// The open watch stream, and its generation (items of older streams are ignored).
-    stream: Option<SpawnHandle>,
-    stream_generation: u64,
-    /// The open watch's timings, from its `200`.
-    open_watch: Option<OpenWatch>,
-    /// The problem last logged as a warning, so that a URL's state change is logged
-    /// once and not at every retry; cleared when the watch is healthy again.
-    logged: Option<(Step, UrlProblem)>,
+}
+
+/// The watch stream open now, if one is.
+#[derive(Default)]
+struct OpenStream {
+    handle: Option<SpawnHandle>,
+    /// Items of older streams than this generation are ignored.
+    generation: u64,
+    /// Its timings, from its `200`.
+    open: Option<OpenWatch>,
+}
+
+/// What a URL watcher tells of its URL: the status the group and the agent read, the
+/// metrics, and log lines, each change of state once.
+struct Telling {
+    /// The discovery metrics of this watcher's API server.
+    metrics: Arc<ApiServerMetrics>,
     /// The URL's state, for the group and the agent.
     status: UrlStatus,
     /// The status last sent to the group.
     status_sent: Option<UrlStatus>,
+    /// The problem last logged as a warning, so that a URL's state change is logged
+    /// once and not at every retry; cleared when the watch is healthy again.
+    logged: Option<(Step, UrlProblem)>,
     /// A watch was opened since the last LIST: the next one is a restart.
     watched_since_list: bool,
-    /// The outputs in flight to the group, at most `watcher_in_flight`.
-    window: Window,
-    /// The permit of the watch batch being handled, for the output it makes.
-    batch_permit: Option<Permit>,
     span: tracing::Span,
 }
 
@@ -104,7 +122,6 @@ impl UrlWatcher {
         let role = setup.url.role;
         let can_fall_back = ApiGroupVersion::Current.fallback(role).is_some();
         let o = &setup.options;
-        let metrics = METRICS.api_server(&setup.endpoint.base_url);
         let machine = Machine::new(
             role,
             can_fall_back,
@@ -118,41 +135,41 @@ impl UrlWatcher {
             objects: o.max_list_objects,
         })
         .with_watch(o.watch_after_list);
-        let list_method = list_method(&machine);
-        let credentials = Credentials::from_config(
-            &setup.endpoint.http,
-            setup.options.credential_plugin_timeout,
-        );
-        let span = tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url);
-        let full_url = format!("{}{}", setup.endpoint.base_url, setup.url);
-        let window = Window::new(setup.options.watcher_in_flight);
-        UrlWatcher {
-            setup,
-            version: ApiGroupVersion::Current,
-            machine,
-            metrics,
-            list_method,
+        let http = HttpSide {
             client: None,
             client_cert: None,
             list_client: None,
             list_attempt: ListAttempt::default(),
-            credentials,
-            stream: None,
-            stream_generation: 0,
-            open_watch: None,
-            logged: None,
-            watched_since_list: false,
+            credentials: Credentials::from_config(
+                &setup.endpoint.http,
+                o.credential_plugin_timeout,
+            ),
+        };
+        let told = Telling {
+            metrics: METRICS.api_server(&setup.endpoint.base_url),
             status: UrlStatus {
-                url: full_url,
-                phase: UrlPhase::Listing,
+                url: format!("{}{}", setup.endpoint.base_url, setup.url),
+                phase: machine.phase(),
+                list_mode: list_method(&machine),
+                encoding: None,
                 last_error: None,
                 last_sync: None,
                 relists: 0,
+                gone: 0,
             },
             status_sent: None,
-            window,
+            logged: None,
+            watched_since_list: false,
+            span: tracing::info_span!("url_watcher", group = setup.group_id, role = %role, url = %setup.url),
+        };
+        UrlWatcher {
+            window: Window::new(o.watcher_in_flight),
+            setup,
+            machine,
+            http,
+            stream: OpenStream::default(),
+            told,
             batch_permit: None,
-            span,
         }
     }
 
@@ -162,16 +179,17 @@ impl UrlWatcher {
         {
             // A credential plugin's credential runs out with a 401 when it has no
             // expiry: it runs again (once for every watcher the 401 reaches).
-            self.credentials.refused();
+            self.http.credentials.refused();
         }
         let actions = self.machine.on(input);
         for action in actions {
             self.execute(action, ctx);
         }
         let method = list_method(&self.machine);
-        if method != self.list_method {
+        if method != self.told.status.list_mode {
             self.set_list_method(method);
         }
+        self.told.status.phase = self.machine.phase();
         self.send_status(ctx);
     }
 
@@ -180,14 +198,12 @@ impl UrlWatcher {
         match action {
             Action::ReadServerVersion => self.read_server_version(ctx),
             Action::List { continue_token } => {
-                self.status.phase = UrlPhase::Listing;
-                self.watched_since_list = false;
+                self.told.watched_since_list = false;
                 self.list(continue_token, ctx);
             }
             Action::Watch { resource_version } => self.start_watch(resource_version, ctx),
             Action::StreamList { resource_version } => {
-                self.status.phase = UrlPhase::Listing;
-                self.watched_since_list = false;
+                self.told.watched_since_list = false;
                 self.watch(resource_version, true, ctx);
             }
             Action::ListPart { objects, first } => self.emit(
@@ -199,8 +215,7 @@ impl UrlWatcher {
                 ctx,
             ),
             Action::WatchOnStream => {
-                self.status.phase = UrlPhase::Watching;
-                self.watched_since_list = true;
+                self.told.watched_since_list = true;
             }
             Action::CloseStream => self.close_stream(ctx),
             Action::AbandonList => {
@@ -209,8 +224,7 @@ impl UrlWatcher {
             Action::Wait { delay } => self.wait(delay, ctx),
             Action::FallBackToBeta => self.fall_back_to_beta(),
             Action::BackToCurrent => {
-                debug!(parent: &self.span, "v1beta1 is not served either; the next check starts from the current version");
-                self.version = ApiGroupVersion::Current;
+                debug!(parent: &self.told.span, "v1beta1 is not served either; the next check starts from the current version");
             }
             Action::Deltas { deltas, counts } => self.emit_deltas(deltas, counts, ctx),
             Action::Relisted(objects) => self.emit_relisted(objects, ctx),
@@ -221,18 +235,16 @@ impl UrlWatcher {
     /// Opens a watch, counting it as a restart when the URL has watched since its
     /// last list.
     fn start_watch(&mut self, resource_version: ArcStr, ctx: &mut Context<Self>) {
-        self.status.phase = UrlPhase::Watching;
-        if self.watched_since_list {
+        if self.told.watched_since_list {
             self.metrics().watch_restarts.inc();
         }
-        self.watched_since_list = true;
+        self.told.watched_since_list = true;
         self.watch(resource_version, false, ctx);
     }
 
     /// Backs off: the machine hears [`Input::BackoffElapsed`] after `delay`.
     fn wait(&mut self, delay: Duration, ctx: &mut Context<Self>) {
-        self.status.phase = UrlPhase::BackingOff;
-        debug!(parent: &self.span, ?delay, "backing off");
+        debug!(parent: &self.told.span, ?delay, "backing off");
         ctx.run_later(delay, |act, ctx| act.feed(Input::BackoffElapsed, ctx));
     }
 
@@ -257,7 +269,7 @@ impl UrlWatcher {
 
     /// Hands a complete relist to the group, noting when the URL last synced.
     fn emit_relisted(&mut self, objects: Vec<Object>, ctx: &mut Context<Self>) {
-        self.status.last_sync = Some(std::time::SystemTime::now());
+        self.told.status.last_sync = Some(std::time::SystemTime::now());
         self.emit(
             WatcherOutput::Relisted {
                 url: self.setup.id,
@@ -267,28 +279,28 @@ impl UrlWatcher {
         );
     }
 
-    /// Lists from `v1beta1` from now on, saying so once per run of problems: a check
-    /// repeated at the backoff cap (a resource served in neither version) stays quiet.
+    /// Says, once per run of problems, that the URL is listed from `v1beta1` now (the
+    /// machine's choice): a check repeated at the backoff cap (a resource served in
+    /// neither version) stays quiet.
     fn fall_back_to_beta(&mut self) {
         let url = format!("{}{}", self.setup.endpoint.base_url, self.setup.url);
-        if self.logged.is_none() {
-            info!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+        if self.told.logged.is_none() {
+            info!(parent: &self.told.span, "{url}: the API version is not served (404); trying v1beta1");
         } else {
-            debug!(parent: &self.span, "{url}: the API version is not served (404); trying v1beta1");
+            debug!(parent: &self.told.span, "{url}: the API version is not served (404); trying v1beta1");
         }
-        self.version = ApiGroupVersion::Beta;
     }
 
     fn metrics(&self) -> &RoleMetrics {
-        self.metrics.role(self.setup.url.role)
+        self.told.metrics.role(self.setup.url.role)
     }
 
     /// Moves this watcher's count in `kubesd_list_mode_watchers` to `method`.
     fn set_list_method(&mut self, method: ListMethod) {
         let gauge = &self.metrics().list_mode;
-        gauge.add(self.list_method, -1);
+        gauge.add(self.told.status.list_mode, -1);
         gauge.add(method, 1);
-        self.list_method = method;
+        self.told.status.list_mode = method;
     }
 
     /// Counts what the machine reports, and logs each change of this URL's state once:
@@ -300,13 +312,13 @@ impl UrlWatcher {
         };
         // A run of like problems is one change of state: logged once.
         let kind = (error.step, error.problem.clone());
-        if self.logged.as_ref() == Some(&kind) {
-            debug!(parent: &self.span, "{text}");
+        if self.told.logged.as_ref() == Some(&kind) {
+            debug!(parent: &self.told.span, "{text}");
         } else {
-            warn!(parent: &self.span, "{text}");
-            self.logged = Some(kind);
+            warn!(parent: &self.told.span, "{text}");
+            self.told.logged = Some(kind);
         }
-        self.status.last_error = Some(error);
+        self.told.status.last_error = Some(error);
     }
 
     /// The whole URL, for log lines: the span that names it is not shown at every level.
@@ -322,8 +334,8 @@ impl UrlWatcher {
         match report {
             Report::Relisting(reason) => {
                 m.relists.inc(reason);
-                self.status.relists += 1;
-                debug!(parent: &self.span, %reason, "listing {url}");
+                self.told.status.relists += 1;
+                debug!(parent: &self.told.span, %reason, "listing {url}");
             }
             Report::Gone {
                 step,
@@ -331,20 +343,21 @@ impl UrlWatcher {
                 repeated: false,
             } => {
                 m.gone.inc();
-                info!(parent: &self.span, "{step} {url}: 410 Gone ({message}); listing again");
+                self.told.status.gone += 1;
+                info!(parent: &self.told.span, "{step} {url}: 410 Gone ({message}); listing again");
             }
             Report::Healthy => {
-                if let Some(was) = self.status.last_error.take()
-                    && self.logged.take().is_some()
+                if let Some(was) = self.told.status.last_error.take()
+                    && self.told.logged.take().is_some()
                 {
-                    info!(parent: &self.span, "WATCH {url}: healthy again (last problem: {was})");
+                    info!(parent: &self.told.span, "WATCH {url}: healthy again (last problem: {was})");
                 }
             }
             Report::Rewatching => {
-                debug!(parent: &self.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
+                debug!(parent: &self.told.span, "WATCH {url}: ended as planned; watching again from the same resourceVersion");
             }
             Report::StreamingListNotServed { why } => {
-                info!(parent: &self.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
+                info!(parent: &self.told.span, "{url}: the API server does not serve streaming lists ({why}); listing with LIST and WATCH from now on");
             }
             Report::ListWayChosen { version, streaming } => {
                 let way = if streaming {
@@ -354,10 +367,10 @@ impl UrlWatcher {
                 };
                 match version {
                     Some(v) => {
-                        debug!(parent: &self.span, "{url}: API server {v}: listing with {way}")
+                        debug!(parent: &self.told.span, "{url}: API server {v}: listing with {way}")
                     }
                     None => {
-                        debug!(parent: &self.span, "{url}: the API server's version could not be read: listing with {way}")
+                        debug!(parent: &self.told.span, "{url}: the API server's version could not be read: listing with {way}")
                     }
                 }
             }
@@ -369,7 +382,7 @@ impl UrlWatcher {
                 for (reason, n) in counts {
                     m.rejected.add(reason, n);
                 }
-                warn!(parent: &self.span, "streaming LIST {url}: skipped {total} objects that could not be read (the first: {first})");
+                warn!(parent: &self.told.span, "streaming LIST {url}: skipped {total} objects that could not be read (the first: {first})");
             }
             problem => return Some(problem),
         }
@@ -384,6 +397,7 @@ impl UrlWatcher {
         let found = match report {
             Report::Gone { step, message, .. } => {
                 m.gone.inc();
+                self.told.status.gone += 1;
                 let text = format!(
                     "{step} {url}: 410 Gone again right after listing ({message}); listing again after the backoff"
                 );
@@ -477,14 +491,14 @@ impl UrlWatcher {
 
     /// Sends the URL's status to the group when it changed.
     fn send_status(&mut self, ctx: &mut Context<Self>) {
-        if self.status_sent.as_ref() == Some(&self.status) {
+        if self.told.status_sent.as_ref() == Some(&self.told.status) {
             return;
         }
-        self.status_sent = Some(self.status.clone());
+        self.told.status_sent = Some(self.told.status.clone());
         self.emit(
             WatcherOutput::Status {
                 url: self.setup.id,
-                status: self.status.clone(),
+                status: self.told.status.clone(),
             },
             ctx,
         );
@@ -499,7 +513,7 @@ impl UrlWatcher {
             drop(permit);
             if reply.is_err() {
                 // The group is gone: nothing left to watch for.
-                debug!(parent: &act.span, "group stopped; watcher stops");
+                debug!(parent: &act.told.span, "group stopped; watcher stops");
                 ctx.stop();
             }
         }));
@@ -509,11 +523,13 @@ impl UrlWatcher {
     /// credentials now, the budget.
     fn list_requests(&mut self) -> Result<ListRequests, Failure> {
         let authorization = self
+            .http
             .credentials
             .header()
             .map_err(|e| Failure::Credentials(e.to_string()))?;
         self.refresh_clients();
         let client = self
+            .http
             .list_client
             .clone()
             .ok_or_else(|| Failure::Transport("client not started".into()))?;
@@ -532,11 +548,13 @@ impl UrlWatcher {
     /// A GET request for `path_and_query`, with auth.
     fn request(&mut self, path_and_query: &str) -> Result<awc::ClientRequest, Failure> {
         let header = self
+            .http
             .credentials
             .header()
             .map_err(|e| Failure::Credentials(e.to_string()))?;
         self.refresh_clients();
         let client = self
+            .http
             .client
             .as_ref()
             .ok_or_else(|| Failure::Transport("client not started".into()))?;
@@ -558,11 +576,11 @@ impl UrlWatcher {
     /// the pooled connections were made with the old one, so new clients (and
     /// connection pools) make new ones.
     fn refresh_clients(&mut self) {
-        let cert = self.credentials.client_cert_generation();
-        if cert != self.client_cert {
-            self.client_cert = cert;
-            self.client = self.build_client(true);
-            self.list_client = self.build_client(false);
+        let cert = self.http.credentials.client_cert_generation();
+        if cert != self.http.client_cert {
+            self.http.client_cert = cert;
+            self.http.client = self.build_client(true);
+            self.http.list_client = self.build_client(false);
         }
     }
 
@@ -580,7 +598,7 @@ impl UrlWatcher {
         ) {
             Ok(client) => Some(client),
             Err(e) => {
-                warn!(parent: &self.span, "cannot build the HTTP client: {e}");
+                warn!(parent: &self.told.span, "cannot build the HTTP client: {e}");
                 None
             }
         }
@@ -604,17 +622,17 @@ impl UrlWatcher {
                 continue_token,
             }
         };
-        let path = self.setup.url.list_path(self.version, &query);
-        debug!(parent: &self.span, %path, "list");
+        let path = self.setup.url.list_path(self.machine.api_version(), &query);
+        debug!(parent: &self.told.span, %path, "list");
         let requests = match self.list_requests() {
             Ok(requests) => requests,
             Err(failure) => return self.feed(Input::ListFailed(failure), ctx),
         };
         let url = format!("{}{path}", self.setup.endpoint.base_url);
         if continue_token_was_none {
-            self.list_attempt = ListAttempt::default();
+            self.http.list_attempt = ListAttempt::default();
         }
-        let mut attempt = std::mem::take(&mut self.list_attempt);
+        let mut attempt = std::mem::take(&mut self.http.list_attempt);
         let page = PageReading {
             parts: ListParts {
                 group: self.setup.group.clone(),
@@ -622,7 +640,7 @@ impl UrlWatcher {
                 first: continue_token_was_none,
                 window: self.window.clone(),
             },
-            metrics: Arc::clone(&self.metrics),
+            metrics: Arc::clone(&self.told.metrics),
             role: self.setup.url.role,
             limits: ListLimits {
                 max_object: o.max_event_size,
@@ -638,25 +656,26 @@ impl UrlWatcher {
             (page.read(sent, &mut attempt.objects).await, attempt)
         };
         ctx.spawn(fut.into_actor(self).map(|(result, attempt), act, ctx| {
-            act.list_attempt = attempt;
+            act.http.list_attempt = attempt;
             act.on_list_result(result, ctx);
         }));
     }
 
     /// Feeds the outcome of one LIST request to the machine, counting and logging the
     /// objects it skipped.
-    fn on_list_result(
-        &mut self,
-        result: Result<(crate::watch::ListPage, Vec<DecodeError>), Failure>,
-        ctx: &mut Context<Self>,
-    ) {
+    fn on_list_result(&mut self, result: Result<PageRead, Failure>, ctx: &mut Context<Self>) {
         match result {
-            Ok((page, errors)) => {
+            Ok(PageRead {
+                page,
+                skipped: errors,
+                encoding,
+            }) => {
+                self.told.status.encoding = Some(encoding);
                 if let Some(first) = errors.first() {
                     for e in &errors {
                         self.metrics().rejected.inc(e.reason());
                     }
-                    warn!(parent: &self.span, "LIST {}{}: skipped {} of its objects, the first: {first}", self.setup.endpoint.base_url, self.setup.url, errors.len());
+                    warn!(parent: &self.told.span, "LIST {}{}: skipped {} of its objects, the first: {first}", self.setup.endpoint.base_url, self.setup.url, errors.len());
                 }
                 self.feed(Input::ListPage(page), ctx);
             }
@@ -702,17 +721,20 @@ impl UrlWatcher {
         // `timeoutSeconds`, it is reopened a little after.
         let lasts = Duration::from_secs(u64::from(timeout_seconds))
             + self.setup.options.watch_stall_timeout;
-        let path = self.setup.url.watch_path(self.version, &query);
-        debug!(parent: &self.span, %path, "watch");
+        let path = self
+            .setup
+            .url
+            .watch_path(self.machine.api_version(), &query);
+        debug!(parent: &self.told.span, %path, "watch");
         let req = match self.request(&path) {
             Ok(req) => req,
             Err(failure) => return self.feed(Input::WatchFailed(failure), ctx),
         };
-        self.stream_generation += 1;
-        let generation = self.stream_generation;
+        self.stream.generation += 1;
+        let generation = self.stream.generation;
         let fut = async move { req.send().await };
         let handle = ctx.spawn(fut.into_actor(self).map(move |result, act, ctx| {
-            if generation != act.stream_generation {
+            if generation != act.stream.generation {
                 return;
             }
             match result {
@@ -721,6 +743,7 @@ impl UrlWatcher {
                     match response_encoding(&resp) {
                         Ok(encoding) => {
                             act.metrics().responses.inc(encoding_metric(encoding));
+                            act.told.status.encoding = Some(encoding_metric(encoding));
                             act.machine.set_watch_encoding(encoding);
                         }
                         Err(failure) => return act.feed(Input::WatchFailed(failure), ctx),
@@ -732,7 +755,7 @@ impl UrlWatcher {
                     let retry_after = retry_after_header(&resp);
                     let body = async move { resp.body().limit(64 * 1024).await.ok() };
                     ctx.spawn(body.into_actor(act).map(move |body, act, ctx| {
-                        if generation == act.stream_generation {
+                        if generation == act.stream.generation {
                             act.feed(
                                 Input::WatchFailed(classify(status, retry_after, body.as_deref())),
                                 ctx,
@@ -743,7 +766,7 @@ impl UrlWatcher {
                 Err(e) => act.feed(Input::WatchFailed(Failure::Transport(e.to_string())), ctx),
             }
         }));
-        self.stream = Some(handle);
+        self.stream.handle = Some(handle);
     }
 
     /// A watch answered 200: its clocks start and its body is read as the stream of
@@ -758,44 +781,43 @@ impl UrlWatcher {
     ) where
         S: Stream<Item = Result<Bytes, PayloadError>> + 'static,
     {
-        debug!(parent: &self.span, "watch open");
+        debug!(parent: &self.told.span, "watch open");
         let now = Instant::now();
-        self.open_watch = Some(OpenWatch {
+        self.stream.open = Some(OpenWatch {
             opened: now,
             expires: now + lasts,
             initial_events: initial_events.then(|| InitialEventsClock {
                 due: now + self.setup.options.list_body_timeout,
                 progress: (0, now),
             }),
-            healthy: false,
             partial: None,
         });
         let stream = windowed(body, self.window.clone(), generation);
-        self.stream = Some(ctx.add_stream(stream));
+        self.stream.handle = Some(ctx.add_stream(stream));
     }
 
     fn close_stream(&mut self, ctx: &mut Context<Self>) {
-        if let Some(handle) = self.stream.take() {
+        if let Some(handle) = self.stream.handle.take() {
             ctx.cancel_future(handle);
         }
-        self.open_watch = None;
+        self.stream.open = None;
         // Anything still arriving from the old stream is ignored.
-        self.stream_generation += 1;
+        self.stream.generation += 1;
     }
 
     /// The open watch's deadlines, checked on a tick: healthy once it has been open
     /// `healthy_after` at a line boundary; stalled when the same line stays incomplete
     /// past `watch_stall_timeout`; expired (quietly reopened) at its own deadline.
     fn check_watch(&mut self, ctx: &mut Context<Self>) {
-        let listing = match self.machine.state() {
-            State::Watching { .. } => false,
-            State::StreamingList { .. } => true,
+        let (listing, healthy) = match self.machine.state() {
+            State::Watching { healthy, .. } => (false, *healthy),
+            State::StreamingList { .. } => (true, false),
             _ => return,
         };
         let lines_done = self.machine.lines_completed();
         let partial = self.machine.partial_line();
         let o = &self.setup.options;
-        let Some(open) = self.open_watch.as_mut() else {
+        let Some(open) = self.stream.open.as_mut() else {
             return;
         };
         let now = Instant::now();
@@ -833,11 +855,10 @@ impl UrlWatcher {
             }
             if now >= open.expires {
                 Some(Input::WatchExpired)
-            } else if !open.healthy
+            } else if !healthy
                 && open.partial.is_none()
                 && now.duration_since(open.opened) >= o.healthy_after
             {
-                open.healthy = true;
                 Some(Input::Healthy)
             } else {
                 None
@@ -857,8 +878,6 @@ struct OpenWatch {
     expires: Instant,
     /// A streaming list's, until its initial events end.
     initial_events: Option<InitialEventsClock>,
-    /// [`Input::Healthy`] was fed for it.
-    healthy: bool,
     /// The incomplete line seen pending (by the count of lines before it), and since
     /// when.
     partial: Option<(u64, Instant)>,
@@ -908,6 +927,7 @@ fn url_error(step: Step, problem: UrlProblem, message: &str, configuration: bool
         problem,
         message: message.to_string(),
         configuration,
+        at: std::time::SystemTime::now(),
     }
 }
 
@@ -998,9 +1018,9 @@ impl Actor for UrlWatcher {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
-        self.client = self.build_client(true);
-        self.list_client = self.build_client(false);
-        self.client_cert = self.credentials.client_cert_generation();
+        self.http.client = self.build_client(true);
+        self.http.list_client = self.build_client(false);
+        self.http.client_cert = self.http.credentials.client_cert_generation();
         let o = &self.setup.options;
         let tick = (o.watch_stall_timeout.min(o.healthy_after) / 4).max(Duration::from_millis(10));
         ctx.run_interval(tick, |act, ctx| act.check_watch(ctx));
@@ -1012,26 +1032,26 @@ impl Actor for UrlWatcher {
                 ctx.run_interval(every, |act, ctx| act.feed(Input::Resync, ctx));
             });
         }
-        self.metrics().list_mode.add(self.list_method, 1);
-        debug!(parent: &self.span, "started");
+        self.metrics().list_mode.add(self.told.status.list_mode, 1);
+        debug!(parent: &self.told.span, "started");
         self.feed(Input::Start, ctx);
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.metrics().list_mode.add(self.list_method, -1);
-        debug!(parent: &self.span, "stopped");
+        self.metrics().list_mode.add(self.told.status.list_mode, -1);
+        debug!(parent: &self.told.span, "stopped");
     }
 }
 
 impl StreamHandler<StreamItem> for UrlWatcher {
     fn handle(&mut self, item: StreamItem, ctx: &mut Context<Self>) {
-        if item.generation != self.stream_generation {
+        if item.generation != self.stream.generation {
             return;
         }
         let generation = item.generation;
         let Some(items) = item.items else {
-            debug!(parent: &self.span, "watch ended by the server");
-            self.stream = None;
+            debug!(parent: &self.told.span, "watch ended by the server");
+            self.stream.handle = None;
             self.feed(Input::StreamEnded, ctx);
             return;
         };
@@ -1054,7 +1074,7 @@ impl StreamHandler<StreamItem> for UrlWatcher {
         }
         // Unless the pieces before it already ended this stream.
         if let Some(e) = broken
-            && generation == self.stream_generation
+            && generation == self.stream.generation
         {
             self.close_stream(ctx);
             self.feed(Input::StreamBroken(e.to_string()), ctx);
@@ -1104,7 +1124,7 @@ impl PageReading {
         self,
         sent: Result<Sent, Failure>,
         objects: &mut usize,
-    ) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
+    ) -> Result<PageRead, Failure> {
         let PageReading {
             mut parts,
             metrics,
@@ -1148,8 +1168,22 @@ impl PageReading {
         *objects += list.items_seen();
         parts.send(list.take_items()).await?;
         parts.drain().await?;
-        finish_page(list)
+        let (page, skipped) = finish_page(list)?;
+        Ok(PageRead {
+            page,
+            skipped,
+            encoding: encoding_metric(encoding),
+        })
     }
+}
+
+/// What one LIST page brought.
+struct PageRead {
+    page: crate::watch::ListPage,
+    /// The items it skipped, each with why.
+    skipped: Vec<DecodeError>,
+    /// The encoding it came in.
+    encoding: ResponseEncoding,
 }
 
 /// The page a LIST body made, with the items it skipped; a body whose items were

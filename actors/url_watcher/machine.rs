@@ -39,7 +39,7 @@ use std::time::Duration;
 use backoff::ExponentialBackoff;
 use backoff::backoff::Backoff as _;
 
-use crate::api::ServerVersion;
+use crate::api::{ApiGroupVersion, ServerVersion};
 use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
@@ -48,6 +48,7 @@ use crate::proto::Encoding;
 use crate::watch::{EventFraming, EventType, ListPage, Status, WatchEvent, decode_event_in};
 
 use super::initial_events::{InitialEvents, InitialOutcome, MAX_UNDECODABLE_IN_A_ROW, Tally};
+use super::status::UrlPhase;
 
 /// How many objects of a streaming list's initial events go to the group in one
 /// [`Action::ListPart`]: as a LIST's parts, enough to amortise a message, few enough
@@ -535,6 +536,27 @@ impl Machine {
     /// How the next list is made.
     pub fn list_way(&self) -> ListWay {
         self.lists
+    }
+
+    /// The API version the URL is read in: the older one after a 404 in the current.
+    pub fn api_version(&self) -> ApiGroupVersion {
+        if self.fell_back {
+            ApiGroupVersion::Beta
+        } else {
+            ApiGroupVersion::Current
+        }
+    }
+
+    /// Where the URL is, as its status tells it.
+    pub fn phase(&self) -> UrlPhase {
+        match self.state {
+            State::Watching { .. } => UrlPhase::Watching,
+            State::BackingOff { .. } => UrlPhase::BackingOff,
+            State::ReadingVersion
+            | State::Listing { .. }
+            | State::StreamingList { .. }
+            | State::Listed => UrlPhase::Listing,
+        }
     }
 
     /// The encoding of the watch response about to stream, from its `Content-Type`:

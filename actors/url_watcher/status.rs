@@ -1,12 +1,12 @@
-//! What an embedding agent can know of one watched URL: where its list/watch is, the
-//! last problem (typed, with the API server's message), when it last listed, and how
-//! often. The URL watcher keeps it, sends it to its group when it changes, and the
+//! What an embedding agent can know of one watched URL: where its list/watch is, how
+//! it lists and in which encoding, the last problem (typed, with the API server's
+//! message and its time), when it last listed, and how often. The URL watcher keeps it, sends it to its group when it changes, and the
 //! group hands it to the subscriptions whose role needs the URL.
 
 use std::time::SystemTime;
 
 use super::machine::Step;
-use crate::metrics::{RejectReason, RequestError, StallReason};
+use crate::metrics::{ListMethod, RejectReason, RequestError, ResponseEncoding, StallReason};
 
 /// Where one URL's list/watch is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +51,8 @@ pub struct UrlError {
     /// It will not pass by retrying (a 400, a repeated 401 or 403, a 404 with no
     /// older API version): the job's credentials, RBAC or selectors need a change.
     pub configuration: bool,
+    /// When it happened.
+    pub at: SystemTime,
 }
 
 impl std::fmt::Display for UrlError {
@@ -70,10 +72,16 @@ pub struct UrlStatus {
     pub url: String,
     /// Where its list/watch is.
     pub phase: UrlPhase,
+    /// How it is listed now: streaming lists or LIST.
+    pub list_mode: ListMethod,
+    /// The encoding of the last LIST or WATCH response read (`None` before the first).
+    pub encoding: Option<ResponseEncoding>,
     /// The last problem, until a watch is healthy again.
     pub last_error: Option<UrlError>,
     /// When its last LIST completed.
     pub last_sync: Option<SystemTime>,
     /// LISTs started, the first included.
     pub relists: u64,
+    /// 410 Gone answers met.
+    pub gone: u64,
 }
