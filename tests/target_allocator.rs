@@ -16,7 +16,7 @@ use kubesd::config::TlsConfig;
 use kubesd::http::{build_client, build_tls_config};
 use kubesd::promconfig::{ServedConfig, parse_config};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
-use kubesd::service::web_guard::WebGuard;
+use kubesd::service::web::guard::WebGuard;
 use kubesd::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{ArcStr, Discovery, Labels};

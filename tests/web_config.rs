@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use kubesd::config::TlsConfig;
 use kubesd::http::{build_client, build_tls_config};
-use kubesd::service::web_config::load_web_config;
+use kubesd::service::web::config::load_web_config;
 
 const FIXTURES: &str = "tests/web";
 

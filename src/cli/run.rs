@@ -16,7 +16,7 @@ use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
 use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
-use crate::service::web_guard::WebGuard;
+use crate::service::web::guard::WebGuard;
 use crate::service::{JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http};
 use crate::{Discovery, EngineOptions, Semantics};
 

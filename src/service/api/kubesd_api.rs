@@ -21,9 +21,7 @@ use super::listing::{DropReason, DroppedTarget, TargetQuery};
 use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
 use super::target_filter::TargetFilter;
 use crate::UrlStatus;
-use crate::metrics::{ListMethod, METRICS, ResponseEncoding};
-use crate::model::Role;
-use crate::service::http::view_query_text;
+use crate::service::web::http::view_query_text;
 use crate::service::{Job, JobActor, JobWork, ServiceState, SnapshotCell};
 
 /// Adds the routes.
@@ -235,54 +233,20 @@ async fn watchers(state: web::Data<ServiceState>) -> HttpResponse {
     success(Value::Array(out))
 }
 
-/// One URL's state, with its API server's and resource's counters.
+/// One URL's state, as its watcher tells it.
 fn watcher_json(status: &UrlStatus, jobs: &[String]) -> Value {
     let error = status.last_error.as_ref();
-    let mut value = json!({
+    json!({
         "url": status.url,
         "jobs": jobs,
         "phase": format!("{:?}", status.phase),
+        "listMode": status.list_mode.as_str(),
+        "encoding": status.encoding.map(|e| e.as_str()),
         "lastError": error.map(|e| e.to_string()),
+        "lastErrorTime": unix_seconds(error.map(|e| e.at)),
         "configurationProblem": error.is_some_and(|e| e.configuration),
         "lastSync": unix_seconds(status.last_sync),
         "relists": status.relists,
-    });
-    if let Some((server, role)) = server_and_role(&status.url) {
-        let metrics = METRICS.api_server(&server);
-        let m = metrics.role(role);
-        let pick = |a: (&str, u64), b: (&str, u64)| match (a.1, b.1) {
-            (0, 0) => Value::Null,
-            (x, y) if x >= y => a.0.into(),
-            _ => b.0.into(),
-        };
-        let streaming = m.list_mode.get(ListMethod::Streaming).max(0) as u64;
-        let listing = m.list_mode.get(ListMethod::List).max(0) as u64;
-        value["listMode"] = pick(("streaming", streaming), ("list", listing));
-        let json_n = m.responses.get(ResponseEncoding::Json);
-        let proto_n = m.responses.get(ResponseEncoding::Protobuf);
-        value["encoding"] = pick(("protobuf", proto_n), ("json", json_n));
-        value["gone"] = m.gone.get().into();
-    }
-    value
-}
-
-/// The API server (scheme, host and port) and the role of a watched URL, for its
-/// counters, which are kept per API server and role.
-fn server_and_role(url: &str) -> Option<(String, Role)> {
-    let after_scheme = url.find("://")? + 3;
-    let path_at = after_scheme + url[after_scheme..].find('/')?;
-    let path = url[path_at..].split('?').next()?;
-    let resource = path.rsplit('/').next()?;
-    // The roles' collection names in API paths; `endpointslices` and `ingresses` are
-    // not the role's name with an `s`.
-    let role = match resource {
-        "endpoints" => Role::Endpoints,
-        "endpointslices" => Role::EndpointSlice,
-        "ingresses" => Role::Ingress,
-        plural => Role::ALL
-            .iter()
-            .copied()
-            .find(|r| plural.strip_suffix('s') == Some(r.to_string().as_str()))?,
-    };
-    Some((url[..path_at].to_string(), role))
+        "gone": status.gone,
+    })
 }

@@ -17,7 +17,7 @@ use super::target_filter::TargetFilter;
 use crate::labels::Labels;
 use crate::relabel::{ADDRESS_LABEL, ScrapeSettings, Target, trace};
 use crate::service::JobActor;
-use crate::service::job_state::JobState;
+use crate::service::jobs::job_state::JobState;
 
 /// What a listing asks for.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::FleetCounts;
 use crate::metrics::escape_label_value;
-use crate::service::job::Job;
+use crate::service::jobs::job::Job;
 use crate::service::views::ViewKind;
 
 /// A job's member partition counted now.

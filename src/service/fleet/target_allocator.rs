@@ -36,10 +36,10 @@ use crate::labels::Labels;
 use crate::sd_output::etag_matches;
 use crate::sd_output::{ADDRESS_LABEL, ObjectGroups, Share};
 use crate::service::ServiceState;
-use crate::service::relabelling::Scratch;
+use crate::service::jobs::relabelling::Scratch;
 use crate::service::views::{Bucket, ObjectParts, ViewKind, ViewQuery, each_bucket};
-use crate::service::web_config::ClientAuth;
-use crate::service::web_guard::WebGuard;
+use crate::service::web::config::ClientAuth;
+use crate::service::web::guard::WebGuard;
 
 /// The allocator's parts of the object whose kept targets (with their discovered
 /// label sets and nodes) are in `scratch`: per member, the discovered label sets of

@@ -1,6 +1,6 @@
 //! Who may use the listener: the web config's basic auth users, its request rate limit
 //! and its headers, re-read when the file changes; and the TLS side's certificate and
-//! client-certificate policy, which follow the same file (see [`super::web_tls`]).
+//! client-certificate policy, which follow the same file (see [`crate::service::web::tls`]).
 //!
 //! Like the exporter-toolkit, the file is looked at on every request and every TLS
 //! handshake; kubesd re-reads it only when its modification time, size or inode
@@ -24,8 +24,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tracing::{error, info, warn};
 
-use super::web_config::{WebConfigError, WebSettings, load_web_config};
 use crate::metrics::METRICS;
+use crate::service::web::config::{WebConfigError, WebSettings, load_web_config};
 
 /// A bcrypt hash (cost 10) of a random string, checked when the offered user does not
 /// exist, so that an unknown user takes as long as a wrong password.
@@ -386,7 +386,7 @@ mod tests {
             tls: None,
             users: Default::default(),
             headers: Vec::new(),
-            rate_limit: Some(super::super::web_config::RateLimit {
+            rate_limit: Some(crate::service::web::config::RateLimit {
                 interval: Duration::from_secs(1),
                 burst: 2,
             }),

@@ -4,26 +4,26 @@
 //! only when the rules can see the change ([`crate::relabel::Visibility`]), and updates
 //! the body and the partitions for that object alone: O(log n) each.
 //!
-//! Pure and synchronous: the actor ([`super::job_actor`]) feeds it the group's
+//! Pure and synchronous: the actor ([`crate::service::jobs::job_actor`]) feeds it the group's
 //! messages and publishes what it holds.
 
 use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use super::fleet::{Fleet, FleetCounts, target_allocator};
-use super::relabelling::{Relabelling, Scratch};
-use super::snapshot::JobWork;
-use super::view_index::ViewIndex;
-use super::views::{
-    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, node_of,
-    same_nodes, split, split_by_address,
-};
 use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
 use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
+use crate::service::fleet::{Fleet, FleetCounts, target_allocator};
+use crate::service::jobs::relabelling::{Relabelling, Scratch};
+use crate::service::jobs::snapshot::JobWork;
+use crate::service::views::index::ViewIndex;
+use crate::service::views::{
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, node_of,
+    same_nodes, split, split_by_address,
+};
 
 /// `held`'s parts in the partition at `at` (of `kind`), moved to `new`, when they stay
 /// where they are: a partition by address (shards, members), an object of one group

@@ -1,5 +1,5 @@
 //! A job's targets written as Prometheus file SD (`<output_dir>/<encoded name>.json`,
-//! see [`super::file_name`]): once the job has synced, then whenever its ETag changed,
+//! see [`crate::service::jobs::file_name`]): once the job has synced, then whenever its ETag changed,
 //! at most once a second however often its targets change. The writer reads the job's
 //! snapshots as the HTTP handlers do.
 
@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use super::job::Job;
 use crate::sd_output::write_file_atomically;
+use crate::service::jobs::job::Job;
 
 /// How often the writer looks at the job's snapshots.
 const WRITE_EVERY: Duration = Duration::from_secs(1);

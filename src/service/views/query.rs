@@ -4,7 +4,7 @@
 
 use arcstr::ArcStr;
 
-use super::views::{MAX_SHARDS, ViewQuery};
+use crate::service::views::{MAX_SHARDS, ViewQuery};
 
 /// The view `query` (a URL's query string, without `?`) asks for, or why it is not one.
 pub fn parse_view_query(query: &str) -> Result<ViewQuery, String> {

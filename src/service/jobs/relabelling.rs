@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use super::shard::Shard;
-use super::views::node_of;
 use crate::labels::Labels;
 use crate::relabel::{ADDRESS_LABEL, CompiledRule, Relabeller, ScrapeSettings, Target};
 use crate::sd_output::ObjectGroups;
+use crate::service::views::node_of;
+use crate::service::views::shard::Shard;
 
 /// How a job actor relabels: the rules, the shard, and the scrape settings its targets
 /// are seeded with.

@@ -2,7 +2,7 @@
 //! partitions, whether it has synced and what it has done, swapped into a
 //! [`SnapshotCell`] (one writer, the actor; many readers, the HTTP handlers and the
 //! file SD writer) after messages that changed something, at most once per publish
-//! interval while changes keep coming (see [`super::job_actor`]). Readers never cross a
+//! interval while changes keep coming (see [`crate::service::jobs::job_actor`]). Readers never cross a
 //! mailbox: they load the current snapshot (an `Arc`) and read it.
 //!
 //! Making a snapshot is O(partitions kept): the body and the partitions are persistent
@@ -14,11 +14,11 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 
-use super::fleet::FleetCounts;
-use super::latency::LatencyHistogram;
-use super::view_index::Partition;
-use super::views::ViewKind;
 use crate::sd_output::KeyedGroups;
+use crate::service::fleet::FleetCounts;
+use crate::service::jobs::latency::LatencyHistogram;
+use crate::service::views::ViewKind;
+use crate::service::views::index::Partition;
 
 /// What a job actor has done, for tests and benchmarks: work counted, not timed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

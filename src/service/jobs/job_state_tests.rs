@@ -9,7 +9,7 @@ use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, ScrapeSettings, compile_all};
 use crate::sd_output::SdBody;
-use crate::service::shard::Shard;
+use crate::service::views::shard::Shard;
 
 /// The objects of one message from the group: all of them (`reset`, a replacement) or
 /// changes.

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use imbl::OrdMap;
 
-use super::views::{Bucket, ObjectParts, ViewKind};
 use crate::model::ObjectKey;
 use crate::sd_output::{KeyedGroups, Share};
+use crate::service::views::{Bucket, ObjectParts, ViewKind};
 
 /// A partition's buckets, as a snapshot holds them.
 pub type Partition = OrdMap<Bucket, KeyedGroups>;

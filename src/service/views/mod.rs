@@ -1,10 +1,10 @@
 //! Views of a job's targets for a fleet of scrapers: `?shard=I&shards=N` (Prometheus'
 //! `hashmod` of `__address__`), `?node=NAME` (the node of the target's object) and
 //! `?member=POD` (weighted rendezvous hashing over the Ready members, zone-aware or
-//! not, with a handover: see [`super::fleet`]).
+//! not, with a handover: see [`crate::service::fleet`]).
 //!
 //! A view is a bucket of a partition the job actor keeps beside the whole body (see
-//! [`super::view_index`]): for each kind of partition asked for (one per shard count,
+//! [`crate::service::views::index`]): for each kind of partition asked for (one per shard count,
 //! one for nodes, one for members), each object's targets are split into buckets when
 //! the object is relabelled ([`split`]). An object whose targets all land in one
 //! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
@@ -12,15 +12,20 @@
 //! cut from its bytes ([`Share::picked`]); only other objects have their parts
 //! serialized apart.
 
+pub(crate) mod index;
+pub(crate) mod members;
+pub(crate) mod query;
+pub(crate) mod shard;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use super::fleet::Fleet;
 use crate::labels::Labels;
 use crate::relabel::prometheus_hash;
 use crate::sd_output::{ADDRESS_LABEL, MAX_PICKED, ObjectGroups, Share};
+use crate::service::fleet::Fleet;
 
 /// The largest `shards=` a consumer may ask for: each shard count is an index whose
 /// buckets are counted in `/metrics` one by one.
@@ -60,7 +65,7 @@ pub enum ViewQuery {
     Member(ArcStr),
     /// The targets assigned to this member pod with their discovered labels, as the
     /// OpenTelemetry target allocator serves a collector (see
-    /// [`super::fleet::target_allocator`]).
+    /// [`crate::service::fleet::target_allocator`]).
     Allocator(ArcStr),
 }
 
@@ -125,7 +130,7 @@ pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
 
 /// A member's rendezvous hash for a target whose address hashes (FNV-1a) to
 /// `address_hash`: SplitMix64's finalizer over both hashes (the `u` of
-/// [`super::fleet::assignment::score`]). Fixed by definition (no seed, no std
+/// [`crate::service::fleet::assignment::score`]). Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
     mix(address_hash ^ mix(fnv1a(member.as_bytes())))

@@ -375,7 +375,7 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
     let versions = tls_versions(t.min_version.as_deref(), t.max_version.as_deref())?;
     let tls12_suites = tls12_suites(t.cipher_suites.unwrap_or_default())?;
     let curves = curves(t.curve_preferences.unwrap_or_default())?;
-    let client_verifier = super::web_tls::client_verifier(client_auth, client_roots)
+    let client_verifier = crate::service::web::tls::client_verifier(client_auth, client_roots)
         .map_err(|e| key_err("client_ca_file", e))?;
     Ok(TlsSettings {
         certified_key: Arc::new(certified_key),

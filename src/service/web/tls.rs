@@ -18,8 +18,8 @@ use rustls::{
     DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig, SignatureScheme,
 };
 
-use super::web_config::{ClientAuth, TlsSettings, TlsVersion};
-use super::web_guard::WebGuard;
+use crate::service::web::config::{ClientAuth, TlsSettings, TlsVersion};
+use crate::service::web::guard::WebGuard;
 
 /// The client-certificate check of one `client_auth_type`.
 pub fn client_verifier(

@@ -12,7 +12,7 @@ use crate::actors::messages::TargetChange;
 use crate::model::ObjectKey;
 use crate::relabel::{CompiledRule, RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use crate::sd_output::{SdBody, sd_json};
-use crate::service::shard::Shard;
+use crate::service::views::shard::Shard;
 use crate::service::views::{Bucket, ViewKind};
 
 /// Job `pods`'s rules, keeping `app` (labelmap) and the pod's name, and its settings.

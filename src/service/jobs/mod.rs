@@ -9,6 +9,15 @@
 //! the service's per-event work. Each actor subscribes to its group itself
 //! ([`Discovery::subscribe_actor`]).
 
+pub mod file_name;
+pub mod file_sd;
+pub mod job;
+pub mod job_actor;
+pub mod job_state;
+pub mod latency;
+pub mod relabelling;
+pub mod snapshot;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -18,17 +27,17 @@ use actix::prelude::*;
 use arcstr::ArcStr;
 use tracing::info;
 
-use super::file_name::job_file;
-use super::file_sd::spawn_file_writer;
-use super::job::{Job, JobPart};
-use super::job_actor::{JobActor, StopJobActor, Subscribed};
-use super::members::{MemberWatch, Members};
-use super::relabelling::Relabelling;
-use super::shard::Shard;
-use super::snapshot::{JobWork, SnapshotCell};
 use crate::config::SdConfig;
 use crate::promconfig::{self, LoadedConfig};
 use crate::relabel::ScrapeSettings;
+use crate::service::jobs::file_name::job_file;
+use crate::service::jobs::file_sd::spawn_file_writer;
+use crate::service::jobs::job::{Job, JobPart};
+use crate::service::jobs::job_actor::{JobActor, StopJobActor, Subscribed};
+use crate::service::jobs::relabelling::Relabelling;
+use crate::service::jobs::snapshot::{JobWork, SnapshotCell};
+use crate::service::views::members::{MemberWatch, Members};
+use crate::service::views::shard::Shard;
 use crate::{Discovery, SubscribeError};
 
 /// How jobs run.
@@ -39,7 +48,7 @@ pub struct JobSetOptions {
     /// Where to write file SD output, if anywhere.
     pub output_dir: Option<PathBuf>,
     /// The least time between two snapshots of a job actor while changes keep coming
-    /// (see [`super::job_actor`]); zero publishes after every batch.
+    /// (see [`crate::service::jobs::job_actor`]); zero publishes after every batch.
     pub publish_interval: Duration,
 }
 

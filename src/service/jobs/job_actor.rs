@@ -2,7 +2,7 @@
 //! on the service path. The group sends it its batches ([`TargetsChanged`],
 //! [`TargetsCaughtUp`], [`TargetsReplaced`]); it relabels and serializes each changed
 //! object as it arrives ([`JobState`]) and, after a message that changed something,
-//! publishes a [`super::snapshot::JobSnapshot`] in its [`SnapshotCell`], which HTTP
+//! publishes a [`crate::service::jobs::snapshot::JobSnapshot`] in its [`SnapshotCell`], which HTTP
 //! handlers and the file SD writer read without a message. The event's walk ends here:
 //! watcher → group → job actor.
 //!
@@ -28,16 +28,16 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::info;
 
-use super::job_state::JobState;
-use super::members::Members;
-use super::relabelling::Relabelling;
-use super::snapshot::{JobSnapshot, JobStats, SnapshotCell};
-use super::views::ViewKind;
 use crate::ActorSubscription;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{TargetsCaughtUp, TargetsChanged, TargetsReplaced};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
+use crate::service::jobs::job_state::JobState;
+use crate::service::jobs::relabelling::Relabelling;
+use crate::service::jobs::snapshot::{JobSnapshot, JobStats, SnapshotCell};
+use crate::service::views::ViewKind;
+use crate::service::views::members::Members;
 
 /// The actor. See the module documentation.
 pub struct JobActor {
@@ -96,12 +96,12 @@ impl JobActor {
     }
 
     /// Its registration with the group, once subscribed, for the API's URL states.
-    pub(super) fn subscription(&self) -> Option<&ActorSubscription> {
+    pub(crate) fn subscription(&self) -> Option<&ActorSubscription> {
         self.subscription.as_ref()
     }
 
-    /// Its objects, for handlers defined with the API (`super::api`).
-    pub(super) fn state_mut(&mut self) -> &mut JobState {
+    /// Its objects, for handlers defined with the API (`crate::service::api`).
+    pub(crate) fn state_mut(&mut self) -> &mut JobState {
         &mut self.state
     }
 
@@ -274,7 +274,7 @@ impl Handler<MembersChanged> for JobActor {
     }
 }
 
-/// Sent by a job's handle ([`super::job::Job`]) to a job actor when a view of partition
+/// Sent by a job's handle ([`crate::service::jobs::job::Job`]) to a job actor when a view of partition
 /// `0` was asked for and its snapshot does not hold it: the actor builds the partition
 /// from every object and publishes it. Answered once published. Only a partition's
 /// first request (or the first after it was dropped) waits for this.

@@ -6,7 +6,7 @@
 //!
 //! Two kubesd replicas that see the same pods and nodes publish the same current
 //! assignment, and every target is then assigned alike
-//! ([`super::fleet::assignment`]).
+//! ([`crate::service::fleet::assignment`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -18,12 +18,12 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 use tracing::{info, warn};
 
-use super::fleet::assignment::NodeZones;
-use super::fleet::weights::{DEFAULT_WEIGHT, WeightSource};
-use super::fleet::zones::{NodeZone, node_zones, watch_node_zones};
-use super::fleet::{Assignment, Fleet, Handover, Member};
 use crate::labels::Labels;
 use crate::promconfig::Membership;
+use crate::service::fleet::assignment::NodeZones;
+use crate::service::fleet::weights::{DEFAULT_WEIGHT, WeightSource};
+use crate::service::fleet::zones::{NodeZone, node_zones, watch_node_zones};
+use crate::service::fleet::{Assignment, Fleet, Handover, Member};
 use crate::{Discovery, SubscribeError, Subscription};
 
 /// What job actors assign by: the members now and those in handover.

@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use actix::Addr;
 
-use super::job_actor::{JobActor, KeepView, RelabelAll};
-use super::latency::LatencyHistogram;
-use super::snapshot::{JobSnapshot, JobWork, SnapshotCell};
-use super::view_index::counts;
-use super::views::{Bucket, ViewKind, ViewQuery};
 use crate::labels::Labels;
 use crate::promconfig::{self, ServedConfig};
 pub use crate::sd_output::SdBody;
+use crate::service::jobs::job_actor::{JobActor, KeepView, RelabelAll};
+use crate::service::jobs::latency::LatencyHistogram;
+use crate::service::jobs::snapshot::{JobSnapshot, JobWork, SnapshotCell};
+use crate::service::views::index::counts;
+use crate::service::views::{Bucket, ViewKind, ViewQuery};
 
 /// One job actor a job reads: where it publishes, and where to ask it for a partition.
 #[derive(Clone)]

@@ -1,5 +1,5 @@
 //! The service's HTTP endpoints: `/sd/{job}` (Prometheus HTTP SD, with ETag and 304;
-//! a query picks one view of the job's targets, see [`super::views`]), `/sd` (the job
+//! a query picks one view of the job's targets, see [`crate::service::views`]), `/sd` (the job
 //! names; with `?views`, each job's views), `/metrics`, `/healthz`, `/ready`, and in run mode
 //! `POST /-/reload`. Every GET route answers HEAD too; responses are gzip-compressed
 //! when the client asks (`Accept-Encoding`). With a web config ([`WebGuard`]), every
@@ -19,14 +19,14 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
-use super::fleet::target_allocator;
-use super::job::{Job, JobViewCounts};
-use super::process_metrics;
-use super::view_query::parse_view_query;
-use super::views::{Bucket, ViewKind};
-use super::web_guard::{Decision, WebGuard};
 use crate::metrics::{METRICS, escape_label_value};
 use crate::sd_output::etag_matches;
+use crate::service::fleet::target_allocator;
+use crate::service::jobs::job::{Job, JobViewCounts};
+use crate::service::views::query::parse_view_query;
+use crate::service::views::{Bucket, ViewKind};
+use crate::service::web::guard::{Decision, WebGuard};
+use crate::service::web::process_metrics;
 
 /// What the HTTP handlers read: the running jobs, replaced on reload. Each job's
 /// targets are read from its actors' published snapshots: no request waits on a
@@ -130,7 +130,7 @@ async fn job_names(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResp
 }
 
 /// The query string that asks for `bucket` of `kind`.
-pub(super) fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
+pub(crate) fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
     let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
     match (kind, bucket) {
         (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
@@ -270,7 +270,7 @@ async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
     if !views.is_empty() {
         render_views(&mut out, &views);
     }
-    super::fleet::metrics::render(&mut out, &jobs);
+    crate::service::fleet::metrics::render(&mut out, &jobs);
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8"))
         .body(out)
@@ -362,7 +362,9 @@ pub fn serve_http(
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let data = web::Data::from(state);
     let tls = match &web {
-        Some(guard) => super::web_tls::server_config(guard).map_err(std::io::Error::other)?,
+        Some(guard) => {
+            crate::service::web::tls::server_config(guard).map_err(std::io::Error::other)?
+        }
         None => None,
     };
     let app_guard = web.clone();
@@ -399,7 +401,7 @@ pub fn serve_http(
                 "/jobs/{job:.*}/targets",
                 get_or_head().to(target_allocator::targets),
             )
-            .configure(super::api::routes)
+            .configure(crate::service::api::routes)
     })
     .on_connect(move |conn, ext| {
         target_allocator::note_client_certificate(conn, ext, connect_guard.as_deref())
