@@ -211,7 +211,8 @@ struct Args {
     /// Fleet scenario: how often each member scraper polls `?member=`, s.
     #[arg(long, default_value_t = 10.0)]
     fleet_member_poll_s: f64,
-    /// Fleet scenario: how often each collector polls its allocator share, s.
+    /// Fleet scenario: how often each collector polls its allocator share, s (0: no
+    /// collectors).
     #[arg(long, default_value_t = 30.0)]
     fleet_collector_poll_s: f64,
     /// Fleet scenario: one roll step (a member NotReady, deleted, or back) every this
@@ -1502,12 +1503,14 @@ fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
             kind: "member",
             member: Some(m),
         });
-        all.push(Consumer {
-            path: format!("/jobs/pods-0/targets?collector_id={name}"),
-            every: Duration::from_secs_f64(args.fleet_collector_poll_s),
-            kind: "collector",
-            member: None,
-        });
+        if args.fleet_collector_poll_s > 0.0 {
+            all.push(Consumer {
+                path: format!("/jobs/pods-0/targets?collector_id={name}"),
+                every: Duration::from_secs_f64(args.fleet_collector_poll_s),
+                kind: "collector",
+                member: None,
+            });
+        }
     }
     all
 }
