@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
@@ -35,6 +35,10 @@ use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Semantics, Subscription
 
 #[path = "support/fleet_consumers.rs"]
 mod fleet_consumers;
+#[path = "support/fleet_coverage.rs"]
+mod fleet_coverage;
+#[path = "support/flood_members.rs"]
+mod flood_members;
 #[path = "support/flood_protobuf.rs"]
 mod flood_protobuf;
 #[path = "support/flood_server.rs"]
@@ -198,6 +202,26 @@ struct Args {
     /// same kubesd serving no views).
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     fleet_views: String,
+    /// Fleet scenario: member scrapers (pods `scraper-NN` in `monitoring` over the three
+    /// zones, weights 1 and 2, rolled one by one; 0: no `membership` section). Each
+    /// polls `?member=` every `--fleet-member-poll-s` and, as a collector,
+    /// `/jobs/pods-0/targets?collector_id=` every `--fleet-collector-poll-s`.
+    #[arg(long, default_value_t = 0)]
+    fleet_members: usize,
+    /// Fleet scenario: how often each member scraper polls `?member=`, s.
+    #[arg(long, default_value_t = 10.0)]
+    fleet_member_poll_s: f64,
+    /// Fleet scenario: how often each collector polls its allocator share, s (0: no
+    /// collectors).
+    #[arg(long, default_value_t = 30.0)]
+    fleet_collector_poll_s: f64,
+    /// Fleet scenario: one roll step (a member NotReady, deleted, or back) every this
+    /// many ms while the flood runs.
+    #[arg(long, default_value_t = 1000)]
+    fleet_roll_ms: u64,
+    /// Fleet scenario: `membership.handover`.
+    #[arg(long, default_value = "2m")]
+    fleet_handover: String,
     /// Subscriber counts of the fanout scenario.
     #[arg(long, value_delimiter = ',', default_values_t = [20, 100])]
     subscribers: Vec<usize>,
@@ -450,6 +474,8 @@ impl Server {
                 &args.flood_touches,
                 "--encoding",
                 &args.encoding.to_string(),
+                "--fleet-members",
+                &args.fleet_members.to_string(),
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -491,6 +517,19 @@ impl Server {
             "GET /bench/go?upto={upto} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
         )
         .expect("gate request");
+        let mut buf = Vec::new();
+        let _ = s.read_to_end(&mut buf);
+    }
+
+    /// Lets the member pods' roll go as far as step `step`.
+    fn roll(&self, step: usize) {
+        let Some(addr) = &self.addr else { return };
+        let mut s = TcpStream::connect(addr).expect("server reachable");
+        write!(
+            s,
+            "GET /bench/roll?step={step} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .expect("roll request");
         let mut buf = Vec::new();
         let _ = s.read_to_end(&mut buf);
     }
@@ -974,8 +1013,17 @@ async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
 /// A Prometheus config of `jobs` pod jobs against `api_server`, each relabelling as
 /// users commonly do: the pod's labels mapped, namespace and pod copied from the meta
 /// labels, and a drop rule that never matches.
-fn service_config(api_server: &str, jobs: usize) -> String {
-    let mut out = String::from("scrape_configs:\n");
+fn service_config(api_server: &str, jobs: usize, membership: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(handover) = membership {
+        out.push_str(&format!(
+            "membership:\n  namespace: {}\n  label_selector: {}\n  api_server: {api_server}\n  \
+             zone_aware: true\n  weight_from: annotation:kubesd.io/weight\n  handover: {handover}\n",
+            flood_members::NAMESPACE,
+            flood_members::SELECTOR,
+        ));
+    }
+    out.push_str("scrape_configs:\n");
     for j in 0..jobs {
         out.push_str(&format!(
             r#"  - job_name: pods-{j}
@@ -1031,6 +1079,7 @@ async fn start_service(
     args: &Args,
     server: &Server,
     jobs: usize,
+    membership: Option<&str>,
 ) -> (
     kubesd::service::JobSet,
     actix_web::dev::ServerHandle,
@@ -1040,7 +1089,7 @@ async fn start_service(
     use std::collections::BTreeMap;
     use std::sync::RwLock;
 
-    let text = service_config(&server.url, jobs);
+    let text = service_config(&server.url, jobs, membership);
     let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
         .expect("the bench's config loads");
     let published = Arc::new(RwLock::new(BTreeMap::new()));
@@ -1079,7 +1128,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         rss_mb()
     };
     let sync_meter = Meter::start();
-    let (mut set, http, addr) = start_service(args, server, jobs).await;
+    let (mut set, http, addr) = start_service(args, server, jobs, None).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     loop {
         let a = addr.clone();
@@ -1240,10 +1289,14 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
 
 /// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
 /// `--fleet-rate`, and (with `--fleet-views on`) the view consumers polling throughout.
+/// With `--fleet-members`, a `membership` section too, whose pods roll while the flood
+/// runs (with the views off as well: the same kubesd serving no views).
 async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     server.gate(0);
+    server.roll(0);
     let sync_meter = Meter::start();
-    let (mut set, http, addr) = start_service(args, server, 1).await;
+    let membership = (args.fleet_members > 0).then_some(args.fleet_handover.as_str());
+    let (mut set, http, addr) = start_service(args, server, 1, membership).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     while set.work().objects_relabelled < args.pods as u64 && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(20)).await;
@@ -1252,32 +1305,35 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     let job = set.jobs().into_iter().next().expect("one job").1;
     let targets0 = job.status().targets;
     let views = args.fleet_views == "on";
-    let paths = fleet_paths(args);
+    let consumers = fleet_consumers_of(args);
+    let coverage = Arc::new(Mutex::new(fleet_coverage::Coverage::new(
+        args.pods,
+        args.fleet_members,
+    )));
     // Each view asked for once before the flood: the first request for a kind builds
     // its index (every object relabelled once), timed here apart from the polling.
     let first = Instant::now();
+    let mut uncovered = None;
     if views {
-        let (a, p) = (addr.clone(), paths.clone());
-        let _ = actix_rt::task::spawn_blocking(move || {
-            for path in &p {
-                let _ = fleet_consumers::get_with_etag(&a, path, "");
-            }
-        })
-        .await;
+        let (a, c, cov) = (addr.clone(), consumers.clone(), Arc::clone(&coverage));
+        uncovered = actix_rt::task::spawn_blocking(move || first_asks(&a, &c, &cov, deadline))
+            .await
+            .ok();
     }
     let first_s = first.elapsed().as_secs_f64();
     // The flood's meter resets the peak: the views' first build is taken here.
     let peak_after_first = peak_rss_mb();
     let stop = Arc::new(AtomicBool::new(false));
-    let every = Duration::from_secs(args.fleet_poll_s);
-    let consumers = views
-        .then(|| fleet_consumers::poll(addr.clone(), paths.clone(), every, 8, Arc::clone(&stop)));
+    let polling = views.then(|| {
+        let c = consumers.clone();
+        fleet_consumers::poll(addr.clone(), c, 8, Arc::clone(&coverage), Arc::clone(&stop))
+    });
     let meter = Meter::start();
-    let ok = fleet_flood(args, server, &job, targets0, deadline).await;
+    let (ok, steps) = fleet_flood(args, server, &job, targets0, deadline).await;
     let m = meter.finish();
     stop.store(true, Relaxed);
     // Joined off this thread: a request in flight needs the job actor, which runs here.
-    let polled = match consumers {
+    let polled = match polling {
         Some(c) => actix_rt::task::spawn_blocking(move || c.join().expect("consumers"))
             .await
             .expect("consumers joined"),
@@ -1292,17 +1348,53 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
         p99_ms: f64::NAN,
         extra: format!("pods/s; {targets0} targets; views asked once in {first_s:.1} s"),
     };
-    let consumers = if views { paths.len() } else { 0 };
     let flood = FleetFlood {
         ok,
-        consumers,
+        consumers: if views { consumers.len() } else { 0 },
         m,
         peak_after_first,
+        steps,
+        uncovered,
     };
-    let rows = vec![sync_row, fleet_row(args, flood, polled)];
+    let row = fleet_row(args, flood, polled, &coverage.lock().expect("coverage"));
+    let rows = vec![sync_row, row];
     set.stop_all().await;
     http.stop(true).await;
     rows
+}
+
+/// Asks every consumer's path once; the member views' answers go to `coverage`, waiting
+/// first (until `deadline`) for the member watch to have assigned some targets. The
+/// targets no member holds then, once every member has answered.
+fn first_asks(
+    addr: &str,
+    consumers: &[fleet_consumers::Consumer],
+    coverage: &Mutex<fleet_coverage::Coverage>,
+    deadline: Instant,
+) -> usize {
+    if let Some(c) = consumers.iter().find(|c| c.member.is_some()) {
+        while Instant::now() < deadline {
+            match fleet_consumers::get_with_etag(addr, &c.path, "") {
+                Ok((200, len, _)) if len > 2 => break,
+                _ => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+    let mut scanner = fleet_coverage::Scanner::default();
+    for c in consumers {
+        scanner.clear();
+        let scan = c.member.is_some().then_some(&mut scanner);
+        let _ = fleet_consumers::get(addr, &c.path, "", scan);
+        if let Some(m) = c.member {
+            coverage.lock().expect("coverage").update(m, &mut scanner);
+        }
+    }
+    let mut coverage = coverage.lock().expect("coverage");
+    if consumers.iter().any(|c| c.member.is_some()) {
+        coverage.arm()
+    } else {
+        0
+    }
 }
 
 /// What the fleet scenario's flood measured, beside what its consumers saw.
@@ -1315,34 +1407,69 @@ struct FleetFlood {
     m: Measured,
     /// The peak RSS once the views were first asked for, MB.
     peak_after_first: f64,
+    /// Roll steps taken during the flood.
+    steps: usize,
+    /// Targets no member view held once every member had answered before the flood.
+    uncovered: Option<usize>,
 }
 
 /// The fleet scenario's flood row: latencies over all the consumers' requests, the
-/// process's CPU less the consumers', and the peaks.
-fn fleet_row(args: &Args, flood: FleetFlood, mut polled: fleet_consumers::Polled) -> Row {
+/// process's CPU less the consumers', and the peaks; with members, the member views'
+/// and collectors' latencies, gaps and cross-zone targets.
+fn fleet_row(
+    args: &Args,
+    flood: FleetFlood,
+    mut polled: fleet_consumers::Polled,
+    coverage: &fleet_coverage::Coverage,
+) -> Row {
     let FleetFlood {
         ok,
         consumers,
         m,
         peak_after_first,
+        steps,
+        uncovered,
     } = flood;
     let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
-    let (shard_p50, shard_p99) = (polled.shard_quantile(0.5), polled.shard_quantile(0.99));
+    let mut kinds = String::new();
+    for kind in ["node", "shard", "member", "collector"] {
+        let (k50, k99) = (
+            polled.kind_quantile(kind, 0.5),
+            polled.kind_quantile(kind, 0.99),
+        );
+        if k50.is_finite() {
+            let n = polled.by_kind.get(kind).map_or(0, Vec::len);
+            kinds.push_str(&format!("{kind} p50/p99 {k50:.1}/{k99:.1} ms ({n}); "));
+        }
+    }
+    let members = if args.fleet_members > 0 {
+        format!(
+            "{} members, {steps} roll steps, handover {}; member polls {}: gaps after {} \
+             (most {}), most cross-zone in one answer {}, unknown addresses {}, \
+             uncovered before the flood {:?}; ",
+            args.fleet_members,
+            args.fleet_handover,
+            coverage.polls,
+            coverage.gap_polls,
+            coverage.max_gap,
+            coverage.max_cross_zone,
+            coverage.unknown,
+            uncovered,
+        )
+    } else {
+        String::new()
+    };
     let extra = format!(
-        "{}views {}: {} consumers every {} s: {} answers 200, {} 304, {} failed, {:.1} MB; \
-         shard views alone p50/p99 {:.1}/{:.1} ms; \
-         process less consumers {:.3} of a core; peak rss {:.0} MB \
+        "{}views {}: {} consumers: {} answers 200, {} 304, {} failed, {:.1} MB; {kinds}\
+         {members}process less consumers {:.3} of a core; peak rss {:.0} MB \
          (synced and views asked {:.0} MB, flood {:.0} MB)",
         if ok { "" } else { "TIMED OUT; " },
         args.fleet_views,
         consumers,
-        args.fleet_poll_s,
         polled.ok,
         polled.not_modified,
         polled.failed,
         polled.bytes as f64 / 1e6,
-        shard_p50,
-        shard_p99,
         (m.cpu_s - polled.cpu_s) / m.wall_s,
         peak_after_first.max(m.peak_rss_mb),
         peak_after_first,
@@ -1359,43 +1486,76 @@ fn fleet_row(args: &Args, flood: FleetFlood, mut polled: fleet_consumers::Polled
     }
 }
 
-/// The consumers' paths: one per node and one per shard.
+/// The consumers: one per node and one per shard (every `--fleet-poll-s`), then per
+/// member a scraper (`?member=`) and a collector (the allocator's share).
 /// A consumer's place in the list is its phase in the polling interval, so the shard
 /// consumers are spread among the node consumers as scrapers started at different
 /// times are, not all polling in the same instant.
-fn fleet_paths(args: &Args) -> Vec<String> {
-    let mut paths: Vec<String> = (0..args.fleet_nodes)
-        .map(|n| format!("/sd/pods-0?node=node-{n:04}"))
+fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
+    use fleet_consumers::Consumer;
+    let every = Duration::from_secs(args.fleet_poll_s);
+    let view = |path: String, kind| Consumer {
+        path,
+        every,
+        kind,
+        member: None,
+    };
+    let mut all: Vec<Consumer> = (0..args.fleet_nodes)
+        .map(|n| view(format!("/sd/pods-0?node=node-{n:04}"), "node"))
         .collect();
-    let every = (args.fleet_nodes / args.fleet_shards.max(1)).max(1);
-    // Shard `i` at place `i * (every + 1)`: every shard then `every` node consumers.
+    let spacing = (args.fleet_nodes / args.fleet_shards.max(1)).max(1);
+    // Shard `i` at place `i * (spacing + 1)`: every shard then `spacing` node consumers.
     for i in 0..args.fleet_shards {
-        let at = (i * (every + 1)).min(paths.len());
-        paths.insert(
-            at,
-            format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards),
-        );
+        let at = (i * (spacing + 1)).min(all.len());
+        let path = format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards);
+        all.insert(at, view(path, "shard"));
     }
-    paths
+    for m in 0..args.fleet_members {
+        let name = flood_members::member_name(m);
+        all.push(Consumer {
+            path: format!("/sd/pods-0?member={name}"),
+            every: Duration::from_secs_f64(args.fleet_member_poll_s),
+            kind: "member",
+            member: Some(m),
+        });
+        if args.fleet_collector_poll_s > 0.0 {
+            all.push(Consumer {
+                path: format!("/jobs/pods-0/targets?collector_id={name}"),
+                every: Duration::from_secs_f64(args.fleet_collector_poll_s),
+                kind: "collector",
+                member: None,
+            });
+        }
+    }
+    all
 }
 
-/// Opens the gate at `--fleet-rate` events/s until every event is out, then waits for
-/// the deletion that follows the last one to show in the job's target count.
+/// Opens the gate at `--fleet-rate` events/s until every event is out, rolling the
+/// members one step every `--fleet-roll-ms` meanwhile, then waits for the deletion that
+/// follows the last event to show in the job's target count. Whether it did, and the
+/// roll steps taken.
 async fn fleet_flood(
     args: &Args,
     server: &Server,
     job: &kubesd::service::Job,
     targets0: usize,
     deadline: Instant,
-) -> bool {
+) -> (bool, usize) {
     let start = Instant::now();
     let mut upto = 0;
+    let mut steps = 0;
     while upto <= args.events && Instant::now() < deadline {
-        let due = (start.elapsed().as_secs_f64() * args.fleet_rate as f64) as usize;
+        let elapsed = start.elapsed();
+        let due = (elapsed.as_secs_f64() * args.fleet_rate as f64) as usize;
         let next = due.min(args.events + 1);
         if next > upto {
             upto = next;
             server.gate(upto);
+        }
+        let step = (elapsed.as_millis() / u128::from(args.fleet_roll_ms.max(1))) as usize;
+        if args.fleet_members > 0 && step > steps {
+            steps = step;
+            server.roll(steps);
         }
         if upto > args.events {
             break;
@@ -1405,11 +1565,11 @@ async fn fleet_flood(
     while Instant::now() < deadline {
         let status = job.status();
         if status.targets < targets0 {
-            return true;
+            return (true, steps);
         }
         actix_rt::time::sleep(Duration::from_millis(5)).await;
     }
-    false
+    (false, steps)
 }
 
 /// serde_json alone, one core: the same watch byte stream (the same pod events) framed
@@ -1452,6 +1612,7 @@ fn main() {
             events: args.events,
             touch_label: args.flood_touches == "label",
             protobuf: args.encoding == WireEncoding::Auto,
+            members: args.fleet_members,
         });
     }
     args.apply_quick();

@@ -17,6 +17,8 @@
 //!   pods watch stream up to event `K` (0 holds them). Other watches stay open, idle.
 //!   Event `events + 1`, past the flood, `DELETED`s pod 0: a change every reader sees
 //!   in its target count, which marks that it has applied everything before it.
+//! - With `members`, the namespaced `GET /api/v1/namespaces/monitoring/pods` serves
+//!   scraper pods that `GET /bench/roll?step=K` rolls (see `flood_members`).
 //! - `GET /bench/stream`: every event at once, then the end of the stream: the
 //!   self-check of how fast the server alone can push.
 //! - In protobuf (built with `ServerSpec::protobuf`) to a request whose `Accept` puts
@@ -33,7 +35,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use kubesd::simulator::Resource;
 use kubesd::simulator::protobuf;
 
-use super::{flood_protobuf, realistic_pod};
+use super::{flood_members, flood_protobuf, realistic_pod};
 
 /// What the server serves.
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +50,8 @@ pub struct ServerSpec {
     /// Also serve protobuf, to requests whose `Accept` puts it first (built only when
     /// the bench may ask for it: it doubles the server's memory).
     pub protobuf: bool,
+    /// Scraper pods in `monitoring`, rolled by `/bench/roll` (see `flood_members`).
+    pub members: usize,
 }
 
 /// Width of the `bench/sent` and `bench/seq` values; fixed so they are patched in place.
@@ -100,6 +104,7 @@ struct Data {
     /// The gate: pods watches may stream events `1..=upto`.
     gate: Mutex<usize>,
     opened: Condvar,
+    members: flood_members::Members,
 }
 
 /// The name of pod `i` (as `realistic_pod_json` names it) and its namespace.
@@ -305,6 +310,7 @@ fn build(spec: ServerSpec) -> Data {
         protobuf: spec.protobuf.then(|| build_protobuf(&objects)),
         gate: Mutex::new(0),
         opened: Condvar::new(),
+        members: flood_members::Members::new(spec.members),
     }
 }
 
@@ -396,6 +402,24 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
             *data.gate.lock().expect("gate") = upto;
             data.opened.notify_all();
             return respond(&mut out, "text/plain", b"ok");
+        }
+        if path == "/bench/roll" {
+            let step = query
+                .split('&')
+                .find_map(|p| p.strip_prefix("step="))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            data.members.roll_to(step);
+            return respond(&mut out, "text/plain", b"ok");
+        }
+        if data.spec.members > 0 && flood_members::is_members_path(path) {
+            // In JSON whatever the client accepts, as a custom resource is served.
+            if watch {
+                watch_head(&mut out, &data.json)?;
+                return data.members.watch(&mut out, query);
+            }
+            respond(&mut out, "application/json", &data.members.list())?;
+            continue;
         }
         let served = match &data.protobuf {
             Some(protobuf) if request.protobuf => protobuf,

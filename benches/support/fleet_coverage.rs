@@ -1,0 +1,181 @@
+//! What the fleet scenario's member consumers were served, together: after each poll of
+//! `/sd/{job}?member=scraper-M`, the targets no member's last answer holds (a gap at
+//! that instant: no scraper scrapes them), and the targets a member got outside its
+//! zone. Targets are the flood server's pods' (`10.a.b.c`, pod `a<<16 | b<<8 | c`, six
+//! ports `8080+c`, `9090+c`), each pod on node `i % 2000`, whose zone is `node % 3`.
+//! Pod 0 is left out: the end of the flood deletes it.
+
+use super::flood_members;
+
+/// Ports per pod (three containers, two ports each).
+const PORTS: usize = 6;
+
+/// The targets' coverage by the members' last answers.
+pub struct Coverage {
+    /// How many members' last answers hold each target.
+    counts: Vec<u8>,
+    /// Each member's last answer, as target ids.
+    views: Vec<Vec<u32>>,
+    /// Targets (pod 0's left out) that no last answer holds.
+    uncovered: usize,
+    /// Counting starts once every member has answered (`arm`).
+    armed: bool,
+    /// Polls after which some target was held by no member.
+    pub gap_polls: usize,
+    /// The most targets held by no member after a poll.
+    pub max_gap: usize,
+    /// The most targets one answer gave outside its member's zone.
+    pub max_cross_zone: usize,
+    /// Addresses that are no pod's target.
+    pub unknown: usize,
+    /// Polls counted.
+    pub polls: usize,
+}
+
+impl Coverage {
+    /// Nothing covered yet, for `pods` pods and `members` members.
+    pub fn new(pods: usize, members: usize) -> Coverage {
+        Coverage {
+            counts: vec![0; pods * PORTS],
+            views: vec![Vec::new(); members],
+            uncovered: pods.saturating_sub(1) * PORTS,
+            armed: false,
+            gap_polls: 0,
+            max_gap: 0,
+            max_cross_zone: 0,
+            unknown: 0,
+            polls: 0,
+        }
+    }
+
+    /// Starts counting gaps; the targets uncovered now.
+    pub fn arm(&mut self) -> usize {
+        self.armed = true;
+        self.uncovered
+    }
+
+    /// Member `m`'s new answer, as `scanned`, replaces its last.
+    pub fn update(&mut self, m: usize, scanned: &mut Scanner) {
+        let zone = flood_members::node_zone(m);
+        let mut ids = Vec::with_capacity(scanned.ids.len());
+        let mut cross = 0;
+        self.unknown += scanned.unknown;
+        for &id in &scanned.ids {
+            if (id as usize) < self.counts.len() {
+                let pod = id as usize / PORTS;
+                cross += usize::from(flood_members::node_zone(pod % 2000) != zone);
+                ids.push(id);
+            } else {
+                self.unknown += 1;
+            }
+        }
+        for &id in &ids {
+            self.add(id, 1);
+        }
+        for id in std::mem::replace(&mut self.views[m], ids) {
+            self.add(id, -1);
+        }
+        if self.armed {
+            self.polls += 1;
+            self.max_cross_zone = self.max_cross_zone.max(cross);
+            if self.uncovered > 0 {
+                self.gap_polls += 1;
+                self.max_gap = self.max_gap.max(self.uncovered);
+            }
+        }
+    }
+
+    fn add(&mut self, id: u32, by: i8) {
+        let c = &mut self.counts[id as usize];
+        let before = *c;
+        *c = c.saturating_add_signed(by);
+        if id as usize >= PORTS {
+            match (before, *c) {
+                (0, n) if n > 0 => self.uncovered -= 1,
+                (n, 0) if n > 0 => self.uncovered += 1,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Reads an HTTP SD body piece by piece: the target ids of the strings in each
+/// `"targets":[...]`, and how many were no pod's target.
+#[derive(Default)]
+pub struct Scanner {
+    /// How much of `"targets":[` was matched last (while outside an array).
+    matched: usize,
+    in_array: bool,
+    in_string: bool,
+    address: Vec<u8>,
+    ids: Vec<u32>,
+    unknown: usize,
+}
+
+impl Scanner {
+    const KEY: &'static [u8] = b"\"targets\":[";
+
+    /// Ready for another body.
+    pub fn clear(&mut self) {
+        *self = Scanner {
+            ids: std::mem::take(&mut self.ids),
+            ..Scanner::default()
+        };
+        self.ids.clear();
+    }
+
+    /// The next piece of the body.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.in_string {
+                if b == b'"' {
+                    self.in_string = false;
+                    match target_id(&self.address) {
+                        Some(id) => self.ids.push(id),
+                        None => self.unknown += 1,
+                    }
+                } else {
+                    self.address.push(b);
+                }
+            } else if self.in_array {
+                match b {
+                    b'"' => {
+                        self.in_string = true;
+                        self.address.clear();
+                    }
+                    b']' => self.in_array = false,
+                    _ => {}
+                }
+            } else if b == Self::KEY[self.matched] {
+                self.matched += 1;
+                if self.matched == Self::KEY.len() {
+                    self.in_array = true;
+                    self.matched = 0;
+                }
+            } else {
+                self.matched = usize::from(b == Self::KEY[0]);
+            }
+        }
+    }
+}
+
+/// The id of target `10.a.b.c:port`: pod `a<<16 | b<<8 | c` times six plus its port's
+/// place.
+fn target_id(address: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(address).ok()?;
+    let (ip, port) = text.split_once(':')?;
+    let octets: Vec<u32> = ip
+        .split('.')
+        .map(|o| o.parse().ok())
+        .collect::<Option<_>>()?;
+    let [10, a, b, c] = octets[..] else {
+        return None;
+    };
+    let port: u32 = port.parse().ok()?;
+    let slot = match port {
+        8080..=8082 => port - 8080,
+        9090..=9092 => 3 + port - 9090,
+        _ => return None,
+    };
+    Some(((a << 16 | b << 8 | c) * PORTS as u32) + slot)
+}
