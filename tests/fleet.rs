@@ -440,6 +440,20 @@ async fn members_keep_to_their_zone_and_hand_over() {
     assert!(crossing > 0, "node-002 has targets");
     let counted = metric(&client, &base, "kubesd_job_member_targets_cross_zone").await;
     assert_eq!(counted, Some(f64::from(crossing)));
+    // The status page's counts per zone of the members: each member's targets under its
+    // node's zone, nothing under node-002's memberless zone.
+    let (_, _, body) = get(&client, &format!("{base}/api/v1/kubesd/jobs"), None).await;
+    let jobs: serde_json::Value = serde_json::from_slice(&body).expect("jobs JSON");
+    let zones = &jobs["data"][0]["memberZones"];
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for (member, node, _) in scrapers {
+        let (_, _, body) = get(&client, &format!("{base}/sd/pods?member={member}"), None).await;
+        *expected.entry(zone_of[node].clone()).or_default() += targets(&body).len() as u64;
+    }
+    for (zone, n) in &expected {
+        assert_eq!(zones[zone].as_u64(), Some(*n), "zone {zone} in {zones}");
+    }
+    assert!(zones.get(no_member).is_none(), "{zones}");
 
     // scraper-b0 NotReady: zone b's targets go to zone a at once, and stay at b0 for
     // the handover.

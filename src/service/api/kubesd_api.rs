@@ -51,6 +51,11 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
                 json!({"view": view_query_text(kind, bucket), "targets": targets})
             })
             .collect();
+        let zones: serde_json::Map<String, Value> = job
+            .member_zones()
+            .into_iter()
+            .map(|(zone, n)| (zone.to_string(), n.into()))
+            .collect();
         out.push(json!({
             "job": name,
             "targets": status.targets,
@@ -59,6 +64,7 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
             "changesApplied": status.applied,
             "lastChange": unix_seconds(status.last_change),
             "views": views,
+            "memberZones": zones,
         }));
     }
     success(Value::Array(out))

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix::Addr;
+use arcstr::ArcStr;
 
 use crate::labels::Labels;
 use crate::promconfig::{self, ServedConfig};
@@ -179,6 +180,28 @@ impl Job {
             }
         }
         all
+    }
+
+    /// Targets per zone of the members its member views assign them to (a member of no
+    /// known zone counts under ""; a target in handover counts at both its members),
+    /// summed over its actors; empty when no member view is kept.
+    pub fn member_zones(&self) -> BTreeMap<ArcStr, usize> {
+        let mut zones = BTreeMap::new();
+        for snapshot in self.snapshots() {
+            let Some(partition) = snapshot.partition(ViewKind::Member) else {
+                continue;
+            };
+            let assignment = &snapshot.members.current;
+            for (bucket, n) in counts(partition) {
+                let Bucket::Name(member) = bucket else {
+                    continue;
+                };
+                let node = assignment.members().iter().find(|m| m.name == member);
+                let zone = node.map_or("", |m| assignment.zone_of(&m.node));
+                *zones.entry(ArcStr::from(zone)).or_default() += n;
+            }
+        }
+        zones
     }
 
     /// What its actors have done, summed.

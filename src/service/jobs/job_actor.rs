@@ -157,6 +157,7 @@ impl JobActor {
             stats: self.stats.clone(),
             work: self.state.work,
             fleet: self.state.fleet_counts,
+            members: Arc::clone(&self.state.fleet),
         });
     }
 

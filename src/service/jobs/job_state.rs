@@ -99,7 +99,7 @@ pub struct JobState {
     /// The view partitions consumers asked for, at most [`MAX_INDEXES`].
     pub indexes: Vec<ViewIndex>,
     /// The members (and those in handover) for the member partition.
-    fleet: Arc<Fleet>,
+    pub fleet: Arc<Fleet>,
     scratch: Scratch,
     /// What it has done.
     pub work: JobWork,

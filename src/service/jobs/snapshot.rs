@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 
 use crate::sd_output::KeyedGroups;
-use crate::service::fleet::FleetCounts;
+use crate::service::fleet::{Fleet, FleetCounts};
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::views::ViewKind;
 use crate::service::views::index::Partition;
@@ -81,6 +81,9 @@ pub struct JobSnapshot {
     pub work: JobWork,
     /// Its member partition counted.
     pub fleet: FleetCounts,
+    /// The members it assigned targets to (a pointer to the fleet it was given), to
+    /// tell each member's zone.
+    pub members: Arc<Fleet>,
 }
 
 impl JobSnapshot {
