@@ -306,6 +306,28 @@ async fn status_page_and_its_json_are_served() {
         "{watchers:?}"
     );
     assert!(watchers.iter().all(|w| w["relists"].as_u64() >= Some(1)));
+    // Each URL's own list mode and encoding (this simulator streams lists, in protobuf
+    // for pods), and no error.
+    let pods_url = watchers
+        .iter()
+        .find(|w| {
+            w["url"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/api/v1/pods"))
+        })
+        .expect("the pods URL");
+    assert_eq!(pods_url["phase"], "Watching", "{pods_url}");
+    assert!(pods_url["listMode"].is_string(), "{pods_url}");
+    assert_eq!(pods_url["encoding"], "protobuf", "{pods_url}");
+    assert!(pods_url["lastError"].is_null() && pods_url["lastErrorTime"].is_null());
+    // HEAD, as on every GET path: the head without the body.
+    for path in ["/", "/api/v1/targets", "/api/v1/kubesd/jobs"] {
+        let url = format!("{}{path}", service.base);
+        let req = service.client.head(&url).no_decompress();
+        let mut res = req.send().await.expect("answers");
+        let body = res.body().await.expect("body");
+        assert_eq!((res.status().as_u16(), body.len()), (200, 0), "HEAD {path}");
+    }
     let (status, page) = service.get("/").await;
     assert_eq!(status, 200);
     let page = String::from_utf8_lossy(&page);

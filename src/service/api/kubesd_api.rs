@@ -21,14 +21,14 @@ use super::listing::{DropReason, DroppedTarget, TargetQuery};
 use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
 use super::target_filter::TargetFilter;
 use crate::UrlStatus;
-use crate::service::web::http::view_query_text;
+use crate::service::web::http::{get_or_head, view_query_text};
 use crate::service::{Job, JobActor, JobWork, ServiceState, SnapshotCell};
 
 /// Adds the routes.
 pub fn routes(app: &mut web::ServiceConfig) {
-    app.route("/api/v1/kubesd/jobs", web::get().to(jobs))
-        .route("/api/v1/kubesd/targets", web::get().to(targets))
-        .route("/api/v1/kubesd/watchers", web::get().to(watchers));
+    app.route("/api/v1/kubesd/jobs", get_or_head().to(jobs))
+        .route("/api/v1/kubesd/targets", get_or_head().to(targets))
+        .route("/api/v1/kubesd/watchers", get_or_head().to(watchers));
 }
 
 /// Seconds since the Unix epoch, as the page reads times.

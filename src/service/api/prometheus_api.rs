@@ -19,6 +19,7 @@ use crate::labels::Labels;
 use crate::relabel::{
     ADDRESS_LABEL, PARAM_PREFIX, RelabelConfig, ScrapeSettings, relabel_steps as steps, seeded,
 };
+use crate::service::web::http::get_or_head;
 use crate::service::{Job, ServiceState};
 
 /// Dropped targets one response lists per scrape pool, at most.
@@ -30,12 +31,12 @@ static LISTINGS: Semaphore = Semaphore::const_new(1);
 
 /// Adds the routes.
 pub fn routes(app: &mut web::ServiceConfig) {
-    app.route("/api/v1/targets", web::get().to(targets))
+    app.route("/api/v1/targets", get_or_head().to(targets))
         .route(
             "/api/v1/targets/relabel_steps",
-            web::get().to(relabel_steps),
+            get_or_head().to(relabel_steps),
         )
-        .route("/api/v1/status/config", web::get().to(status_config));
+        .route("/api/v1/status/config", get_or_head().to(status_config));
 }
 
 /// Which targets a request asks for: Prometheus' `state` (`active`, `dropped`,

@@ -3,6 +3,7 @@
 //! config). It reads the JSON endpoints of [`super::kubesd_api`] and
 //! [`super::prometheus_api`] and polls them to follow changes.
 
+use crate::service::web::http::get_or_head;
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpResponse, web};
 
@@ -11,7 +12,7 @@ const PAGE: &str = include_str!("status.html");
 
 /// Adds the route.
 pub fn routes(app: &mut web::ServiceConfig) {
-    app.route("/", web::get().to(page));
+    app.route("/", get_or_head().to(page));
 }
 
 async fn page() -> HttpResponse {

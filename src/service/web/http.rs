@@ -348,7 +348,7 @@ async fn check_access(
 }
 
 /// GET, and HEAD (answered as GET, without the body).
-fn get_or_head() -> actix_web::Route {
+pub(crate) fn get_or_head() -> actix_web::Route {
     web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
 }
 
