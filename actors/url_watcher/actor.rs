@@ -24,6 +24,7 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use tracing::{debug, info, warn};
 
+use super::backoff::JitteredExponential;
 use super::list_requests::{ListAttempt, ListRequests, Sent, origin};
 use super::machine::{Action, EventCounts, Failure, Input, ListCaps, Machine, Report, State, Step};
 use super::status::{UrlError, UrlProblem, UrlStatus};
@@ -125,8 +126,7 @@ impl UrlWatcher {
         let machine = Machine::new(
             role,
             can_fall_back,
-            o.backoff_initial,
-            o.backoff_max,
+            Box::new(JitteredExponential::new(o.backoff_initial, o.backoff_max)),
             o.max_event_size,
         )
         .with_list_mode(o.list_mode)

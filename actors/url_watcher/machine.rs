@@ -36,9 +36,6 @@
 use arcstr::ArcStr;
 use std::time::Duration;
 
-use backoff::ExponentialBackoff;
-use backoff::backoff::Backoff as _;
-
 use crate::api::{ApiGroupVersion, ServerVersion};
 use crate::config::ListMode;
 use crate::error::DecodeError;
@@ -47,6 +44,7 @@ use crate::model::{Object, Role};
 use crate::proto::Encoding;
 use crate::watch::{EventFraming, EventType, ListPage, Status, WatchEvent, decode_event_in};
 
+use super::backoff::RetryBackoff;
 use super::initial_events::{InitialEvents, InitialOutcome, MAX_UNDECODABLE_IN_A_ROW, Tally};
 use super::status::UrlPhase;
 
@@ -399,42 +397,6 @@ impl std::fmt::Display for Step {
     }
 }
 
-/// The retry delays of one URL: exponential with jitter, never over the cap.
-struct RetryDelays {
-    backoff: ExponentialBackoff,
-    max: Duration,
-}
-
-impl RetryDelays {
-    fn new(initial: Duration, max: Duration) -> RetryDelays {
-        RetryDelays {
-            backoff: ExponentialBackoff {
-                initial_interval: initial,
-                current_interval: initial,
-                max_interval: max,
-                multiplier: 2.0,
-                randomization_factor: 0.5,
-                max_elapsed_time: None,
-                ..ExponentialBackoff::default()
-            },
-            max,
-        }
-    }
-
-    /// The next delay: the jittered interval (half to one and a half of it) capped at
-    /// the maximum, so the cap is a real bound.
-    fn next(&mut self) -> Duration {
-        self.backoff
-            .next_backoff()
-            .unwrap_or(self.max)
-            .min(self.max)
-    }
-
-    fn reset(&mut self) {
-        self.backoff.reset();
-    }
-}
-
 /// The protocol state of one URL watcher.
 pub struct Machine {
     role: Role,
@@ -443,7 +405,8 @@ pub struct Machine {
     lines: EventFraming,
     /// The largest event a watch may send.
     max_event: usize,
-    delays: RetryDelays,
+    /// How long each retry waits.
+    delays: Box<dyn RetryBackoff>,
     /// The role has an older API version not tried yet.
     can_fall_back: bool,
     /// The older version is in use, after a 404 in the current one.
@@ -465,12 +428,11 @@ pub struct Machine {
 
 impl Machine {
     /// A machine for `role`; `can_fall_back` when the role has a `v1beta1` to try on 404.
-    /// `max_event` bounds a watch line.
+    /// Every retry waits on `delays`; `max_event` bounds a watch line.
     pub fn new(
         role: Role,
         can_fall_back: bool,
-        backoff_initial: Duration,
-        backoff_max: Duration,
+        delays: Box<dyn RetryBackoff>,
         max_event: usize,
     ) -> Machine {
         Machine {
@@ -482,7 +444,7 @@ impl Machine {
             },
             lines: EventFraming::new(Encoding::Json, max_event),
             max_event,
-            delays: RetryDelays::new(backoff_initial, backoff_max),
+            delays,
             can_fall_back,
             fell_back: false,
             gone_since_healthy: false,
@@ -871,8 +833,8 @@ impl Machine {
         report: impl FnOnce(Duration) -> Option<Report>,
         out: &mut Vec<Action>,
     ) {
-        let delay = self.delays.next();
-        let delay = retry_after.map_or(delay, |asked| delay.max(asked.min(self.delays.max)));
+        let delay = self.delays.next_delay();
+        let delay = retry_after.map_or(delay, |asked| delay.max(asked.min(self.delays.cap())));
         self.remember_rv();
         self.lines.clear();
         self.enter(State::BackingOff { then }, out);
@@ -913,7 +875,7 @@ impl Machine {
             _ => false,
         };
         let retry_after = if configuration {
-            Some(self.delays.max)
+            Some(self.delays.cap())
         } else {
             retry_after
         };

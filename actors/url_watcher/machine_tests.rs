@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::backoff::JitteredExponential;
 use super::initial_events::MAX_UNDECODABLE_IN_A_ROW;
 use super::machine::{Action, Failure, Input, ListCaps, ListWay, Machine, Next, Report, State};
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
@@ -11,14 +12,13 @@ use crate::watch::{WatchEvent, decode_list};
 
 const CAP: Duration = Duration::from_secs(30);
 
+/// The engine's policy: from 1 s, doubling, capped at [`CAP`].
+fn delays() -> Box<JitteredExponential> {
+    Box::new(JitteredExponential::new(Duration::from_secs(1), CAP))
+}
+
 fn machine(role: Role) -> Machine {
-    Machine::new(
-        role,
-        role == Role::EndpointSlice,
-        Duration::from_secs(1),
-        CAP,
-        1 << 20,
-    )
+    Machine::new(role, role == Role::EndpointSlice, delays(), 1 << 20)
 }
 
 fn pod_json(name: &str, rv: u64) -> String {
@@ -256,7 +256,7 @@ fn a_rejected_event_never_moves_the_resource_version() {
 
 #[test]
 fn an_event_over_the_size_limit_is_refused_before_it_is_whole() {
-    let mut m = Machine::new(Role::Pod, false, Duration::from_secs(1), CAP, 100);
+    let mut m = Machine::new(Role::Pod, false, delays(), 100);
     m.on(Input::Start);
     m.on(page(10, &["a"], None));
     let actions = m.on(Input::Chunks(&piece(&[b'x'; 101])));

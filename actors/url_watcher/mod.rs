@@ -4,6 +4,7 @@
 //! performs its actions with awc.
 
 pub mod actor;
+pub mod backoff;
 mod initial_events;
 mod list_requests;
 pub mod machine;
