@@ -817,28 +817,7 @@ async fn pod_run(
     let sync_meter = Meter::start();
     let discovery = Discovery::start(options(args));
     let cfg = config(args, server, Role::Pod);
-    let mut full: Vec<Subscription<Kept>> = Vec::new();
-    let mut cheap: Vec<Subscription<u32>> = Vec::new();
-    for i in 0..subs {
-        let (p, mine) = (Arc::clone(&probe), Arc::new(AtomicUsize::new(0)));
-        if subs == 1 {
-            full.push(
-                subscribe(&discovery, &extra_arbiters, i, &cfg, move |l: &Labels| {
-                    p.observe(l, &mine);
-                    Some(l.clone())
-                })
-                .await,
-            );
-        } else {
-            cheap.push(
-                subscribe(&discovery, &extra_arbiters, i, &cfg, move |l: &Labels| {
-                    p.observe(l, &mine);
-                    Some(l.len() as u32)
-                })
-                .await,
-            );
-        }
-    }
+    let (full, cheap) = subscribe_pods(&discovery, &extra_arbiters, &cfg, subs, &probe).await;
     for s in &full {
         s.synced().await;
     }
@@ -864,47 +843,11 @@ async fn pod_run(
             METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
         ),
     };
-    let mut flood_row = None;
-    if flood {
-        let events = args.events;
-        probe.expect(events);
-        let coalesced0 = METRICS.engine.subscriber_coalesced.get();
-        let meter = Meter::start();
-        let modified0 = METRICS.role_total(Role::Pod, |m| m.events_modified.get());
-        server.gate(events);
-        let ok = if server.addr.is_some() {
-            probe
-                .wait_done(subs, Duration::from_secs(args.timeout_s))
-                .await
-        } else {
-            // An external server: until the watcher has decoded `events` events.
-            let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-            while METRICS.role_total(Role::Pod, |m| m.events_modified.get()) - modified0
-                < events as u64
-                && Instant::now() < deadline
-            {
-                actix_rt::time::sleep(Duration::from_millis(5)).await;
-            }
-            Instant::now() < deadline
-        };
-        let m = meter.finish();
-        let (p50, p99, seen) = probe.percentiles();
-        let seen_total = probe.seen.load(Relaxed);
-        flood_row = Some(Row {
-            scenario: name.into(),
-            subs,
-            events,
-            m,
-            p50_ms: p50,
-            p99_ms: p99,
-            extra: format!(
-                "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
-                if ok { "" } else { "TIMED OUT; " },
-                seen_total as f64 / subs as f64 / events as f64,
-                METRICS.engine.subscriber_coalesced.get() - coalesced0,
-            ),
-        });
-    }
+    let flood_row = if flood {
+        Some(pod_flood(args, server, &probe, subs, name).await)
+    } else {
+        None
+    };
     for s in full {
         s.stop().await;
     }
@@ -919,12 +862,87 @@ async fn pod_run(
         a.stop();
     }
     let note = format!("; rss after stop {after:.0} MB");
-    let mut sync_row = sync_row;
+    let (mut sync_row, mut flood_row) = (sync_row, flood_row);
     match &mut flood_row {
         Some(r) => r.extra.push_str(&note),
         None => sync_row.extra.push_str(&note),
     }
     (Some(sync_row), flood_row)
+}
+
+/// `subs` subscriptions to the pods of `cfg`, each observed by `probe`: one keeps
+/// every target (`full`), more keep a count each (`cheap`).
+async fn subscribe_pods(
+    discovery: &Discovery,
+    extra_arbiters: &[actix::Arbiter],
+    cfg: &SdConfig,
+    subs: usize,
+    probe: &Arc<Probe>,
+) -> (Vec<Subscription<Kept>>, Vec<Subscription<u32>>) {
+    let mut full: Vec<Subscription<Kept>> = Vec::new();
+    let mut cheap: Vec<Subscription<u32>> = Vec::new();
+    for i in 0..subs {
+        let (p, mine) = (Arc::clone(probe), Arc::new(AtomicUsize::new(0)));
+        if subs == 1 {
+            full.push(
+                subscribe(discovery, extra_arbiters, i, cfg, move |l: &Labels| {
+                    p.observe(l, &mine);
+                    Some(l.clone())
+                })
+                .await,
+            );
+        } else {
+            cheap.push(
+                subscribe(discovery, extra_arbiters, i, cfg, move |l: &Labels| {
+                    p.observe(l, &mine);
+                    Some(l.len() as u32)
+                })
+                .await,
+            );
+        }
+    }
+    (full, cheap)
+}
+
+/// The flood after sync: `args.events` events, until every subscriber saw the last
+/// (or, against an external server, the watcher decoded them all); its row.
+async fn pod_flood(args: &Args, server: &Server, probe: &Probe, subs: usize, name: &str) -> Row {
+    let events = args.events;
+    probe.expect(events);
+    let coalesced0 = METRICS.engine.subscriber_coalesced.get();
+    let meter = Meter::start();
+    let modified0 = METRICS.role_total(Role::Pod, |m| m.events_modified.get());
+    server.gate(events);
+    let ok = if server.addr.is_some() {
+        probe
+            .wait_done(subs, Duration::from_secs(args.timeout_s))
+            .await
+    } else {
+        let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+        while METRICS.role_total(Role::Pod, |m| m.events_modified.get()) - modified0 < events as u64
+            && Instant::now() < deadline
+        {
+            actix_rt::time::sleep(Duration::from_millis(5)).await;
+        }
+        Instant::now() < deadline
+    };
+    let m = meter.finish();
+    let (p50, p99, seen) = probe.percentiles();
+    let seen_total = probe.seen.load(Relaxed);
+    Row {
+        scenario: name.into(),
+        subs,
+        events,
+        m,
+        p50_ms: p50,
+        p99_ms: p99,
+        extra: format!(
+            "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
+            if ok { "" } else { "TIMED OUT; " },
+            seen_total as f64 / subs as f64 / events as f64,
+            METRICS.engine.subscriber_coalesced.get() - coalesced0,
+        ),
+    }
 }
 
 /// Role endpoints with attach node over `services` services: pod churn dirties the one
@@ -1120,41 +1138,15 @@ async fn start_service(
 /// the flood (until every job's target count shows the deletion that follows the last
 /// event), with a reader polling the first job's `/sd` throughout.
 async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
-    use kubesd::service::JobSet;
-
     server.gate(0);
-    let baseline = {
-        trim_heap();
-        rss_mb()
-    };
+    trim_heap();
+    let baseline = rss_mb();
     let sync_meter = Meter::start();
     let (mut set, http, addr) = start_service(args, server, jobs, None).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-    loop {
-        let a = addr.clone();
-        let ready = actix_rt::task::spawn_blocking(move || http_get(&a, "/ready"))
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .is_some_and(|(code, _)| code == 200);
-        if ready || Instant::now() > deadline {
-            break;
-        }
-        actix_rt::time::sleep(Duration::from_millis(20)).await;
-    }
-    let everything = (args.pods * set.job_actors()) as u64;
-    while set.work().objects_relabelled < everything && Instant::now() < deadline {
-        actix_rt::time::sleep(Duration::from_millis(5)).await;
-    }
+    wait_synced(&addr, &set, (args.pods * set.job_actors()) as u64, deadline).await;
     let synced = sync_meter.finish();
-    let statuses = async |set: &JobSet| {
-        let mut out = Vec::new();
-        for (_, job) in set.jobs() {
-            out.push(job.status());
-        }
-        out
-    };
-    let targets0: Vec<usize> = statuses(&set).await.iter().map(|s| s.targets).collect();
+    let targets0: Vec<usize> = job_statuses(&set).iter().map(|s| s.targets).collect();
     let work0 = set.work();
     let mut rows = vec![Row {
         scenario: "service-sync".into(),
@@ -1169,57 +1161,13 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             set.job_actors(),
         ),
     }];
-
-    // The same request with nothing else running, three times: the transfer's floor,
-    // against which the flood's latencies read (the first also assembles the body).
-    let mut idle_ms = Vec::new();
-    for _ in 0..3 {
-        let a = addr.clone();
-        let t = Instant::now();
-        let ok = actix_rt::task::spawn_blocking(move || http_get(&a, "/sd/pods-0"))
-            .await
-            .ok()
-            .and_then(|r| r.ok())
-            .is_some_and(|(code, _)| code == 200);
-        if ok {
-            idle_ms.push(format!("{:.0}", t.elapsed().as_secs_f64() * 1000.0));
-        }
-    }
-
-    // The reader: one job's /sd, every `sd_poll_ms`, on a thread of its own.
+    let idle_ms = idle_sd_requests(&addr).await;
     let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (stop, addr, every) = (
-            Arc::clone(&stop),
-            addr.clone(),
-            Duration::from_millis(args.sd_poll_ms),
-        );
-        std::thread::spawn(move || {
-            let mut latencies = Vec::new();
-            let mut bytes = 0;
-            while !stop.load(Relaxed) {
-                let t = Instant::now();
-                if let Ok((200, len)) = http_get(&addr, "/sd/pods-0") {
-                    latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-                    bytes = len;
-                }
-                std::thread::sleep(every.saturating_sub(t.elapsed()));
-            }
-            (latencies, bytes)
-        })
-    };
+    let reader = spawn_sd_reader(&addr, Duration::from_millis(args.sd_poll_ms), &stop);
     let events = args.events;
     let meter = Meter::start();
     server.gate(events + 1);
-    let mut ok = false;
-    while Instant::now() < deadline {
-        let now = statuses(&set).await;
-        if now.iter().zip(&targets0).all(|(s, t0)| s.targets < *t0) {
-            ok = true;
-            break;
-        }
-        actix_rt::time::sleep(Duration::from_millis(5)).await;
-    }
+    let ok = wait_targets_below(&set, &targets0, deadline).await;
     let m = meter.finish();
     stop.store(true, Relaxed);
     // Joined off this thread, as the fleet's consumers are: a request in flight needs
@@ -1229,14 +1177,9 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         .expect("joins the reader")
         .expect("reader");
     latencies.sort_by(f64::total_cmp);
-    let pct = |q: f64| {
-        latencies
-            .get(((latencies.len() as f64 - 1.0) * q) as usize)
-            .copied()
-            .unwrap_or(f64::NAN)
-    };
+    let pct = |q: f64| percentile(&latencies, q);
     let work = set.work();
-    let last = statuses(&set).await;
+    let last = job_statuses(&set);
     let visible = last.first().map(|s| s.latency.count()).unwrap_or(0);
     rows.push(Row {
         scenario: "service".into(),
@@ -1260,21 +1203,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
             last.first().map_or(0, |s| s.applied),
         ),
     });
-    // After the flood's figures: the targets API's dropped listing of one job, which
-    // relabels every one of its objects in its actor (the API unused until now, so the
-    // peak RSS above is that of a kubesd nobody asks).
-    let a = addr.clone();
-    let t = Instant::now();
-    let dropped = "/api/v1/targets?state=dropped&scrapePool=pods-0";
-    let listed = actix_rt::task::spawn_blocking(move || http_get(&a, dropped)).await;
-    let api_note = match listed.ok().and_then(|r| r.ok()) {
-        Some((code, len)) => format!(
-            "; {dropped}: {code} in {:.0} ms, {:.1} MB",
-            t.elapsed().as_secs_f64() * 1000.0,
-            len as f64 / 1e6
-        ),
-        None => format!("; {dropped}: failed"),
-    };
+    let api_note = dropped_listing(&addr).await;
     set.stop_all().await;
     http.stop(true).await;
     drop(set);
@@ -1285,6 +1214,121 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
         r.extra.push_str(&note);
     }
     rows
+}
+
+/// Each job's status, in the set's order.
+fn job_statuses(set: &kubesd::service::JobSet) -> Vec<kubesd::service::JobStatus> {
+    set.jobs().iter().map(|(_, job)| job.status()).collect()
+}
+
+/// Waits until every job serves fewer targets than `before` (the flood removed some),
+/// or `deadline`; false at the deadline.
+async fn wait_targets_below(
+    set: &kubesd::service::JobSet,
+    before: &[usize],
+    deadline: Instant,
+) -> bool {
+    while Instant::now() < deadline {
+        let now = job_statuses(set);
+        if now.iter().zip(before).all(|(s, t0)| s.targets < *t0) {
+            return true;
+        }
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+/// Waits until `/ready` answers 200 and the job actors have relabelled `everything`
+/// objects, or `deadline`.
+async fn wait_synced(
+    addr: &str,
+    set: &kubesd::service::JobSet,
+    everything: u64,
+    deadline: Instant,
+) {
+    loop {
+        let a = addr.to_string();
+        let ready = actix_rt::task::spawn_blocking(move || http_get(&a, "/ready"))
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .is_some_and(|(code, _)| code == 200);
+        if ready || Instant::now() > deadline {
+            break;
+        }
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+    while set.work().objects_relabelled < everything && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// `/sd/pods-0` three times with nothing else running, in ms: the transfer's floor,
+/// against which the flood's latencies read (the first also assembles the body).
+async fn idle_sd_requests(addr: &str) -> Vec<String> {
+    let mut idle_ms = Vec::new();
+    for _ in 0..3 {
+        let a = addr.to_string();
+        let t = Instant::now();
+        let ok = actix_rt::task::spawn_blocking(move || http_get(&a, "/sd/pods-0"))
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .is_some_and(|(code, _)| code == 200);
+        if ok {
+            idle_ms.push(format!("{:.0}", t.elapsed().as_secs_f64() * 1000.0));
+        }
+    }
+    idle_ms
+}
+
+/// The reader: one job's `/sd`, `every` so often, on a thread of its own until `stop`;
+/// its latencies in ms and the last body's size.
+fn spawn_sd_reader(
+    addr: &str,
+    every: Duration,
+    stop: &Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(Vec<f64>, usize)> {
+    let (stop, addr) = (Arc::clone(stop), addr.to_string());
+    std::thread::spawn(move || {
+        let mut latencies = Vec::new();
+        let mut bytes = 0;
+        while !stop.load(Relaxed) {
+            let t = Instant::now();
+            if let Ok((200, len)) = http_get(&addr, "/sd/pods-0") {
+                latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+                bytes = len;
+            }
+            std::thread::sleep(every.saturating_sub(t.elapsed()));
+        }
+        (latencies, bytes)
+    })
+}
+
+/// The value at quantile `q` of `sorted` (NaN when empty).
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted
+        .get(((sorted.len() as f64 - 1.0) * q) as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// The targets API's dropped listing of job `pods-0`, timed, as a note for the row: it
+/// relabels every one of the job's objects in its actor (the API unused until then, so
+/// the peak RSS measured before is that of a kubesd nobody asks).
+async fn dropped_listing(addr: &str) -> String {
+    let a = addr.to_string();
+    let t = Instant::now();
+    let dropped = "/api/v1/targets?state=dropped&scrapePool=pods-0";
+    let listed = actix_rt::task::spawn_blocking(move || http_get(&a, dropped)).await;
+    match listed.ok().and_then(|r| r.ok()) {
+        Some((code, len)) => format!(
+            "; {dropped}: {code} in {:.0} ms, {:.1} MB",
+            t.elapsed().as_secs_f64() * 1000.0,
+            len as f64 / 1e6
+        ),
+        None => format!("; {dropped}: failed"),
+    }
 }
 
 /// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
@@ -1602,6 +1646,43 @@ fn ceiling(args: &Args) -> f64 {
     decoded as f64 / t.elapsed().as_secs_f64()
 }
 
+/// Every scenario `args` names, in order, each row printed as it comes.
+async fn run_scenarios(args: &Args, server: &Server) -> Vec<Row> {
+    let run = |s: &str| args.scenario.iter().any(|x| x == s);
+    let mut rows = Vec::new();
+    header();
+    if run("sync") || run("flood") {
+        let (sync, flood) = pod_run(args, server, 1, run("flood"), "flood").await;
+        keep(&mut rows, [sync, flood].into_iter().flatten());
+    }
+    if run("fanout") {
+        for &n in &args.subscribers {
+            let (_, flood) = pod_run(args, server, n, true, "fanout").await;
+            keep(&mut rows, flood);
+        }
+    }
+    if run("deps") {
+        keep(&mut rows, deps_run(args, server).await);
+    }
+    if run("fleet") {
+        keep(&mut rows, fleet_run(args, server).await);
+    }
+    if run("service") {
+        for &n in &args.jobs {
+            keep(&mut rows, service_run(args, server, n).await);
+        }
+    }
+    rows
+}
+
+/// Prints `new` rows and keeps them.
+fn keep(rows: &mut Vec<Row>, new: impl IntoIterator<Item = Row>) {
+    for r in new {
+        r.print();
+        rows.push(r);
+    }
+}
+
 fn main() {
     let mut args = Args::parse();
     if args.serve {
@@ -1621,7 +1702,6 @@ fn main() {
         .with_writer(std::io::stderr)
         .try_init();
     COUNT_ALLOCS.store(!args.no_count_allocs, Relaxed);
-    let run = |s: &str| args.scenario.iter().any(|x| x == s);
     println!(
         "flood bench: pods={} nodes={} events={} flood_touches={} encoding={} services={} deps_events={} subscribers={:?} sub_arbiters={} cores={}",
         args.pods,
@@ -1646,47 +1726,7 @@ fn main() {
     println!("setup {:.1}s", t.elapsed().as_secs_f64());
 
     let system = actix_rt::System::new();
-    let rows: Vec<Row> = system.block_on(async {
-        let mut rows = Vec::new();
-        header();
-        if run("sync") || run("flood") {
-            let (sync, flood) = pod_run(&args, &server, 1, run("flood"), "flood").await;
-            for r in [sync, flood].into_iter().flatten() {
-                r.print();
-                rows.push(r);
-            }
-        }
-        if run("fanout") {
-            for &n in &args.subscribers {
-                let (_, flood) = pod_run(&args, &server, n, true, "fanout").await;
-                if let Some(r) = flood {
-                    r.print();
-                    rows.push(r);
-                }
-            }
-        }
-        if run("deps") {
-            for r in deps_run(&args, &server).await {
-                r.print();
-                rows.push(r);
-            }
-        }
-        if run("fleet") {
-            for r in fleet_run(&args, &server).await {
-                r.print();
-                rows.push(r);
-            }
-        }
-        if run("service") {
-            for &n in &args.jobs {
-                for r in service_run(&args, &server, n).await {
-                    r.print();
-                    rows.push(r);
-                }
-            }
-        }
-        rows
-    });
+    let rows = system.block_on(run_scenarios(&args, &server));
     let ceiling = if args.no_ceiling {
         f64::NAN
     } else {
