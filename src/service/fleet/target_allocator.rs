@@ -26,20 +26,20 @@ use std::sync::Arc;
 
 use actix_tls::accept::rustls_0_23::TlsStream;
 use actix_web::dev::Extensions;
-use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
+use actix_web::http::header::RETRY_AFTER;
 use actix_web::rt::net::TcpStream;
 use actix_web::{HttpRequest, HttpResponse, web};
 use arcstr::ArcStr;
 
 use super::Fleet;
 use crate::labels::Labels;
-use crate::sd_output::etag_matches;
 use crate::sd_output::{ADDRESS_LABEL, ObjectGroups, Share};
 use crate::service::ServiceState;
 use crate::service::jobs::relabelling::Scratch;
 use crate::service::views::{Bucket, ObjectParts, ViewKind, ViewQuery, each_bucket};
 use crate::service::web::config::ClientAuth;
 use crate::service::web::guard::WebGuard;
+use crate::service::web::http::serve_body;
 
 /// The allocator's parts of the object whose kept targets (with their discovered
 /// label sets and nodes) are in `scratch`: per member, the discovered label sets of
@@ -160,20 +160,5 @@ pub async fn targets(
     let body = running
         .view(&ViewQuery::Allocator(ArcStr::from(collector)))
         .await;
-    let if_none_match = req
-        .headers()
-        .get(IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok());
-    if if_none_match.is_some_and(|v| etag_matches(v, &body.etag)) {
-        return HttpResponse::NotModified()
-            .insert_header((ETAG, body.etag))
-            .finish();
-    }
-    let len = body.len() as u64;
-    let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
-    HttpResponse::Ok()
-        .insert_header((CONTENT_TYPE, "application/json"))
-        .insert_header((ETAG, body.etag))
-        .no_chunking(len)
-        .streaming(chunks)
+    serve_body(&req, body)
 }

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::metrics::{METRICS, escape_label_value};
 use crate::sd_output::etag_matches;
+use crate::service::SdBody;
 use crate::service::fleet::target_allocator;
 use crate::service::jobs::job::{Job, JobViewCounts};
 use crate::service::views::query::parse_view_query;
@@ -85,7 +86,14 @@ async fn sd(
                 "job {job:?} has not listed everything it discovers yet (see kubesd's log and kubesd_request_errors_total)\n"
             ));
     }
-    let body = running.view(&query).await;
+    serve_body(&req, running.view(&query).await)
+}
+
+/// A job's (or a view's) body as the answer to `req`: `304` when the client's
+/// `If-None-Match` names its ETag, else `200` written out from the snapshot's
+/// per-object parts as it is sent, so that no copy of the whole body is made or kept
+/// per request.
+pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
     let if_none_match = req
         .headers()
         .get(IF_NONE_MATCH)
@@ -95,8 +103,6 @@ async fn sd(
             .insert_header((ETAG, body.etag))
             .finish();
     }
-    // Written out from the snapshot's per-object parts as it is sent: no copy of the
-    // whole body is made or kept per request.
     let len = body.len() as u64;
     let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
     HttpResponse::Ok()
