@@ -320,8 +320,9 @@ async fn a_410_event_and_the_streams_end_read_together_relist_streaming() {
 }
 
 /// `kubesd once` against a fake server counting requests, with `args`: its targets
-/// and the requests it made.
-async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
+/// and the requests it made. With `close_stdout`, the reader hangs up at once (as
+/// `| head` does when it has what it wants).
+async fn once_against_fake(args: &[&str], close_stdout: bool) -> (String, Vec<String>) {
     use support::fake_api::{FakeApi, Reply, Request};
     let pod = r#"{"metadata":{"name":"p","namespace":"ns","resourceVersion":"5"},"spec":{"containers":[{"name":"c"}]},"status":{"phase":"Running","podIP":"10.0.0.1"}}"#;
     let list = format!(
@@ -342,8 +343,10 @@ async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
         }
     })
     .await;
-    let dir =
-        std::env::temp_dir().join(format!("kubesd-once-{}-{}", args.len(), std::process::id()));
+    // A directory of its own for each call: the tests of this file run at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("kubesd-once-{call}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let config = dir.join("kubesd.yml");
     std::fs::write(
@@ -362,6 +365,9 @@ async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("kubesd starts");
+    if close_stdout {
+        drop(child.stdout.take());
+    }
     // Polled, so that this thread keeps serving the fake meanwhile.
     let status = loop {
         if let Some(status) = child.try_wait().expect("kubesd runs") {
@@ -380,7 +386,7 @@ async fn once_against_fake(args: &[&str]) -> (String, Vec<String>) {
 
 #[actix_rt::test]
 async fn once_lists_and_opens_no_watch() {
-    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "stream"]).await;
+    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "stream"], false).await;
     assert!(out.contains("10.0.0.1"), "{out}");
     assert_eq!(
         requests.len(),
@@ -388,14 +394,23 @@ async fn once_lists_and_opens_no_watch() {
         "one streaming list, ended at its bookmark: {requests:?}"
     );
     assert!(requests[0].contains("sendInitialEvents=true"));
-    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "list"]).await;
+    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "list"], false).await;
     assert!(out.contains("10.0.0.1"), "{out}");
     assert_eq!(requests.len(), 1, "one LIST: {requests:?}");
     assert!(!requests[0].contains("watch=1"));
     // The default asks the server's version; this one has none to tell: LIST.
-    let (out, requests) = once_against_fake(&[]).await;
+    let (out, requests) = once_against_fake(&[], false).await;
     assert!(out.contains("10.0.0.1"), "{out}");
     assert_eq!(requests.len(), 2, "the version, one LIST: {requests:?}");
     assert_eq!(requests[0], "/version");
     assert!(!requests[1].contains("watch=1"));
+}
+
+/// A reader that hangs up before `kubesd once` prints (`kubesd once … | head -c0`) ends
+/// nothing badly: the targets were synced, and exit is a success, not a panic.
+#[actix_rt::test]
+async fn once_into_a_closed_pipe_exits_quietly() {
+    let (out, requests) = once_against_fake(&["--kubernetes.list-mode", "list"], true).await;
+    assert!(out.is_empty());
+    assert_eq!(requests.len(), 1, "it still listed: {requests:?}");
 }

@@ -319,8 +319,20 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
     jobs.apply(&config).await.map_err(|e| e.to_string())?;
     let output = collect_once(&jobs, args.timeout, args.jobs.output_dir.as_deref()).await;
     jobs.stop_all().await;
-    println!("{}", output?);
-    Ok(())
+    print_targets(&output?)
+}
+
+/// Writes `text` to standard output; a reader that closed the pipe (`| head`) took what
+/// it wanted, which is no error.
+fn print_targets(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write to standard output: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Waits for every job to sync (up to `timeout`), then returns `{"job": [groups], ...}`.
