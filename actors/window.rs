@@ -94,14 +94,18 @@ type Pending = (LocalBoxFuture<'static, ()>, Option<Permit>);
 /// receiver handles its mailbox in order, so when one reply wakes the task the next
 /// ones are often ready too, and a burst of replies costs one wake-up, not one task
 /// each. The task ends once this is dropped and the replies sent are in.
+///
+/// Its queue is bounded by the window it serves: every entry holds at least one of the
+/// window's permits, so there are never more entries than permits. A reply that holds
+/// no permit has nothing to give back in order and is awaited on a task of its own.
 pub struct InOrder {
-    tx: mpsc::UnboundedSender<Pending>,
+    tx: mpsc::Sender<Pending>,
 }
 
 impl InOrder {
-    /// Starts the task on the current thread's runtime.
-    pub fn start() -> InOrder {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Pending>();
+    /// Starts the task on the current thread's runtime, for a window of `permits`.
+    pub fn start(permits: usize) -> InOrder {
+        let (tx, mut rx) = mpsc::channel::<Pending>(permits.max(1));
         actix_rt::spawn(async move {
             while let Some((reply, permit)) = rx.recv().await {
                 reply.await;
@@ -118,8 +122,16 @@ impl InOrder {
         reply: impl Future<Output = R> + 'static,
         permit: Option<Permit>,
     ) {
-        // The task runs as long as this sender exists: the send cannot fail.
-        let _ = self.tx.send((reply.map(drop).boxed_local(), permit));
+        let Some(permit) = permit else {
+            return release_on_reply(reply, None);
+        };
+        let pending = (reply.map(drop).boxed_local(), Some(permit));
+        if let Err(e) = self.tx.try_send(pending) {
+            // Not reached while entries hold the window's permits; should it be, the
+            // reply still gives its permit back, on a task of its own.
+            let (reply, permit) = e.into_inner();
+            release_on_reply(reply, permit);
+        }
     }
 }
 
@@ -164,7 +176,7 @@ mod tests {
     #[actix_rt::test]
     async fn replies_awaited_in_order_give_their_permits_back_in_order() {
         let window = Window::new(2);
-        let replies = InOrder::start();
+        let replies = InOrder::start(2);
         let (first_answer, first) = tokio::sync::oneshot::channel::<()>();
         let (second_answer, second) = tokio::sync::oneshot::channel::<()>();
         replies.push(first, window.try_permit());

@@ -58,14 +58,22 @@ pub struct ReplyFrom {
 /// message: a task waits for the slot's window to drain and then says so here; the
 /// group's context reads the other end ([`AnsweredAll::stream`]) and calls
 /// [`SubscriberSlot::replied`].
+///
+/// A slot watches once per run of held-back batches, so there is at most one word per
+/// subscriber on its way; the channel's bound holds [`ANSWERED_BOUND`] of them, and a
+/// task past it waits for room (the group reads them as it runs).
 pub struct AnsweredAll {
-    tx: mpsc::UnboundedSender<ReplyFrom>,
-    rx: Option<mpsc::UnboundedReceiver<ReplyFrom>>,
+    tx: mpsc::Sender<ReplyFrom>,
+    rx: Option<mpsc::Receiver<ReplyFrom>>,
 }
+
+/// How many "answered everything" words wait for the group at most; more lagging
+/// subscribers' tasks wait their turn.
+const ANSWERED_BOUND: usize = 64;
 
 impl Default for AnsweredAll {
     fn default() -> AnsweredAll {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(ANSWERED_BOUND);
         AnsweredAll { tx, rx: Some(rx) }
     }
 }
@@ -77,7 +85,7 @@ impl AnsweredAll {
         actix_rt::spawn(async move {
             drained.await;
             // The group is gone if nobody reads: nothing to tell.
-            let _ = tx.send(from);
+            let _ = tx.send(from).await;
         });
     }
 
@@ -96,7 +104,7 @@ impl SubscriberSlot {
             link,
             window: Window::new(limit),
             unawaited: None,
-            replies: InOrder::start(),
+            replies: InOrder::start(limit),
             backlog: None,
         }
     }
