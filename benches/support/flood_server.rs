@@ -427,8 +427,10 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
         };
         if path == "/version" {
             // A server of today: `--list-mode auto` lists it with LIST and WATCH.
+            // The connection stays open for the client's next request, as a LIST's does.
             let version = br#"{"major":"1","minor":"36","gitVersion":"v1.36.0-flood"}"#;
-            return respond(&mut out, "application/json", version);
+            respond(&mut out, "application/json", version)?;
+            continue;
         }
         if path == "/bench/stream" {
             watch_head(&mut out, served)?;
