@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use kubesd::config::ListMode;
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
-use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use kubesd::{Discovery, EngineOptions, SdConfig};
 use serde_json::{Value, json};
 use support::fake_api::{BodyWriter, FakeApi, Reply, Request};
 
@@ -139,18 +139,6 @@ fn healthy(world: Rc<RefCell<World>>) -> impl Fn(&Request) -> Reply + 'static {
     }
 }
 
-/// The job's target addresses, sorted.
-async fn addresses(sub: &Subscription<Labels>) -> Vec<String> {
-    let mut out: Vec<String> = sub
-        .targets()
-        .await
-        .iter()
-        .filter_map(|l| l.get("__address__").map(str::to_string))
-        .collect();
-    out.sort();
-    out
-}
-
 const OLD: [&str; 3] = ["10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"];
 const NEW: [&str; 3] = ["10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80"];
 
@@ -184,13 +172,13 @@ where
     actix_rt::time::timeout(Duration::from_secs(5), sub.synced())
         .await
         .unwrap_or_else(|_| panic!("{name}: no first sync"));
-    assert_eq!(addresses(&sub).await, OLD, "{name}: before");
+    assert_eq!(support::addresses(&sub).await, OLD, "{name}: before");
 
     api.set(fault(&world));
     let start = Instant::now();
     while start.elapsed() < FAULT {
         assert_eq!(
-            addresses(&sub).await,
+            support::addresses(&sub).await,
             OLD,
             "{name}: the last good targets, {:?} into the fault",
             start.elapsed()
@@ -210,7 +198,7 @@ where
     api.set(healthy(Rc::clone(&world)));
     let healed = Instant::now();
     loop {
-        let now = addresses(&sub).await;
+        let now = support::addresses(&sub).await;
         if now == NEW {
             break;
         }

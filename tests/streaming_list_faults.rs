@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use kubesd::metrics::{METRICS, RequestError};
 use kubesd::model::Role;
 use kubesd::simulator::{Resource, protobuf};
-use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use kubesd::{Discovery, EngineOptions, SdConfig};
 use serde_json::{Value, json};
 use support::fake_api::{BodyWriter, FakeApi, Reply, Request};
 
@@ -341,18 +341,6 @@ fn event_bytes(wire: Wire, kind: &str, p: &Value) -> Vec<u8> {
     }
 }
 
-/// The job's target addresses, sorted.
-async fn addresses(sub: &Subscription<Labels>) -> Vec<String> {
-    let mut out: Vec<String> = sub
-        .targets()
-        .await
-        .iter()
-        .filter_map(|l| l.get("__address__").map(str::to_string))
-        .collect();
-    out.sort();
-    out
-}
-
 const OLD: [&str; 3] = ["10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80"];
 const NEW: [&str; 3] = ["10.0.1.1:80", "10.0.1.2:80", "10.0.1.3:80"];
 
@@ -387,7 +375,7 @@ async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>) {
     // The first sync goes through LIST, within one backoff step of the failure.
     let synced = actix_rt::time::timeout(CAP * 4, sub.synced()).await;
     assert!(synced.is_ok(), "{what}: not synced through LIST");
-    assert_eq!(addresses(&sub).await, OLD, "{what}");
+    assert_eq!(support::addresses(&sub).await, OLD, "{what}");
     let lists = api
         .requests()
         .iter()
@@ -401,7 +389,11 @@ async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>) {
     world.borrow_mut().gone_watches = true;
     let started = Instant::now();
     while started.elapsed() < FAULT {
-        assert_eq!(addresses(&sub).await, OLD, "{what}: last good targets kept");
+        assert_eq!(
+            support::addresses(&sub).await,
+            OLD,
+            "{what}: last good targets kept"
+        );
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
     let during = api.requests_since(started);
@@ -422,7 +414,7 @@ async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>) {
     // The server heals: the new pods are discovered.
     world.borrow_mut().heal();
     let healed = Instant::now();
-    while addresses(&sub).await != NEW {
+    while support::addresses(&sub).await != NEW {
         assert!(
             healed.elapsed() < CAP * 10,
             "{what}: the new targets did not come"
@@ -524,7 +516,7 @@ async fn list_mode_list_never_asks_for_a_streaming_list() {
             .expect("subscribes");
         let synced = actix_rt::time::timeout(CAP, sub.synced()).await;
         assert!(synced.is_ok(), "{wire:?}: not synced at once");
-        assert_eq!(addresses(&sub).await, OLD, "{wire:?}");
+        assert_eq!(support::addresses(&sub).await, OLD, "{wire:?}");
         let requests = api.requests();
         assert!(
             requests

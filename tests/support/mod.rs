@@ -325,3 +325,15 @@ pub fn random_fault(sim: &Simulator, rng: &mut fastrand::Rng, restarts: bool) ->
         }
     }
 }
+
+/// A subscription's target addresses, sorted.
+pub async fn addresses(sub: &Subscription<Labels>) -> Vec<String> {
+    let mut out: Vec<String> = sub
+        .targets()
+        .await
+        .iter()
+        .filter_map(|l| l.get("__address__").map(str::to_string))
+        .collect();
+    out.sort();
+    out
+}
