@@ -45,17 +45,7 @@ fn list_mode() -> ListMode {
 fn options() -> EngineOptions {
     EngineOptions {
         list_mode: list_mode(),
-        flush_interval: Duration::from_millis(50),
-        backoff_initial: Duration::from_millis(15),
-        backoff_max: CAP,
-        healthy_after: Duration::from_millis(150),
-        watch_stall_timeout: Duration::from_millis(300),
-        watch_timeout: (Duration::from_secs(1), Duration::from_secs(1)),
-        request_timeout: Duration::from_millis(500),
-        list_body_timeout: Duration::from_secs(5),
-        max_list_body: 64 << 20,
-        relist_interval: None,
-        ..EngineOptions::default()
+        ..support::field_fault_options()
     }
 }
 

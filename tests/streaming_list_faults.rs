@@ -35,18 +35,8 @@ const MAX_OBJECTS: usize = 2000;
 
 fn options() -> EngineOptions {
     EngineOptions {
-        flush_interval: Duration::from_millis(50),
-        backoff_initial: Duration::from_millis(15),
-        backoff_max: CAP,
-        healthy_after: Duration::from_millis(150),
-        watch_stall_timeout: Duration::from_millis(300),
-        watch_timeout: (Duration::from_secs(1), Duration::from_secs(1)),
-        request_timeout: Duration::from_millis(500),
-        list_body_timeout: Duration::from_secs(5),
-        max_list_body: 64 << 20,
         max_list_objects: MAX_OBJECTS,
-        relist_interval: None,
-        ..EngineOptions::default()
+        ..support::field_fault_options()
     }
 }
 

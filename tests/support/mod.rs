@@ -337,3 +337,21 @@ pub async fn addresses(sub: &Subscription<Labels>) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The engine's timings shortened for field-fault tests against fakes: a backoff cap of
+/// 400 ms stands for 30 s, so two caps stand for a real minute.
+pub fn field_fault_options() -> kubesd::EngineOptions {
+    kubesd::EngineOptions {
+        flush_interval: Duration::from_millis(50),
+        backoff_initial: Duration::from_millis(15),
+        backoff_max: Duration::from_millis(400),
+        healthy_after: Duration::from_millis(150),
+        watch_stall_timeout: Duration::from_millis(300),
+        watch_timeout: (Duration::from_secs(1), Duration::from_secs(1)),
+        request_timeout: Duration::from_millis(500),
+        list_body_timeout: Duration::from_secs(5),
+        max_list_body: 64 << 20,
+        relist_interval: None,
+        ..kubesd::EngineOptions::default()
+    }
+}
