@@ -2,7 +2,8 @@
 //! members in the target's zone when the fleet is zone-aware.
 //!
 //! Each member scores `-weight / ln(u)`, `u` a number in (0, 1) drawn from a fixed hash
-//! of the target's address and the member's name ([`rendezvous_weight`]); the highest
+//! of the target's address and the member's name
+//! ([`crate::service::views::rendezvous_weight`]); the highest
 //! score wins. A member's chance of winning is its weight over the candidates' total,
 //! and a member joining or leaving moves only the targets it wins or won. The hash has
 //! no seed and `ln` is IEEE arithmetic on the same inputs, so two replicas of one build
@@ -13,7 +14,7 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use crate::service::views::{address_hash, rendezvous_weight};
+use crate::service::views::{address_hash, member_key, rendezvous_keyed};
 
 /// Each node's zone (`topology.kubernetes.io/zone`), by node name; nodes without one
 /// are absent.
@@ -30,19 +31,59 @@ pub struct Member {
     pub weight: f64,
 }
 
+/// A member as a candidate for targets: the member, with the half of its rendezvous
+/// hash that depends on its name alone, computed once.
+#[derive(Clone, Debug, PartialEq)]
+struct Candidate {
+    member: Member,
+    /// Its name's part of its rendezvous hash ([`member_key`]).
+    key: u64,
+    /// Its zone (empty: none).
+    zone: ArcStr,
+}
+
+/// The candidates a target chooses among (a zone's members, or everyone), sorted by
+/// name. Shared between assignments that have the very same candidates there, so that
+/// [`crate::service::fleet::Fleet::each_owner`] scores a target once per distinct pool
+/// instead of once per assignment in handover.
+#[derive(Clone, Debug, Default)]
+pub struct Pool(Arc<[Candidate]>);
+
+impl Pool {
+    fn new(candidates: Vec<Candidate>) -> Pool {
+        Pool(candidates.into())
+    }
+
+    /// True when `other` is this very pool (shared, not merely equal).
+    pub fn same(&self, other: &Pool) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The candidate a target whose address hashes to `address_hash` goes to: the
+    /// highest score, the first by name among equals.
+    fn best(&self, address_hash: u64) -> Option<&Candidate> {
+        let mut best: Option<(f64, &Candidate)> = None;
+        for c in self.0.iter() {
+            let s = score_keyed(address_hash, c.key, c.member.weight);
+            if best.is_none_or(|(bs, _)| s > bs) {
+                best = Some((s, c));
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+}
+
 /// The members at one moment and how targets are assigned among them.
 #[derive(Clone, Debug, Default)]
 pub struct Assignment {
     /// Sorted by name, each once.
     members: Box<[Member]>,
-    /// Each member's zone (empty: none), in the order of `members`.
-    member_zones: Box<[ArcStr]>,
     zone_aware: bool,
     zones: NodeZones,
-    /// The members (their index) in each zone that has any.
-    by_zone: BTreeMap<ArcStr, Box<[usize]>>,
-    /// Every member's index, the candidates of a target with no zone of its own.
-    everyone: Box<[usize]>,
+    /// The members in each zone that has any.
+    by_zone: BTreeMap<ArcStr, Pool>,
+    /// Every member, the candidates of a target with no zone of its own.
+    everyone: Pool,
 }
 
 impl PartialEq for Assignment {
@@ -74,23 +115,42 @@ impl Assignment {
                 .then_with(|| a.weight.total_cmp(&b.weight))
         });
         members.dedup_by(|a, b| a.name == b.name);
-        let member_zones: Box<[ArcStr]> = members
+        let candidates: Vec<Candidate> = members
             .iter()
-            .map(|m| zones.get(&m.node).cloned().unwrap_or_default())
+            .map(|m| Candidate {
+                member: m.clone(),
+                key: member_key(&m.name),
+                zone: zones.get(&m.node).cloned().unwrap_or_default(),
+            })
             .collect();
-        let mut by_zone: BTreeMap<ArcStr, Vec<usize>> = BTreeMap::new();
-        for (i, zone) in member_zones.iter().enumerate() {
-            if !zone.is_empty() {
-                by_zone.entry(zone.clone()).or_default().push(i);
-            }
+        let mut by_zone: BTreeMap<ArcStr, Vec<Candidate>> = BTreeMap::new();
+        for c in candidates.iter().filter(|c| !c.zone.is_empty()) {
+            by_zone.entry(c.zone.clone()).or_default().push(c.clone());
         }
         Assignment {
-            everyone: (0..members.len()).collect(),
+            everyone: Pool::new(candidates),
             members: members.into(),
-            member_zones,
             zone_aware,
             zones,
-            by_zone: by_zone.into_iter().map(|(z, m)| (z, m.into())).collect(),
+            by_zone: by_zone
+                .into_iter()
+                .map(|(z, c)| (z, Pool::new(c)))
+                .collect(),
+        }
+    }
+
+    /// Shares `earlier`'s pools that have the very same candidates as this one's (see
+    /// [`Pool`]); what targets are assigned to does not change.
+    pub fn share_pools(&mut self, earlier: &Assignment) {
+        if self.everyone.0 == earlier.everyone.0 {
+            self.everyone = earlier.everyone.clone();
+        }
+        for (zone, pool) in self.by_zone.iter_mut() {
+            if let Some(theirs) = earlier.by_zone.get(zone)
+                && theirs.0 == pool.0
+            {
+                *pool = theirs.clone();
+            }
         }
     }
 
@@ -109,6 +169,11 @@ impl Assignment {
         self.zones.get(node).map_or("", |z| z.as_str())
     }
 
+    /// The nodes' zones it assigns by.
+    pub fn zones(&self) -> &NodeZones {
+        &self.zones
+    }
+
     /// The member a target at `address` whose object is on `node` is assigned to;
     /// `None` when there is no member.
     pub fn owner(&self, address: &str, node: &str) -> Option<Owner<'_>> {
@@ -122,32 +187,39 @@ impl Assignment {
         } else {
             ""
         };
-        let candidates = match self.by_zone.get(zone) {
+        self.owner_in_zone(address_hash, zone)
+    }
+
+    /// The pool a target of `zone` (from [`Assignment::zone_of`], empty when the
+    /// fleet is not zone-aware) chooses among: its zone's members, or everyone.
+    pub fn pool(&self, zone: &str) -> &Pool {
+        match self.by_zone.get(zone) {
             Some(local) if !zone.is_empty() => local,
             _ => &self.everyone,
-        };
-        let mut best: Option<(f64, usize)> = None;
-        for &i in candidates.iter() {
-            let s = score(address_hash, &self.members[i]);
-            if best.is_none_or(|(bs, _)| s > bs) {
-                best = Some((s, i));
-            }
         }
-        let (_, i) = best?;
+    }
+
+    /// [`Assignment::owner_hashed`] of a target whose zone is known: `zone`.
+    pub fn owner_in_zone(&self, address_hash: u64, zone: &str) -> Option<Owner<'_>> {
+        let best = self.pool(zone).best(address_hash)?;
         Some(Owner {
-            member: &self.members[i],
-            cross_zone: !zone.is_empty() && self.member_zones[i] != zone,
+            member: &best.member,
+            cross_zone: !zone.is_empty() && best.zone != zone,
         })
     }
 }
 
 /// `member`'s score for a target whose address hashes to `address_hash`: `-w / ln(u)`
-/// with `u` in (0, 1) the top 53 bits of [`rendezvous_weight`], offset by half a step
-/// so that it is never 0 nor 1.
+/// with `u` in (0, 1) the top 53 bits of [`crate::service::views::rendezvous_weight`],
+/// offset by half a step so that it is never 0 nor 1.
 pub fn score(address_hash: u64, member: &Member) -> f64 {
-    let h = rendezvous_weight(address_hash, &member.name);
+    score_keyed(address_hash, member_key(&member.name), member.weight)
+}
+
+fn score_keyed(address_hash: u64, key: u64, weight: f64) -> f64 {
+    let h = rendezvous_keyed(address_hash, key);
     let u = ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    -member.weight / u.ln()
+    -weight / u.ln()
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@ use std::time::Duration;
 use arcstr::ArcStr;
 use tokio::time::Instant;
 
-use super::assignment::Assignment;
+use smallvec::SmallVec;
+
+use super::assignment::{Assignment, NodeZones, Pool};
 
 /// The most assignments kept in handover beside the current one. A rolling restart
 /// changes the members three times per member (NotReady, gone, Ready); past this many
@@ -54,23 +56,34 @@ impl Fleet {
 
     /// Calls `f` with each member a target at an address hashing to `address_hash`
     /// (on `node`) is served to, each once: its current owner first, then its owners
-    /// under the assignments in handover.
+    /// under the assignments in handover. Assignments that share the target's pool
+    /// ([`Assignment::share_pools`]) give the same owner: it is scored once, and the
+    /// node's zone is read once per zones map.
     pub fn each_owner(&self, address_hash: u64, node: &str, mut f: impl FnMut(&ArcStr)) {
-        let first = self.current.owner_hashed(address_hash, node);
-        if let Some(o) = first {
-            f(&o.member.name);
-        }
-        if self.previous.is_empty() {
-            return;
-        }
-        let mut seen: Vec<&ArcStr> = first.map(|o| &o.member.name).into_iter().collect();
-        for assignment in self.previous.iter() {
-            if let Some(o) = assignment.owner_hashed(address_hash, node)
-                && !seen.contains(&&o.member.name)
-            {
-                seen.push(&o.member.name);
-                f(&o.member.name);
+        let mut zone: Option<(&NodeZones, &str)> = None;
+        let mut scored: SmallVec<[(&Pool, &ArcStr); 8]> = SmallVec::new();
+        for assignment in std::iter::once(&self.current).chain(self.previous.iter()) {
+            let zone = match zone {
+                Some((zones, z)) if Arc::ptr_eq(zones, assignment.zones()) => z,
+                _ if !assignment.zone_aware() => "",
+                _ => {
+                    let z = assignment.zone_of(node);
+                    zone = Some((assignment.zones(), z));
+                    z
+                }
+            };
+            let pool = assignment.pool(zone);
+            if scored.iter().any(|(p, _)| p.same(pool)) {
+                continue;
             }
+            let Some(owner) = assignment.owner_in_zone(address_hash, zone) else {
+                continue;
+            };
+            let name = &owner.member.name;
+            if !scored.iter().any(|(_, n)| *n == name) {
+                f(name);
+            }
+            scored.push((pool, name));
         }
     }
 
@@ -104,10 +117,11 @@ impl Handover {
     /// The members changed to `next` at `now`; true if the assignment did. The one it
     /// replaces is kept until `now + handover` (unless it had no member: nobody was
     /// served by it).
-    pub fn change(&mut self, next: Assignment, now: Instant) -> bool {
+    pub fn change(&mut self, mut next: Assignment, now: Instant) -> bool {
         if *self.current == next {
             return false;
         }
+        next.share_pools(&self.current);
         let old = std::mem::replace(&mut self.current, Arc::new(next));
         if !self.handover.is_zero() && !old.members().is_empty() {
             self.previous.push_front((old, now + self.handover));

@@ -195,6 +195,43 @@ proptest! {
     }
 }
 
+/// Each owner of a target under each assignment of `fleet`, scored one by one, each
+/// once in the order `each_owner` promises.
+fn served_naively(fleet: &Fleet, target: &(u64, String)) -> Vec<ArcStr> {
+    let mut out: Vec<ArcStr> = Vec::new();
+    for a in std::iter::once(&fleet.current).chain(fleet.previous.iter()) {
+        if let Some(o) = a.owner_hashed(target.0, &target.1)
+            && !out.contains(&o.member.name)
+        {
+            out.push(o.member.name.clone());
+        }
+    }
+    out
+}
+
+proptest! {
+    /// Assignments that share pools serve every target to the members that scoring
+    /// each assignment on its own gives, in the same order.
+    #[test]
+    fn shared_pools_serve_as_each_assignment_alone(
+        n in 2usize..7,
+        zone_aware in any::<bool>(),
+        away in prop::collection::vec(0usize..7, 1..10),
+    ) {
+        let mut h = Handover::new(Duration::from_secs(60));
+        let start = Instant::now();
+        h.change(assignment(n, &[], zone_aware), start);
+        for (i, who) in away.iter().enumerate() {
+            let at = start + Duration::from_secs(1 + i as u64);
+            h.change(assignment(n, &[*who % n], zone_aware), at);
+            let fleet = h.fleet();
+            for t in targets() {
+                prop_assert_eq!(served(&fleet, &t), served_naively(&fleet, &t));
+            }
+        }
+    }
+}
+
 #[test]
 fn without_a_handover_nothing_is_kept() {
     let mut h = Handover::new(Duration::ZERO);

@@ -133,7 +133,18 @@ pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
 /// [`crate::service::fleet::assignment::score`]). Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
-    mix(address_hash ^ mix(fnv1a(member.as_bytes())))
+    rendezvous_keyed(address_hash, member_key(member))
+}
+
+/// The part of [`rendezvous_weight`] that depends on the member alone, computed once
+/// per member instead of once per target.
+pub fn member_key(member: &str) -> u64 {
+    mix(fnv1a(member.as_bytes()))
+}
+
+/// [`rendezvous_weight`] from the member's [`member_key`].
+pub fn rendezvous_keyed(address_hash: u64, member_key: u64) -> u64 {
+    mix(address_hash ^ member_key)
 }
 
 /// The hash of a target's address that [`rendezvous_weight`] takes: FNV-1a.
