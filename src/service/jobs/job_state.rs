@@ -27,19 +27,22 @@ use crate::service::views::{
 
 /// `held`'s parts in the partition at `at` (of `kind`), moved to `new`, when they stay
 /// where they are: a partition by address (shards, members), an object of one group
-/// whose addresses are `held`'s very ones (its labels changed), and parts that are all
-/// shares of `held`'s groups. Splitting anew would hash every address again to find
-/// the same buckets. `None` when they must be split.
+/// whose addresses are `held`'s very ones (its labels changed) on the same nodes (when
+/// the partition reads them: `same_nodes`), and parts that are all shares of `held`'s
+/// groups. Splitting anew would hash every address again to find the same buckets.
+/// `None` when they must be split.
 fn same_addresses_parts(
     kind: ViewKind,
     fleet: &Fleet,
     held: &Slot,
     at: usize,
     new: &Arc<ObjectGroups>,
+    same_nodes: bool,
 ) -> Option<ObjectParts> {
     let old = held.groups.as_ref()?;
     // The allocator's parts are of discovered labels: split anew.
-    if needs_nodes(kind, fleet) || kind == ViewKind::Allocator || !old.same_addresses(new) {
+    let moved = needs_nodes(kind, fleet) && !same_nodes;
+    if moved || kind == ViewKind::Allocator || !old.same_addresses(new) {
         return None;
     }
     held.parts
@@ -72,6 +75,18 @@ fn one_node(discovered: &[Labels]) -> Option<ArcStr> {
         .iter()
         .all(|l| node_of(l) == first)
         .then_some(first)
+}
+
+/// An object's change being placed in the partitions.
+#[derive(Clone, Copy)]
+struct Placing<'a> {
+    key: &'a ObjectKey,
+    /// Its groups now; `None` when no target is left.
+    groups: Option<&'a Arc<ObjectGroups>>,
+    /// True when the slot held this very key before.
+    same_key: bool,
+    /// True when every discovered label set names the node it named before.
+    same_nodes: bool,
 }
 
 /// One object as a job actor holds it.
@@ -229,7 +244,18 @@ impl JobState {
             {
                 (h.parts, h.cross_zone)
             }
-            held => self.place_counted(held.as_ref(), key, groups.as_ref(), same_key),
+            held => {
+                let nodes_same = held
+                    .as_ref()
+                    .is_some_and(|h| same_nodes(&h.discovered, discovered));
+                let placing = Placing {
+                    key,
+                    groups: groups.as_ref(),
+                    same_key,
+                    same_nodes: nodes_same,
+                };
+                self.place_counted(held.as_ref(), &placing)
+            }
         };
         let (parts, cross_zone) = parts;
         self.work.objects_changed += u64::from(changed);
@@ -270,25 +296,22 @@ impl JobState {
 
     /// Splits the object whose targets are in the scratch into every kept partition,
     /// in place of `held`'s parts; returns its parts.
-    fn place_parts(
-        &mut self,
-        held: Option<&Slot>,
-        key: &ObjectKey,
-        groups: Option<&Arc<ObjectGroups>>,
-        same_key: bool,
-    ) -> Vec<ObjectParts> {
+    fn place_parts(&mut self, held: Option<&Slot>, placing: &Placing) -> Vec<ObjectParts> {
+        let Placing { key, groups, .. } = *placing;
         let parts: Vec<ObjectParts> = (0..self.indexes.len())
             .map(|at| {
                 let kind = self.indexes[at].kind;
-                let kept = held.filter(|_| same_key).zip(groups);
-                kept.and_then(|(h, new)| same_addresses_parts(kind, &self.fleet, h, at, new))
-                    .unwrap_or_else(|| self.split_scratch(kind, groups))
+                let kept = held.filter(|_| placing.same_key).zip(groups);
+                kept.and_then(|(h, new)| {
+                    same_addresses_parts(kind, &self.fleet, h, at, new, placing.same_nodes)
+                })
+                .unwrap_or_else(|| self.split_scratch(kind, groups))
             })
             .collect();
         for (at, new) in parts.iter().enumerate() {
             let index = &mut self.indexes[at];
             match held.and_then(|h| h.parts.get(at).map(|old| (h, old))) {
-                Some((_, old)) if same_key => index.replace(key, old, new),
+                Some((_, old)) if placing.same_key => index.replace(key, old, new),
                 Some((h, old)) => {
                     index.remove(&h.key, old);
                     index.insert(key, new);
@@ -300,16 +323,17 @@ impl JobState {
     }
 
     /// [`JobState::place_parts`], and the object's targets assigned across zones
-    /// counted in place of `held`'s.
-    fn place_counted(
-        &mut self,
-        held: Option<&Slot>,
-        key: &ObjectKey,
-        groups: Option<&Arc<ObjectGroups>>,
-        same_key: bool,
-    ) -> (Vec<ObjectParts>, u32) {
-        let parts = self.place_parts(held, key, groups, same_key);
-        let cross_zone = self.scratch_cross_zone(groups.is_some());
+    /// counted in place of `held`'s (kept when its addresses and nodes are).
+    fn place_counted(&mut self, held: Option<&Slot>, placing: &Placing) -> (Vec<ObjectParts>, u32) {
+        let parts = self.place_parts(held, placing);
+        let same_place = held
+            .filter(|_| placing.same_key && placing.same_nodes)
+            .and_then(|h| h.groups.as_ref().zip(placing.groups))
+            .is_some_and(|(old, new)| old.same_addresses(new));
+        let cross_zone = match held {
+            Some(h) if same_place => h.cross_zone,
+            _ => self.scratch_cross_zone(placing.groups.is_some()),
+        };
         self.fleet_counts.cross_zone += u64::from(cross_zone);
         let before = u64::from(held.map_or(0, |h| h.cross_zone));
         self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
