@@ -17,8 +17,10 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::labels::{Label, Labels};
 
 mod body;
+mod discovered;
 mod share;
 pub use body::{Digest, KeyedGroups, SdBody};
+pub use discovered::DiscoveredShare;
 pub use share::{MAX_PICKED, Share};
 
 /// The label whose value is a target's address (defined once, in [`crate::relabel`]).
@@ -582,7 +584,7 @@ mod tests {
             assert_eq!(pieces.concat(), whole, "size {size}");
             let largest = objects
                 .iter()
-                .map(|o| Share::whole(o).len_with(b"\"job\"") + 2)
+                .map(|o| Share::whole(o).len_with(b"\"job\"").unwrap_or(0) + 2)
                 .max()
                 .unwrap_or(0);
             for piece in &pieces {
@@ -592,6 +594,62 @@ mod tests {
                     piece.len()
                 );
             }
+        }
+    }
+
+    /// Discovered label sets, written only as the body is sent, give the bytes their
+    /// groups would, mixed with serialized objects and cut in pieces of any size.
+    #[test]
+    fn discovered_shares_are_written_as_their_groups_in_pieces_of_any_size() {
+        let placeholder = ArcStr::from("placeholder");
+        let mut map = KeyedGroups::default();
+        let mut expected: Vec<Vec<u8>> = Vec::new();
+        for i in 0..30usize {
+            let labels: Arc<[Labels]> = (0..3)
+                .map(|p| {
+                    target(&[
+                        ("__address__", &format!("10.0.{i}.{p}:80")),
+                        ("port", &p.to_string()),
+                        ("pod", &"p".repeat(i * 5)),
+                    ])
+                })
+                .collect();
+            let picked: Vec<u32> = (0..3u32)
+                .filter(|&p| (i + p as usize).is_multiple_of(2))
+                .collect();
+            let held: Vec<Labels> = picked.iter().map(|&p| labels[p as usize].clone()).collect();
+            let groups = Arc::new(ObjectGroups::new(&held, &placeholder));
+            let key = crate::model::ObjectKey::new(
+                &ArcStr::from("ns"),
+                &ArcStr::from(format!("pod-{i:03}")),
+            );
+            let share = match i % 3 {
+                0 => Share::whole(&groups),
+                _ => Share::discovered(DiscoveredShare::new(
+                    &labels,
+                    picked,
+                    &placeholder,
+                    i as u64,
+                )),
+            };
+            map.insert(&key, &share);
+            let mut bytes = Vec::new();
+            groups.write_from(0, b"\"job\"", &mut bytes);
+            expected.push(bytes);
+        }
+        let body = SdBody::new("job", vec![map]);
+        assert_eq!(body.known_len(), None);
+        let whole = body.to_vec();
+        let mut want = b"[".to_vec();
+        want.extend_from_slice(&expected.join(&b',')[..]);
+        want.push(b']');
+        assert_eq!(
+            String::from_utf8_lossy(&whole),
+            String::from_utf8_lossy(&want)
+        );
+        for size in [1, 64, 300, 1000, 1 << 20] {
+            let pieces: Vec<bytes::Bytes> = body.chunks_of(size).collect();
+            assert_eq!(pieces.concat(), whole, "size {size}");
         }
     }
 
@@ -672,7 +730,7 @@ mod tests {
                 .collect();
             let want = groups_json(&group_targets(&subset));
             assert_eq!(got, want[1..want.len() - 1], "{picks:?}");
-            assert_eq!(share.len_with(b"\"pods\""), got.len(), "{picks:?}");
+            assert_eq!(share.len_with(b"\"pods\""), Some(got.len()), "{picks:?}");
             assert_eq!(share.targets(), picks.len());
         }
         assert!(Share::picked(&whole, 0).is_none(), "no address");

@@ -29,12 +29,18 @@ pub struct Digest {
     objects: usize,
     /// Their targets.
     targets: usize,
+    /// Objects whose bytes are known only once written (discovered label sets): not
+    /// in `bytes`.
+    lazy: usize,
 }
 
 impl Digest {
     fn add(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_add(object_hash(key, groups));
-        self.bytes += groups.byte_len();
+        match groups.byte_len() {
+            Some(bytes) => self.bytes += bytes,
+            None => self.lazy += 1,
+        }
         self.holes += groups.hole_count();
         self.objects += 1;
         self.targets += groups.targets();
@@ -42,7 +48,10 @@ impl Digest {
 
     fn remove(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_sub(object_hash(key, groups));
-        self.bytes -= groups.byte_len();
+        match groups.byte_len() {
+            Some(bytes) => self.bytes -= bytes,
+            None => self.lazy -= 1,
+        }
         self.holes -= groups.hole_count();
         self.objects -= 1;
         self.targets -= groups.targets();
@@ -139,8 +148,10 @@ pub struct SdBody {
     job_json: Arc<[u8]>,
     /// One map per discovery of the job, in config order.
     parts: Vec<KeyedGroups>,
-    /// The body's length in bytes.
+    /// The body's length in bytes (without its lazy objects').
     len: usize,
+    /// True when it holds objects whose bytes are known only once written.
+    lazy: bool,
     /// Its quoted ETag.
     pub etag: String,
     /// How many targets it holds.
@@ -157,9 +168,10 @@ impl SdBody {
         let mut hash = Fnv::default();
         hash.write(&job_json);
         // Brackets; then a comma between each two objects.
-        let (mut len, mut objects, mut targets) = (2, 0usize, 0);
+        let (mut len, mut objects, mut targets, mut lazy) = (2, 0usize, 0, false);
         for part in &parts {
             let d = part.digest;
+            lazy |= d.lazy > 0;
             hash.write(&d.sum.to_le_bytes());
             hash.write(&(d.objects as u64).to_le_bytes());
             len += d.bytes + d.holes * job_json.len();
@@ -171,14 +183,22 @@ impl SdBody {
             job_json: job_json.into(),
             parts,
             len,
+            lazy,
             etag: format!("\"{:016x}\"", hash.0),
             targets,
         }
     }
 
-    /// The body's length in bytes.
+    /// The body's length in bytes (for a body of discovered label sets, only what is
+    /// known before writing it: see [`SdBody::known_len`]).
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The body's length in bytes, if it is known before the body is written (not for
+    /// discovered label sets, which are serialized as they are sent).
+    pub fn known_len(&self) -> Option<usize> {
+        (!self.lazy).then_some(self.len)
     }
 
     /// True for the empty list (`[]`).
@@ -210,6 +230,7 @@ impl SdBody {
             wrote_object: false,
             done: false,
             size,
+            pending: Vec::new(),
         }
     }
 }
@@ -227,6 +248,9 @@ pub(super) struct BodyChunks {
     wrote_object: bool,
     done: bool,
     size: usize,
+    /// The object at `from` written already (an lazy one that did not fit the
+    /// last piece); empty when none.
+    pending: Vec<u8>,
 }
 
 impl Iterator for BodyChunks {
@@ -238,8 +262,13 @@ impl Iterator for BodyChunks {
         }
         // Sized to be filled, never grown: a piece ends before the object that would
         // not fit (growing it would copy it again, and a fresh large allocation costs
-        // its pages once more).
-        let mut out = Vec::with_capacity(self.size.min(self.body.len + 2));
+        // its pages once more). A body with lazy objects is written in pieces of
+        // at most `BODY_CHUNK`.
+        let known = match self.body.lazy {
+            true => BODY_CHUNK,
+            false => self.body.len + 2,
+        };
+        let mut out = Vec::with_capacity(self.size.min(known));
         if !self.started {
             self.started = true;
             out.push(b'[');
@@ -250,9 +279,19 @@ impl Iterator for BodyChunks {
                 None => Bound::Unbounded,
             };
             for (key, object) in part.objects.range::<_, ObjectKey>((from, Bound::Unbounded)) {
+                let job_json = &self.body.job_json;
+                // Unsized objects are written first, to learn their length.
+                let len = match object.len_with(job_json) {
+                    Some(len) => len,
+                    None => {
+                        if self.pending.is_empty() {
+                            object.write(job_json, &mut self.pending);
+                        }
+                        self.pending.len()
+                    }
+                };
                 // The object, its comma, and room for the closing bracket.
-                let needs = object.len_with(&self.body.job_json) + 2;
-                if !out.is_empty() && out.len() + needs > out.capacity() {
+                if !out.is_empty() && out.len() + len + 2 > out.capacity() {
                     // The next piece starts with this object.
                     self.from = Some(key.clone());
                     return Some(out.into());
@@ -261,7 +300,10 @@ impl Iterator for BodyChunks {
                     out.push(b',');
                 }
                 self.wrote_object = true;
-                object.write(&self.body.job_json, &mut out);
+                match self.pending.is_empty() {
+                    true => object.write(job_json, &mut out),
+                    false => out.append(&mut self.pending),
+                }
             }
             self.part += 1;
             self.from = None;

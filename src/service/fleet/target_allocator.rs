@@ -14,11 +14,11 @@
 //!   each is assigned by its relabelled `__address__`, so a collector's share,
 //!   relabelled, is `/sd/{job}?member=ID`'s. An unknown collector gets `[]`.
 //!
-//! The targets are a view partition like the member views ([`ViewKind::Allocator`]):
-//! each object's kept targets, split by member, serialized once as discovered label
-//! sets. A change the rules cannot see (a label no rule reads) leaves an object's
-//! parts as they were, so such a label's value may lag here; the collector's relabelled
-//! targets never do.
+//! The targets are a view partition like the member views
+//! ([`crate::service::views::ViewKind::Allocator`]): each object's kept targets, split
+//! by member, as shares of the object's discovered label sets (the group's, not a
+//! copy), serialized only while a collector's share is sent: the labels of 600k
+//! targets, kept serialized, would be several times kubesd's own memory.
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -33,35 +33,64 @@ use arcstr::ArcStr;
 
 use super::Fleet;
 use crate::labels::Labels;
-use crate::sd_output::{ADDRESS_LABEL, ObjectGroups, Share};
+use crate::sd_output::{ADDRESS_LABEL, DiscoveredShare, Share};
 use crate::service::ServiceState;
 use crate::service::jobs::relabelling::Scratch;
-use crate::service::views::{Bucket, ObjectParts, ViewKind, ViewQuery, each_bucket};
+use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of};
 use crate::service::web::config::ClientAuth;
 use crate::service::web::guard::WebGuard;
 use crate::service::web::http::serve_body;
 
-/// The allocator's parts of the object whose kept targets (with their discovered
-/// label sets and nodes) are in `scratch`: per member, the discovered label sets of
-/// the targets assigned to it by their relabelled address.
-pub fn split(scratch: &Scratch, fleet: &Fleet, placeholder: &ArcStr) -> ObjectParts {
-    let mut by_bucket: BTreeMap<Bucket, Vec<Labels>> = BTreeMap::new();
+/// One kept target of an object, as the allocator's partition assigns it: the index
+/// of its discovered label set and the hash of its relabelled address
+/// ([`crate::service::views::address_hash`]).
+pub type KeptTarget = (u32, u64);
+
+/// The object's kept targets in `scratch` (relabelled with their sources) as
+/// [`KeptTarget`]s; those whose discovered label set has no address are left out: a
+/// collector could not read them as targets.
+pub fn kept_targets(scratch: &Scratch, discovered: &[Labels]) -> Box<[KeptTarget]> {
+    (scratch.targets.iter().zip(&scratch.sources))
+        .filter(|(_, i)| {
+            let from = discovered.get(**i as usize);
+            from.and_then(|l| l.get(ADDRESS_LABEL))
+                .is_some_and(|a| !a.is_empty())
+        })
+        .map(|(target, &i)| (i, address_hash(target.get(ADDRESS_LABEL).unwrap_or(""))))
+        .collect()
+}
+
+/// The allocator's parts of an object whose `kept` targets come from `discovered`: per
+/// member, the discovered label sets of the targets assigned to it by their relabelled
+/// address, written only when a collector's share is sent. `stamp` makes the parts'
+/// digest new (see [`DiscoveredShare::new`]).
+pub fn split(
+    kept: &[KeptTarget],
+    discovered: &Arc<[Labels]>,
+    fleet: &Fleet,
+    placeholder: &ArcStr,
+    stamp: u64,
+) -> ObjectParts {
+    let mut by_bucket: BTreeMap<ArcStr, Vec<u32>> = BTreeMap::new();
+    let zone_aware = fleet.zone_aware();
     let no_node = ArcStr::default();
-    for (i, target) in scratch.targets.iter().enumerate() {
-        let Some(source) = scratch.sources.get(i) else {
-            continue;
+    for &(i, hash) in kept {
+        let node = match zone_aware {
+            true => discovered.get(i as usize).map(node_of).unwrap_or_default(),
+            false => no_node.clone(),
         };
-        let address = target.get(ADDRESS_LABEL).unwrap_or("");
-        let node = scratch.nodes.get(i).unwrap_or(&no_node);
-        each_bucket(ViewKind::Allocator, address, node, fleet, |bucket| {
-            by_bucket.entry(bucket).or_default().push(source.clone());
+        fleet.each_owner(hash, &node, |member| {
+            by_bucket.entry(member.clone()).or_default().push(i);
         });
     }
     by_bucket
         .into_iter()
-        .map(|(bucket, sources)| (bucket, ObjectGroups::new(&sources, placeholder)))
-        .filter(|(_, groups)| !groups.is_empty())
-        .map(|(bucket, groups)| (bucket, Share::whole(&Arc::new(groups))))
+        .map(|(member, mut picked)| {
+            picked.sort_unstable();
+            picked.dedup();
+            let share = DiscoveredShare::new(discovered, picked, placeholder, stamp);
+            (Bucket::Name(member), Share::discovered(share))
+        })
         .collect()
 }
 

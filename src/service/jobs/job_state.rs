@@ -7,6 +7,7 @@
 //! Pure and synchronous: the actor ([`crate::service::jobs::job_actor`]) feeds it the group's
 //! messages and publishes what it holds.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use arcstr::ArcStr;
@@ -16,7 +17,8 @@ use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
 use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
-use crate::service::fleet::{Fleet, FleetCounts, target_allocator};
+use crate::service::fleet::target_allocator::{self, KeptTarget};
+use crate::service::fleet::{Fleet, FleetCounts};
 use crate::service::jobs::relabelling::{Relabelling, Scratch};
 use crate::service::jobs::snapshot::JobWork;
 use crate::service::views::index::ViewIndex;
@@ -49,7 +51,8 @@ fn same_addresses_parts(
         .get(at)?
         .iter()
         .map(|(bucket, share)| {
-            Arc::ptr_eq(share.groups(), old).then(|| (bucket.clone(), share.of(new)))
+            (share.groups().is_some_and(|g| Arc::ptr_eq(g, old)))
+                .then(|| (bucket.clone(), share.of(new)))
         })
         .collect()
 }
@@ -66,6 +69,12 @@ fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
             share.targets().saturating_sub(had) as u64
         })
         .sum()
+}
+
+/// True when `new` puts the same targets in the same buckets as `old`.
+fn same_parts(old: &ObjectParts, new: &ObjectParts) -> bool {
+    old.len() == new.len()
+        && (old.iter().zip(new.iter())).all(|((a, x), (b, y))| a == b && x.same_targets(y))
 }
 
 /// The node every discovered label set of an object names, if they name one alike.
@@ -87,6 +96,10 @@ struct Placing<'a> {
     same_key: bool,
     /// True when every discovered label set names the node it named before.
     same_nodes: bool,
+    /// Its discovered label sets now.
+    discovered: &'a Discovered,
+    /// Its kept targets, for the allocator's partition.
+    kept: &'a [KeptTarget],
 }
 
 /// One object as a job actor holds it.
@@ -101,6 +114,9 @@ struct Slot {
     parts: Vec<ObjectParts>,
     /// Its targets assigned to a member outside their zone (zone-aware fleets).
     cross_zone: u32,
+    /// Its kept targets as the allocator's partition assigns them (empty unless that
+    /// partition is kept).
+    kept: Box<[KeptTarget]>,
 }
 
 /// The objects of one discovery, relabelled, in body order and in each kept partition.
@@ -120,6 +136,8 @@ pub struct JobState {
     pub work: JobWork,
     /// Its fleet's assignment counted.
     pub fleet_counts: FleetCounts,
+    /// The last number [`JobState::stamp`] gave.
+    stamps: Cell<u64>,
 }
 
 impl JobState {
@@ -135,6 +153,7 @@ impl JobState {
             scratch: Scratch::default(),
             work: JobWork::default(),
             fleet_counts: FleetCounts::default(),
+            stamps: Cell::new(0),
         }
     }
 
@@ -148,8 +167,7 @@ impl JobState {
         match held {
             Some(held) if self.unseen(&held, &change.key, discovered) => {
                 self.work.objects_unseen += 1;
-                let discovered = Arc::clone(discovered);
-                self.put(slot, Slot { discovered, ..held });
+                self.put_unseen(slot, held, discovered);
                 false
             }
             held => self.relabel(slot, held, &change.key, discovered),
@@ -170,8 +188,7 @@ impl JobState {
             match previous.get_mut(slot).and_then(Option::take) {
                 Some(held) if self.unseen(&held, &change.key, discovered) => {
                     self.work.objects_unseen += 1;
-                    let discovered = Arc::clone(discovered);
-                    self.put(slot, Slot { discovered, ..held });
+                    self.put_unseen(slot, held, discovered);
                 }
                 held => pending.push((change, discovered, held)),
             }
@@ -187,6 +204,52 @@ impl JobState {
             changed += usize::from(self.relabel(slot, held, &change.key, discovered));
         }
         changed
+    }
+
+    /// Puts `held` back with `discovered`, whose change the rules cannot see: the same
+    /// targets, so the same parts, but for the allocator's, whose labels are the
+    /// discovered ones.
+    fn put_unseen(&mut self, slot: usize, mut held: Slot, discovered: &Discovered) {
+        self.rebase_discovered(&held.key, &mut held.parts, discovered);
+        let discovered = Arc::clone(discovered);
+        self.put(slot, Slot { discovered, ..held });
+    }
+
+    /// Makes the allocator's parts in `parts` (object `key`'s) shares of `discovered`,
+    /// the object's label sets after a change that kept its targets and their places.
+    fn rebase_discovered(
+        &mut self,
+        key: &ObjectKey,
+        parts: &mut [ObjectParts],
+        discovered: &Discovered,
+    ) {
+        let Some(at) = self
+            .indexes
+            .iter()
+            .position(|i| i.kind == ViewKind::Allocator)
+        else {
+            return;
+        };
+        let Some(old) = parts.get_mut(at) else {
+            return;
+        };
+        let stamp = self.stamp();
+        let new: ObjectParts = (old.iter())
+            .filter_map(|(bucket, share)| {
+                let d = share.discovered_share()?;
+                Some((bucket.clone(), Share::discovered(d.of(discovered, stamp))))
+            })
+            .collect();
+        self.indexes[at].replace(key, old, &new);
+        *old = new;
+    }
+
+    /// A number no discovered share of this job state had: see
+    /// [`crate::sd_output::DiscoveredShare::new`].
+    fn stamp(&self) -> u64 {
+        let stamp = self.stamps.get() + 1;
+        self.stamps.set(stamp);
+        stamp
     }
 
     /// True when `held` is the object `key` and `discovered` gives the same targets
@@ -223,6 +286,10 @@ impl JobState {
             sources,
         );
         let groups = (!groups.is_empty()).then(|| Arc::new(groups));
+        let kept = match sources {
+            true => target_allocator::kept_targets(&self.scratch, discovered),
+            false => Box::default(),
+        };
         let (groups, changed) = match &held {
             Some(h) if h.key == *key && h.groups.as_deref() == groups.as_deref() => {
                 (h.groups.clone(), false)
@@ -239,9 +306,12 @@ impl JobState {
         }
         let parts = match held {
             // The same bytes on the same nodes: the same parts, the views untouched.
-            Some(h)
-                if !changed && (!self.reads_nodes() || same_nodes(&h.discovered, discovered)) =>
+            Some(mut h)
+                if !changed
+                    && h.kept == kept
+                    && (!self.reads_nodes() || same_nodes(&h.discovered, discovered)) =>
             {
+                self.rebase_discovered(key, &mut h.parts, discovered);
                 (h.parts, h.cross_zone)
             }
             held => {
@@ -253,6 +323,8 @@ impl JobState {
                     groups: groups.as_ref(),
                     same_key,
                     same_nodes: nodes_same,
+                    discovered,
+                    kept: &kept,
                 };
                 self.place_counted(held.as_ref(), &placing)
             }
@@ -269,6 +341,7 @@ impl JobState {
                 groups,
                 parts,
                 cross_zone,
+                kept,
             },
         );
         changed
@@ -305,7 +378,7 @@ impl JobState {
                 kept.and_then(|(h, new)| {
                     same_addresses_parts(kind, &self.fleet, h, at, new, placing.same_nodes)
                 })
-                .unwrap_or_else(|| self.split_scratch(kind, groups))
+                .unwrap_or_else(|| self.split_scratch(kind, placing))
             })
             .collect();
         for (at, new) in parts.iter().enumerate() {
@@ -363,21 +436,28 @@ impl JobState {
         self.slots[slot] = Some(state);
     }
 
-    /// The parts in partition `kind` of the object whose relabelled targets are in the
-    /// scratch and whose groups are `whole`.
-    fn split_scratch(&self, kind: ViewKind, whole: Option<&Arc<ObjectGroups>>) -> ObjectParts {
-        let Some(whole) = whole else {
+    /// The parts in partition `kind` of the object being placed, whose relabelled
+    /// targets are in the scratch.
+    fn split_scratch(&self, kind: ViewKind, placing: &Placing) -> ObjectParts {
+        let Some(whole) = placing.groups else {
             return Box::new([]);
         };
+        let placeholder = &self.relabelling.scrape.job_name;
         if kind == ViewKind::Allocator {
-            let placeholder = &self.relabelling.scrape.job_name;
-            return target_allocator::split(&self.scratch, &self.fleet, placeholder);
+            let (kept, discovered) = (placing.kept, placing.discovered);
+            return target_allocator::split(
+                kept,
+                discovered,
+                &self.fleet,
+                placeholder,
+                self.stamp(),
+            );
         }
         let object = ObjectTargets {
             targets: &self.scratch.targets,
             nodes: &self.scratch.nodes,
             whole,
-            placeholder: &self.relabelling.scrape.job_name,
+            placeholder,
         };
         split(kind, &object, &self.fleet)
     }
@@ -476,50 +556,32 @@ impl JobState {
     }
 
     /// Splits every object anew into the partition at `at` (just built, or its
-    /// members changed, `moving`): each object with targets relabelled once. For the
-    /// member partition, counts the targets assigned across zones anew and, when
-    /// `moving`, the targets each member gained.
+    /// members changed, `moving`). Moving, an object whose parts come out the same
+    /// keeps them, so that the buckets it is in keep their digest. For the member
+    /// partition, counts the targets assigned across zones anew and, when `moving`,
+    /// the targets each member gained.
     fn refill(&mut self, at: usize, moving: bool) {
         self.work.indexes_filled += 1;
         let kind = self.indexes[at].kind;
         let member = kind == ViewKind::Member;
-        let nodes = needs_nodes(kind, &self.fleet);
-        self.indexes[at].clear();
+        if !moving {
+            self.indexes[at].clear();
+        }
         let (mut cross_zone, mut moved) = (0, 0);
         let mut slots = std::mem::take(&mut self.slots);
         for slot in slots.iter_mut().flatten() {
-            // A pod's targets are all on its node: read from its discovered labels.
-            let node = nodes.then(|| one_node(&slot.discovered)).flatten();
-            let by_address = (slot.groups.as_ref())
-                .and_then(|g| split_by_address(kind, g, &self.fleet, node.as_ref()));
-            let (parts, crossing) = match (&slot.groups, by_address) {
-                (None, _) => (Box::new([]) as ObjectParts, 0),
-                // Its addresses are in its bytes: no need to relabel it.
-                (Some(g), Some(parts)) => {
-                    let crossing = match (&node, member) {
-                        (Some(node), true) => self.crossing_addresses(g, node),
-                        _ => 0,
-                    };
-                    (parts, crossing)
+            let (parts, crossing) = self.slot_parts(kind, slot, moving);
+            if let Some(old) = slot.parts.get_mut(at) {
+                if moving && member {
+                    moved += gained(old, &parts);
                 }
-                (Some(_), None) => {
-                    self.relabelling.object_groups(
-                        &mut self.relabeller,
-                        &slot.discovered,
-                        &mut self.scratch,
-                        nodes,
-                        kind == ViewKind::Allocator,
-                    );
-                    let crossing = self.scratch_cross_zone(true);
-                    (self.split_scratch(kind, slot.groups.as_ref()), crossing)
+                if !moving {
+                    self.indexes[at].insert(&slot.key, &parts);
+                    *old = parts;
+                } else if !same_parts(old, &parts) {
+                    self.indexes[at].replace(&slot.key, old, &parts);
+                    *old = parts;
                 }
-            };
-            self.indexes[at].insert(&slot.key, &parts);
-            if let Some(p) = slot.parts.get_mut(at) {
-                if member && moving {
-                    moved += gained(p, &parts);
-                }
-                *p = parts;
             }
             if member {
                 slot.cross_zone = crossing;
@@ -531,6 +593,65 @@ impl JobState {
             self.fleet_counts.cross_zone = cross_zone;
             self.fleet_counts.moves += moved;
         }
+    }
+
+    /// `slot`'s parts in partition `kind` now, with its targets assigned across zones
+    /// (member partition). The allocator's are split from the slot's kept targets,
+    /// found by relabelling the object when the partition is new (not `moving`).
+    fn slot_parts(&mut self, kind: ViewKind, slot: &mut Slot, moving: bool) -> (ObjectParts, u32) {
+        let Some(groups) = slot.groups.clone() else {
+            return (Box::new([]), 0);
+        };
+        let placeholder = &self.relabelling.scrape.job_name;
+        if kind == ViewKind::Allocator {
+            if !moving {
+                let discovered = &slot.discovered;
+                (self.relabelling).object_groups(
+                    &mut self.relabeller,
+                    discovered,
+                    &mut self.scratch,
+                    false,
+                    true,
+                );
+                slot.kept = target_allocator::kept_targets(&self.scratch, discovered);
+            }
+            let stamp = self.stamp();
+            let parts = target_allocator::split(
+                &slot.kept,
+                &slot.discovered,
+                &self.fleet,
+                placeholder,
+                stamp,
+            );
+            return (parts, 0);
+        }
+        let nodes = needs_nodes(kind, &self.fleet);
+        // A pod's targets are all on its node: read from its discovered labels.
+        let node = nodes.then(|| one_node(&slot.discovered)).flatten();
+        // Its addresses are in its bytes: no need to relabel it.
+        if let Some(parts) = split_by_address(kind, &groups, &self.fleet, node.as_ref()) {
+            let crossing = match (&node, kind == ViewKind::Member) {
+                (Some(node), true) => self.crossing_addresses(&groups, node),
+                _ => 0,
+            };
+            return (parts, crossing);
+        }
+        let discovered = &slot.discovered;
+        (self.relabelling).object_groups(
+            &mut self.relabeller,
+            discovered,
+            &mut self.scratch,
+            nodes,
+            false,
+        );
+        let crossing = self.scratch_cross_zone(true);
+        let object = ObjectTargets {
+            targets: &self.scratch.targets,
+            nodes: &self.scratch.nodes,
+            whole: &groups,
+            placeholder,
+        };
+        (split(kind, &object, &self.fleet), crossing)
     }
 
     /// Hands `each` every object's discovered label sets, in key order, with the

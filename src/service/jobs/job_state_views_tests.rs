@@ -488,3 +488,137 @@ proptest! {
         check_owners(&mut p, &queries, &pods, &settled)?;
     }
 }
+
+/// Pod `p` with a `note` annotation, a label no rule reads and the output drops.
+fn object_noted(p: &Pod, note: &str) -> TargetChange {
+    let mut change = object(p);
+    let noted: Vec<Labels> = (change.targets.iter().flat_map(|t| t.iter()))
+        .map(|t| {
+            let mut own = crate::labels::LabelsBuilder::new();
+            own.add("__meta_kubernetes_pod_annotation_note", note.to_string());
+            t.merged(own)
+        })
+        .collect();
+    change.targets = Some(noted.into());
+    change
+}
+
+/// Each collector's share as it reads it: the discovered label sets, by address.
+fn allocator_shares(p: &mut JobState, members: usize) -> Vec<BTreeSet<Served>> {
+    (0..members)
+        .map(|i| {
+            served(
+                p,
+                &ViewQuery::Allocator(ArcStr::from(format!("scraper-{i}"))),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn allocator_views_serve_discovered_labels_of_each_members_targets_as_they_change() {
+    let mut p = state();
+    set_members(&mut p, member_names(3));
+    let pods: Vec<Pod> = (0..40)
+        .map(|id| Pod {
+            id,
+            ports: 3,
+            node: (id % 5 + 1) as u8,
+            app: (id % 3) as u8,
+        })
+        .collect();
+    p.apply(changes(
+        true,
+        pods.iter().map(|q| object_noted(q, "a")).collect(),
+    ));
+    let shares = allocator_shares(&mut p, 3);
+    let members: Vec<BTreeSet<String>> = (0..3)
+        .map(|i| {
+            addresses(
+                &mut p,
+                &ViewQuery::Member(ArcStr::from(format!("scraper-{i}"))),
+            )
+        })
+        .collect();
+    for (share, member) in shares.iter().zip(&members) {
+        let addresses: BTreeSet<String> = share.iter().map(|(a, _)| a.clone()).collect();
+        assert_eq!(
+            &addresses, member,
+            "a collector's share is its member view's"
+        );
+        assert!(
+            share
+                .iter()
+                .all(|(_, l)| l["__meta_kubernetes_pod_annotation_note"] == "a")
+        );
+    }
+    assert_eq!(shares.iter().map(BTreeSet::len).sum::<usize>(), 120);
+
+    // The annotation changes on one pod: the rules cannot see it, yet the collector
+    // that has the pod's targets reads the new value, and only its share changes.
+    let tags = |p: &mut JobState| -> Vec<String> {
+        (0..3)
+            .map(|i| {
+                view(
+                    p,
+                    &ViewQuery::Allocator(ArcStr::from(format!("scraper-{i}"))),
+                )
+                .1
+            })
+            .collect()
+    };
+    let before = tags(&mut p);
+    let unseen = p.work.objects_unseen;
+    p.apply(changes(false, vec![object_noted(&pods[7], "b")]));
+    assert_eq!(p.work.objects_unseen, unseen + 1);
+    let after = allocator_shares(&mut p, 3);
+    let pod_addresses: BTreeSet<String> = (0..3)
+        .map(|port| format!("10.0.7.1:{}", 8000 + port))
+        .collect();
+    for (i, share) in after.iter().enumerate() {
+        for (address, labels) in share {
+            let note = &labels["__meta_kubernetes_pod_annotation_note"];
+            let expected = if pod_addresses.contains(address) {
+                "b"
+            } else {
+                "a"
+            };
+            assert_eq!(note, expected, "{address} at scraper-{i}");
+        }
+        let holds = share.iter().any(|(a, _)| pod_addresses.contains(a));
+        assert_eq!(tags(&mut p)[i] != before[i], holds, "scraper-{i}'s ETag");
+    }
+}
+
+#[test]
+fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
+    let mut p = state();
+    set_members(&mut p, member_names(1));
+    let pods: Vec<Pod> = (0..60)
+        .map(|id| Pod {
+            id,
+            ports: 2,
+            node: 1,
+            app: 0,
+        })
+        .collect();
+    p.apply(changes(
+        true,
+        pods.iter().map(|q| object_noted(q, "x")).collect(),
+    ));
+    let list = view_list(&mut p, &ViewQuery::Allocator(ArcStr::from("scraper-0")));
+    let body = SdBody::new("pods", vec![list]);
+    assert_eq!(body.known_len(), None, "its length is known once written");
+    let whole = body.to_vec();
+    let json: serde_json::Value = serde_json::from_slice(&whole).expect("JSON");
+    let groups = json.as_array().expect("a list of groups");
+    let targets: usize = groups
+        .iter()
+        .map(|g| g["targets"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(targets, 120);
+    let pieces: Vec<bytes::Bytes> = body.chunks().collect();
+    assert_eq!(pieces.concat(), whole);
+    let sized = SdBody::new("pods", vec![p.body.clone()]);
+    assert_eq!(sized.known_len(), Some(sized.to_vec().len()));
+}

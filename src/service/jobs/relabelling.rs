@@ -34,9 +34,9 @@ pub struct Scratch {
     pub targets: Vec<Labels>,
     /// Each kept target's node (all empty unless a node view is kept).
     pub nodes: Vec<ArcStr>,
-    /// Each kept target's discovered label set (empty unless an allocator view is
-    /// kept).
-    pub sources: Vec<Labels>,
+    /// Each kept target's discovered label set, by its index among the object's
+    /// (empty unless an allocator view is kept).
+    pub sources: Vec<u32>,
 }
 
 impl Relabelling {
@@ -48,22 +48,22 @@ impl Relabelling {
 
     /// Relabels the discovered label sets of one object (with `scrape`) and hands
     /// `keep` each target the rules keep and this replica's shard wants, with the label
-    /// set it came from.
+    /// set it came from and that set's index.
     pub fn each_kept(
         &self,
         relabeller: &mut Relabeller,
         scrape: &ScrapeSettings,
         discovered: &[Labels],
-        mut keep: impl FnMut(&Labels, Labels),
+        mut keep: impl FnMut(u32, &Labels, Labels),
     ) {
-        let mut next = discovered.iter();
+        let mut next = discovered.iter().enumerate();
         relabeller.process_object(discovered, scrape, |target| {
             // One call per discovered label set, in order.
             let from = next.next();
-            if let (Target::Keep(target), Some(from)) = (target, from)
+            if let (Target::Keep(target), Some((i, from))) = (target, from)
                 && self.shard.keeps(target.get(ADDRESS_LABEL).unwrap_or(""))
             {
-                keep(from, target);
+                keep(u32::try_from(i).unwrap_or(u32::MAX), from, target);
             }
         });
     }
@@ -82,10 +82,10 @@ impl Relabelling {
         scratch.targets.clear();
         scratch.nodes.clear();
         scratch.sources.clear();
-        self.each_kept(relabeller, &self.scrape, discovered, |from, target| {
+        self.each_kept(relabeller, &self.scrape, discovered, |i, from, target| {
             scratch.targets.push(target);
             if sources {
-                scratch.sources.push(from.clone());
+                scratch.sources.push(i);
             }
             scratch.nodes.push(if nodes {
                 node_of(from)
@@ -109,7 +109,7 @@ impl Relabelling {
             ..self.scrape.clone()
         };
         let mut out = Vec::new();
-        self.each_kept(relabeller, &scrape, discovered, |_, target| {
+        self.each_kept(relabeller, &scrape, discovered, |_, _, target| {
             out.push(target)
         });
         out

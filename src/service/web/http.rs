@@ -103,13 +103,17 @@ pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
             .insert_header((ETAG, body.etag))
             .finish();
     }
-    let len = body.len() as u64;
+    let len = body.known_len();
     let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
-    HttpResponse::Ok()
+    let mut response = HttpResponse::Ok();
+    response
         .insert_header((CONTENT_TYPE, "application/json"))
-        .insert_header((ETAG, body.etag))
-        .no_chunking(len)
-        .streaming(chunks)
+        .insert_header((ETAG, body.etag));
+    // A body of discovered label sets is sized as it is written: sent chunked.
+    if let Some(len) = len {
+        response.no_chunking(len as u64);
+    }
+    response.streaming(chunks)
 }
 
 /// `/sd`: the job names; `/sd?views`: each job with the views asked of it so far and
