@@ -383,6 +383,29 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Req
     Ok(Some(Request { target, protobuf }))
 }
 
+/// The bench's own requests: `/bench/go?upto=N` opens the gate to event N,
+/// `/bench/roll?step=N` rolls the members to step N. True if it was one.
+fn bench_control(path: &str, query: &str, data: &Data) -> bool {
+    let number = |name: &str| {
+        query
+            .split('&')
+            .find_map(|p| p.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+    };
+    match path {
+        "/bench/go" => {
+            *data.gate.lock().expect("gate") = number("upto=").unwrap_or(data.spec.events);
+            data.opened.notify_all();
+            true
+        }
+        "/bench/roll" => {
+            data.members.roll_to(number("step=").unwrap_or(0));
+            true
+        }
+        _ => false,
+    }
+}
+
 fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
     conn.set_nodelay(true)?;
     let mut reader = BufReader::new(conn.try_clone()?);
@@ -393,23 +416,7 @@ fn handle(conn: TcpStream, data: &Data) -> std::io::Result<()> {
         let watch = query
             .split('&')
             .any(|p| p == "watch=1" || p == "watch=true");
-        if path == "/bench/go" {
-            let upto = query
-                .split('&')
-                .find_map(|p| p.strip_prefix("upto="))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(data.spec.events);
-            *data.gate.lock().expect("gate") = upto;
-            data.opened.notify_all();
-            return respond(&mut out, "text/plain", b"ok");
-        }
-        if path == "/bench/roll" {
-            let step = query
-                .split('&')
-                .find_map(|p| p.strip_prefix("step="))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
-            data.members.roll_to(step);
+        if bench_control(path, query, data) {
             return respond(&mut out, "text/plain", b"ok");
         }
         if data.spec.members > 0 && flood_members::is_members_path(path) {

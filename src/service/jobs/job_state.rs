@@ -244,6 +244,25 @@ impl JobState {
         *old = new;
     }
 
+    /// `held`'s allocator parts (at `at`) as shares of the object's label sets now,
+    /// when its kept targets are the same, with the same addresses, on the same nodes:
+    /// they are assigned alike. `None` when they must be split.
+    fn same_kept_parts(&self, held: &Slot, at: usize, placing: &Placing) -> Option<ObjectParts> {
+        if !(placing.same_nodes || !self.fleet.zone_aware()) || *held.kept != *placing.kept {
+            return None;
+        }
+        let stamp = self.stamp();
+        (held.parts.get(at)?.iter())
+            .map(|(bucket, share)| {
+                let d = share.discovered_share()?;
+                Some((
+                    bucket.clone(),
+                    Share::discovered(d.of(placing.discovered, stamp)),
+                ))
+            })
+            .collect()
+    }
+
     /// A number no discovered share of this job state had: see
     /// [`crate::sd_output::DiscoveredShare::new`].
     fn stamp(&self) -> u64 {
@@ -375,8 +394,9 @@ impl JobState {
             .map(|at| {
                 let kind = self.indexes[at].kind;
                 let kept = held.filter(|_| placing.same_key).zip(groups);
-                kept.and_then(|(h, new)| {
-                    same_addresses_parts(kind, &self.fleet, h, at, new, placing.same_nodes)
+                kept.and_then(|(h, new)| match kind {
+                    ViewKind::Allocator => self.same_kept_parts(h, at, placing),
+                    _ => same_addresses_parts(kind, &self.fleet, h, at, new, placing.same_nodes),
                 })
                 .unwrap_or_else(|| self.split_scratch(kind, placing))
             })
