@@ -54,6 +54,11 @@ impl Pool {
         Pool(candidates.into())
     }
 
+    /// Where it is in memory: equal for pools that are [`Pool::same`].
+    pub fn address(&self) -> *const () {
+        Arc::as_ptr(&self.0) as *const ()
+    }
+
     /// True when `other` is this very pool (shared, not merely equal).
     pub fn same(&self, other: &Pool) -> bool {
         Arc::ptr_eq(&self.0, &other.0)

@@ -13,7 +13,7 @@
 //! clock (tokio's, so tests pause it); every job actor receives the [`Fleet`] it
 //! publishes and reassigns its targets by it, so all jobs switch together.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,11 +87,73 @@ impl Fleet {
         }
     }
 
+    /// The zones whose targets may be served to other members under `next` than under
+    /// this fleet: the zones (`""`: targets of no known zone) whose set of pools, or
+    /// whose current pool, differs. A roll step changes one member, so targets of
+    /// other zones keep their members and need not be assigned again.
+    pub fn moved_zones(&self, next: &Fleet) -> MovedZones {
+        let same_zones = Arc::ptr_eq(self.current.zones(), next.current.zones())
+            && self.zone_aware() == next.zone_aware();
+        let together = std::iter::once(&self.current).chain(self.previous.iter());
+        let all_share = together
+            .chain(std::iter::once(&next.current).chain(next.previous.iter()))
+            .all(|a| Arc::ptr_eq(a.zones(), self.current.zones()));
+        if !(same_zones && all_share) {
+            return MovedZones::All;
+        }
+        let mut zones: Vec<&str> = match self.zone_aware() {
+            true => self.current.zones().values().map(|z| z.as_str()).collect(),
+            false => Vec::new(),
+        };
+        zones.push("");
+        zones.sort_unstable();
+        zones.dedup();
+        let moved = zones
+            .into_iter()
+            .filter(|zone| {
+                !self.current.pool(zone).same(next.current.pool(zone))
+                    || self.pools(zone) != next.pools(zone)
+            })
+            .map(ArcStr::from)
+            .collect();
+        MovedZones::Some(moved)
+    }
+
+    /// The distinct pools a target of `zone` is scored in, as addresses, sorted.
+    fn pools(&self, zone: &str) -> Vec<*const ()> {
+        let mut pools: Vec<*const ()> = std::iter::once(&self.current)
+            .chain(self.previous.iter())
+            .map(|a| a.pool(zone).address())
+            .collect();
+        pools.sort_unstable();
+        pools.dedup();
+        pools
+    }
+
     /// True when the target's current owner is outside its zone.
     pub fn cross_zone(&self, address_hash: u64, node: &str) -> bool {
         self.current
             .owner_hashed(address_hash, node)
             .is_some_and(|o| o.cross_zone)
+    }
+}
+
+/// Whose targets a change of fleet may move (see [`Fleet::moved_zones`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MovedZones {
+    /// Any target's.
+    All,
+    /// Those of these zones only (`""`: of no known zone).
+    Some(BTreeSet<ArcStr>),
+}
+
+impl MovedZones {
+    /// True when targets of `zone` may have moved.
+    pub fn includes(&self, zone: &str) -> bool {
+        match self {
+            MovedZones::All => true,
+            MovedZones::Some(zones) => zones.contains(zone),
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
 use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
+use crate::service::fleet::handover::MovedZones;
 use crate::service::fleet::target_allocator::{self, KeptTarget};
 use crate::service::fleet::{Fleet, FleetCounts};
 use crate::service::jobs::relabelling::{Relabelling, Scratch};
@@ -550,7 +551,7 @@ impl JobState {
         for slot in self.slots.iter_mut().flatten() {
             slot.parts.push(Box::new([]));
         }
-        self.refill(self.indexes.len() - 1, false);
+        self.refill(self.indexes.len() - 1, None);
         true
     }
 
@@ -560,6 +561,7 @@ impl JobState {
         if fleet == self.fleet {
             return false;
         }
+        let moved = self.fleet.moved_zones(&fleet);
         self.fleet = fleet;
         let by_member: Vec<usize> = (0..self.indexes.len())
             .filter(|&at| {
@@ -570,30 +572,36 @@ impl JobState {
             })
             .collect();
         for &at in &by_member {
-            self.refill(at, true);
+            self.refill(at, Some(&moved));
         }
         !by_member.is_empty()
     }
 
-    /// Splits every object anew into the partition at `at` (just built, or its
-    /// members changed, `moving`). Moving, an object whose parts come out the same
-    /// keeps them, so that the buckets it is in keep their digest. For the member
-    /// partition, counts the targets assigned across zones anew and, when `moving`,
-    /// the targets each member gained.
-    fn refill(&mut self, at: usize, moving: bool) {
+    /// Splits every object anew into the partition at `at`: just built (`moved` is
+    /// `None`), or its members changed and targets of the `moved` zones may have
+    /// moved. Then an object of other zones is left as it is, and one whose parts come
+    /// out the same keeps them, so that the buckets it is in keep their digest. For
+    /// the member partition, counts the targets assigned across zones anew and, when
+    /// moving, the targets each member gained.
+    fn refill(&mut self, at: usize, moved: Option<&MovedZones>) {
         self.work.indexes_filled += 1;
         let kind = self.indexes[at].kind;
         let member = kind == ViewKind::Member;
+        let moving = moved.is_some();
         if !moving {
             self.indexes[at].clear();
         }
-        let (mut cross_zone, mut moved) = (0, 0);
+        let (mut cross_zone, mut gains) = (0, 0);
         let mut slots = std::mem::take(&mut self.slots);
         for slot in slots.iter_mut().flatten() {
+            if moved.is_some_and(|m| !self.may_have_moved(slot, m)) {
+                cross_zone += u64::from(slot.cross_zone);
+                continue;
+            }
             let (parts, crossing) = self.slot_parts(kind, slot, moving);
             if let Some(old) = slot.parts.get_mut(at) {
                 if moving && member {
-                    moved += gained(old, &parts);
+                    gains += gained(old, &parts);
                 }
                 if !moving {
                     self.indexes[at].insert(&slot.key, &parts);
@@ -611,7 +619,19 @@ impl JobState {
         self.slots = slots;
         if member {
             self.fleet_counts.cross_zone = cross_zone;
-            self.fleet_counts.moves += moved;
+            self.fleet_counts.moves += gains;
+        }
+    }
+
+    /// True when `slot`'s targets may be in one of the `moved` zones: an object on one
+    /// node is in that node's zone; any other may have targets anywhere.
+    fn may_have_moved(&self, slot: &Slot, moved: &MovedZones) -> bool {
+        if !self.fleet.zone_aware() {
+            return moved.includes("");
+        }
+        match one_node(&slot.discovered) {
+            Some(node) => moved.includes(self.fleet.current.zone_of(&node)),
+            None => moved != &MovedZones::Some(Default::default()),
         }
     }
 

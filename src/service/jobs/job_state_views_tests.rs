@@ -622,3 +622,64 @@ fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
     let sized = SdBody::new("pods", vec![p.body.clone()]);
     assert_eq!(sized.known_len(), Some(sized.to_vec().len()));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A zone-aware fleet rolled through its handover (assignments sharing their
+    /// zones' pools, so that only the zones a step touches are assigned again): every
+    /// member and allocator view, and the cross-zone count, are those of an actor
+    /// that splits every object anew under the same fleet.
+    #[test]
+    fn rolled_fleets_move_only_their_zones_targets_yet_serve_all_owners(
+        pods in pods(),
+        members in prop::collection::vec((1u8..6, 1u8..3), 2..6),
+        steps in prop::collection::vec(0usize..6, 1..8),
+    ) {
+        let zones: crate::service::fleet::assignment::NodeZones = Arc::new(
+            (1..6u8)
+                .map(|n| (ArcStr::from(format!("node-{n}")), ArcStr::from(format!("zone-{}", n % 3))))
+                .collect(),
+        );
+        let assignment = |away: Option<usize>| {
+            let members = (members.iter().enumerate())
+                .filter(|(i, _)| Some(*i) != away)
+                .map(|(i, &(node, weight))| Member {
+                    name: ArcStr::from(format!("scraper-{i}")),
+                    node: ArcStr::from(format!("node-{node}")),
+                    weight: f64::from(weight),
+                })
+                .collect();
+            Assignment::new(members, true, zones.clone())
+        };
+        let queries: Vec<ViewQuery> = (0..members.len())
+            .flat_map(|i| {
+                let name = ArcStr::from(format!("scraper-{i}"));
+                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
+            })
+            .collect();
+        let mut handover = crate::service::fleet::Handover::new(std::time::Duration::from_secs(60));
+        let start = tokio::time::Instant::now();
+        handover.change(assignment(None), start);
+        let mut p = state();
+        p.set_members(Arc::new(handover.fleet()));
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        for q in &queries {
+            let _ = view_list(&mut p, q);
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let away = (step % (members.len() + 1) < members.len()).then_some(step % members.len());
+            let at = start + std::time::Duration::from_secs(1 + i as u64);
+            handover.change(assignment(away), at);
+            let fleet = Arc::new(handover.fleet());
+            p.set_members(Arc::clone(&fleet));
+            let mut fresh = state();
+            fresh.set_members(Arc::clone(&fleet));
+            fresh.apply(changes(true, pods.iter().map(object).collect()));
+            for q in &queries {
+                prop_assert_eq!(served(&mut p, q), served(&mut fresh, q), "{:?}", q);
+            }
+            prop_assert_eq!(p.fleet_counts.cross_zone, fresh.fleet_counts.cross_zone);
+        }
+    }
+}
