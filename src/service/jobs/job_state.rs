@@ -249,7 +249,8 @@ impl JobState {
     /// when its kept targets are the same, with the same addresses, on the same nodes:
     /// they are assigned alike. `None` when they must be split.
     fn same_kept_parts(&self, held: &Slot, at: usize, placing: &Placing) -> Option<ObjectParts> {
-        if !(placing.same_nodes || !self.fleet.zone_aware()) || *held.kept != *placing.kept {
+        let moved = !placing.same_nodes && self.fleet.zone_aware();
+        if moved || *held.kept != *placing.kept {
             return None;
         }
         let stamp = self.stamp();
