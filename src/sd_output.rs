@@ -327,6 +327,14 @@ const JOB_LABEL: &str = "job";
 
 /// `s` as a JSON string (quoted and escaped), appended to `out`.
 fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    // What needs no escape is copied as it is (serde_json escapes only these bytes).
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // Writing a string into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
@@ -611,6 +619,7 @@ mod tests {
                         ("__address__", &format!("10.0.{i}.{p}:80")),
                         ("port", &p.to_string()),
                         ("pod", &"p".repeat(i * 5)),
+                        ("quoted", &format!("say \"{i}\"\n")),
                     ])
                 })
                 .collect();

@@ -287,6 +287,10 @@ impl Iterator for BodyChunks {
                         if self.pending.is_empty() {
                             object.write(job_json, &mut self.pending);
                         }
+                        if self.pending.is_empty() {
+                            // Nothing to write after all: no comma either.
+                            continue;
+                        }
                         self.pending.len()
                     }
                 };

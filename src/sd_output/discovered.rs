@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use super::{Fnv, ObjectGroups};
+use super::{ADDRESS_LABEL, Fnv, JOB_LABEL, write_json_str};
 use crate::labels::Labels;
 
-/// Some of one object's discovered label sets, written as [`ObjectGroups`] writes them
+/// Some of one object's discovered label sets, each written as a group of its own
 /// when a body is sent.
 #[derive(Debug)]
 pub struct DiscoveredShare {
@@ -75,11 +75,41 @@ impl DiscoveredShare {
         self.picked.len()
     }
 
-    /// Appends its groups with `job_json` in a `job` label's placeholder.
+    /// Appends its label sets, one group each (in HTTP SD's form: the address, then
+    /// every other label with a value), with `job_json` as a `job` label's value that
+    /// is the placeholder. Written straight from the shared labels: nothing is copied
+    /// or sorted (label sets iterate in name order).
     pub(super) fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
-        let held: Vec<Labels> = (self.picked.iter())
-            .filter_map(|&i| self.discovered.get(i as usize).cloned())
-            .collect();
-        ObjectGroups::new(&held, &self.placeholder).write_from(0, job_json, out);
+        let mut first = true;
+        for labels in (self.picked.iter()).filter_map(|&i| self.discovered.get(i as usize)) {
+            let Some(address) = labels.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
+                continue;
+            };
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(b"{\"targets\":[");
+            write_json_str(out, address);
+            out.extend_from_slice(b"],\"labels\":{");
+            let mut comma = false;
+            for label in labels {
+                if &*label.name == ADDRESS_LABEL || label.value.is_empty() {
+                    continue;
+                }
+                if comma {
+                    out.push(b',');
+                }
+                comma = true;
+                write_json_str(out, &label.name);
+                out.push(b':');
+                if &*label.name == JOB_LABEL && ArcStr::ptr_eq(&label.value, &self.placeholder) {
+                    out.extend_from_slice(job_json);
+                } else {
+                    write_json_str(out, &label.value);
+                }
+            }
+            out.extend_from_slice(b"}}");
+        }
     }
 }

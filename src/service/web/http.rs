@@ -89,6 +89,10 @@ async fn sd(
     serve_body(&req, running.view(&query).await)
 }
 
+/// How many chunks of a body written apart ([`written_apart`]) wait for their
+/// connection at most.
+const CHUNKS_AHEAD: usize = 4;
+
 /// A job's (or a view's) body as the answer to `req`: `304` when the client's
 /// `If-None-Match` names its ETag, else `200` written out from the snapshot's
 /// per-object parts as it is sent, so that no copy of the whole body is made or kept
@@ -103,17 +107,41 @@ pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
             .insert_header((ETAG, body.etag))
             .finish();
     }
-    let len = body.known_len();
-    let chunks = futures_util::stream::iter(body.chunks().map(Ok::<_, std::convert::Infallible>));
     let mut response = HttpResponse::Ok();
     response
         .insert_header((CONTENT_TYPE, "application/json"))
-        .insert_header((ETAG, body.etag));
-    // A body of discovered label sets is sized as it is written: sent chunked.
-    if let Some(len) = len {
-        response.no_chunking(len as u64);
+        .insert_header((ETAG, body.etag.clone()));
+    match body.known_len() {
+        Some(len) => {
+            let chunks = body.chunks().map(Ok::<_, std::convert::Infallible>);
+            response
+                .no_chunking(len as u64)
+                .streaming(futures_util::stream::iter(chunks))
+        }
+        // A body of discovered label sets is serialized as it is sent, which takes
+        // a while: on a blocking thread, so that the listener serves other requests
+        // meanwhile, and chunked, its length being known only at its end.
+        None => response.streaming(written_apart(body)),
     }
-    response.streaming(chunks)
+}
+
+/// `body`'s chunks, written on a blocking thread at most [`CHUNKS_AHEAD`] ahead of
+/// the connection; the writing stops when the connection goes.
+fn written_apart(
+    body: SdBody,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::convert::Infallible>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
+    actix_web::rt::task::spawn_blocking(move || {
+        for chunk in body.chunks() {
+            if tx.blocking_send(chunk).is_err() {
+                return;
+            }
+        }
+    });
+    futures_util::stream::unfold(rx, |mut rx| async move {
+        let chunk = rx.recv().await?;
+        Some((Ok(chunk), rx))
+    })
 }
 
 /// `/sd`: the job names; `/sd?views`: each job with the views asked of it so far and
