@@ -34,12 +34,27 @@ pub struct Member {
 /// A member as a candidate for targets: the member, with the half of its rendezvous
 /// hash that depends on its name alone, computed once.
 #[derive(Clone, Debug, PartialEq)]
-struct Candidate {
-    member: Member,
+pub struct Candidate {
+    /// The member.
+    pub member: Member,
     /// Its name's part of its rendezvous hash ([`member_key`]).
     key: u64,
     /// Its zone (empty: none).
     zone: ArcStr,
+}
+
+impl Candidate {
+    /// Its score for a target whose address hashes to `address_hash` ([`score`]).
+    pub fn score(&self, address_hash: u64) -> f64 {
+        score_keyed(address_hash, self.key, self.member.weight)
+    }
+
+    /// True when it wins over `other` for a target it scores `mine` and `other`
+    /// scores `theirs`: the higher score, the first by name among equals (as
+    /// [`Pool`] picks).
+    pub fn beats(&self, mine: f64, other: &Candidate, theirs: f64) -> bool {
+        mine > theirs || (mine == theirs && self.member.name < other.member.name)
+    }
 }
 
 /// The candidates a target chooses among (a zone's members, or everyone), sorted by
@@ -67,14 +82,24 @@ impl Pool {
     /// The candidate a target whose address hashes to `address_hash` goes to: the
     /// highest score, the first by name among equals.
     fn best(&self, address_hash: u64) -> Option<&Candidate> {
+        self.best_scored(address_hash).map(|(c, _)| c)
+    }
+
+    /// [`Pool::best`] with its score.
+    pub fn best_scored(&self, address_hash: u64) -> Option<(&Candidate, f64)> {
         let mut best: Option<(f64, &Candidate)> = None;
         for c in self.0.iter() {
-            let s = score_keyed(address_hash, c.key, c.member.weight);
+            let s = c.score(address_hash);
             if best.is_none_or(|(bs, _)| s > bs) {
                 best = Some((s, c));
             }
         }
-        best.map(|(_, c)| c)
+        best.map(|(s, c)| (c, s))
+    }
+
+    /// The candidates, sorted by name.
+    pub fn candidates(&self) -> &[Candidate] {
+        &self.0
     }
 }
 

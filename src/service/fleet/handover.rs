@@ -14,7 +14,7 @@
 //! publishes and reassigns its targets by it, so all jobs switch together.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arcstr::ArcStr;
@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use smallvec::SmallVec;
 
 use super::assignment::{Assignment, NodeZones, Pool};
+use super::owners::OwnersPlan;
 
 /// The most assignments kept in handover beside the current one. A rolling restart
 /// changes the members three times per member (NotReady, gone, Ready); past this many
@@ -32,21 +33,45 @@ pub const MAX_IN_HANDOVER: usize = 16;
 
 /// What job actors assign targets by: the current assignment and the earlier ones
 /// still in handover, newest first.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Fleet {
     /// The Ready members now.
     pub current: Arc<Assignment>,
     /// Assignments replaced less than a handover ago, newest first.
     pub previous: Box<[Arc<Assignment>]>,
+    /// How [`Fleet::each_owner`] walks them, made when first needed.
+    plan: OnceLock<Option<OwnersPlan>>,
+}
+
+impl PartialEq for Fleet {
+    fn eq(&self, other: &Fleet) -> bool {
+        self.current == other.current && self.previous == other.previous
+    }
 }
 
 impl Fleet {
+    /// `current` with `previous` in handover (newest first).
+    pub fn new(current: Arc<Assignment>, previous: Box<[Arc<Assignment>]>) -> Fleet {
+        Fleet {
+            current,
+            previous,
+            plan: OnceLock::new(),
+        }
+    }
+
     /// A fleet with no handover in progress.
     pub fn now(current: Assignment) -> Fleet {
-        Fleet {
-            current: Arc::new(current),
-            previous: Box::new([]),
-        }
+        Fleet::new(Arc::new(current), Box::new([]))
+    }
+
+    fn plan(&self) -> Option<&OwnersPlan> {
+        let plan = self.plan.get_or_init(|| {
+            let all: Vec<&Assignment> = std::iter::once(&*self.current)
+                .chain(self.previous.iter().map(|a| &**a))
+                .collect();
+            OwnersPlan::new(&all)
+        });
+        plan.as_ref()
     }
 
     /// True when a target's zone (from its node) decides its candidates.
@@ -60,6 +85,11 @@ impl Fleet {
     /// ([`Assignment::share_pools`]) give the same owner: it is scored once, and the
     /// node's zone is read once per zones map.
     pub fn each_owner(&self, address_hash: u64, node: &str, mut f: impl FnMut(&ArcStr)) {
+        if let Some(plan) = self.plan()
+            && plan.each_owner(address_hash, node, &mut f)
+        {
+            return;
+        }
         let mut zone: Option<(&NodeZones, &str)> = None;
         let mut scored: SmallVec<[(&Pool, &ArcStr); 8]> = SmallVec::new();
         for assignment in std::iter::once(&self.current).chain(self.previous.iter()) {
@@ -208,10 +238,8 @@ impl Handover {
 
     /// The fleet to assign by now.
     pub fn fleet(&self) -> Fleet {
-        Fleet {
-            current: Arc::clone(&self.current),
-            previous: self.previous.iter().map(|(a, _)| Arc::clone(a)).collect(),
-        }
+        let previous = self.previous.iter().map(|(a, _)| Arc::clone(a)).collect();
+        Fleet::new(Arc::clone(&self.current), previous)
     }
 }
 

@@ -15,17 +15,22 @@ use crate::service::views::address_hash;
 
 const TARGETS: u32 = 300;
 
+/// Nodes `node-0` … `node-5`, node `i` in zone `i % 3`: one map, shared by every
+/// assignment as the member watch shares it.
 fn zones() -> NodeZones {
-    Arc::new(
-        (0..6)
-            .map(|i| {
-                (
-                    ArcStr::from(format!("node-{i}")),
-                    ArcStr::from(format!("zone-{}", i % 3)),
-                )
-            })
-            .collect(),
-    )
+    static ZONES: std::sync::LazyLock<NodeZones> = std::sync::LazyLock::new(|| {
+        Arc::new(
+            (0..6)
+                .map(|i| {
+                    (
+                        ArcStr::from(format!("node-{i}")),
+                        ArcStr::from(format!("zone-{}", i % 3)),
+                    )
+                })
+                .collect(),
+        )
+    });
+    ZONES.clone()
 }
 
 /// Members `0..n` without those in `away`, member `i` on node `i % 6`.

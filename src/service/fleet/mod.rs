@@ -6,6 +6,7 @@
 pub mod assignment;
 pub mod handover;
 pub mod metrics;
+pub mod owners;
 pub mod target_allocator;
 pub mod weights;
 pub mod zones;

@@ -400,10 +400,7 @@ fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
         Some(_) => Box::new([Arc::new(assignment(None))]),
         None => Box::new([]),
     };
-    Arc::new(Fleet {
-        current: Arc::new(assignment(away)),
-        previous,
-    })
+    Arc::new(Fleet::new(Arc::new(assignment(away)), previous))
 }
 
 /// Asserts that each of `queries` (a member's view, then its allocator view, member
