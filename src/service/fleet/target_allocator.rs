@@ -36,7 +36,7 @@ use crate::labels::Labels;
 use crate::sd_output::{ADDRESS_LABEL, DiscoveredShare, Share};
 use crate::service::ServiceState;
 use crate::service::jobs::relabelling::Scratch;
-use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of};
+use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of, one_node};
 use crate::service::web::config::ClientAuth;
 use crate::service::web::guard::WebGuard;
 use crate::service::web::http::serve_body;
@@ -72,12 +72,15 @@ pub fn split(
     stamp: u64,
 ) -> ObjectParts {
     let mut by_bucket: BTreeMap<ArcStr, Vec<u32>> = BTreeMap::new();
-    let zone_aware = fleet.zone_aware();
-    let no_node = ArcStr::default();
+    // A pod's targets are all on its node: read once.
+    let one = match fleet.zone_aware() {
+        true => one_node(discovered),
+        false => Some(ArcStr::default()),
+    };
     for &(i, hash) in kept {
-        let node = match zone_aware {
-            true => discovered.get(i as usize).map(node_of).unwrap_or_default(),
-            false => no_node.clone(),
+        let node = match &one {
+            Some(node) => node.clone(),
+            None => discovered.get(i as usize).map(node_of).unwrap_or_default(),
         };
         fleet.each_owner(hash, &node, |member| {
             by_bucket.entry(member.clone()).or_default().push(i);

@@ -24,7 +24,7 @@ use crate::service::jobs::relabelling::{Relabelling, Scratch};
 use crate::service::jobs::snapshot::JobWork;
 use crate::service::views::index::ViewIndex;
 use crate::service::views::{
-    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, node_of,
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, one_node,
     same_nodes, split, split_by_address,
 };
 
@@ -76,15 +76,6 @@ fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
 fn same_parts(old: &ObjectParts, new: &ObjectParts) -> bool {
     old.len() == new.len()
         && (old.iter().zip(new.iter())).all(|((a, x), (b, y))| a == b && x.same_targets(y))
-}
-
-/// The node every discovered label set of an object names, if they name one alike.
-fn one_node(discovered: &[Labels]) -> Option<ArcStr> {
-    let first = node_of(discovered.first()?);
-    discovered[1..]
-        .iter()
-        .all(|l| node_of(l) == first)
-        .then_some(first)
 }
 
 /// An object's change being placed in the partitions.

@@ -125,7 +125,31 @@ pub fn node_of(discovered: &Labels) -> ArcStr {
 
 /// True when every discovered label set of `a` names the node its peer in `b` names.
 pub fn same_nodes(a: &[Labels], b: &[Labels]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y))
+    if a.len() != b.len() {
+        return false;
+    }
+    match (one_node(a), one_node(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.iter().zip(b).all(|(x, y)| node_of(x) == node_of(y)),
+    }
+}
+
+/// The node every discovered label set of an object names, if they name one alike.
+/// A set that shares the first's base, neither holding a node label of its own, names
+/// the first's node without a look-up: a pod's targets, whose look-ups would otherwise
+/// search every target's labels for each of [`NODE_LABELS`].
+pub fn one_node(discovered: &[Labels]) -> Option<ArcStr> {
+    let (first, rest) = discovered.split_first()?;
+    let node = node_of(first);
+    let first_plain = !names_own_node(first);
+    rest.iter()
+        .all(|l| (first_plain && l.same_base(first) && !names_own_node(l)) || node_of(l) == node)
+        .then_some(node)
+}
+
+/// True when a node label is among `labels`' own (not its object's shared) labels.
+fn names_own_node(labels: &Labels) -> bool {
+    (labels.own_labels().iter()).any(|l| NODE_LABELS.contains(&l.name.as_str()))
 }
 
 /// A member's rendezvous hash for a target whose address hashes (FNV-1a) to
@@ -320,5 +344,37 @@ mod tests {
         let l = Labels::from_pairs([("__meta_kubernetes_pod_node_name", "n1")]);
         assert_eq!(&*node_of(&l), "n1");
         assert_eq!(&*node_of(&Labels::from_pairs([("x", "y")])), "");
+    }
+
+    #[test]
+    fn one_node_reads_a_shared_base_once_but_sees_a_targets_own_node() {
+        let base = Labels::from_pairs([("__meta_kubernetes_pod_node_name", "n1"), ("a", "b")]);
+        let target = |own: &[(&str, &str)]| {
+            let mut b = crate::labels::LabelsBuilder::new();
+            for (name, value) in own {
+                b.add(name.to_string(), value.to_string());
+            }
+            base.merged(b)
+        };
+        let pod = [
+            target(&[("__address__", "10.0.0.1:80")]),
+            target(&[("__address__", "10.0.0.1:81")]),
+        ];
+        assert_eq!(one_node(&pod).as_deref(), Some("n1"));
+        let endpoints = [
+            target(&[("__address__", "10.0.0.1:80")]),
+            target(&[
+                ("__address__", "10.0.0.2:80"),
+                ("__meta_kubernetes_endpoint_node_name", "n2"),
+            ]),
+        ];
+        assert_eq!(one_node(&endpoints), None);
+        assert!(!same_nodes(&pod, &endpoints));
+        let moved = [
+            Labels::from_pairs([("__meta_kubernetes_pod_node_name", "n3")]),
+            target(&[]),
+        ];
+        assert_eq!(one_node(&moved), None);
+        assert!(same_nodes(&pod, &pod.clone()));
     }
 }
