@@ -226,13 +226,13 @@ impl JobState {
             return;
         };
         let stamp = self.stamp();
-        let new: ObjectParts = (old.iter())
+        let mut new: ObjectParts = (old.iter())
             .filter_map(|(bucket, share)| {
                 let d = share.discovered_share()?;
                 Some((bucket.clone(), Share::discovered(d.of(discovered, stamp))))
             })
             .collect();
-        self.indexes[at].replace(key, old, &new);
+        self.indexes[at].replace(key, old, &mut new);
         *old = new;
     }
 
@@ -383,7 +383,7 @@ impl JobState {
     /// in place of `held`'s parts; returns its parts.
     fn place_parts(&mut self, held: Option<&Slot>, placing: &Placing) -> Vec<ObjectParts> {
         let Placing { key, groups, .. } = *placing;
-        let parts: Vec<ObjectParts> = (0..self.indexes.len())
+        let mut parts: Vec<ObjectParts> = (0..self.indexes.len())
             .map(|at| {
                 let kind = self.indexes[at].kind;
                 let kept = held.filter(|_| placing.same_key).zip(groups);
@@ -394,7 +394,7 @@ impl JobState {
                 .unwrap_or_else(|| self.split_scratch(kind, placing))
             })
             .collect();
-        for (at, new) in parts.iter().enumerate() {
+        for (at, new) in parts.iter_mut().enumerate() {
             let index = &mut self.indexes[at];
             match held.and_then(|h| h.parts.get(at).map(|old| (h, old))) {
                 Some((_, old)) if placing.same_key => index.replace(key, old, new),
@@ -553,7 +553,14 @@ impl JobState {
         if fleet == self.fleet {
             return false;
         }
-        let moved = self.fleet.moved_zones(&fleet);
+        let moved_zones = self.fleet.moved_zones(&fleet);
+        // Which objects may have moved, read once for every partition by member.
+        let moved: Vec<bool> = (self.slots.iter())
+            .map(|s| {
+                s.as_ref()
+                    .is_some_and(|s| self.may_have_moved(s, &moved_zones))
+            })
+            .collect();
         self.fleet = fleet;
         let by_member: Vec<usize> = (0..self.indexes.len())
             .filter(|&at| {
@@ -570,12 +577,12 @@ impl JobState {
     }
 
     /// Splits every object anew into the partition at `at`: just built (`moved` is
-    /// `None`), or its members changed and targets of the `moved` zones may have
-    /// moved. Then an object of other zones is left as it is, and one whose parts come
-    /// out the same keeps them, so that the buckets it is in keep their digest. For
-    /// the member partition, counts the targets assigned across zones anew and, when
+    /// `None`), or its members changed and the objects `moved` marks (by slot) may
+    /// have moved. Then another object is left as it is, and one whose parts come out
+    /// the same keeps them, so that the buckets it is in keep their digest. For the
+    /// member partition, counts the targets assigned across zones anew and, when
     /// moving, the targets each member gained.
-    fn refill(&mut self, at: usize, moved: Option<&MovedZones>) {
+    fn refill(&mut self, at: usize, moved: Option<&[bool]>) {
         self.work.indexes_filled += 1;
         let kind = self.indexes[at].kind;
         let member = kind == ViewKind::Member;
@@ -585,12 +592,15 @@ impl JobState {
         }
         let (mut cross_zone, mut gains) = (0, 0);
         let mut slots = std::mem::take(&mut self.slots);
-        for slot in slots.iter_mut().flatten() {
-            if moved.is_some_and(|m| !self.may_have_moved(slot, m)) {
+        for (i, slot) in slots.iter_mut().enumerate() {
+            let Some(slot) = slot else {
+                continue;
+            };
+            if moved.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
                 cross_zone += u64::from(slot.cross_zone);
                 continue;
             }
-            let (parts, crossing) = self.slot_parts(kind, slot, moving);
+            let (mut parts, crossing) = self.slot_parts(kind, slot, moving);
             if let Some(old) = slot.parts.get_mut(at) {
                 if moving && member {
                     gains += gained(old, &parts);
@@ -599,7 +609,7 @@ impl JobState {
                     self.indexes[at].insert(&slot.key, &parts);
                     *old = parts;
                 } else if !same_parts(old, &parts) {
-                    self.indexes[at].replace(&slot.key, old, &parts);
+                    self.indexes[at].replace(&slot.key, old, &mut parts);
                     *old = parts;
                 }
             }

@@ -36,13 +36,17 @@ impl ViewIndex {
     /// Adds object `key`'s `parts`.
     pub fn insert(&mut self, key: &ObjectKey, parts: &ObjectParts) {
         for (bucket, share) in parts.iter() {
-            match self.buckets.get_mut(bucket) {
-                Some(objects) => objects.insert(key, share),
-                None => {
-                    let mut objects = KeyedGroups::default();
-                    objects.insert(key, share);
-                    self.buckets.insert(bucket.clone(), objects);
-                }
+            self.insert_one(key, bucket, share);
+        }
+    }
+
+    fn insert_one(&mut self, key: &ObjectKey, bucket: &Bucket, share: &Share) {
+        match self.buckets.get_mut(bucket) {
+            Some(objects) => objects.insert(key, share),
+            None => {
+                let mut objects = KeyedGroups::default();
+                objects.insert(key, share);
+                self.buckets.insert(bucket.clone(), objects);
             }
         }
     }
@@ -55,14 +59,23 @@ impl ViewIndex {
     }
 
     /// Replaces object `key`'s parts `old` (as they were inserted) by `new`: a bucket in
-    /// both has its entry replaced in one step; one only in `old` loses it.
-    pub fn replace(&mut self, key: &ObjectKey, old: &ObjectParts, new: &ObjectParts) {
+    /// both has its entry replaced in one step, or kept when it holds the same targets
+    /// (a membership change moves some of an object's targets, not all: `new` then
+    /// takes the share held, so that it names what the index holds); one only in `old`
+    /// loses it.
+    pub fn replace(&mut self, key: &ObjectKey, old: &ObjectParts, new: &mut ObjectParts) {
         for (bucket, share) in old.iter() {
             if !new.iter().any(|(b, _)| b == bucket) {
                 self.remove_one(key, bucket, share);
             }
         }
-        self.insert(key, new);
+        for (bucket, share) in new.iter_mut() {
+            let held = old.iter().find(|(b, _)| b == bucket);
+            match held {
+                Some((_, s)) if s.same_targets(share) => *share = s.clone(),
+                _ => self.insert_one(key, bucket, share),
+            }
+        }
     }
 
     fn remove_one(&mut self, key: &ObjectKey, bucket: &Bucket, share: &Share) {
