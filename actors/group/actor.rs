@@ -1,6 +1,6 @@
 //! The group watcher actor.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,6 +10,7 @@ use tracing::{debug, info};
 use super::cache::{GroupCache, Upserted};
 use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
 use super::key::GroupKey;
+use super::list_assembly::ListAssembly;
 use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::backlog::Backlog;
@@ -99,8 +100,8 @@ pub struct GroupWatcher {
     variants: Variants,
     pending: Vec<(TargetVariant, SubscriberLink)>,
     registration_scheduled: bool,
-    /// For each URL whose LIST is arriving in parts: what the parts so far brought.
-    listing: HashMap<UrlId, ListInProgress>,
+    /// The LISTs arriving in parts, and how each is applied.
+    lists: ListAssembly,
     /// Who hears of changes in the URLs' state: subscription, variant, recipient.
     status_watchers: Vec<(SubscriberId, TargetVariant, Recipient<UrlStatusChanged>)>,
     /// Subscriptions waiting for a variant's sync or the first configuration problem.
@@ -120,18 +121,6 @@ type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
 struct Subscribed {
     variant: VariantId,
     slot: SubscriberSlot,
-}
-
-/// The parts of a LIST that has not ended yet.
-enum ListInProgress {
-    /// The URL's first LIST: its parts are applied as they come (nothing was listed
-    /// before, and a subscriber counts as synced only at the end), and these are the
-    /// keys they listed, so that the end knows which cached objects vanished.
-    Applied(HashSet<ObjectKey>),
-    /// A relist: its parts are held, and applied only when the list is complete, so
-    /// a list that fails midway leaves the cache and every subscriber at the last
-    /// complete one.
-    Held(Vec<crate::model::Object>),
 }
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
@@ -155,7 +144,7 @@ impl GroupWatcher {
             variants: Variants::default(),
             pending: Vec::new(),
             registration_scheduled: false,
-            listing: HashMap::new(),
+            lists: ListAssembly::default(),
             status_watchers: Vec::new(),
             sync_waiters: Vec::new(),
             answered: AnsweredAll::default(),
@@ -335,7 +324,7 @@ impl GroupWatcher {
     fn apply_upsert(
         &mut self,
         url: UrlId,
-        object: crate::model::Object,
+        object: Object,
         audience: &Audience,
         changes: &mut [Vec<TargetChange>],
     ) {
@@ -590,7 +579,7 @@ impl GroupWatcher {
     fn on_list_part(
         &mut self,
         url: UrlId,
-        mut objects: Vec<Object>,
+        objects: Vec<Object>,
         first: bool,
         received: Instant,
         ctx: &mut Context<Self>,
@@ -599,27 +588,13 @@ impl GroupWatcher {
             return;
         };
         let (role, relist) = (slot.url.role, slot.listed);
-        if first {
-            self.listing.remove(&url);
-        }
-        let listing = self.listing.entry(url).or_insert_with(|| {
-            if relist {
-                ListInProgress::Held(Vec::new())
-            } else {
-                ListInProgress::Applied(HashSet::new())
+        if let Some(objects) = self.lists.part(url, objects, first, relist) {
+            let audience = self.audience(role);
+            let mut changes = Self::no_changes(&audience);
+            for object in objects {
+                self.apply_upsert(url, object, &audience, &mut changes);
             }
-        });
-        match listing {
-            ListInProgress::Held(held) => held.append(&mut objects),
-            ListInProgress::Applied(keys) => {
-                keys.extend(objects.iter().map(|o| o.key()));
-                let audience = self.audience(role);
-                let mut changes = Self::no_changes(&audience);
-                for object in objects {
-                    self.apply_upsert(url, object, &audience, &mut changes);
-                }
-                self.push_each(role, &audience, changes, received);
-            }
+            self.push_each(role, &audience, changes, received);
         }
         self.flush_soon_if_few(ctx);
     }
@@ -630,9 +605,8 @@ impl GroupWatcher {
             return;
         };
         let role = slot.url.role;
-        if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
-            // A first LIST that failed midway: what its parts brought goes, so
-            // that nothing of a body that was not a whole list stays.
+        if self.lists.abandoned(url) {
+            // A first LIST that failed midway: what its parts brought goes.
             let audience = self.audience(role);
             let mut changes = Self::no_changes(&audience);
             for key in self.cache.keys_of_url(role, url) {
@@ -644,32 +618,18 @@ impl GroupWatcher {
     }
 
     /// A complete LIST: what it did not list is gone; roles that became synced are told.
-    fn on_relisted(&mut self, url: UrlId, mut objects: Vec<Object>, received: Instant) {
+    fn on_relisted(&mut self, url: UrlId, objects: Vec<Object>, received: Instant) {
         let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
             return;
         };
         let audience = self.audience(role);
-        let listed = match self.listing.remove(&url) {
-            Some(ListInProgress::Applied(keys)) => keys,
-            Some(ListInProgress::Held(mut held)) => {
-                held.append(&mut objects);
-                objects = held;
-                HashSet::new()
-            }
-            None => HashSet::new(),
-        };
-        let mut vanished: HashSet<ObjectKey> = self
-            .cache
-            .keys_of_url(role, url)
-            .into_iter()
-            .filter(|k| !listed.contains(k))
-            .collect();
+        let cached = self.cache.keys_of_url(role, url);
+        let complete = self.lists.end(url, objects, cached);
         let mut changes = Self::no_changes(&audience);
-        for object in objects {
-            vanished.remove(&object.key());
+        for object in complete.upserts {
             self.apply_upsert(url, object, &audience, &mut changes);
         }
-        for key in vanished {
+        for key in complete.vanished {
             self.apply_delete(role, key, &audience, &mut changes);
         }
         if let Some(slot) = self.urls.get_mut(url.0 as usize) {

@@ -7,6 +7,7 @@ mod actor;
 pub mod cache;
 mod fanout;
 mod key;
+mod list_assembly;
 mod variant;
 
 pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
