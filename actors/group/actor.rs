@@ -8,25 +8,24 @@ use actix::prelude::*;
 use tracing::{debug, info};
 
 use super::cache::{GroupCache, Upserted};
-use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
+use super::fanout::ReplyFrom;
 use super::key::GroupKey;
 use super::list_assembly::ListAssembly;
+use super::subscribers::Subscribers;
 use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::api::{ResourceUrl, resource_urls};
 use crate::backlog::Backlog;
 use crate::config::EngineOptions;
 use crate::flusher::FlushPace;
+use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, UrlStatusChanged, WatchUrlStatus};
 use crate::messages::{
-    AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
-};
-use crate::messages::{
-    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberLink,
-    TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, TargetChange, Unsubscribe,
+    UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
 use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
-use crate::targets::TargetOptions;
+use crate::targets::{Semantics, TargetOptions};
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
 use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
@@ -94,21 +93,12 @@ pub struct GroupWatcher {
     setup: GroupSetup,
     cache: GroupCache,
     urls: Vec<UrlSlot>,
-    /// Each role's subscribers, with the variant each asked for.
-    subscribers: HashMap<Role, Vec<Subscribed>>,
+    /// The subscribers, registered or pending, and those waiting on the URLs.
+    subscribers: Subscribers,
     /// The variants the subscribers ask for, and whether each has synced.
     variants: Variants,
-    pending: Vec<(TargetVariant, SubscriberLink)>,
-    registration_scheduled: bool,
     /// The LISTs arriving in parts, and how each is applied.
     lists: ListAssembly,
-    /// Who hears of changes in the URLs' state: subscription, variant, recipient.
-    status_watchers: Vec<(SubscriberId, TargetVariant, Recipient<UrlStatusChanged>)>,
-    /// Subscriptions waiting for a variant's sync or the first configuration problem.
-    sync_waiters: Vec<(TargetVariant, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Says when a subscriber it holds batches back for has answered every message,
-    /// which makes it due its backlog.
-    answered: AnsweredAll,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
@@ -116,12 +106,6 @@ pub struct GroupWatcher {
 
 /// Changes for each variant of an [`Audience`], in its order.
 type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
-
-/// A registered subscriber: the variant it asked for, and its slot.
-struct Subscribed {
-    variant: VariantId,
-    slot: SubscriberSlot,
-}
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
 #[derive(Message)]
@@ -135,19 +119,15 @@ impl GroupWatcher {
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
         let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
         let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
+        let subscribers = Subscribers::new(setup.options.subscriber_in_flight);
         GroupWatcher {
             pace,
             setup,
             cache,
             urls: Vec::new(),
-            subscribers: HashMap::new(),
+            subscribers,
             variants: Variants::default(),
-            pending: Vec::new(),
-            registration_scheduled: false,
             lists: ListAssembly::default(),
-            status_watchers: Vec::new(),
-            sync_waiters: Vec::new(),
-            answered: AnsweredAll::default(),
             span,
         }
     }
@@ -194,12 +174,7 @@ impl GroupWatcher {
 
     /// The state of every URL `wants` needs (those that reported one).
     fn url_statuses(&self, wants: &TargetVariant) -> Vec<UrlStatus> {
-        let needed = self.watched_roles(wants);
-        self.urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .filter_map(|u| u.status.clone())
-            .collect()
+        url_statuses(&self.urls, self.setup.key.semantics, wants)
     }
 
     /// A URL's state changed: tells the subscriptions whose variant needs it, and
@@ -213,39 +188,21 @@ impl GroupWatcher {
         slot.status = Some(status);
         let semantics = self.setup.key.semantics;
         let needs = |wants: &TargetVariant| wants.watched_roles(semantics).contains(&url_role);
-        for (subscriber, wants, recipient) in &self.status_watchers {
-            if needs(wants) {
-                recipient.do_send(UrlStatusChanged {
-                    subscriber: *subscriber,
-                    urls: self.url_statuses(wants),
-                });
-            }
-        }
+        let (urls, variants) = (&self.urls, &self.variants);
+        let waiting = self.subscribers.waiting();
+        waiting.status_changed(needs, |wants| url_statuses(urls, semantics, wants));
         if let Some(problem) = problem {
-            let (failed, waiting) = std::mem::take(&mut self.sync_waiters)
-                .into_iter()
-                .partition(|(wants, _)| needs(wants) && !self.is_synced(wants));
-            self.sync_waiters = waiting;
-            for (_, waiter) in failed {
-                let _ = waiter.send(Err(problem.clone()));
-            }
+            waiting.fail(&problem, |wants| {
+                needs(wants) && !is_synced(variants, wants)
+            });
         }
     }
 
     /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
-        let (done, waiting) = std::mem::take(&mut self.sync_waiters)
-            .into_iter()
-            .partition(|(wants, _)| self.is_synced(wants));
-        self.sync_waiters = waiting;
-        for (_, waiter) in done {
-            let _ = waiter.send(Ok(()));
-        }
-    }
-
-    /// Whether subscribers ask for `wants` and it has synced.
-    fn is_synced(&self, wants: &TargetVariant) -> bool {
-        self.variants.find(wants).is_some_and(|v| v.synced)
+        let variants = &self.variants;
+        let waiting = self.subscribers.waiting();
+        waiting.answer_synced(|wants| is_synced(variants, wants));
     }
 
     /// Whether every URL `wants` needs has been listed once.
@@ -273,20 +230,8 @@ impl GroupWatcher {
         let synced = self.variants.synced(variant);
         let bound = Backlog::bound(self.cache.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
-        if let Some(subscribed) = self.subscribers.get_mut(&role) {
-            for (index, s) in subscribed.iter_mut().enumerate() {
-                if s.variant != variant {
-                    continue;
-                }
-                let from = ReplyFrom {
-                    role,
-                    index,
-                    id: s.slot.link.id,
-                };
-                s.slot
-                    .push(&batch, synced, received, bound, &self.answered, from);
-            }
-        }
+        self.subscribers
+            .push((role, variant), &batch, synced, received, bound);
     }
 
     /// Sends each variant of `audience` its changes (`changes`, in the same order).
@@ -300,23 +245,6 @@ impl GroupWatcher {
         for ((variant, _), changes) in audience.iter().zip(changes) {
             self.push((role, *variant), changes, false, received);
         }
-    }
-
-    /// A subscriber answered every message: it is due the batches held back for it.
-    fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
-        let Some(subscribed) = self.subscribers.get_mut(&role) else {
-            return;
-        };
-        // Usually where it was; an unsubscribe in between may have moved it.
-        let index = match subscribed.get(index) {
-            Some(s) if s.slot.link.id == id => index,
-            _ => match subscribed.iter().position(|s| s.slot.link.id == id) {
-                Some(i) => i,
-                None => return,
-            },
-        };
-        let s = &mut subscribed[index];
-        s.slot.replied(self.variants.synced(s.variant));
     }
 
     /// Stores an object from `url` and computes its targets for each variant of
@@ -499,7 +427,7 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
-        if let Some(answered) = self.answered.stream() {
+        if let Some(answered) = self.subscribers.answered() {
             ctx.add_stream(answered);
         }
         METRICS.engine.groups.inc();
@@ -659,9 +587,7 @@ impl Handler<Subscribe> for GroupWatcher {
 
     fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) {
         self.ensure_watchers(&msg.variant, ctx);
-        self.pending.push((msg.variant, msg.link));
-        if !self.registration_scheduled {
-            self.registration_scheduled = true;
+        if self.subscribers.queue(msg.variant, msg.link) {
             // Handled after the messages already queued: subscribers that arrive
             // together are registered together, with one pass over the cache.
             ctx.notify(RegisterPending);
@@ -673,8 +599,7 @@ impl Handler<RegisterPending> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
-        self.registration_scheduled = false;
-        let pending = std::mem::take(&mut self.pending);
+        let pending = self.subscribers.take_pending();
         let mut snapshots: HashMap<VariantId, Arc<[TargetChange]>> = HashMap::new();
         for (wants, link) in pending {
             let variant = self.variants.add(wants);
@@ -695,13 +620,8 @@ impl Handler<RegisterPending> for GroupWatcher {
                 }
                 None => false,
             };
-            let mut slot = SubscriberSlot::new(link, self.setup.options.subscriber_in_flight);
-            slot.replace(snapshot, synced);
-            let subscribed = Subscribed { variant, slot };
             self.subscribers
-                .entry(wants.role)
-                .or_default()
-                .push(subscribed);
+                .add((wants.role, variant), link, snapshot, synced);
         }
         // A variant whose URLs were all listed for others is synced as it registers.
         self.answer_sync_waiters();
@@ -717,8 +637,8 @@ impl Handler<WatchUrlStatus> for GroupWatcher {
             subscriber: msg.subscriber,
             urls: self.url_statuses(&msg.variant),
         });
-        self.status_watchers
-            .push((msg.subscriber, msg.variant, msg.recipient));
+        let waiting = self.subscribers.waiting();
+        waiting.watch_status(msg.subscriber, msg.variant, msg.recipient);
     }
 }
 
@@ -735,7 +655,7 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
         let wants = msg.variant;
-        if self.is_synced(&wants) {
+        if is_synced(&self.variants, &wants) {
             return Box::pin(async { Ok(()) });
         }
         let needed = self.watched_roles(&wants);
@@ -749,7 +669,7 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
             return Box::pin(async move { Err(problem) });
         }
         let (tx, rx) = oneshot::channel();
-        self.sync_waiters.push((wants, tx));
+        self.subscribers.waiting().await_sync(wants, tx);
         Box::pin(async move {
             match rx.await {
                 Ok(answer) => answer,
@@ -765,15 +685,9 @@ impl Handler<Unsubscribe> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, Unsubscribe(id): Unsubscribe, ctx: &mut Context<Self>) {
-        self.pending.retain(|(_, link)| link.id != id);
-        for subscribed in self.subscribers.values_mut() {
-            subscribed.retain(|s| s.slot.link.id != id);
-        }
-        self.status_watchers.retain(|(s, _, _)| *s != id);
-        self.subscribers
-            .retain(|_, subscribed| !subscribed.is_empty());
+        self.subscribers.remove(id);
         self.drop_unwanted_variants();
-        if self.subscribers.is_empty() && self.pending.is_empty() {
+        if self.subscribers.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.
             ctx.stop();
         }
@@ -788,10 +702,7 @@ impl GroupWatcher {
         let unwanted: Vec<(Role, VariantId)> = self
             .variants
             .iter()
-            .filter(|v| {
-                let subscribed = self.subscribers.get(&v.wants.role);
-                !subscribed.is_some_and(|s| s.iter().any(|s| s.variant == v.id))
-            })
+            .filter(|v| !self.subscribers.want(v.wants.role, v.id))
             .map(|v| (v.wants.role, v.id))
             .collect();
         for (role, variant) in unwanted {
@@ -804,7 +715,8 @@ impl GroupWatcher {
 
 impl StreamHandler<ReplyFrom> for GroupWatcher {
     fn handle(&mut self, from: ReplyFrom, _: &mut Context<Self>) {
-        self.replied(from);
+        let variants = &self.variants;
+        self.subscribers.replied(from, |v| variants.synced(v));
     }
 }
 
@@ -818,6 +730,20 @@ impl Handler<FlushDirty> for GroupWatcher {
         report.took = start.elapsed();
         report
     }
+}
+
+/// Whether subscribers ask for `wants` and it has synced.
+fn is_synced(variants: &Variants, wants: &TargetVariant) -> bool {
+    variants.find(wants).is_some_and(|v| v.synced)
+}
+
+/// The state of every URL in `urls` that `wants` needs (those that reported one).
+fn url_statuses(urls: &[UrlSlot], semantics: Semantics, wants: &TargetVariant) -> Vec<UrlStatus> {
+    let needed = wants.watched_roles(semantics);
+    urls.iter()
+        .filter(|u| needed.contains(&u.url.role))
+        .filter_map(|u| u.status.clone())
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@ pub mod cache;
 mod fanout;
 mod key;
 mod list_assembly;
+mod subscribers;
 mod variant;
+mod waiting;
 
 pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
 pub use key::GroupKey;
