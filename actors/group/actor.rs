@@ -7,10 +7,11 @@ use std::time::Instant;
 use actix::prelude::*;
 use tracing::{debug, info};
 
-use super::cache::{GroupCache, Upserted};
 use super::fanout::ReplyFrom;
 use super::key::GroupKey;
+use super::labeller::Labeller;
 use super::list_assembly::ListAssembly;
+use super::store::{Store, Upserted};
 use super::subscribers::Subscribers;
 use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::api::{ResourceUrl, resource_urls};
@@ -25,7 +26,7 @@ use crate::messages::{
 use crate::metrics::METRICS;
 use crate::model::{Object, ObjectKey, Role};
 use crate::registry::Registry;
-use crate::targets::{Semantics, TargetOptions};
+use crate::targets::Semantics;
 use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
 use crate::watch::WatchEvent;
 use tokio::sync::oneshot;
@@ -91,12 +92,13 @@ struct UrlSlot {
 /// The group watcher. See the module documentation.
 pub struct GroupWatcher {
     setup: GroupSetup,
-    cache: GroupCache,
+    /// The objects, their targets and who looked up whom.
+    store: Store,
+    /// The variants asked for, and the targets computed for them.
+    labeller: Labeller,
     urls: Vec<UrlSlot>,
     /// The subscribers, registered or pending, and those waiting on the URLs.
     subscribers: Subscribers,
-    /// The variants the subscribers ask for, and whether each has synced.
-    variants: Variants,
     /// The LISTs arriving in parts, and how each is applied.
     lists: ListAssembly,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
@@ -117,16 +119,17 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
-        let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
+        let store = Store::new(METRICS.api_server(&setup.key.endpoint.base_url));
+        let labeller = Labeller::new(setup.key.semantics);
         let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
         let subscribers = Subscribers::new(setup.options.subscriber_in_flight);
         GroupWatcher {
             pace,
             setup,
-            cache,
+            store,
+            labeller,
             urls: Vec::new(),
             subscribers,
-            variants: Variants::default(),
             lists: ListAssembly::default(),
             span,
         }
@@ -139,7 +142,7 @@ impl GroupWatcher {
 
     /// The variants of `role` with subscribers, to compute its objects' targets for.
     fn audience(&self, role: Role) -> Audience {
-        self.variants.audience(role, self.setup.key.semantics)
+        self.labeller.audience(role)
     }
 
     /// Starts the URL watchers that `wants`' targets need and are not running yet.
@@ -188,7 +191,7 @@ impl GroupWatcher {
         slot.status = Some(status);
         let semantics = self.setup.key.semantics;
         let needs = |wants: &TargetVariant| wants.watched_roles(semantics).contains(&url_role);
-        let (urls, variants) = (&self.urls, &self.variants);
+        let (urls, variants) = (&self.urls, self.labeller.variants());
         let waiting = self.subscribers.waiting();
         waiting.status_changed(needs, |wants| url_statuses(urls, semantics, wants));
         if let Some(problem) = problem {
@@ -200,7 +203,7 @@ impl GroupWatcher {
 
     /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
-        let variants = &self.variants;
+        let variants = self.labeller.variants();
         let waiting = self.subscribers.waiting();
         waiting.answer_synced(|wants| is_synced(variants, wants));
     }
@@ -227,8 +230,8 @@ impl GroupWatcher {
             return;
         }
         METRICS.engine.target_updates.add(changes.len() as u64);
-        let synced = self.variants.synced(variant);
-        let bound = Backlog::bound(self.cache.len(role));
+        let synced = self.labeller.variants().synced(variant);
+        let bound = Backlog::bound(self.store.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
         self.subscribers
             .push((role, variant), &batch, synced, received, bound);
@@ -260,14 +263,14 @@ impl GroupWatcher {
         let key = object.key();
         // A replaced object leaves its entry without targets: with no subscriber to
         // compute them for now, a later one's snapshot computes them afresh.
-        let (upserted, previous) = self.cache.upsert_with_previous(url, object);
+        let (upserted, previous) = self.labeller.upsert(&mut self.store, url, object);
         if upserted == Upserted::Unchanged {
             return;
         }
         for ((variant, options), changes) in audience.iter().zip(changes) {
-            if let Some(change) =
-                self.cache
-                    .compute_targets_after(role, &key, *variant, *options, previous.as_ref())
+            let (store, previous) = (&mut self.store, previous.as_ref());
+            if let Some(change) = (self.labeller)
+                .compute_targets_after(store, role, &key, *variant, *options, previous)
             {
                 changes.push(change);
             }
@@ -286,7 +289,7 @@ impl GroupWatcher {
         audience: &Audience,
         changes: &mut [Vec<TargetChange>],
     ) {
-        let Some(entry) = self.cache.remove(role, &key) else {
+        let Some(entry) = self.labeller.remove(&mut self.store, role, &key) else {
             return;
         };
         for ((variant, _), changes) in audience.iter().zip(changes) {
@@ -305,7 +308,8 @@ impl GroupWatcher {
     /// list comes in parts), and recomputing its objects at every tick would redo them
     /// once per tick; the flush that completes its sync computes them once.
     fn ready_variants(&self) -> Vec<VariantId> {
-        self.variants
+        self.labeller
+            .variants()
             .iter()
             .filter(|v| v.synced || self.listed(&v.wants))
             .map(|v| v.id)
@@ -325,9 +329,9 @@ impl GroupWatcher {
     /// After a change: schedules a flush of its dirty objects soon, if the pace says so
     /// (few dirty, not under load); otherwise they wait for the flusher's tick.
     fn flush_soon_if_few(&mut self, ctx: &mut Context<Self>) {
-        if let Some(delay) = self.pace.after_change(self.cache.dirty_len()) {
+        if let Some(delay) = self.pace.after_change(self.labeller.dirty_len()) {
             ctx.run_later(delay, |act, _| {
-                if act.pace.due(act.cache.dirty_len()) {
+                if act.pace.due(act.labeller.dirty_len()) {
                     let report = act.flush_counted();
                     act.pace.flushed(report.recomputed, report.took);
                 }
@@ -341,82 +345,30 @@ impl GroupWatcher {
     fn flush(&mut self) -> usize {
         let received = Instant::now();
         let ready = self.ready_variants();
-        let dirty = self.cache.take_dirty();
-        let mut by_variant: HashMap<(Role, VariantId), Vec<TargetChange>> = HashMap::new();
-        let mut recomputed = 0;
-        let mut waiting = Vec::new();
-        let semantics = self.setup.key.semantics;
-        for (role, key, variant) in dirty {
-            let Some(wants) = self.variants.get(variant).map(|v| v.wants) else {
-                // Nobody asks for these targets now and they are out of date.
-                self.cache.forget_targets(role, &key, variant);
-                continue;
-            };
-            if !ready.contains(&variant) {
-                waiting.push((role, key, variant));
-                continue;
-            }
-            recomputed += 1;
-            let options = wants.target_options(semantics);
-            if let Some(change) = self.cache.compute_targets(role, &key, variant, options) {
-                by_variant.entry((role, variant)).or_default().push(change);
-            }
-        }
-        self.cache.keep_dirty(waiting);
-        for (to, changes) in by_variant {
+        let flushed = self.labeller.flush(&mut self.store, &ready);
+        for (to, changes) in flushed.changes {
             self.push(to, changes, false, received);
         }
-        recomputed
+        flushed.recomputed
     }
 
     /// Marks variants synced whose URLs have all been listed; returns them, so their
     /// subscribers can be told.
     fn update_synced(&mut self) -> Vec<(Role, VariantId)> {
-        let newly: Vec<(Role, VariantId)> = self
-            .variants
+        let newly: Vec<(Role, VariantId)> = (self.labeller.variants())
             .iter()
             .filter(|v| !v.synced && self.listed(&v.wants))
             .map(|v| (v.wants.role, v.id))
             .collect();
         for (role, id) in &newly {
-            if let Some(v) = self.variants.get_mut(*id) {
+            if let Some(v) = self.labeller.variants_mut().get_mut(*id) {
                 v.synced = true;
                 let attach = v.wants.attach;
-                let objects = self.cache.len(*role);
+                let objects = self.store.len(*role);
                 info!(parent: &self.span, %role, ?attach, objects, "synced");
             }
         }
         newly
-    }
-
-    /// Every target of `role`'s objects for `variant` (labelled by `options`), to
-    /// replace what a new subscriber has: computed where they are not yet.
-    fn snapshot(
-        &mut self,
-        role: Role,
-        variant: VariantId,
-        options: TargetOptions,
-    ) -> Arc<[TargetChange]> {
-        let missing: Vec<ObjectKey> = self
-            .cache
-            .entries(role)
-            .filter(|e| e.targets(variant).is_none())
-            .map(|e| e.object.key())
-            .collect();
-        for key in missing {
-            self.cache.compute_targets(role, &key, variant, options);
-        }
-        self.cache
-            .entries(role)
-            .filter_map(|e| {
-                let targets = e.targets(variant)?;
-                (!targets.is_empty()).then(|| TargetChange {
-                    slot: e.slot,
-                    key: e.key.clone(),
-                    targets: Some(Arc::clone(targets)),
-                })
-            })
-            .collect()
     }
 }
 
@@ -442,7 +394,7 @@ impl Actor for GroupWatcher {
         for u in &self.urls {
             u.watcher.stop.do_send(StopWatcher);
         }
-        self.cache.clear();
+        self.store.clear();
         self.setup.registry.remove(&self.setup.key, self.setup.id);
         self.setup
             .flusher
@@ -537,7 +489,7 @@ impl GroupWatcher {
             // A first LIST that failed midway: what its parts brought goes.
             let audience = self.audience(role);
             let mut changes = Self::no_changes(&audience);
-            for key in self.cache.keys_of_url(role, url) {
+            for key in self.store.keys_of_url(role, url) {
                 self.apply_delete(role, key, &audience, &mut changes);
             }
             self.push_each(role, &audience, changes, received);
@@ -551,7 +503,7 @@ impl GroupWatcher {
             return;
         };
         let audience = self.audience(role);
-        let cached = self.cache.keys_of_url(role, url);
+        let cached = self.store.keys_of_url(role, url);
         let complete = self.lists.end(url, objects, cached);
         let mut changes = Self::no_changes(&audience);
         for object in complete.upserts {
@@ -602,18 +554,19 @@ impl Handler<RegisterPending> for GroupWatcher {
         let pending = self.subscribers.take_pending();
         let mut snapshots: HashMap<VariantId, Arc<[TargetChange]>> = HashMap::new();
         for (wants, link) in pending {
-            let variant = self.variants.add(wants);
+            let variant = self.labeller.variants_mut().add(wants);
             let snapshot = match snapshots.get(&variant) {
                 Some(s) => Arc::clone(s),
                 None => {
                     let options = wants.target_options(self.setup.key.semantics);
-                    let s = self.snapshot(wants.role, variant, options);
+                    let store = &mut self.store;
+                    let s = (self.labeller).snapshot(store, wants.role, variant, options);
                     snapshots.insert(variant, Arc::clone(&s));
                     s
                 }
             };
             let listed = self.listed(&wants) && !self.urls.is_empty();
-            let synced = match self.variants.get_mut(variant) {
+            let synced = match self.labeller.variants_mut().get_mut(variant) {
                 Some(v) => {
                     v.synced |= listed;
                     v.synced
@@ -655,7 +608,7 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
         let wants = msg.variant;
-        if is_synced(&self.variants, &wants) {
+        if is_synced(self.labeller.variants(), &wants) {
             return Box::pin(async { Ok(()) });
         }
         let needed = self.watched_roles(&wants);
@@ -699,15 +652,14 @@ impl GroupWatcher {
     /// memory comes back). The URLs they needed are still watched: the objects stay
     /// cached for a subscriber that comes back, until the group stops.
     fn drop_unwanted_variants(&mut self) {
-        let unwanted: Vec<(Role, VariantId)> = self
-            .variants
+        let unwanted: Vec<(Role, VariantId)> = (self.labeller.variants())
             .iter()
             .filter(|v| !self.subscribers.want(v.wants.role, v.id))
             .map(|v| (v.wants.role, v.id))
             .collect();
         for (role, variant) in unwanted {
-            self.variants.remove(variant);
-            self.cache.drop_variant(role, variant);
+            self.labeller.variants_mut().remove(variant);
+            self.labeller.drop_variant(&mut self.store, role, variant);
             debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
     }
@@ -715,7 +667,7 @@ impl GroupWatcher {
 
 impl StreamHandler<ReplyFrom> for GroupWatcher {
     fn handle(&mut self, from: ReplyFrom, _: &mut Context<Self>) {
-        let variants = &self.variants;
+        let variants = self.labeller.variants();
         self.subscribers.replied(from, |v| variants.synced(v));
     }
 }

@@ -4,10 +4,11 @@
 //! pushes them to subscribers.
 
 mod actor;
-pub mod cache;
 mod fanout;
 mod key;
+pub mod labeller;
 mod list_assembly;
+pub mod store;
 mod subscribers;
 mod variant;
 mod waiting;

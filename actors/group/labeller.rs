@@ -1,0 +1,538 @@
+//! The group's labeller: computes an object's targets for each variant asked for, and
+//! re-labels the objects whose dependencies changed.
+//!
+//! Dependencies are not guessed from the role: label generation runs against a
+//! `RecordingView` of the [`Store`] that notes every look-up it makes, hits and misses
+//! alike. A miss matters: an endpoint whose pod is not cached yet must be recomputed
+//! when the pod arrives. So when an object changes, exactly the objects' variants whose
+//! labels looked it up are marked dirty, and a flush recomputes only those, for the
+//! variants that are ready.
+
+use arcstr::ArcStr;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use foldhash::HashSet;
+
+use super::store::{DepKey, Dependent, Entry, Replaced, Store, Upserted};
+use super::variant::{Audience, VariantId, Variants};
+use crate::messages::{ObjectTargets, TargetChange, UrlId};
+use crate::model::{
+    Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
+};
+use crate::targets::{CacheView, Semantics, TargetContext, TargetOptions, target_labels_after};
+
+/// What a flush recomputed: the changes per role and variant, and how many objects'
+/// variants it recomputed.
+#[derive(Debug, Default)]
+pub struct Flushed {
+    /// The changed targets, per role and variant, to push.
+    pub changes: HashMap<(Role, VariantId), Vec<TargetChange>>,
+    /// How many objects' variants were recomputed.
+    pub recomputed: usize,
+}
+
+/// The group's labeller. See the module documentation.
+#[derive(Debug, Default)]
+pub struct Labeller {
+    /// How targets are labelled.
+    semantics: Semantics,
+    /// The variants the subscribers ask for, and whether each has synced.
+    variants: Variants,
+    /// Objects' variants whose dependencies changed since their targets were computed.
+    dirty: HashSet<Dependent>,
+}
+
+impl Labeller {
+    /// A labeller under `semantics`, with no variant yet.
+    pub fn new(semantics: Semantics) -> Labeller {
+        Labeller {
+            semantics,
+            ..Labeller::default()
+        }
+    }
+
+    /// The variants asked for.
+    pub fn variants(&self) -> &Variants {
+        &self.variants
+    }
+
+    /// The variants asked for, to add, remove or mark synced.
+    pub fn variants_mut(&mut self) -> &mut Variants {
+        &mut self.variants
+    }
+
+    /// The variants of `role` with subscribers, to compute its objects' targets for.
+    pub fn audience(&self, role: Role) -> Audience {
+        self.variants.audience(role, self.semantics)
+    }
+
+    /// How many objects' variants are marked dirty.
+    pub fn dirty_len(&self) -> usize {
+        self.dirty.len()
+    }
+
+    /// Stores `object` from `url` in `store`, handing back what it replaced (see
+    /// [`Store::upsert`]). Marks the objects that depend on it dirty, unless it equals
+    /// the cached object.
+    pub fn upsert(
+        &mut self,
+        store: &mut Store,
+        url: UrlId,
+        object: Object,
+    ) -> (Upserted, Option<Replaced>) {
+        let stored = store.upsert(url, object);
+        if stored.upserted != Upserted::Unchanged {
+            self.dirty.extend(store.dependents(&stored.key).cloned());
+        }
+        (stored.upserted, stored.previous)
+    }
+
+    /// Removes an object from `store`; returns its entry. Its own dirty marks go, and
+    /// its dependents are marked dirty.
+    pub fn remove(&mut self, store: &mut Store, role: Role, key: &ObjectKey) -> Option<Entry> {
+        let entry = store.remove(role, key, |me| {
+            self.dirty.remove(me);
+        })?;
+        self.dirty
+            .extend(store.dependents(&(role, key.clone())).cloned());
+        Some(entry)
+    }
+
+    /// Recomputes the targets of `role`'s object at `key` for `variant` (labelled by
+    /// `options`); returns the change when they differ from the ones computed before
+    /// (or were never computed).
+    pub fn compute_targets(
+        &mut self,
+        store: &mut Store,
+        role: Role,
+        key: &ObjectKey,
+        variant: VariantId,
+        options: TargetOptions,
+    ) -> Option<TargetChange> {
+        self.compute_targets_after(store, role, key, variant, options, None)
+    }
+
+    /// [`Labeller::compute_targets`] for an object that just replaced `previous`: the
+    /// parts of its old targets that only depend on unchanged fields are reused, and
+    /// the change is reported against those old targets.
+    pub fn compute_targets_after(
+        &mut self,
+        store: &mut Store,
+        role: Role,
+        key: &ObjectKey,
+        variant: VariantId,
+        options: TargetOptions,
+        previous: Option<&Replaced>,
+    ) -> Option<TargetChange> {
+        let entry = store.get(role, &key.namespace, &key.name)?;
+        let object = Arc::clone(&entry.object);
+        let old_targets = match previous {
+            Some(p) => p.targets(variant).cloned(),
+            None => entry.targets(variant).cloned(),
+        };
+        let reusable = previous.and_then(|p| Some((&*p.object, &**p.targets(variant)?)));
+        let view = RecordingView {
+            store: &*store,
+            seen: RefCell::new(Vec::new()),
+        };
+        let ctx = TargetContext::new(options, &view);
+        let targets: ObjectTargets = target_labels_after(&object, &ctx, reusable).into();
+        let deps = view.seen.into_inner();
+        let me = (role, key.clone(), variant);
+        self.dirty.remove(&me);
+        store.store_targets(me, targets, old_targets, deps)
+    }
+
+    /// Takes the dirty set (for a flush).
+    pub fn take_dirty(&mut self) -> Vec<Dependent> {
+        self.dirty.drain().collect()
+    }
+
+    /// Puts back objects a flush took but did not recompute, for a later flush (an
+    /// object removed meanwhile is not put back).
+    pub fn keep_dirty(&mut self, store: &Store, keys: Vec<Dependent>) {
+        for (role, key, variant) in keys {
+            if store.get(role, &key.namespace, &key.name).is_some() {
+                self.dirty.insert((role, key, variant));
+            }
+        }
+    }
+
+    /// Forgets `variant` of `role` (nobody asks for it any more): its targets and
+    /// look-ups in `store`, and its dirty marks. (Its place in [`Variants`] is the
+    /// caller's.)
+    pub fn drop_variant(&mut self, store: &mut Store, role: Role, variant: VariantId) {
+        store.drop_variant(role, variant);
+        self.dirty
+            .retain(|(r, _, v)| !(*r == role && *v == variant));
+    }
+
+    /// Recomputes the dirty objects of the `ready` variants; the others' stay dirty.
+    /// Targets of a variant nobody asks for any more are forgotten.
+    pub fn flush(&mut self, store: &mut Store, ready: &[VariantId]) -> Flushed {
+        let mut flushed = Flushed::default();
+        let mut waiting = Vec::new();
+        for (role, key, variant) in self.take_dirty() {
+            let Some(wants) = self.variants.get(variant).map(|v| v.wants) else {
+                // Nobody asks for these targets now and they are out of date.
+                store.forget_targets(role, &key, variant);
+                continue;
+            };
+            if !ready.contains(&variant) {
+                waiting.push((role, key, variant));
+                continue;
+            }
+            flushed.recomputed += 1;
+            let options = wants.target_options(self.semantics);
+            if let Some(change) = self.compute_targets(store, role, &key, variant, options) {
+                let changes = flushed.changes.entry((role, variant)).or_default();
+                changes.push(change);
+            }
+        }
+        self.keep_dirty(store, waiting);
+        flushed
+    }
+
+    /// Every target of `role`'s objects for `variant` (labelled by `options`), to
+    /// replace what a new subscriber has: computed where they are not yet.
+    pub fn snapshot(
+        &mut self,
+        store: &mut Store,
+        role: Role,
+        variant: VariantId,
+        options: TargetOptions,
+    ) -> Arc<[TargetChange]> {
+        let missing: Vec<ObjectKey> = store
+            .entries(role)
+            .filter(|e| e.targets(variant).is_none())
+            .map(|e| e.object.key())
+            .collect();
+        for key in missing {
+            self.compute_targets(store, role, &key, variant, options);
+        }
+        store
+            .entries(role)
+            .filter_map(|e| {
+                let targets = e.targets(variant)?;
+                (!targets.is_empty()).then(|| TargetChange {
+                    slot: e.slot,
+                    key: e.key.clone(),
+                    targets: Some(Arc::clone(targets)),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A [`CacheView`] over the store that records each look-up.
+struct RecordingView<'a> {
+    store: &'a Store,
+    seen: RefCell<Vec<DepKey>>,
+}
+
+impl RecordingView<'_> {
+    fn lookup(&self, role: Role, namespace: &str, name: &str) -> Option<&Object> {
+        let entry = self.store.get(role, namespace, name);
+        // A hit shares the cached key's strings; only a miss allocates.
+        let key = match entry {
+            Some(e) => e.object.key(),
+            None => ObjectKey {
+                namespace: ArcStr::from(namespace),
+                name: ArcStr::from(name),
+            },
+        };
+        let mut seen = self.seen.borrow_mut();
+        if !seen.iter().any(|(r, k)| *r == role && *k == key) {
+            seen.push((role, key));
+        }
+        entry.map(|e| &*e.object)
+    }
+}
+
+impl CacheView for RecordingView<'_> {
+    fn node(&self, name: &str) -> Option<&Node> {
+        match self.lookup(Role::Node, "", name)? {
+            Object::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
+        match self.lookup(Role::Pod, namespace, name)? {
+            Object::Pod(p) => Some(p),
+            _ => None,
+        }
+    }
+    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
+        match self.lookup(Role::Service, namespace, name)? {
+            Object::Service(s) => Some(s),
+            _ => None,
+        }
+    }
+    fn namespace(&self, name: &str) -> Option<&Namespace> {
+        match self.lookup(Role::Namespace, "", name)? {
+            Object::Namespace(n) => Some(n),
+            _ => None,
+        }
+    }
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet> {
+        match self.lookup(Role::ReplicaSet, namespace, name)? {
+            Object::ReplicaSet(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
+        match self.lookup(Role::Job, namespace, name)? {
+            Object::Job(j) => Some(j),
+            _ => None,
+        }
+    }
+    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway> {
+        match self.lookup(Role::Gateway, namespace, name)? {
+            Object::Gateway(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::group::store::tests::{ATTACH, V0, endpoints, key, obj, pod};
+
+    /// A store and its labeller, as the group holds them, under the names the tests
+    /// read.
+    #[derive(Default)]
+    struct Cache {
+        store: Store,
+        labeller: Labeller,
+    }
+
+    impl Cache {
+        fn upsert(&mut self, url: UrlId, object: Object) -> Upserted {
+            self.labeller.upsert(&mut self.store, url, object).0
+        }
+        fn remove(&mut self, role: Role, key: &ObjectKey) {
+            self.labeller.remove(&mut self.store, role, key);
+        }
+        fn compute_targets(
+            &mut self,
+            role: Role,
+            key: &ObjectKey,
+            variant: VariantId,
+            options: TargetOptions,
+        ) -> Option<TargetChange> {
+            (self.labeller).compute_targets(&mut self.store, role, key, variant, options)
+        }
+        fn take_dirty(&mut self) -> Vec<Dependent> {
+            self.labeller.take_dirty()
+        }
+        fn dirty_len(&self) -> usize {
+            self.labeller.dirty_len()
+        }
+        fn get(&self, role: Role, namespace: &str, name: &str) -> Option<&Entry> {
+            self.store.get(role, namespace, name)
+        }
+        fn drop_variant(&mut self, role: Role, variant: VariantId) {
+            self.labeller.drop_variant(&mut self.store, role, variant);
+        }
+        fn clear(&mut self) {
+            self.store.clear();
+        }
+    }
+
+    #[test]
+    fn a_pod_change_dirties_exactly_the_endpoints_that_read_it() {
+        let mut c = Cache::default();
+        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n1"));
+        c.upsert(UrlId(0), pod("b", "10.0.0.2", "n1"));
+        c.upsert(UrlId(1), endpoints("ea", &[("a", "10.0.0.1")]));
+        c.upsert(UrlId(1), endpoints("eb", &[("b", "10.0.0.2")]));
+        // Endpoints "ec" references a pod that is not cached yet: a recorded miss.
+        c.upsert(UrlId(1), endpoints("ec", &[("c", "10.0.0.3")]));
+        for name in ["ea", "eb", "ec"] {
+            assert!(
+                c.compute_targets(Role::Endpoints, &key(name), V0, ATTACH)
+                    .is_some()
+            );
+        }
+        assert_eq!(c.dirty_len(), 0);
+
+        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n2"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ea"), V0)]);
+
+        c.upsert(UrlId(0), pod("c", "10.0.0.3", "n1"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ec"), V0)]);
+        let change = c
+            .compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
+            .expect("pod labels appear");
+        let targets = change.targets.expect("targets");
+        assert_eq!(targets[0].get("__meta_kubernetes_pod_name"), Some("c"));
+
+        // Recomputing without a real change reports nothing.
+        assert!(
+            c.compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
+                .is_none()
+        );
+
+        c.remove(Role::Pod, &key("b"));
+        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("eb"), V0)]);
+        c.remove(Role::Endpoints, &key("ea"));
+        c.upsert(UrlId(0), pod("a", "10.0.0.9", "n2"));
+        assert!(
+            c.take_dirty().is_empty(),
+            "a removed endpoints object depends on nothing"
+        );
+        c.clear();
+    }
+
+    fn gateway(protocol_of_b: &str) -> Object {
+        obj(
+            Role::Gateway,
+            &format!(
+                r#"{{"metadata":{{"name":"gw","namespace":"ns"}},"spec":{{"listeners":[
+                    {{"name":"a","hostname":"*.example.com","port":80,"protocol":"HTTP"}},
+                    {{"name":"b","hostname":"*.example.com","port":443,"protocol":"{protocol_of_b}"}}]}}}}"#
+            ),
+        )
+    }
+
+    fn route(name: &str, section: &str) -> Object {
+        obj(
+            Role::HttpRoute,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"spec":{{
+                    "parentRefs":[{{"name":"gw","sectionName":"{section}"}}],
+                    "hostnames":["{name}.example.com"],"rules":[{{}}]}}}}"#
+            ),
+        )
+    }
+
+    #[test]
+    fn a_listener_change_dirties_the_routes_of_its_gateway_and_changes_those_on_it() {
+        // ATTACH is in VictoriaMetrics' semantics, where routes look their parents up.
+        let vm = ATTACH;
+        let mut c = Cache::default();
+        c.upsert(UrlId(0), gateway("HTTPS"));
+        c.upsert(UrlId(1), route("on-a", "a"));
+        c.upsert(UrlId(1), route("on-b", "b"));
+        // A route whose Gateway is not cached: a recorded miss.
+        c.upsert(UrlId(1), obj(Role::HttpRoute, r#"{"metadata":{"name":"elsewhere","namespace":"ns"},"spec":{"parentRefs":[{"name":"other"}],"hostnames":["x.example.com"]}}"#));
+        for name in ["on-a", "on-b", "elsewhere"] {
+            c.compute_targets(Role::HttpRoute, &key(name), V0, vm);
+        }
+        assert_eq!(c.dirty_len(), 0);
+
+        c.upsert(UrlId(0), gateway("TLS"));
+        let mut dirty = c.take_dirty();
+        dirty.sort();
+        assert_eq!(
+            dirty,
+            [
+                (Role::HttpRoute, key("on-a"), V0),
+                (Role::HttpRoute, key("on-b"), V0)
+            ]
+        );
+        // Both are recomputed; only the one on the changed listener has new targets.
+        assert!(
+            c.compute_targets(Role::HttpRoute, &key("on-a"), V0, vm)
+                .is_none()
+        );
+        let change = c
+            .compute_targets(Role::HttpRoute, &key("on-b"), V0, vm)
+            .expect("re-labelled");
+        let targets = change.targets.expect("targets");
+        assert_eq!(
+            targets[0].get("__meta_kubernetes_httproute_scheme"),
+            Some("tls")
+        );
+        // The Gateway a route missed arrives: that route, and it alone, is dirty.
+        let other = obj(
+            Role::Gateway,
+            r#"{"metadata":{"name":"other","namespace":"ns"},"spec":{"listeners":[{"name":"x","port":80,"protocol":"HTTP"}]}}"#,
+        );
+        c.upsert(UrlId(0), other);
+        assert_eq!(c.take_dirty(), [(Role::HttpRoute, key("elsewhere"), V0)]);
+    }
+
+    fn node(name: &str, zone: &str) -> Object {
+        obj(
+            Role::Node,
+            &format!(
+                r#"{{"metadata":{{"name":"{name}","labels":{{"zone":"{zone}"}}}},"status":{{"addresses":[{{"type":"InternalIP","address":"10.1.0.1"}}]}}}}"#
+            ),
+        )
+    }
+
+    /// The two variants of role pod: without and with the node attached.
+    const PLAIN: VariantId = VariantId(0);
+    const WITH_NODE: VariantId = VariantId(1);
+
+    fn with_node() -> TargetOptions {
+        let mut options = ATTACH;
+        options.attach.node = true;
+        options
+    }
+
+    fn zone(change: Option<TargetChange>) -> Option<String> {
+        let targets = change?.targets?;
+        targets[0]
+            .get("__meta_kubernetes_node_label_zone")
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn a_node_change_re_labels_only_the_variant_that_attached_it() {
+        let mut c = Cache::default();
+        c.upsert(UrlId(0), node("n1", "a"));
+        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
+        let plain = c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
+        assert!(plain.is_some(), "first computation is a change");
+        let first = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        assert_eq!(zone(first).as_deref(), Some("a"));
+        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
+        assert_eq!(entry.variants.len(), 2);
+        let plain_targets = entry.targets(PLAIN).expect("computed");
+        assert!(
+            plain_targets[0]
+                .get("__meta_kubernetes_node_name")
+                .is_none()
+        );
+
+        c.upsert(UrlId(0), node("n1", "b"));
+        assert_eq!(c.take_dirty(), [(Role::Pod, key("p"), WITH_NODE)]);
+        let relabelled = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        assert_eq!(zone(relabelled).as_deref(), Some("b"));
+
+        // A change of the pod itself changes both variants' targets.
+        c.upsert(UrlId(1), pod("p", "10.0.0.2", "n1"));
+        assert!(c.take_dirty().is_empty(), "nothing read the pod");
+        assert!(
+            c.get(Role::Pod, "ns", "p")
+                .expect("cached")
+                .targets(PLAIN)
+                .is_none()
+        );
+        c.clear();
+    }
+
+    #[test]
+    fn a_dropped_variant_leaves_no_targets_or_dependencies() {
+        let mut c = Cache::default();
+        c.upsert(UrlId(0), node("n1", "a"));
+        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
+        c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
+        c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
+        c.upsert(UrlId(0), node("n1", "b"));
+        c.drop_variant(Role::Pod, WITH_NODE);
+        assert_eq!(c.dirty_len(), 0, "its dirty mark goes with it");
+        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
+        assert_eq!(entry.variants.len(), 1);
+        assert!(entry.targets(PLAIN).is_some());
+        c.upsert(UrlId(0), node("n1", "c"));
+        assert_eq!(c.dirty_len(), 0, "no look-up of the node is left");
+        assert_eq!(c.store.looked_up(), 0);
+        c.clear();
+    }
+}
