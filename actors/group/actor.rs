@@ -5,18 +5,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
+use tokio::sync::oneshot;
 use tracing::{debug, info};
 
 use super::fanout::ReplyFrom;
-use super::key::GroupKey;
-use super::labeller::Labeller;
+use super::labeller::{Changes, Labeller};
 use super::list_assembly::ListAssembly;
-use super::store::{Store, Upserted};
+use super::setup::GroupSetup;
+use super::store::Store;
 use super::subscribers::Subscribers;
-use super::variant::{Audience, TargetVariant, VariantId, Variants};
-use crate::api::{ResourceUrl, resource_urls};
+use super::urls::Urls;
+use super::variant::{TargetVariant, VariantId, Variants};
 use crate::backlog::Backlog;
-use crate::config::EngineOptions;
 use crate::flusher::FlushPace;
 use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, UrlStatusChanged, WatchUrlStatus};
 use crate::messages::{
@@ -24,70 +24,9 @@ use crate::messages::{
     UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
-use crate::model::{Object, ObjectKey, Role};
-use crate::registry::Registry;
-use crate::targets::Semantics;
-use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
+use crate::model::{Object, Role};
+use crate::url_watcher::{UrlError, UrlStatus, UrlWatcherSetup};
 use crate::watch::WatchEvent;
-use tokio::sync::oneshot;
-
-/// Everything a group needs to start.
-pub struct GroupSetup {
-    /// Unique id of this group.
-    pub id: u64,
-    /// Its key.
-    pub key: GroupKey,
-    /// Engine timings and limits.
-    pub options: EngineOptions,
-    /// TLS settings for its watchers.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// Starts a URL watcher and returns how to stop it.
-    pub start_watcher: WatcherFactory,
-    /// The dirty flusher, to join and leave.
-    pub flusher: Recipient<FlusherMembership>,
-    /// The registry, to leave when stopping.
-    pub registry: Arc<Registry>,
-}
-
-/// Starts URL watchers: on the engine's watcher arbiter in production
-/// ([`watchers_on`]); a recorder in message-level tests.
-pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> WatcherLink + Send + Sync>;
-
-/// How a group reaches one of its URL watchers.
-#[derive(Clone, Debug)]
-pub struct WatcherLink {
-    /// Stops it (the group is stopping).
-    pub stop: Recipient<StopWatcher>,
-}
-
-impl WatcherLink {
-    /// The link to a running actor that handles [`StopWatcher`].
-    pub fn to<A>(addr: &Addr<A>) -> WatcherLink
-    where
-        A: Actor<Context = Context<A>> + Handler<StopWatcher>,
-    {
-        WatcherLink {
-            stop: addr.clone().recipient(),
-        }
-    }
-}
-
-/// The factory that starts real [`UrlWatcher`]s on `arbiter`.
-pub fn watchers_on(arbiter: ArbiterHandle) -> WatcherFactory {
-    Arc::new(move |setup| {
-        WatcherLink::to(&UrlWatcher::start_in_arbiter(&arbiter, move |_| {
-            UrlWatcher::new(setup)
-        }))
-    })
-}
-
-struct UrlSlot {
-    url: ResourceUrl,
-    watcher: WatcherLink,
-    listed: bool,
-    /// Its watcher's last reported state.
-    status: Option<UrlStatus>,
-}
 
 /// The group watcher. See the module documentation.
 pub struct GroupWatcher {
@@ -96,7 +35,8 @@ pub struct GroupWatcher {
     store: Store,
     /// The variants asked for, and the targets computed for them.
     labeller: Labeller,
-    urls: Vec<UrlSlot>,
+    /// The URLs watched, and their state.
+    urls: Urls,
     /// The subscribers, registered or pending, and those waiting on the URLs.
     subscribers: Subscribers,
     /// The LISTs arriving in parts, and how each is applied.
@@ -105,9 +45,6 @@ pub struct GroupWatcher {
     pace: FlushPace,
     span: tracing::Span,
 }
-
-/// Changes for each variant of an [`Audience`], in its order.
-type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
 #[derive(Message)]
@@ -123,77 +60,48 @@ impl GroupWatcher {
         let labeller = Labeller::new(setup.key.semantics);
         let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
         let subscribers = Subscribers::new(setup.options.subscriber_in_flight);
+        let urls = Urls::new(setup.key.semantics);
         GroupWatcher {
             pace,
             setup,
             store,
             labeller,
-            urls: Vec::new(),
+            urls,
             subscribers,
             lists: ListAssembly::default(),
             span,
         }
     }
 
-    /// The roles `wants`' targets are built from.
-    fn watched_roles(&self, wants: &TargetVariant) -> Vec<Role> {
-        wants.watched_roles(self.setup.key.semantics)
-    }
-
-    /// The variants of `role` with subscribers, to compute its objects' targets for.
-    fn audience(&self, role: Role) -> Audience {
-        self.labeller.audience(role)
-    }
-
     /// Starts the URL watchers that `wants`' targets need and are not running yet.
     fn ensure_watchers(&mut self, wants: &TargetVariant, ctx: &mut Context<Self>) {
-        let key = &self.setup.key;
-        for watched in wants.watched_roles(key.semantics) {
-            for url in resource_urls(watched, &key.namespaces, &key.selectors) {
-                if self.urls.iter().any(|u| u.url == url) {
-                    continue;
-                }
-                let id = UrlId(u32::try_from(self.urls.len()).unwrap_or(u32::MAX));
-                let setup = UrlWatcherSetup {
-                    id,
-                    url: url.clone(),
-                    endpoint: key.endpoint.clone(),
-                    tls: self.setup.tls.clone(),
-                    options: self.setup.options.clone(),
-                    group: ctx.address().recipient(),
-                    group_id: self.setup.id,
-                };
-                let watcher = (self.setup.start_watcher)(setup);
-                debug!(parent: &self.span, %url, "url watcher started");
-                self.urls.push(UrlSlot {
-                    url,
-                    watcher,
-                    listed: false,
-                    status: None,
-                });
-            }
-        }
-    }
-
-    /// The state of every URL `wants` needs (those that reported one).
-    fn url_statuses(&self, wants: &TargetVariant) -> Vec<UrlStatus> {
-        url_statuses(&self.urls, self.setup.key.semantics, wants)
+        let (setup, span) = (&self.setup, &self.span);
+        self.urls.ensure(wants, &setup.key, |id, url| {
+            let watcher = (setup.start_watcher)(UrlWatcherSetup {
+                id,
+                url: url.clone(),
+                endpoint: setup.key.endpoint.clone(),
+                tls: setup.tls.clone(),
+                options: setup.options.clone(),
+                group: ctx.address().recipient(),
+                group_id: setup.id,
+            });
+            debug!(parent: span, %url, "url watcher started");
+            watcher
+        });
     }
 
     /// A URL's state changed: tells the subscriptions whose variant needs it, and
     /// answers those waiting for a sync that a configuration problem now rules out.
     fn url_status_changed(&mut self, url: UrlId, status: UrlStatus) {
-        let Some(slot) = self.urls.get_mut(url.0 as usize) else {
+        let problem = status.last_error.clone().filter(|e| e.configuration);
+        let Some(url_role) = self.urls.set_status(url, status) else {
             return;
         };
-        let url_role = slot.url.role;
-        let problem = status.last_error.clone().filter(|e| e.configuration);
-        slot.status = Some(status);
-        let semantics = self.setup.key.semantics;
-        let needs = |wants: &TargetVariant| wants.watched_roles(semantics).contains(&url_role);
         let (urls, variants) = (&self.urls, self.labeller.variants());
+        let needs = |wants: &TargetVariant| urls.needs(wants, url_role);
         let waiting = self.subscribers.waiting();
-        waiting.status_changed(needs, |wants| url_statuses(urls, semantics, wants));
+        waiting.status_changed(needs, |wants| urls.statuses(wants));
         if let Some(problem) = problem {
             waiting.fail(&problem, |wants| {
                 needs(wants) && !is_synced(variants, wants)
@@ -206,15 +114,6 @@ impl GroupWatcher {
         let variants = self.labeller.variants();
         let waiting = self.subscribers.waiting();
         waiting.answer_synced(|wants| is_synced(variants, wants));
-    }
-
-    /// Whether every URL `wants` needs has been listed once.
-    fn listed(&self, wants: &TargetVariant) -> bool {
-        let needed = self.watched_roles(wants);
-        self.urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .all(|u| u.listed)
     }
 
     /// Sends `changes` to every subscriber of `variant` of `role` (nothing if empty,
@@ -237,83 +136,12 @@ impl GroupWatcher {
             .push((role, variant), &batch, synced, received, bound);
     }
 
-    /// Sends each variant of `audience` its changes (`changes`, in the same order).
-    fn push_each(
-        &mut self,
-        role: Role,
-        audience: &Audience,
-        changes: PerVariant,
-        received: Instant,
-    ) {
-        for ((variant, _), changes) in audience.iter().zip(changes) {
-            self.push((role, *variant), changes, false, received);
+    /// Sends each variant of `changes` its changes.
+    fn push_each(&mut self, changes: Changes, received: Instant) {
+        let per_variant = changes.audience.iter().zip(changes.per_variant);
+        for ((variant, _), batch) in per_variant {
+            self.push((changes.role, *variant), batch, false, received);
         }
-    }
-
-    /// Stores an object from `url` and computes its targets for each variant of
-    /// `audience`, adding what changed to that variant's `changes`.
-    fn apply_upsert(
-        &mut self,
-        url: UrlId,
-        object: Object,
-        audience: &Audience,
-        changes: &mut [Vec<TargetChange>],
-    ) {
-        let role = object.role();
-        let key = object.key();
-        // A replaced object leaves its entry without targets: with no subscriber to
-        // compute them for now, a later one's snapshot computes them afresh.
-        let (upserted, previous) = self.labeller.upsert(&mut self.store, url, object);
-        if upserted == Upserted::Unchanged {
-            return;
-        }
-        for ((variant, options), changes) in audience.iter().zip(changes) {
-            let (store, previous) = (&mut self.store, previous.as_ref());
-            if let Some(change) = (self.labeller)
-                .compute_targets_after(store, role, &key, *variant, *options, previous)
-            {
-                changes.push(change);
-            }
-        }
-    }
-
-    /// Per variant of `audience`, an empty list of changes.
-    fn no_changes(audience: &Audience) -> PerVariant {
-        audience.iter().map(|_| Vec::new()).collect()
-    }
-
-    fn apply_delete(
-        &mut self,
-        role: Role,
-        key: ObjectKey,
-        audience: &Audience,
-        changes: &mut [Vec<TargetChange>],
-    ) {
-        let Some(entry) = self.labeller.remove(&mut self.store, role, &key) else {
-            return;
-        };
-        for ((variant, _), changes) in audience.iter().zip(changes) {
-            if entry.targets(*variant).is_some_and(|t| !t.is_empty()) {
-                changes.push(TargetChange {
-                    slot: entry.slot,
-                    key: key.clone(),
-                    targets: None,
-                });
-            }
-        }
-    }
-
-    /// The variants whose dirty objects a flush recomputes: those whose every URL has
-    /// been listed. Until then a variant's dependencies are still arriving (a 100k-pod
-    /// list comes in parts), and recomputing its objects at every tick would redo them
-    /// once per tick; the flush that completes its sync computes them once.
-    fn ready_variants(&self) -> Vec<VariantId> {
-        self.labeller
-            .variants()
-            .iter()
-            .filter(|v| v.synced || self.listed(&v.wants))
-            .map(|v| v.id)
-            .collect()
     }
 
     /// Flushes dirty objects ([`GroupWatcher::flush`]) and counts it.
@@ -344,7 +172,8 @@ impl GroupWatcher {
     /// many were recomputed. Dirty objects of variants still syncing stay dirty.
     fn flush(&mut self) -> usize {
         let received = Instant::now();
-        let ready = self.ready_variants();
+        let urls = &self.urls;
+        let ready = self.labeller.ready(|wants| urls.listed(wants));
         let flushed = self.labeller.flush(&mut self.store, &ready);
         for (to, changes) in flushed.changes {
             self.push(to, changes, false, received);
@@ -355,18 +184,14 @@ impl GroupWatcher {
     /// Marks variants synced whose URLs have all been listed; returns them, so their
     /// subscribers can be told.
     fn update_synced(&mut self) -> Vec<(Role, VariantId)> {
-        let newly: Vec<(Role, VariantId)> = (self.labeller.variants())
-            .iter()
-            .filter(|v| !v.synced && self.listed(&v.wants))
-            .map(|v| (v.wants.role, v.id))
-            .collect();
+        let urls = &self.urls;
+        let newly = self.labeller.mark_synced(|wants| urls.listed(wants));
         for (role, id) in &newly {
-            if let Some(v) = self.labeller.variants_mut().get_mut(*id) {
-                v.synced = true;
-                let attach = v.wants.attach;
-                let objects = self.store.len(*role);
-                info!(parent: &self.span, %role, ?attach, objects, "synced");
-            }
+            let Some(v) = self.labeller.variants().get(*id) else {
+                continue;
+            };
+            let (attach, objects) = (v.wants.attach, self.store.len(*role));
+            info!(parent: &self.span, %role, ?attach, objects, "synced");
         }
         newly
     }
@@ -391,8 +216,8 @@ impl Actor for GroupWatcher {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        for u in &self.urls {
-            u.watcher.stop.do_send(StopWatcher);
+        for watcher in self.urls.watchers() {
+            watcher.stop.do_send(StopWatcher);
         }
         self.store.clear();
         self.setup.registry.remove(&self.setup.key, self.setup.id);
@@ -425,7 +250,7 @@ impl Handler<WatcherOutput> for GroupWatcher {
 
 /// The handling of each [`WatcherOutput`].
 impl GroupWatcher {
-    /// Watch events: applied to the cache, their targets pushed.
+    /// Watch events: applied to the store, their targets pushed.
     fn on_deltas(
         &mut self,
         url: UrlId,
@@ -433,24 +258,24 @@ impl GroupWatcher {
         received: Instant,
         ctx: &mut Context<Self>,
     ) {
-        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+        let Some((role, _)) = self.urls.get(url) else {
             return;
         };
-        let audience = self.audience(role);
-        let mut changes = Self::no_changes(&audience);
+        let (store, labeller) = (&mut self.store, &mut self.labeller);
+        let mut changes = labeller.changes(role);
         for event in deltas {
             match event {
                 WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    self.apply_upsert(url, object, &audience, &mut changes)
+                    labeller.apply_upsert(store, url, object, &mut changes)
                 }
                 WatchEvent::Deleted(object) => {
-                    self.apply_delete(role, object.key(), &audience, &mut changes)
+                    labeller.apply_delete(store, object.key(), &mut changes)
                 }
                 // The watcher acts on these itself and never hands them on.
                 WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
             }
         }
-        self.push_each(role, &audience, changes, received);
+        self.push_each(changes, received);
         self.flush_soon_if_few(ctx);
     }
 
@@ -464,66 +289,66 @@ impl GroupWatcher {
         received: Instant,
         ctx: &mut Context<Self>,
     ) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
+        let Some((role, relist)) = self.urls.get(url) else {
             return;
         };
-        let (role, relist) = (slot.url.role, slot.listed);
         if let Some(objects) = self.lists.part(url, objects, first, relist) {
-            let audience = self.audience(role);
-            let mut changes = Self::no_changes(&audience);
+            let (store, labeller) = (&mut self.store, &mut self.labeller);
+            let mut changes = labeller.changes(role);
             for object in objects {
-                self.apply_upsert(url, object, &audience, &mut changes);
+                labeller.apply_upsert(store, url, object, &mut changes);
             }
-            self.push_each(role, &audience, changes, received);
+            self.push_each(changes, received);
         }
         self.flush_soon_if_few(ctx);
     }
 
     /// A LIST that failed midway.
     fn on_list_abandoned(&mut self, url: UrlId, received: Instant, ctx: &mut Context<Self>) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
+        let Some((role, _)) = self.urls.get(url) else {
             return;
         };
-        let role = slot.url.role;
         if self.lists.abandoned(url) {
             // A first LIST that failed midway: what its parts brought goes.
-            let audience = self.audience(role);
-            let mut changes = Self::no_changes(&audience);
-            for key in self.store.keys_of_url(role, url) {
-                self.apply_delete(role, key, &audience, &mut changes);
+            let (store, labeller) = (&mut self.store, &mut self.labeller);
+            let mut changes = labeller.changes(role);
+            for key in store.keys_of_url(role, url) {
+                labeller.apply_delete(store, key, &mut changes);
             }
-            self.push_each(role, &audience, changes, received);
+            self.push_each(changes, received);
             self.flush_soon_if_few(ctx);
         }
     }
 
     /// A complete LIST: what it did not list is gone; roles that became synced are told.
     fn on_relisted(&mut self, url: UrlId, objects: Vec<Object>, received: Instant) {
-        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
+        let Some((role, _)) = self.urls.get(url) else {
             return;
         };
-        let audience = self.audience(role);
-        let cached = self.store.keys_of_url(role, url);
-        let complete = self.lists.end(url, objects, cached);
-        let mut changes = Self::no_changes(&audience);
+        let (store, labeller) = (&mut self.store, &mut self.labeller);
+        let complete = self.lists.end(url, objects, store.keys_of_url(role, url));
+        let mut changes = labeller.changes(role);
         for object in complete.upserts {
-            self.apply_upsert(url, object, &audience, &mut changes);
+            labeller.apply_upsert(store, url, object, &mut changes);
         }
         for key in complete.vanished {
-            self.apply_delete(role, key, &audience, &mut changes);
+            labeller.apply_delete(store, key, &mut changes);
         }
-        if let Some(slot) = self.urls.get_mut(url.0 as usize) {
-            slot.listed = true;
-        }
+        self.urls.set_listed(url);
         // A dependency that was listed after its dependents fixes their targets
         // now, not at the next tick: the first synced view is complete. (Not a
         // sign of load for the pace: a relist is a one-off.)
         self.flush_counted();
         let newly_synced = self.update_synced();
         self.answer_sync_waiters();
-        for ((variant, _), changes) in audience.iter().zip(changes) {
+        let Changes {
+            audience,
+            per_variant,
+            ..
+        } = changes;
+        for ((variant, _), batch) in audience.iter().zip(per_variant) {
             let newly = newly_synced.contains(&(role, *variant));
-            self.push((role, *variant), changes, newly, received);
+            self.push((role, *variant), batch, newly, received);
         }
         // The other variants that synced now are told so, with no change.
         for to in newly_synced {
@@ -565,7 +390,7 @@ impl Handler<RegisterPending> for GroupWatcher {
                     s
                 }
             };
-            let listed = self.listed(&wants) && !self.urls.is_empty();
+            let listed = self.urls.listed(&wants) && !self.urls.is_empty();
             let synced = match self.labeller.variants_mut().get_mut(variant) {
                 Some(v) => {
                     v.synced |= listed;
@@ -588,7 +413,7 @@ impl Handler<WatchUrlStatus> for GroupWatcher {
     fn handle(&mut self, msg: WatchUrlStatus, _: &mut Context<Self>) {
         msg.recipient.do_send(UrlStatusChanged {
             subscriber: msg.subscriber,
-            urls: self.url_statuses(&msg.variant),
+            urls: self.urls.statuses(&msg.variant),
         });
         let waiting = self.subscribers.waiting();
         waiting.watch_status(msg.subscriber, msg.variant, msg.recipient);
@@ -599,7 +424,7 @@ impl Handler<GetUrlStatus> for GroupWatcher {
     type Result = MessageResult<GetUrlStatus>;
 
     fn handle(&mut self, msg: GetUrlStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.url_statuses(&msg.variant))
+        MessageResult(self.urls.statuses(&msg.variant))
     }
 }
 
@@ -611,14 +436,7 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
         if is_synced(self.labeller.variants(), &wants) {
             return Box::pin(async { Ok(()) });
         }
-        let needed = self.watched_roles(&wants);
-        let failing = self
-            .urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .filter_map(|u| u.status.as_ref()?.last_error.clone())
-            .find(|e| e.configuration);
-        if let Some(problem) = failing {
+        if let Some(problem) = self.urls.configuration_problem(&wants) {
             return Box::pin(async move { Err(problem) });
         }
         let (tx, rx) = oneshot::channel();
@@ -652,14 +470,9 @@ impl GroupWatcher {
     /// memory comes back). The URLs they needed are still watched: the objects stay
     /// cached for a subscriber that comes back, until the group stops.
     fn drop_unwanted_variants(&mut self) {
-        let unwanted: Vec<(Role, VariantId)> = (self.labeller.variants())
-            .iter()
-            .filter(|v| !self.subscribers.want(v.wants.role, v.id))
-            .map(|v| (v.wants.role, v.id))
-            .collect();
-        for (role, variant) in unwanted {
-            self.labeller.variants_mut().remove(variant);
-            self.labeller.drop_variant(&mut self.store, role, variant);
+        let subscribers = &self.subscribers;
+        let wanted = |role, variant| subscribers.want(role, variant);
+        for (role, variant) in self.labeller.drop_unwanted(&mut self.store, wanted) {
             debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
     }
@@ -687,15 +500,6 @@ impl Handler<FlushDirty> for GroupWatcher {
 /// Whether subscribers ask for `wants` and it has synced.
 fn is_synced(variants: &Variants, wants: &TargetVariant) -> bool {
     variants.find(wants).is_some_and(|v| v.synced)
-}
-
-/// The state of every URL in `urls` that `wants` needs (those that reported one).
-fn url_statuses(urls: &[UrlSlot], semantics: Semantics, wants: &TargetVariant) -> Vec<UrlStatus> {
-    let needed = wants.watched_roles(semantics);
-    urls.iter()
-        .filter(|u| needed.contains(&u.url.role))
-        .filter_map(|u| u.status.clone())
-        .collect()
 }
 
 #[cfg(test)]

@@ -14,9 +14,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use foldhash::HashSet;
+use smallvec::SmallVec;
 
 use super::store::{DepKey, Dependent, Entry, Replaced, Store, Upserted};
-use super::variant::{Audience, VariantId, Variants};
+use super::variant::{Audience, TargetVariant, VariantId, Variants};
 use crate::messages::{ObjectTargets, TargetChange, UrlId};
 use crate::model::{
     Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
@@ -31,6 +32,18 @@ pub struct Flushed {
     pub changes: HashMap<(Role, VariantId), Vec<TargetChange>>,
     /// How many objects' variants were recomputed.
     pub recomputed: usize,
+}
+
+/// One batch's changes to a role's objects: the variants they are computed for, and
+/// each one's changes so far, in the same order.
+#[derive(Debug)]
+pub struct Changes {
+    /// The role.
+    pub role: Role,
+    /// Its variants with subscribers.
+    pub audience: Audience,
+    /// The changes of each, in `audience`'s order.
+    pub per_variant: SmallVec<[Vec<TargetChange>; 1]>,
 }
 
 /// The group's labeller. See the module documentation.
@@ -167,6 +180,110 @@ impl Labeller {
         store.drop_variant(role, variant);
         self.dirty
             .retain(|(r, _, v)| !(*r == role && *v == variant));
+    }
+
+    /// An empty batch of changes to `role`'s objects, for each of its variants.
+    pub fn changes(&self, role: Role) -> Changes {
+        let audience = self.audience(role);
+        let per_variant = audience.iter().map(|_| Vec::new()).collect();
+        Changes {
+            role,
+            audience,
+            per_variant,
+        }
+    }
+
+    /// Stores an object from `url` and computes its targets for each variant of
+    /// `changes`, adding what changed to that variant's changes.
+    pub fn apply_upsert(
+        &mut self,
+        store: &mut Store,
+        url: UrlId,
+        object: Object,
+        changes: &mut Changes,
+    ) {
+        let role = object.role();
+        let key = object.key();
+        // A replaced object leaves its entry without targets: with no subscriber to
+        // compute them for now, a later one's snapshot computes them afresh.
+        let (upserted, previous) = self.upsert(store, url, object);
+        if upserted == Upserted::Unchanged {
+            return;
+        }
+        let per_variant = changes.audience.iter().zip(&mut changes.per_variant);
+        for ((variant, options), changes) in per_variant {
+            if let Some(change) =
+                self.compute_targets_after(store, role, &key, *variant, *options, previous.as_ref())
+            {
+                changes.push(change);
+            }
+        }
+    }
+
+    /// Removes the object of `changes`' role at `key`, adding its removal to the
+    /// changes of each variant it had targets for.
+    pub fn apply_delete(&mut self, store: &mut Store, key: ObjectKey, changes: &mut Changes) {
+        let Some(entry) = self.remove(store, changes.role, &key) else {
+            return;
+        };
+        let per_variant = changes.audience.iter().zip(&mut changes.per_variant);
+        for ((variant, _), changes) in per_variant {
+            if entry.targets(*variant).is_some_and(|t| !t.is_empty()) {
+                changes.push(TargetChange {
+                    slot: entry.slot,
+                    key: key.clone(),
+                    targets: None,
+                });
+            }
+        }
+    }
+
+    /// The variants whose dirty objects a flush recomputes: those synced, or whose
+    /// every URL has been `listed`. Until then a variant's dependencies are still
+    /// arriving (a 100k-pod list comes in parts), and recomputing its objects at every
+    /// tick would redo them once per tick; the flush that completes its sync computes
+    /// them once.
+    pub fn ready(&self, listed: impl Fn(&TargetVariant) -> bool) -> Vec<VariantId> {
+        (self.variants.iter())
+            .filter(|v| v.synced || listed(&v.wants))
+            .map(|v| v.id)
+            .collect()
+    }
+
+    /// Marks synced the variants whose URLs have all been `listed`; returns them, so
+    /// that their subscribers can be told.
+    pub fn mark_synced(
+        &mut self,
+        listed: impl Fn(&TargetVariant) -> bool,
+    ) -> Vec<(Role, VariantId)> {
+        let newly: Vec<(Role, VariantId)> = (self.variants.iter())
+            .filter(|v| !v.synced && listed(&v.wants))
+            .map(|v| (v.wants.role, v.id))
+            .collect();
+        for (_, id) in &newly {
+            if let Some(v) = self.variants.get_mut(*id) {
+                v.synced = true;
+            }
+        }
+        newly
+    }
+
+    /// Forgets the variants that no subscriber is `wanted` for any more, and their
+    /// targets in `store` (the memory comes back); returns them.
+    pub fn drop_unwanted(
+        &mut self,
+        store: &mut Store,
+        wanted: impl Fn(Role, VariantId) -> bool,
+    ) -> Vec<(Role, VariantId)> {
+        let unwanted: Vec<(Role, VariantId)> = (self.variants.iter())
+            .filter(|v| !wanted(v.wants.role, v.id))
+            .map(|v| (v.wants.role, v.id))
+            .collect();
+        for (role, variant) in &unwanted {
+            self.variants.remove(*variant);
+            self.drop_variant(store, *role, *variant);
+        }
+        unwanted
     }
 
     /// Recomputes the dirty objects of the `ready` variants; the others' stay dirty.

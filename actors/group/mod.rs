@@ -8,11 +8,14 @@ mod fanout;
 mod key;
 pub mod labeller;
 mod list_assembly;
+mod setup;
 pub mod store;
 mod subscribers;
+mod urls;
 mod variant;
 mod waiting;
 
-pub use actor::{GroupSetup, GroupWatcher, WatcherFactory, WatcherLink, watchers_on};
+pub use actor::GroupWatcher;
 pub use key::GroupKey;
+pub use setup::{GroupSetup, WatcherFactory, WatcherLink, watchers_on};
 pub use variant::{TargetVariant, VariantId};
