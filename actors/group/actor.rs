@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
-use tokio::sync::oneshot;
 use tracing::{debug, info};
 
 use super::fanout::ReplyFrom;
@@ -15,7 +14,7 @@ use super::setup::GroupSetup;
 use super::store::Store;
 use super::subscribers::Subscribers;
 use super::urls::Urls;
-use super::variant::{TargetVariant, VariantId, Variants};
+use super::variant::{TargetVariant, VariantId};
 use crate::backlog::Backlog;
 use crate::flusher::FlushPace;
 use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, UrlStatusChanged, WatchUrlStatus};
@@ -25,7 +24,7 @@ use crate::messages::{
 };
 use crate::metrics::METRICS;
 use crate::model::{Object, Role};
-use crate::url_watcher::{UrlError, UrlStatus, UrlWatcherSetup};
+use crate::url_watcher::{UrlError, UrlStatus};
 use crate::watch::WatchEvent;
 
 /// The group watcher. See the module documentation.
@@ -56,19 +55,15 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
-        let store = Store::new(METRICS.api_server(&setup.key.endpoint.base_url));
-        let labeller = Labeller::new(setup.key.semantics);
-        let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
-        let subscribers = Subscribers::new(setup.options.subscriber_in_flight);
-        let urls = Urls::new(setup.key.semantics);
+        let (options, semantics) = (&setup.options, setup.key.semantics);
         GroupWatcher {
-            pace,
-            setup,
-            store,
-            labeller,
-            urls,
-            subscribers,
+            store: Store::new(METRICS.api_server(&setup.key.endpoint.base_url)),
+            labeller: Labeller::new(semantics),
+            urls: Urls::new(semantics),
+            subscribers: Subscribers::new(options.subscriber_in_flight),
             lists: ListAssembly::default(),
+            pace: FlushPace::new(options.flush_soon_delay, options.flush_soon_max),
+            setup,
             span,
         }
     }
@@ -77,15 +72,7 @@ impl GroupWatcher {
     fn ensure_watchers(&mut self, wants: &TargetVariant, ctx: &mut Context<Self>) {
         let (setup, span) = (&self.setup, &self.span);
         self.urls.ensure(wants, &setup.key, |id, url| {
-            let watcher = (setup.start_watcher)(UrlWatcherSetup {
-                id,
-                url: url.clone(),
-                endpoint: setup.key.endpoint.clone(),
-                tls: setup.tls.clone(),
-                options: setup.options.clone(),
-                group: ctx.address().recipient(),
-                group_id: setup.id,
-            });
+            let watcher = setup.start_url_watcher(id, url, ctx.address().recipient());
             debug!(parent: span, %url, "url watcher started");
             watcher
         });
@@ -103,9 +90,7 @@ impl GroupWatcher {
         let waiting = self.subscribers.waiting();
         waiting.status_changed(needs, |wants| urls.statuses(wants));
         if let Some(problem) = problem {
-            waiting.fail(&problem, |wants| {
-                needs(wants) && !is_synced(variants, wants)
-            });
+            waiting.fail(&problem, |wants| needs(wants) && !variants.is_synced(wants));
         }
     }
 
@@ -113,7 +98,7 @@ impl GroupWatcher {
     fn answer_sync_waiters(&mut self) {
         let variants = self.labeller.variants();
         let waiting = self.subscribers.waiting();
-        waiting.answer_synced(|wants| is_synced(variants, wants));
+        waiting.answer_synced(|wants| variants.is_synced(wants));
     }
 
     /// Sends `changes` to every subscriber of `variant` of `role` (nothing if empty,
@@ -136,19 +121,32 @@ impl GroupWatcher {
             .push((role, variant), &batch, synced, received, bound);
     }
 
-    /// Sends each variant of `changes` its changes.
-    fn push_each(&mut self, changes: Changes, received: Instant) {
-        let per_variant = changes.audience.iter().zip(changes.per_variant);
-        for ((variant, _), batch) in per_variant {
-            self.push((changes.role, *variant), batch, false, received);
+    /// Makes one batch of changes to `role`'s objects with `apply`, and sends each of
+    /// its variants its changes.
+    fn apply(
+        &mut self,
+        role: Role,
+        received: Instant,
+        apply: impl FnOnce(&mut Labeller, &mut Store, &mut Changes),
+    ) {
+        let mut changes = self.labeller.changes(role);
+        apply(&mut self.labeller, &mut self.store, &mut changes);
+        for ((variant, _), batch) in changes.audience.iter().zip(changes.per_variant) {
+            self.push((role, *variant), batch, false, received);
         }
     }
 
-    /// Flushes dirty objects ([`GroupWatcher::flush`]) and counts it.
+    /// Recomputes the dirty objects of ready variants, pushes what changed and counts
+    /// it. Dirty objects of variants still syncing stay dirty.
     fn flush_counted(&mut self) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush();
-        let took = start.elapsed();
+        let urls = &self.urls;
+        let ready = self.labeller.ready(|wants| urls.listed(wants));
+        let flushed = self.labeller.flush(&mut self.store, &ready);
+        for (to, changes) in flushed.changes {
+            self.push(to, changes, false, start);
+        }
+        let (recomputed, took) = (flushed.recomputed, start.elapsed());
         METRICS.engine.flushes.inc();
         METRICS.engine.flush_recomputed.add(recomputed as u64);
         FlushReport { recomputed, took }
@@ -166,19 +164,6 @@ impl GroupWatcher {
                 act.pace.settle();
             });
         }
-    }
-
-    /// Recomputes dirty objects of ready variants and pushes what changed; returns how
-    /// many were recomputed. Dirty objects of variants still syncing stay dirty.
-    fn flush(&mut self) -> usize {
-        let received = Instant::now();
-        let urls = &self.urls;
-        let ready = self.labeller.ready(|wants| urls.listed(wants));
-        let flushed = self.labeller.flush(&mut self.store, &ready);
-        for (to, changes) in flushed.changes {
-            self.push(to, changes, false, received);
-        }
-        flushed.recomputed
     }
 
     /// Marks variants synced whose URLs have all been listed; returns them, so their
@@ -261,21 +246,11 @@ impl GroupWatcher {
         let Some((role, _)) = self.urls.get(url) else {
             return;
         };
-        let (store, labeller) = (&mut self.store, &mut self.labeller);
-        let mut changes = labeller.changes(role);
-        for event in deltas {
-            match event {
-                WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    labeller.apply_upsert(store, url, object, &mut changes)
-                }
-                WatchEvent::Deleted(object) => {
-                    labeller.apply_delete(store, object.key(), &mut changes)
-                }
-                // The watcher acts on these itself and never hands them on.
-                WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
+        self.apply(role, received, |labeller, store, changes| {
+            for event in deltas {
+                labeller.apply_event(store, url, event, changes);
             }
-        }
-        self.push_each(changes, received);
+        });
         self.flush_soon_if_few(ctx);
     }
 
@@ -293,12 +268,11 @@ impl GroupWatcher {
             return;
         };
         if let Some(objects) = self.lists.part(url, objects, first, relist) {
-            let (store, labeller) = (&mut self.store, &mut self.labeller);
-            let mut changes = labeller.changes(role);
-            for object in objects {
-                labeller.apply_upsert(store, url, object, &mut changes);
-            }
-            self.push_each(changes, received);
+            self.apply(role, received, |labeller, store, changes| {
+                for object in objects {
+                    labeller.apply_upsert(store, url, object, changes);
+                }
+            });
         }
         self.flush_soon_if_few(ctx);
     }
@@ -310,12 +284,11 @@ impl GroupWatcher {
         };
         if self.lists.abandoned(url) {
             // A first LIST that failed midway: what its parts brought goes.
-            let (store, labeller) = (&mut self.store, &mut self.labeller);
-            let mut changes = labeller.changes(role);
-            for key in store.keys_of_url(role, url) {
-                labeller.apply_delete(store, key, &mut changes);
-            }
-            self.push_each(changes, received);
+            self.apply(role, received, |labeller, store, changes| {
+                for key in store.keys_of_url(role, url) {
+                    labeller.apply_delete(store, key, changes);
+                }
+            });
             self.flush_soon_if_few(ctx);
         }
     }
@@ -377,27 +350,12 @@ impl Handler<RegisterPending> for GroupWatcher {
 
     fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
         let pending = self.subscribers.take_pending();
-        let mut snapshots: HashMap<VariantId, Arc<[TargetChange]>> = HashMap::new();
+        let mut snapshots = HashMap::new();
         for (wants, link) in pending {
-            let variant = self.labeller.variants_mut().add(wants);
-            let snapshot = match snapshots.get(&variant) {
-                Some(s) => Arc::clone(s),
-                None => {
-                    let options = wants.target_options(self.setup.key.semantics);
-                    let store = &mut self.store;
-                    let s = (self.labeller).snapshot(store, wants.role, variant, options);
-                    snapshots.insert(variant, Arc::clone(&s));
-                    s
-                }
-            };
             let listed = self.urls.listed(&wants) && !self.urls.is_empty();
-            let synced = match self.labeller.variants_mut().get_mut(variant) {
-                Some(v) => {
-                    v.synced |= listed;
-                    v.synced
-                }
-                None => false,
-            };
+            let store = &mut self.store;
+            let (variant, snapshot, synced) =
+                (self.labeller).admit(store, wants, listed, &mut snapshots);
             self.subscribers
                 .add((wants.role, variant), link, snapshot, synced);
         }
@@ -433,22 +391,13 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
         let wants = msg.variant;
-        if is_synced(self.labeller.variants(), &wants) {
+        if self.labeller.variants().is_synced(&wants) {
             return Box::pin(async { Ok(()) });
         }
         if let Some(problem) = self.urls.configuration_problem(&wants) {
             return Box::pin(async move { Err(problem) });
         }
-        let (tx, rx) = oneshot::channel();
-        self.subscribers.waiting().await_sync(wants, tx);
-        Box::pin(async move {
-            match rx.await {
-                Ok(answer) => answer,
-                // The group stopped first, so the variant never syncs: the
-                // subscription's own deadline tells.
-                Err(_) => std::future::pending().await,
-            }
-        })
+        Box::pin(self.subscribers.waiting().await_sync(wants))
     }
 }
 
@@ -495,11 +444,6 @@ impl Handler<FlushDirty> for GroupWatcher {
         report.took = start.elapsed();
         report
     }
-}
-
-/// Whether subscribers ask for `wants` and it has synced.
-fn is_synced(variants: &Variants, wants: &TargetVariant) -> bool {
-    variants.find(wants).is_some_and(|v| v.synced)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::model::{
     Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
 };
 use crate::targets::{CacheView, Semantics, TargetContext, TargetOptions, target_labels_after};
+use crate::watch::WatchEvent;
 
 /// What a flush recomputed: the changes per role and variant, and how many objects'
 /// variants it recomputed.
@@ -220,6 +221,24 @@ impl Labeller {
         }
     }
 
+    /// Applies a watch event to the store, adding what it changed to `changes`.
+    pub fn apply_event(
+        &mut self,
+        store: &mut Store,
+        url: UrlId,
+        event: WatchEvent,
+        changes: &mut Changes,
+    ) {
+        match event {
+            WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+                self.apply_upsert(store, url, object, changes)
+            }
+            WatchEvent::Deleted(object) => self.apply_delete(store, object.key(), changes),
+            // The watcher acts on these itself and never hands them on.
+            WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
+        }
+    }
+
     /// Removes the object of `changes`' role at `key`, adding its removal to the
     /// changes of each variant it had targets for.
     pub fn apply_delete(&mut self, store: &mut Store, key: ObjectKey, changes: &mut Changes) {
@@ -284,6 +303,37 @@ impl Labeller {
             self.drop_variant(store, *role, *variant);
         }
         unwanted
+    }
+
+    /// Registers a subscriber's `wants`: returns its variant (added if new), the
+    /// snapshot it starts from (one per variant in a registration pass, kept in
+    /// `snapshots`) and whether the variant has synced, which it has once every URL it
+    /// needs is `listed` (perhaps for other variants).
+    pub fn admit(
+        &mut self,
+        store: &mut Store,
+        wants: TargetVariant,
+        listed: bool,
+        snapshots: &mut HashMap<VariantId, Arc<[TargetChange]>>,
+    ) -> (VariantId, Arc<[TargetChange]>, bool) {
+        let variant = self.variants.add(wants);
+        let snapshot = match snapshots.get(&variant) {
+            Some(s) => Arc::clone(s),
+            None => {
+                let options = wants.target_options(self.semantics);
+                let s = self.snapshot(store, wants.role, variant, options);
+                snapshots.insert(variant, Arc::clone(&s));
+                s
+            }
+        };
+        let synced = match self.variants.get_mut(variant) {
+            Some(v) => {
+                v.synced |= listed;
+                v.synced
+            }
+            None => false,
+        };
+        (variant, snapshot, synced)
     }
 
     /// Recomputes the dirty objects of the `ready` variants; the others' stay dirty.

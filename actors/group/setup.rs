@@ -6,8 +6,9 @@ use std::sync::Arc;
 use actix::prelude::*;
 
 use super::key::GroupKey;
+use crate::api::ResourceUrl;
 use crate::config::EngineOptions;
-use crate::messages::{FlusherMembership, StopWatcher};
+use crate::messages::{FlusherMembership, StopWatcher, UrlId, WatcherOutput};
 use crate::registry::Registry;
 use crate::url_watcher::{UrlWatcher, UrlWatcherSetup};
 
@@ -27,6 +28,26 @@ pub struct GroupSetup {
     pub flusher: Recipient<FlusherMembership>,
     /// The registry, to leave when stopping.
     pub registry: Arc<Registry>,
+}
+
+impl GroupSetup {
+    /// Starts the watcher of `url`, numbered `id`, which reports to `group`.
+    pub fn start_url_watcher(
+        &self,
+        id: UrlId,
+        url: &ResourceUrl,
+        group: Recipient<WatcherOutput>,
+    ) -> WatcherLink {
+        (self.start_watcher)(UrlWatcherSetup {
+            id,
+            url: url.clone(),
+            endpoint: self.key.endpoint.clone(),
+            tls: self.tls.clone(),
+            options: self.options.clone(),
+            group,
+            group_id: self.id,
+        })
+    }
 }
 
 /// Starts URL watchers: on the engine's watcher arbiter in production

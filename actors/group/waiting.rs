@@ -13,7 +13,7 @@ use crate::url_watcher::{UrlError, UrlStatus};
 
 /// How a waiting subscription hears the outcome: synced, or the problem that keeps it
 /// from syncing.
-pub type SyncAnswer = oneshot::Sender<Result<(), UrlError>>;
+type SyncAnswer = oneshot::Sender<Result<(), UrlError>>;
 
 /// A subscription told of its URLs' state.
 struct StatusWatcher {
@@ -60,9 +60,21 @@ impl Waiting {
         }
     }
 
-    /// `answer` waits for `wants` to sync, or for a problem that rules it out.
-    pub fn await_sync(&mut self, wants: TargetVariant, answer: SyncAnswer) {
+    /// Waits for `wants` to sync, or for a problem that rules it out.
+    pub fn await_sync(
+        &mut self,
+        wants: TargetVariant,
+    ) -> impl Future<Output = Result<(), UrlError>> + 'static {
+        let (answer, rx) = oneshot::channel();
         self.sync_waiters.push((wants, answer));
+        async move {
+            match rx.await {
+                Ok(answer) => answer,
+                // The group stopped first, so the variant never syncs: the
+                // subscription's own deadline tells.
+                Err(_) => std::future::pending().await,
+            }
+        }
     }
 
     /// Answers the waiters of the variants that `is_synced` now.
@@ -97,7 +109,10 @@ impl Waiting {
 
 #[cfg(test)]
 mod tests {
+    use std::pin::Pin;
     use std::time::SystemTime;
+
+    use futures_util::FutureExt;
 
     use super::*;
     use crate::model::Role;
@@ -119,33 +134,44 @@ mod tests {
         }
     }
 
+    /// The answer, if there is one yet (no runtime: an answered waiter is ready).
+    fn answer(
+        waiter: &mut Pin<Box<impl Future<Output = Result<(), UrlError>>>>,
+    ) -> Option<Result<(), UrlError>> {
+        waiter.as_mut().now_or_never()
+    }
+
     #[test]
     fn a_waiter_is_answered_once_its_variant_syncs() {
         let mut waiting = Waiting::default();
-        let (pod, mut pod_rx) = oneshot::channel();
-        let (service, mut service_rx) = oneshot::channel();
-        waiting.await_sync(variant(Role::Pod), pod);
-        waiting.await_sync(variant(Role::Service), service);
+        let mut pod = Box::pin(waiting.await_sync(variant(Role::Pod)));
+        let mut service = Box::pin(waiting.await_sync(variant(Role::Service)));
         waiting.answer_synced(|w| w.role == Role::Pod);
-        assert_eq!(pod_rx.try_recv().ok(), Some(Ok(())));
-        assert!(service_rx.try_recv().is_err(), "still waiting");
+        assert_eq!(answer(&mut pod), Some(Ok(())));
+        assert_eq!(answer(&mut service), None, "still waiting");
         waiting.answer_synced(|_| true);
-        assert_eq!(service_rx.try_recv().ok(), Some(Ok(())));
+        assert_eq!(answer(&mut service), Some(Ok(())));
     }
 
     #[test]
     fn a_problem_fails_only_the_waiters_it_rules_out() {
         let mut waiting = Waiting::default();
-        let (pod, mut pod_rx) = oneshot::channel();
-        let (node, mut node_rx) = oneshot::channel();
-        waiting.await_sync(variant(Role::Pod), pod);
-        waiting.await_sync(variant(Role::Node), node);
+        let mut pod = Box::pin(waiting.await_sync(variant(Role::Pod)));
+        let mut node = Box::pin(waiting.await_sync(variant(Role::Node)));
         waiting.fail(&forbidden(), |w| w.role == Role::Pod);
-        assert_eq!(pod_rx.try_recv().ok(), Some(Err(forbidden())));
-        assert!(node_rx.try_recv().is_err(), "its URLs are fine");
-        // A waiter that gave up (its receiver dropped) is answered without a fuss.
-        drop(node_rx);
+        assert_eq!(answer(&mut pod), Some(Err(forbidden())));
+        assert_eq!(answer(&mut node), None, "its URLs are fine");
+        // A waiter that gave up is answered without a fuss.
+        drop(node);
         waiting.answer_synced(|_| true);
         assert!(waiting.sync_waiters.is_empty());
+    }
+
+    #[test]
+    fn a_waiter_of_a_group_that_stopped_waits_for_its_own_deadline() {
+        let mut waiting = Waiting::default();
+        let mut pod = Box::pin(waiting.await_sync(variant(Role::Pod)));
+        drop(waiting);
+        assert_eq!(answer(&mut pod), None);
     }
 }
