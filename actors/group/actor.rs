@@ -17,14 +17,14 @@ use super::urls::Urls;
 use super::variant::{TargetVariant, VariantId};
 use crate::backlog::Backlog;
 use crate::flusher::FlushPace;
-use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, UrlStatusChanged, WatchUrlStatus};
+use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, WatchUrlStatus};
 use crate::messages::{
     FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, TargetChange, Unsubscribe,
     UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
 use crate::model::{Object, Role};
-use crate::url_watcher::{UrlError, UrlStatus};
+use crate::url_watcher::UrlError;
 use crate::watch::WatchEvent;
 
 /// The group watcher. See the module documentation.
@@ -78,27 +78,10 @@ impl GroupWatcher {
         });
     }
 
-    /// A URL's state changed: tells the subscriptions whose variant needs it, and
-    /// answers those waiting for a sync that a configuration problem now rules out.
-    fn url_status_changed(&mut self, url: UrlId, status: UrlStatus) {
-        let problem = status.last_error.clone().filter(|e| e.configuration);
-        let Some(url_role) = self.urls.set_status(url, status) else {
-            return;
-        };
-        let (urls, variants) = (&self.urls, self.labeller.variants());
-        let needs = |wants: &TargetVariant| urls.needs(wants, url_role);
-        let waiting = self.subscribers.waiting();
-        waiting.status_changed(needs, |wants| urls.statuses(wants));
-        if let Some(problem) = problem {
-            waiting.fail(&problem, |wants| needs(wants) && !variants.is_synced(wants));
-        }
-    }
-
     /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
         let variants = self.labeller.variants();
-        let waiting = self.subscribers.waiting();
-        waiting.answer_synced(|wants| variants.is_synced(wants));
+        self.urls.answer_synced(|wants| variants.is_synced(wants));
     }
 
     /// Sends `changes` to every subscriber of `variant` of `role` (nothing if empty,
@@ -131,8 +114,8 @@ impl GroupWatcher {
     ) {
         let mut changes = self.labeller.changes(role);
         apply(&mut self.labeller, &mut self.store, &mut changes);
-        for ((variant, _), batch) in changes.audience.iter().zip(changes.per_variant) {
-            self.push((role, *variant), batch, false, received);
+        for (to, batch, force) in changes.into_batches() {
+            self.push(to, batch, force, received);
         }
     }
 
@@ -227,7 +210,10 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 first,
             } => self.on_list_part(url, objects, first, received, ctx),
             WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
-            WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
+            WatcherOutput::Status { url, status } => {
+                let variants = self.labeller.variants();
+                (self.urls).status_changed(url, status, |wants| variants.is_synced(wants));
+            }
             WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
         }
     }
@@ -314,20 +300,8 @@ impl GroupWatcher {
         self.flush_counted();
         let newly_synced = self.update_synced();
         self.answer_sync_waiters();
-        let Changes {
-            audience,
-            per_variant,
-            ..
-        } = changes;
-        for ((variant, _), batch) in audience.iter().zip(per_variant) {
-            let newly = newly_synced.contains(&(role, *variant));
-            self.push((role, *variant), batch, newly, received);
-        }
-        // The other variants that synced now are told so, with no change.
-        for to in newly_synced {
-            if !audience.iter().any(|(variant, _)| to == (role, *variant)) {
-                self.push(to, Vec::new(), true, received);
-            }
+        for (to, batch, force) in changes.with_synced(newly_synced) {
+            self.push(to, batch, force, received);
         }
     }
 }
@@ -369,12 +343,7 @@ impl Handler<WatchUrlStatus> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, msg: WatchUrlStatus, _: &mut Context<Self>) {
-        msg.recipient.do_send(UrlStatusChanged {
-            subscriber: msg.subscriber,
-            urls: self.urls.statuses(&msg.variant),
-        });
-        let waiting = self.subscribers.waiting();
-        waiting.watch_status(msg.subscriber, msg.variant, msg.recipient);
+        (self.urls).watch_status(msg.subscriber, msg.variant, msg.recipient);
     }
 }
 
@@ -390,14 +359,8 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
     type Result = ResponseFuture<Result<(), UrlError>>;
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
-        let wants = msg.variant;
-        if self.labeller.variants().is_synced(&wants) {
-            return Box::pin(async { Ok(()) });
-        }
-        if let Some(problem) = self.urls.configuration_problem(&wants) {
-            return Box::pin(async move { Err(problem) });
-        }
-        Box::pin(self.subscribers.waiting().await_sync(wants))
+        let synced = self.labeller.variants().is_synced(&msg.variant);
+        self.urls.await_sync(msg.variant, synced)
     }
 }
 
@@ -406,6 +369,7 @@ impl Handler<Unsubscribe> for GroupWatcher {
 
     fn handle(&mut self, Unsubscribe(id): Unsubscribe, ctx: &mut Context<Self>) {
         self.subscribers.remove(id);
+        self.urls.forget(id);
         self.drop_unwanted_variants();
         if self.subscribers.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.

@@ -47,6 +47,36 @@ pub struct Changes {
     pub per_variant: SmallVec<[Vec<TargetChange>; 1]>,
 }
 
+/// A batch for one variant: to whom, its changes, and whether it goes even if empty.
+pub type Batch = ((Role, VariantId), Vec<TargetChange>, bool);
+
+impl Changes {
+    /// Each variant's changes, in order; none goes if empty.
+    pub fn into_batches(self) -> impl Iterator<Item = Batch> {
+        let role = self.role;
+        let variants = self.audience.into_iter().map(move |(v, _)| (role, v));
+        variants
+            .zip(self.per_variant)
+            .map(|(to, changes)| (to, changes, false))
+    }
+
+    /// The batches at the end of a LIST that made the variants `newly` synced: each
+    /// variant's changes, sent even if empty when it synced now (its subscribers learn
+    /// so); then an empty batch for each other variant that synced now.
+    pub fn with_synced(self, newly: Vec<(Role, VariantId)>) -> Vec<Batch> {
+        let mine = |to: &(Role, VariantId)| {
+            to.0 == self.role && self.audience.iter().any(|(v, _)| *v == to.1)
+        };
+        let others: Vec<Batch> = (newly.iter())
+            .filter(|to| !mine(to))
+            .map(|to| (*to, Vec::new(), true))
+            .collect();
+        let own = self.into_batches();
+        let own = own.map(|(to, changes, _)| (to, changes, newly.contains(&to)));
+        own.chain(others).collect()
+    }
+}
+
 /// The group's labeller. See the module documentation.
 #[derive(Debug, Default)]
 pub struct Labeller {
@@ -552,6 +582,38 @@ mod tests {
             "a removed endpoints object depends on nothing"
         );
         c.clear();
+    }
+
+    #[test]
+    fn a_lists_end_tells_the_variants_it_synced_even_without_changes() {
+        let mut labeller = Labeller::default();
+        let with_node = TargetVariant::new(Role::Pod, with_node().attach);
+        let plain = labeller
+            .variants_mut()
+            .add(TargetVariant::new(Role::Pod, ATTACH.attach));
+        let node = labeller.variants_mut().add(with_node);
+        let nodes = labeller
+            .variants_mut()
+            .add(TargetVariant::new(Role::Node, ATTACH.attach));
+        let mut changes = labeller.changes(Role::Pod);
+        let removed = TargetChange {
+            slot: crate::messages::ObjectSlot(0),
+            key: key("p"),
+            targets: None,
+        };
+        changes.per_variant[0].push(removed);
+        let batches = changes.with_synced(vec![(Role::Pod, node), (Role::Node, nodes)]);
+        let sent: Vec<_> = (batches.iter())
+            .map(|(to, changes, force)| (*to, changes.len(), *force))
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                ((Role::Pod, plain), 1, false),
+                ((Role::Pod, node), 0, true),
+                ((Role::Node, nodes), 0, true),
+            ]
+        );
     }
 
     fn gateway(protocol_of_b: &str) -> Object {

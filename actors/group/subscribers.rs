@@ -1,6 +1,6 @@
 //! A group's subscribers: those registered, per role, each with the variant it asked
-//! for and its [`SubscriberSlot`]; those waiting to be registered in the next pass; and
-//! those waiting on the URLs ([`Waiting`]). The group hands it one batch per variant and
+//! for and its [`SubscriberSlot`], and those waiting to be registered in the next pass.
+//! The group hands it one batch per variant and
 //! it reaches every subscriber of that variant through its slot, each slot holding
 //! batches back while its subscriber lags (`fanout.rs`).
 
@@ -12,7 +12,6 @@ use futures_util::stream::Stream;
 
 use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
 use super::variant::{TargetVariant, VariantId};
-use super::waiting::Waiting;
 use crate::messages::{SubscriberId, SubscriberLink, TargetChange};
 use crate::model::Role;
 
@@ -35,8 +34,6 @@ pub struct Subscribers {
     /// Says when a subscriber it holds batches back for has answered every message,
     /// which makes it due its backlog.
     answered: AnsweredAll,
-    /// The subscriptions waiting on the URLs.
-    waiting: Waiting,
 }
 
 impl Subscribers {
@@ -48,7 +45,6 @@ impl Subscribers {
             scheduled: false,
             in_flight,
             answered: AnsweredAll::default(),
-            waiting: Waiting::default(),
         }
     }
 
@@ -123,14 +119,13 @@ impl Subscribers {
         s.slot.replied(synced(s.variant));
     }
 
-    /// Forgets subscriber `id`, registered or pending, and its status notices.
+    /// Forgets subscriber `id`, registered or pending.
     pub fn remove(&mut self, id: SubscriberId) {
         self.pending.retain(|(_, link)| link.id != id);
         for subscribed in self.by_role.values_mut() {
             subscribed.retain(|s| s.slot.link.id != id);
         }
         self.by_role.retain(|_, subscribed| !subscribed.is_empty());
-        self.waiting.forget(id);
     }
 
     /// True when no subscriber is registered or pending.
@@ -142,11 +137,6 @@ impl Subscribers {
     pub fn want(&self, role: Role, variant: VariantId) -> bool {
         let subscribed = self.by_role.get(&role);
         subscribed.is_some_and(|s| s.iter().any(|s| s.variant == variant))
-    }
-
-    /// The subscriptions waiting on the URLs.
-    pub fn waiting(&mut self) -> &mut Waiting {
-        &mut self.waiting
     }
 }
 

@@ -1,10 +1,16 @@
 //! A group's URLs: each one watched by its own URL watcher, numbered by its place
 //! ([`UrlId`]), with whether it has been listed once and the state its watcher last
-//! reported. A variant needs the URLs of the roles its targets are built from; it can
-//! sync once they have all been listed.
+//! reported; and the subscriptions waiting on them ([`Waiting`]). A variant needs the
+//! URLs of the roles its targets are built from; it can sync once they have all been
+//! listed, and a configuration problem of one of them rules its sync out.
 
 use crate::api::{ResourceUrl, resource_urls};
-use crate::messages::UrlId;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix::Recipient;
+
+use crate::messages::{SubscriberId, UrlId, UrlStatusChanged};
 use crate::model::Role;
 use crate::targets::Semantics;
 use crate::url_watcher::{UrlError, UrlStatus};
@@ -12,6 +18,11 @@ use crate::url_watcher::{UrlError, UrlStatus};
 use super::key::GroupKey;
 use super::setup::WatcherLink;
 use super::variant::TargetVariant;
+use super::waiting::Waiting;
+
+/// A subscription's wait for its variant's sync: synced, or the problem that rules it
+/// out.
+pub type SyncWait = Pin<Box<dyn Future<Output = Result<(), UrlError>>>>;
 
 /// One URL of the group.
 struct UrlSlot<W> {
@@ -28,6 +39,8 @@ struct UrlSlot<W> {
 pub struct Urls<W = WatcherLink> {
     semantics: Semantics,
     slots: Vec<UrlSlot<W>>,
+    /// The subscriptions told of the URLs' state or waiting for a sync.
+    waiting: Waiting,
 }
 
 impl<W> Urls<W> {
@@ -36,6 +49,7 @@ impl<W> Urls<W> {
         Urls {
             semantics,
             slots: Vec::new(),
+            waiting: Waiting::default(),
         }
     }
 
@@ -86,9 +100,60 @@ impl<W> Urls<W> {
         Some(slot.url.role)
     }
 
-    /// Whether the URL of `role` is one that `wants` needs.
-    pub fn needs(&self, wants: &TargetVariant, role: Role) -> bool {
-        wants.watched_roles(self.semantics).contains(&role)
+    /// `url`'s state changed: tells the subscriptions whose variant needs it, and
+    /// answers those waiting for a sync that a configuration problem now rules out
+    /// (those not `is_synced` already).
+    pub fn status_changed(
+        &mut self,
+        url: UrlId,
+        status: UrlStatus,
+        is_synced: impl Fn(&TargetVariant) -> bool,
+    ) {
+        let problem = status.last_error.clone().filter(|e| e.configuration);
+        let Some(role) = self.set_status(url, status) else {
+            return;
+        };
+        let semantics = self.semantics;
+        let needs = move |wants: &TargetVariant| wants.watched_roles(semantics).contains(&role);
+        (self.waiting).status_changed(needs, |wants| self.statuses(wants));
+        if let Some(problem) = problem {
+            (self.waiting).fail(&problem, |wants| needs(wants) && !is_synced(wants));
+        }
+    }
+
+    /// `subscriber` (of `wants`) is to hear of every change in its URLs' state through
+    /// `recipient`: it hears their state now, and then at each change.
+    pub fn watch_status(
+        &mut self,
+        subscriber: SubscriberId,
+        wants: TargetVariant,
+        recipient: Recipient<UrlStatusChanged>,
+    ) {
+        let urls = self.statuses(&wants);
+        recipient.do_send(UrlStatusChanged { subscriber, urls });
+        self.waiting.watch_status(subscriber, wants, recipient);
+    }
+
+    /// Waits for `wants` to sync (at once if `synced`), or for a configuration problem
+    /// of a URL it needs (at once if there is one).
+    pub fn await_sync(&mut self, wants: TargetVariant, synced: bool) -> SyncWait {
+        if synced {
+            return Box::pin(async { Ok(()) });
+        }
+        if let Some(problem) = self.configuration_problem(&wants) {
+            return Box::pin(async move { Err(problem) });
+        }
+        Box::pin(self.waiting.await_sync(wants))
+    }
+
+    /// Answers the sync waiters of the variants that `is_synced` now.
+    pub fn answer_synced(&mut self, is_synced: impl Fn(&TargetVariant) -> bool) {
+        self.waiting.answer_synced(is_synced);
+    }
+
+    /// Forgets `subscriber`'s status notices (it unsubscribed).
+    pub fn forget(&mut self, subscriber: SubscriberId) {
+        self.waiting.forget(subscriber);
     }
 
     /// The state of every URL `wants` needs (those that reported one).
@@ -234,7 +299,5 @@ mod tests {
         assert_eq!(urls.configuration_problem(&variant(Role::Pod)), None);
         assert_eq!(urls.statuses(&variant(Role::Endpoints)), [status(true)]);
         assert!(urls.statuses(&variant(Role::Pod)).is_empty());
-        assert!(urls.needs(&variant(Role::Endpoints), Role::Service));
-        assert!(!urls.needs(&variant(Role::Pod), Role::Service));
     }
 }
