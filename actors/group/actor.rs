@@ -1,4 +1,6 @@
-//! The group watcher actor.
+//! The group watcher actor: the composition of the group's plain parts (its [`Urls`],
+//! [`ListAssembly`], [`Store`], [`Labeller`] and [`Subscribers`]) and the handlers that
+//! route each message through them; it adds the mailbox, the flush pace and the logs.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -149,19 +151,15 @@ impl GroupWatcher {
         }
     }
 
-    /// Marks variants synced whose URLs have all been listed; returns them, so their
-    /// subscribers can be told.
-    fn update_synced(&mut self) -> Vec<(Role, VariantId)> {
-        let urls = &self.urls;
-        let newly = self.labeller.mark_synced(|wants| urls.listed(wants));
-        for (role, id) in &newly {
-            let Some(v) = self.labeller.variants().get(*id) else {
-                continue;
-            };
-            let (attach, objects) = (v.wants.attach, self.store.len(*role));
-            info!(parent: &self.span, %role, ?attach, objects, "synced");
+    /// Forgets the variants no subscriber asks for any more, and their targets (the
+    /// memory comes back). The URLs they needed are still watched: the objects stay
+    /// cached for a subscriber that comes back, until the group stops.
+    fn drop_unwanted_variants(&mut self) {
+        let subscribers = &self.subscribers;
+        let wanted = |role, variant| subscribers.want(role, variant);
+        for (role, variant) in self.labeller.drop_unwanted(&mut self.store, wanted) {
+            debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
-        newly
     }
 }
 
@@ -298,7 +296,9 @@ impl GroupWatcher {
         // now, not at the next tick: the first synced view is complete. (Not a
         // sign of load for the pace: a relist is a one-off.)
         self.flush_counted();
-        let newly_synced = self.update_synced();
+        let urls = &self.urls;
+        let listed = |wants: &TargetVariant| urls.listed(wants);
+        let newly_synced = (self.labeller).mark_synced(&self.store, listed, &self.span);
         self.answer_sync_waiters();
         for (to, batch, force) in changes.with_synced(newly_synced) {
             self.push(to, batch, force, received);
@@ -374,19 +374,6 @@ impl Handler<Unsubscribe> for GroupWatcher {
         if self.subscribers.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.
             ctx.stop();
-        }
-    }
-}
-
-impl GroupWatcher {
-    /// Forgets the variants no subscriber asks for any more, and their targets (the
-    /// memory comes back). The URLs they needed are still watched: the objects stay
-    /// cached for a subscriber that comes back, until the group stops.
-    fn drop_unwanted_variants(&mut self) {
-        let subscribers = &self.subscribers;
-        let wanted = |role, variant| subscribers.want(role, variant);
-        for (role, variant) in self.labeller.drop_unwanted(&mut self.store, wanted) {
-            debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
     }
 }

@@ -205,7 +205,7 @@ impl Labeller {
     }
 
     /// Forgets `variant` of `role` (nobody asks for it any more): its targets and
-    /// look-ups in `store`, and its dirty marks. (Its place in [`Variants`] is the
+    /// look-ups in `store`, and its dirty marks. (Its place among the variants is the
     /// caller's.)
     pub fn drop_variant(&mut self, store: &mut Store, role: Role, variant: VariantId) {
         store.drop_variant(role, variant);
@@ -299,19 +299,24 @@ impl Labeller {
             .collect()
     }
 
-    /// Marks synced the variants whose URLs have all been `listed`; returns them, so
-    /// that their subscribers can be told.
+    /// Marks synced the variants whose URLs have all been `listed`, and logs each with
+    /// its objects in `store` (in `span`); returns them, so that their subscribers can
+    /// be told.
     pub fn mark_synced(
         &mut self,
+        store: &Store,
         listed: impl Fn(&TargetVariant) -> bool,
+        span: &tracing::Span,
     ) -> Vec<(Role, VariantId)> {
         let newly: Vec<(Role, VariantId)> = (self.variants.iter())
             .filter(|v| !v.synced && listed(&v.wants))
             .map(|v| (v.wants.role, v.id))
             .collect();
-        for (_, id) in &newly {
+        for (role, id) in &newly {
             if let Some(v) = self.variants.get_mut(*id) {
                 v.synced = true;
+                let (attach, objects) = (v.wants.attach, store.len(*role));
+                tracing::info!(parent: span, %role, ?attach, objects, "synced");
             }
         }
         newly
