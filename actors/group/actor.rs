@@ -70,16 +70,6 @@ impl GroupWatcher {
         }
     }
 
-    /// Starts the URL watchers that `wants`' targets need and are not running yet.
-    fn ensure_watchers(&mut self, wants: &TargetVariant, ctx: &mut Context<Self>) {
-        let (setup, span) = (&self.setup, &self.span);
-        self.urls.ensure(wants, &setup.key, |id, url| {
-            let watcher = setup.start_url_watcher(id, url, ctx.address().recipient());
-            debug!(parent: span, %url, "url watcher started");
-            watcher
-        });
-    }
-
     /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
         let variants = self.labeller.variants();
@@ -161,64 +151,7 @@ impl GroupWatcher {
             debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
     }
-}
 
-impl Actor for GroupWatcher {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        // Watchers are throttled by their own in-flight window; this only has to hold
-        // every watcher's window plus the control messages.
-        ctx.set_mailbox_capacity(4096);
-        if let Some(answered) = self.subscribers.answered() {
-            ctx.add_stream(answered);
-        }
-        METRICS.engine.groups.inc();
-        self.setup.flusher.do_send(FlusherMembership::Join(
-            self.setup.id,
-            ctx.address().recipient(),
-        ));
-        info!(parent: &self.span, "group started");
-    }
-
-    fn stopped(&mut self, _: &mut Context<Self>) {
-        for watcher in self.urls.watchers() {
-            watcher.stop.do_send(StopWatcher);
-        }
-        self.store.clear();
-        self.setup.registry.remove(&self.setup.key, self.setup.id);
-        self.setup
-            .flusher
-            .do_send(FlusherMembership::Leave(self.setup.id));
-        METRICS.engine.groups.dec();
-        info!(parent: &self.span, "group stopped");
-    }
-}
-
-impl Handler<WatcherOutput> for GroupWatcher {
-    type Result = ();
-
-    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
-        let received = Instant::now();
-        match output {
-            WatcherOutput::Deltas { url, deltas } => self.on_deltas(url, deltas, received, ctx),
-            WatcherOutput::ListPart {
-                url,
-                objects,
-                first,
-            } => self.on_list_part(url, objects, first, received, ctx),
-            WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
-            WatcherOutput::Status { url, status } => {
-                let variants = self.labeller.variants();
-                (self.urls).status_changed(url, status, |wants| variants.is_synced(wants));
-            }
-            WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
-        }
-    }
-}
-
-/// The handling of each [`WatcherOutput`].
-impl GroupWatcher {
     /// Watch events: applied to the store, their targets pushed.
     fn on_deltas(
         &mut self,
@@ -306,11 +239,71 @@ impl GroupWatcher {
     }
 }
 
+impl Actor for GroupWatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Watchers are throttled by their own in-flight window; this only has to hold
+        // every watcher's window plus the control messages.
+        ctx.set_mailbox_capacity(4096);
+        if let Some(answered) = self.subscribers.answered() {
+            ctx.add_stream(answered);
+        }
+        METRICS.engine.groups.inc();
+        self.setup.flusher.do_send(FlusherMembership::Join(
+            self.setup.id,
+            ctx.address().recipient(),
+        ));
+        info!(parent: &self.span, "group started");
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        for watcher in self.urls.watchers() {
+            watcher.stop.do_send(StopWatcher);
+        }
+        self.store.clear();
+        self.setup.registry.remove(&self.setup.key, self.setup.id);
+        self.setup
+            .flusher
+            .do_send(FlusherMembership::Leave(self.setup.id));
+        METRICS.engine.groups.dec();
+        info!(parent: &self.span, "group stopped");
+    }
+}
+
+impl Handler<WatcherOutput> for GroupWatcher {
+    type Result = ();
+
+    fn handle(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
+        let received = Instant::now();
+        match output {
+            WatcherOutput::Deltas { url, deltas } => self.on_deltas(url, deltas, received, ctx),
+            WatcherOutput::ListPart {
+                url,
+                objects,
+                first,
+            } => self.on_list_part(url, objects, first, received, ctx),
+            WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
+            WatcherOutput::Status { url, status } => {
+                let variants = self.labeller.variants();
+                (self.urls).status_changed(url, status, |wants| variants.is_synced(wants));
+            }
+            WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
+        }
+    }
+}
+
 impl Handler<Subscribe> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) {
-        self.ensure_watchers(&msg.variant, ctx);
+        // The URL watchers its targets need that are not running yet start.
+        let (setup, span) = (&self.setup, &self.span);
+        self.urls.ensure(&msg.variant, &setup.key, |id, url| {
+            let watcher = setup.start_url_watcher(id, url, ctx.address().recipient());
+            debug!(parent: span, %url, "url watcher started");
+            watcher
+        });
         if self.subscribers.queue(msg.variant, msg.link) {
             // Handled after the messages already queued: subscribers that arrive
             // together are registered together, with one pass over the cache.
