@@ -128,7 +128,7 @@ impl Labeller {
     ) -> (Upserted, Option<Replaced>) {
         let stored = store.upsert(url, object);
         if stored.upserted != Upserted::Unchanged {
-            self.dirty.extend(store.dependents(&stored.key).cloned());
+            self.mark_dirty(store, &stored.key);
         }
         (stored.upserted, stored.previous)
     }
@@ -139,9 +139,15 @@ impl Labeller {
         let entry = store.remove(role, key, |me| {
             self.dirty.remove(me);
         })?;
-        self.dirty
-            .extend(store.dependents(&(role, key.clone())).cloned());
+        self.mark_dirty(store, &(role, key.clone()));
         Some(entry)
+    }
+
+    /// Marks the objects' variants whose labels looked `changed` up dirty.
+    fn mark_dirty(&mut self, store: &Store, changed: &DepKey) {
+        if let Some(dependents) = store.dependents(changed) {
+            self.dirty.extend(dependents.iter().cloned());
+        }
     }
 
     /// Recomputes the targets of `role`'s object at `key` for `variant` (labelled by

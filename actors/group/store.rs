@@ -292,8 +292,8 @@ impl Store {
     }
 
     /// The objects' variants whose labels looked `changed` up.
-    pub fn dependents(&self, changed: &DepKey) -> impl Iterator<Item = &Dependent> {
-        self.dependents.get(changed).into_iter().flatten()
+    pub fn dependents(&self, changed: &DepKey) -> Option<&HashSet<Dependent>> {
+        self.dependents.get(changed)
     }
 
     /// Keeps an object's newly computed targets for a variant and what they looked up
