@@ -1,5 +1,5 @@
-//! Micro-benchmarks of the engine's two hot handlers, without HTTP: the group cache
-//! applying a batch of 1000 watch deltas (upsert, compare, compute targets), and a
+//! Micro-benchmarks of the engine's two hot handlers, without HTTP: the group store and
+//! labeller applying a batch of 1000 watch deltas (upsert, compare, compute targets), and a
 //! subscriber applying a batch of 1000 target changes (constructor, per-object map),
 //! and HTTP SD serialisation of 100k targets.
 //! Run with `cargo bench --bench engine`.
@@ -10,7 +10,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kubesd::actors::group::VariantId;
-use kubesd::actors::group::cache::{GroupCache, Upserted};
+use kubesd::actors::group::labeller::Labeller;
+use kubesd::actors::group::store::{Store, Upserted};
 use kubesd::actors::messages::{ObjectSlot, TargetChange, TargetsChanged, UrlId};
 use kubesd::actors::subscriber::{Constructor, Subscriber};
 use kubesd::model::{Object, Role};
@@ -39,6 +40,9 @@ fn pod_versions() -> [Vec<Object>; 2] {
     [version(0), version(1)]
 }
 
+/// The group's store and labeller, as the group holds them.
+type Cache = (Store, Labeller);
+
 fn group_apply(c: &mut Criterion) {
     let versions = pod_versions();
     let attach = kubesd::TargetOptions {
@@ -49,29 +53,31 @@ fn group_apply(c: &mut Criterion) {
         },
         semantics: kubesd::Semantics::VictoriaMetrics,
     };
-    let mut cache = GroupCache::default();
+    let mut cache = (Store::default(), Labeller::default());
     for o in &versions[0] {
-        cache.upsert(UrlId(0), o.clone());
-        cache.compute_targets(Role::Pod, &o.key(), VariantId(0), attach);
+        let (store, labeller) = &mut cache;
+        labeller.upsert(store, UrlId(0), o.clone());
+        labeller.compute_targets(store, Role::Pod, &o.key(), VariantId(0), attach);
     }
     let mut group = c.benchmark_group("group");
     group.throughput(Throughput::Elements(BATCH as u64));
     let mut turn = 0;
     // Without the replaced object: every target rebuilt.
-    let rebuild = |cache: &mut GroupCache, o: Object| {
+    let rebuild = |(store, labeller): &mut Cache, o: Object| {
         let key = o.key();
-        (cache.upsert(UrlId(0), o) != Upserted::Unchanged)
-            .then(|| cache.compute_targets(Role::Pod, &key, VariantId(0), attach))
+        (labeller.upsert(store, UrlId(0), o).0 != Upserted::Unchanged)
+            .then(|| labeller.compute_targets(store, Role::Pod, &key, VariantId(0), attach))
             .flatten()
     };
     // The group's own path: the replaced object is handed to compute_targets_after,
     // which reuses the targets' own parts (only an annotation changed).
-    let reuse = |cache: &mut GroupCache, o: Object| {
+    let reuse = |(store, labeller): &mut Cache, o: Object| {
         let key = o.key();
-        let (upserted, previous) = cache.upsert_with_previous(UrlId(0), o);
+        let (upserted, previous) = labeller.upsert(store, UrlId(0), o);
         (upserted != Upserted::Unchanged)
             .then(|| {
-                cache.compute_targets_after(
+                labeller.compute_targets_after(
+                    store,
                     Role::Pod,
                     &key,
                     VariantId(0),
@@ -81,7 +87,7 @@ fn group_apply(c: &mut Criterion) {
             })
             .flatten()
     };
-    type Apply<'a> = &'a dyn Fn(&mut GroupCache, Object) -> Option<TargetChange>;
+    type Apply<'a> = &'a dyn Fn(&mut Cache, Object) -> Option<TargetChange>;
     let paths: [(&str, Apply<'_>); 2] = [
         ("apply_1000_pod_upserts", &rebuild),
         ("apply_1000_pod_upserts_reusing_own_parts", &reuse),
@@ -106,7 +112,7 @@ fn group_apply(c: &mut Criterion) {
         });
     }
     group.finish();
-    cache.clear();
+    cache.0.clear();
 }
 
 /// HTTP SD serialisation of 100k targets (what `/sd/{job}` and `kubesd once` write):

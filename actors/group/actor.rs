@@ -1,137 +1,50 @@
-//! The group watcher actor.
+//! The group watcher actor: the composition of the group's plain parts (its [`Urls`],
+//! [`ListAssembly`], [`Store`], [`Labeller`] and [`Subscribers`]) and the handlers that
+//! route each message through them; it adds the mailbox, the flush pace and the logs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use actix::prelude::*;
 use tracing::{debug, info};
 
-use super::cache::{GroupCache, Upserted};
-use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
-use super::key::GroupKey;
-use super::variant::{Audience, TargetVariant, VariantId, Variants};
-use crate::api::{ResourceUrl, resource_urls};
+use super::fanout::ReplyFrom;
+use super::labeller::{Changes, Labeller};
+use super::list_assembly::ListAssembly;
+use super::setup::GroupSetup;
+use super::store::Store;
+use super::subscribers::Subscribers;
+use super::urls::Urls;
+use super::variant::{TargetVariant, VariantId};
 use crate::backlog::Backlog;
-use crate::config::EngineOptions;
 use crate::flusher::FlushPace;
+use crate::messages::{AwaitSyncOrFailure, GetUrlStatus, WatchUrlStatus};
 use crate::messages::{
-    AwaitSyncOrFailure, GetUrlStatus, SubscriberId, UrlStatusChanged, WatchUrlStatus,
-};
-use crate::messages::{
-    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, SubscriberLink,
-    TargetChange, Unsubscribe, UrlId, WatcherOutput,
+    FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, TargetChange, Unsubscribe,
+    UrlId, WatcherOutput,
 };
 use crate::metrics::METRICS;
-use crate::model::{Object, ObjectKey, Role};
-use crate::registry::Registry;
-use crate::targets::TargetOptions;
-use crate::url_watcher::{UrlError, UrlStatus, UrlWatcher, UrlWatcherSetup};
+use crate::model::{Object, Role};
+use crate::url_watcher::UrlError;
 use crate::watch::WatchEvent;
-use tokio::sync::oneshot;
-
-/// Everything a group needs to start.
-pub struct GroupSetup {
-    /// Unique id of this group.
-    pub id: u64,
-    /// Its key.
-    pub key: GroupKey,
-    /// Engine timings and limits.
-    pub options: EngineOptions,
-    /// TLS settings for its watchers.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// Starts a URL watcher and returns how to stop it.
-    pub start_watcher: WatcherFactory,
-    /// The dirty flusher, to join and leave.
-    pub flusher: Recipient<FlusherMembership>,
-    /// The registry, to leave when stopping.
-    pub registry: Arc<Registry>,
-}
-
-/// Starts URL watchers: on the engine's watcher arbiter in production
-/// ([`watchers_on`]); a recorder in message-level tests.
-pub type WatcherFactory = Arc<dyn Fn(UrlWatcherSetup) -> WatcherLink + Send + Sync>;
-
-/// How a group reaches one of its URL watchers.
-#[derive(Clone, Debug)]
-pub struct WatcherLink {
-    /// Stops it (the group is stopping).
-    pub stop: Recipient<StopWatcher>,
-}
-
-impl WatcherLink {
-    /// The link to a running actor that handles [`StopWatcher`].
-    pub fn to<A>(addr: &Addr<A>) -> WatcherLink
-    where
-        A: Actor<Context = Context<A>> + Handler<StopWatcher>,
-    {
-        WatcherLink {
-            stop: addr.clone().recipient(),
-        }
-    }
-}
-
-/// The factory that starts real [`UrlWatcher`]s on `arbiter`.
-pub fn watchers_on(arbiter: ArbiterHandle) -> WatcherFactory {
-    Arc::new(move |setup| {
-        WatcherLink::to(&UrlWatcher::start_in_arbiter(&arbiter, move |_| {
-            UrlWatcher::new(setup)
-        }))
-    })
-}
-
-struct UrlSlot {
-    url: ResourceUrl,
-    watcher: WatcherLink,
-    listed: bool,
-    /// Its watcher's last reported state.
-    status: Option<UrlStatus>,
-}
 
 /// The group watcher. See the module documentation.
 pub struct GroupWatcher {
     setup: GroupSetup,
-    cache: GroupCache,
-    urls: Vec<UrlSlot>,
-    /// Each role's subscribers, with the variant each asked for.
-    subscribers: HashMap<Role, Vec<Subscribed>>,
-    /// The variants the subscribers ask for, and whether each has synced.
-    variants: Variants,
-    pending: Vec<(TargetVariant, SubscriberLink)>,
-    registration_scheduled: bool,
-    /// For each URL whose LIST is arriving in parts: what the parts so far brought.
-    listing: HashMap<UrlId, ListInProgress>,
-    /// Who hears of changes in the URLs' state: subscription, variant, recipient.
-    status_watchers: Vec<(SubscriberId, TargetVariant, Recipient<UrlStatusChanged>)>,
-    /// Subscriptions waiting for a variant's sync or the first configuration problem.
-    sync_waiters: Vec<(TargetVariant, oneshot::Sender<Result<(), UrlError>>)>,
-    /// Says when a subscriber it holds batches back for has answered every message,
-    /// which makes it due its backlog.
-    answered: AnsweredAll,
+    /// The objects, their targets and who looked up whom.
+    store: Store,
+    /// The variants asked for, and the targets computed for them.
+    labeller: Labeller,
+    /// The URLs watched, and their state.
+    urls: Urls,
+    /// The subscribers, registered or pending, and those waiting on the URLs.
+    subscribers: Subscribers,
+    /// The LISTs arriving in parts, and how each is applied.
+    lists: ListAssembly,
     /// Whether dirty objects are flushed soon after a change or at the flusher's tick.
     pace: FlushPace,
     span: tracing::Span,
-}
-
-/// Changes for each variant of an [`Audience`], in its order.
-type PerVariant = smallvec::SmallVec<[Vec<TargetChange>; 1]>;
-
-/// A registered subscriber: the variant it asked for, and its slot.
-struct Subscribed {
-    variant: VariantId,
-    slot: SubscriberSlot,
-}
-
-/// The parts of a LIST that has not ended yet.
-enum ListInProgress {
-    /// The URL's first LIST: its parts are applied as they come (nothing was listed
-    /// before, and a subscriber counts as synced only at the end), and these are the
-    /// keys they listed, so that the end knows which cached objects vanished.
-    Applied(HashSet<ObjectKey>),
-    /// A relist: its parts are held, and applied only when the list is complete, so
-    /// a list that fails midway leaves the cache and every subscriber at the last
-    /// complete one.
-    Held(Vec<crate::model::Object>),
 }
 
 /// Sent by a group to itself: serve the pending registrations in one pass.
@@ -144,128 +57,23 @@ impl GroupWatcher {
     pub fn new(setup: GroupSetup) -> GroupWatcher {
         let span =
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
-        let cache = GroupCache::new(METRICS.api_server(&setup.key.endpoint.base_url));
-        let pace = FlushPace::new(setup.options.flush_soon_delay, setup.options.flush_soon_max);
+        let (options, semantics) = (&setup.options, setup.key.semantics);
         GroupWatcher {
-            pace,
+            store: Store::new(METRICS.api_server(&setup.key.endpoint.base_url)),
+            labeller: Labeller::new(semantics),
+            urls: Urls::new(semantics),
+            subscribers: Subscribers::new(options.subscriber_in_flight),
+            lists: ListAssembly::default(),
+            pace: FlushPace::new(options.flush_soon_delay, options.flush_soon_max),
             setup,
-            cache,
-            urls: Vec::new(),
-            subscribers: HashMap::new(),
-            variants: Variants::default(),
-            pending: Vec::new(),
-            registration_scheduled: false,
-            listing: HashMap::new(),
-            status_watchers: Vec::new(),
-            sync_waiters: Vec::new(),
-            answered: AnsweredAll::default(),
             span,
-        }
-    }
-
-    /// The roles `wants`' targets are built from.
-    fn watched_roles(&self, wants: &TargetVariant) -> Vec<Role> {
-        wants.watched_roles(self.setup.key.semantics)
-    }
-
-    /// The variants of `role` with subscribers, to compute its objects' targets for.
-    fn audience(&self, role: Role) -> Audience {
-        self.variants.audience(role, self.setup.key.semantics)
-    }
-
-    /// Starts the URL watchers that `wants`' targets need and are not running yet.
-    fn ensure_watchers(&mut self, wants: &TargetVariant, ctx: &mut Context<Self>) {
-        let key = &self.setup.key;
-        for watched in wants.watched_roles(key.semantics) {
-            for url in resource_urls(watched, &key.namespaces, &key.selectors) {
-                if self.urls.iter().any(|u| u.url == url) {
-                    continue;
-                }
-                let id = UrlId(u32::try_from(self.urls.len()).unwrap_or(u32::MAX));
-                let setup = UrlWatcherSetup {
-                    id,
-                    url: url.clone(),
-                    endpoint: key.endpoint.clone(),
-                    tls: self.setup.tls.clone(),
-                    options: self.setup.options.clone(),
-                    group: ctx.address().recipient(),
-                    group_id: self.setup.id,
-                };
-                let watcher = (self.setup.start_watcher)(setup);
-                debug!(parent: &self.span, %url, "url watcher started");
-                self.urls.push(UrlSlot {
-                    url,
-                    watcher,
-                    listed: false,
-                    status: None,
-                });
-            }
-        }
-    }
-
-    /// The state of every URL `wants` needs (those that reported one).
-    fn url_statuses(&self, wants: &TargetVariant) -> Vec<UrlStatus> {
-        let needed = self.watched_roles(wants);
-        self.urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .filter_map(|u| u.status.clone())
-            .collect()
-    }
-
-    /// A URL's state changed: tells the subscriptions whose variant needs it, and
-    /// answers those waiting for a sync that a configuration problem now rules out.
-    fn url_status_changed(&mut self, url: UrlId, status: UrlStatus) {
-        let Some(slot) = self.urls.get_mut(url.0 as usize) else {
-            return;
-        };
-        let url_role = slot.url.role;
-        let problem = status.last_error.clone().filter(|e| e.configuration);
-        slot.status = Some(status);
-        let semantics = self.setup.key.semantics;
-        let needs = |wants: &TargetVariant| wants.watched_roles(semantics).contains(&url_role);
-        for (subscriber, wants, recipient) in &self.status_watchers {
-            if needs(wants) {
-                recipient.do_send(UrlStatusChanged {
-                    subscriber: *subscriber,
-                    urls: self.url_statuses(wants),
-                });
-            }
-        }
-        if let Some(problem) = problem {
-            let (failed, waiting) = std::mem::take(&mut self.sync_waiters)
-                .into_iter()
-                .partition(|(wants, _)| needs(wants) && !self.is_synced(wants));
-            self.sync_waiters = waiting;
-            for (_, waiter) in failed {
-                let _ = waiter.send(Err(problem.clone()));
-            }
         }
     }
 
     /// Answers the sync waiters of variants that are synced now.
     fn answer_sync_waiters(&mut self) {
-        let (done, waiting) = std::mem::take(&mut self.sync_waiters)
-            .into_iter()
-            .partition(|(wants, _)| self.is_synced(wants));
-        self.sync_waiters = waiting;
-        for (_, waiter) in done {
-            let _ = waiter.send(Ok(()));
-        }
-    }
-
-    /// Whether subscribers ask for `wants` and it has synced.
-    fn is_synced(&self, wants: &TargetVariant) -> bool {
-        self.variants.find(wants).is_some_and(|v| v.synced)
-    }
-
-    /// Whether every URL `wants` needs has been listed once.
-    fn listed(&self, wants: &TargetVariant) -> bool {
-        let needed = self.watched_roles(wants);
-        self.urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .all(|u| u.listed)
+        let variants = self.labeller.variants();
+        self.urls.answer_synced(|wants| variants.is_synced(wants));
     }
 
     /// Sends `changes` to every subscriber of `variant` of `role` (nothing if empty,
@@ -281,125 +89,39 @@ impl GroupWatcher {
             return;
         }
         METRICS.engine.target_updates.add(changes.len() as u64);
-        let synced = self.variants.synced(variant);
-        let bound = Backlog::bound(self.cache.len(role));
+        let synced = self.labeller.variants().synced(variant);
+        let bound = Backlog::bound(self.store.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
-        if let Some(subscribed) = self.subscribers.get_mut(&role) {
-            for (index, s) in subscribed.iter_mut().enumerate() {
-                if s.variant != variant {
-                    continue;
-                }
-                let from = ReplyFrom {
-                    role,
-                    index,
-                    id: s.slot.link.id,
-                };
-                s.slot
-                    .push(&batch, synced, received, bound, &self.answered, from);
-            }
-        }
+        self.subscribers
+            .push((role, variant), &batch, synced, received, bound);
     }
 
-    /// Sends each variant of `audience` its changes (`changes`, in the same order).
-    fn push_each(
+    /// Makes one batch of changes to `role`'s objects with `apply`, and sends each of
+    /// its variants its changes.
+    fn apply(
         &mut self,
         role: Role,
-        audience: &Audience,
-        changes: PerVariant,
         received: Instant,
+        apply: impl FnOnce(&mut Labeller, &mut Store, &mut Changes),
     ) {
-        for ((variant, _), changes) in audience.iter().zip(changes) {
-            self.push((role, *variant), changes, false, received);
+        let mut changes = self.labeller.changes(role);
+        apply(&mut self.labeller, &mut self.store, &mut changes);
+        for (to, batch, force) in changes.into_batches() {
+            self.push(to, batch, force, received);
         }
     }
 
-    /// A subscriber answered every message: it is due the batches held back for it.
-    fn replied(&mut self, ReplyFrom { role, index, id }: ReplyFrom) {
-        let Some(subscribed) = self.subscribers.get_mut(&role) else {
-            return;
-        };
-        // Usually where it was; an unsubscribe in between may have moved it.
-        let index = match subscribed.get(index) {
-            Some(s) if s.slot.link.id == id => index,
-            _ => match subscribed.iter().position(|s| s.slot.link.id == id) {
-                Some(i) => i,
-                None => return,
-            },
-        };
-        let s = &mut subscribed[index];
-        s.slot.replied(self.variants.synced(s.variant));
-    }
-
-    /// Stores an object from `url` and computes its targets for each variant of
-    /// `audience`, adding what changed to that variant's `changes`.
-    fn apply_upsert(
-        &mut self,
-        url: UrlId,
-        object: crate::model::Object,
-        audience: &Audience,
-        changes: &mut [Vec<TargetChange>],
-    ) {
-        let role = object.role();
-        let key = object.key();
-        // A replaced object leaves its entry without targets: with no subscriber to
-        // compute them for now, a later one's snapshot computes them afresh.
-        let (upserted, previous) = self.cache.upsert_with_previous(url, object);
-        if upserted == Upserted::Unchanged {
-            return;
-        }
-        for ((variant, options), changes) in audience.iter().zip(changes) {
-            if let Some(change) =
-                self.cache
-                    .compute_targets_after(role, &key, *variant, *options, previous.as_ref())
-            {
-                changes.push(change);
-            }
-        }
-    }
-
-    /// Per variant of `audience`, an empty list of changes.
-    fn no_changes(audience: &Audience) -> PerVariant {
-        audience.iter().map(|_| Vec::new()).collect()
-    }
-
-    fn apply_delete(
-        &mut self,
-        role: Role,
-        key: ObjectKey,
-        audience: &Audience,
-        changes: &mut [Vec<TargetChange>],
-    ) {
-        let Some(entry) = self.cache.remove(role, &key) else {
-            return;
-        };
-        for ((variant, _), changes) in audience.iter().zip(changes) {
-            if entry.targets(*variant).is_some_and(|t| !t.is_empty()) {
-                changes.push(TargetChange {
-                    slot: entry.slot,
-                    key: key.clone(),
-                    targets: None,
-                });
-            }
-        }
-    }
-
-    /// The variants whose dirty objects a flush recomputes: those whose every URL has
-    /// been listed. Until then a variant's dependencies are still arriving (a 100k-pod
-    /// list comes in parts), and recomputing its objects at every tick would redo them
-    /// once per tick; the flush that completes its sync computes them once.
-    fn ready_variants(&self) -> Vec<VariantId> {
-        self.variants
-            .iter()
-            .filter(|v| v.synced || self.listed(&v.wants))
-            .map(|v| v.id)
-            .collect()
-    }
-
-    /// Flushes dirty objects ([`GroupWatcher::flush`]) and counts it.
+    /// Recomputes the dirty objects of ready variants, pushes what changed and counts
+    /// it. Dirty objects of variants still syncing stay dirty.
     fn flush_counted(&mut self) -> FlushReport {
         let start = Instant::now();
-        let recomputed = self.flush();
-        let took = start.elapsed();
+        let urls = &self.urls;
+        let ready = self.labeller.ready(|wants| urls.listed(wants));
+        let flushed = self.labeller.flush(&mut self.store, &ready);
+        for (to, changes) in flushed.changes {
+            self.push(to, changes, false, start);
+        }
+        let (recomputed, took) = (flushed.recomputed, start.elapsed());
         METRICS.engine.flushes.inc();
         METRICS.engine.flush_recomputed.add(recomputed as u64);
         FlushReport { recomputed, took }
@@ -408,9 +130,9 @@ impl GroupWatcher {
     /// After a change: schedules a flush of its dirty objects soon, if the pace says so
     /// (few dirty, not under load); otherwise they wait for the flusher's tick.
     fn flush_soon_if_few(&mut self, ctx: &mut Context<Self>) {
-        if let Some(delay) = self.pace.after_change(self.cache.dirty_len()) {
+        if let Some(delay) = self.pace.after_change(self.labeller.dirty_len()) {
             ctx.run_later(delay, |act, _| {
-                if act.pace.due(act.cache.dirty_len()) {
+                if act.pace.due(act.labeller.dirty_len()) {
                     let report = act.flush_counted();
                     act.pace.flushed(report.recomputed, report.took);
                 }
@@ -419,87 +141,101 @@ impl GroupWatcher {
         }
     }
 
-    /// Recomputes dirty objects of ready variants and pushes what changed; returns how
-    /// many were recomputed. Dirty objects of variants still syncing stay dirty.
-    fn flush(&mut self) -> usize {
-        let received = Instant::now();
-        let ready = self.ready_variants();
-        let dirty = self.cache.take_dirty();
-        let mut by_variant: HashMap<(Role, VariantId), Vec<TargetChange>> = HashMap::new();
-        let mut recomputed = 0;
-        let mut waiting = Vec::new();
-        let semantics = self.setup.key.semantics;
-        for (role, key, variant) in dirty {
-            let Some(wants) = self.variants.get(variant).map(|v| v.wants) else {
-                // Nobody asks for these targets now and they are out of date.
-                self.cache.forget_targets(role, &key, variant);
-                continue;
-            };
-            if !ready.contains(&variant) {
-                waiting.push((role, key, variant));
-                continue;
-            }
-            recomputed += 1;
-            let options = wants.target_options(semantics);
-            if let Some(change) = self.cache.compute_targets(role, &key, variant, options) {
-                by_variant.entry((role, variant)).or_default().push(change);
-            }
+    /// Forgets the variants no subscriber asks for any more, and their targets (the
+    /// memory comes back). The URLs they needed are still watched: the objects stay
+    /// cached for a subscriber that comes back, until the group stops.
+    fn drop_unwanted_variants(&mut self) {
+        let subscribers = &self.subscribers;
+        let wanted = |role, variant| subscribers.want(role, variant);
+        for (role, variant) in self.labeller.drop_unwanted(&mut self.store, wanted) {
+            debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
         }
-        self.cache.keep_dirty(waiting);
-        for (to, changes) in by_variant {
-            self.push(to, changes, false, received);
-        }
-        recomputed
     }
 
-    /// Marks variants synced whose URLs have all been listed; returns them, so their
-    /// subscribers can be told.
-    fn update_synced(&mut self) -> Vec<(Role, VariantId)> {
-        let newly: Vec<(Role, VariantId)> = self
-            .variants
-            .iter()
-            .filter(|v| !v.synced && self.listed(&v.wants))
-            .map(|v| (v.wants.role, v.id))
-            .collect();
-        for (role, id) in &newly {
-            if let Some(v) = self.variants.get_mut(*id) {
-                v.synced = true;
-                let attach = v.wants.attach;
-                let objects = self.cache.len(*role);
-                info!(parent: &self.span, %role, ?attach, objects, "synced");
-            }
-        }
-        newly
-    }
-
-    /// Every target of `role`'s objects for `variant` (labelled by `options`), to
-    /// replace what a new subscriber has: computed where they are not yet.
-    fn snapshot(
+    /// Watch events: applied to the store, their targets pushed.
+    fn on_deltas(
         &mut self,
-        role: Role,
-        variant: VariantId,
-        options: TargetOptions,
-    ) -> Arc<[TargetChange]> {
-        let missing: Vec<ObjectKey> = self
-            .cache
-            .entries(role)
-            .filter(|e| e.targets(variant).is_none())
-            .map(|e| e.object.key())
-            .collect();
-        for key in missing {
-            self.cache.compute_targets(role, &key, variant, options);
+        url: UrlId,
+        deltas: Vec<WatchEvent>,
+        received: Instant,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some((role, _)) = self.urls.get(url) else {
+            return;
+        };
+        self.apply(role, received, |labeller, store, changes| {
+            for event in deltas {
+                labeller.apply_event(store, url, event, changes);
+            }
+        });
+        self.flush_soon_if_few(ctx);
+    }
+
+    /// A part of a LIST: applied at once on a URL's first list, held until the end on
+    /// a relist (so that a relist is applied whole or not at all).
+    fn on_list_part(
+        &mut self,
+        url: UrlId,
+        objects: Vec<Object>,
+        first: bool,
+        received: Instant,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some((role, relist)) = self.urls.get(url) else {
+            return;
+        };
+        if let Some(objects) = self.lists.part(url, objects, first, relist) {
+            self.apply(role, received, |labeller, store, changes| {
+                for object in objects {
+                    labeller.apply_upsert(store, url, object, changes);
+                }
+            });
         }
-        self.cache
-            .entries(role)
-            .filter_map(|e| {
-                let targets = e.targets(variant)?;
-                (!targets.is_empty()).then(|| TargetChange {
-                    slot: e.slot,
-                    key: e.key.clone(),
-                    targets: Some(Arc::clone(targets)),
-                })
-            })
-            .collect()
+        self.flush_soon_if_few(ctx);
+    }
+
+    /// A LIST that failed midway.
+    fn on_list_abandoned(&mut self, url: UrlId, received: Instant, ctx: &mut Context<Self>) {
+        let Some((role, _)) = self.urls.get(url) else {
+            return;
+        };
+        if self.lists.abandoned(url) {
+            // A first LIST that failed midway: what its parts brought goes.
+            self.apply(role, received, |labeller, store, changes| {
+                for key in store.keys_of_url(role, url) {
+                    labeller.apply_delete(store, key, changes);
+                }
+            });
+            self.flush_soon_if_few(ctx);
+        }
+    }
+
+    /// A complete LIST: what it did not list is gone; roles that became synced are told.
+    fn on_relisted(&mut self, url: UrlId, objects: Vec<Object>, received: Instant) {
+        let Some((role, _)) = self.urls.get(url) else {
+            return;
+        };
+        let (store, labeller) = (&mut self.store, &mut self.labeller);
+        let complete = self.lists.end(url, objects, store.keys_of_url(role, url));
+        let mut changes = labeller.changes(role);
+        for object in complete.upserts {
+            labeller.apply_upsert(store, url, object, &mut changes);
+        }
+        for key in complete.vanished {
+            labeller.apply_delete(store, key, &mut changes);
+        }
+        self.urls.set_listed(url);
+        // A dependency that was listed after its dependents fixes their targets
+        // now, not at the next tick: the first synced view is complete. (Not a
+        // sign of load for the pace: a relist is a one-off.)
+        self.flush_counted();
+        let urls = &self.urls;
+        let listed = |wants: &TargetVariant| urls.listed(wants);
+        let newly_synced = (self.labeller).mark_synced(&self.store, listed, &self.span);
+        self.answer_sync_waiters();
+        for (to, batch, force) in changes.with_synced(newly_synced) {
+            self.push(to, batch, force, received);
+        }
     }
 }
 
@@ -510,7 +246,7 @@ impl Actor for GroupWatcher {
         // Watchers are throttled by their own in-flight window; this only has to hold
         // every watcher's window plus the control messages.
         ctx.set_mailbox_capacity(4096);
-        if let Some(answered) = self.answered.stream() {
+        if let Some(answered) = self.subscribers.answered() {
             ctx.add_stream(answered);
         }
         METRICS.engine.groups.inc();
@@ -522,10 +258,10 @@ impl Actor for GroupWatcher {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        for u in &self.urls {
-            u.watcher.stop.do_send(StopWatcher);
+        for watcher in self.urls.watchers() {
+            watcher.stop.do_send(StopWatcher);
         }
-        self.cache.clear();
+        self.store.clear();
         self.setup.registry.remove(&self.setup.key, self.setup.id);
         self.setup
             .flusher
@@ -548,148 +284,11 @@ impl Handler<WatcherOutput> for GroupWatcher {
                 first,
             } => self.on_list_part(url, objects, first, received, ctx),
             WatcherOutput::ListAbandoned { url } => self.on_list_abandoned(url, received, ctx),
-            WatcherOutput::Status { url, status } => self.url_status_changed(url, status),
+            WatcherOutput::Status { url, status } => {
+                let variants = self.labeller.variants();
+                (self.urls).status_changed(url, status, |wants| variants.is_synced(wants));
+            }
             WatcherOutput::Relisted { url, objects } => self.on_relisted(url, objects, received),
-        }
-    }
-}
-
-/// The handling of each [`WatcherOutput`].
-impl GroupWatcher {
-    /// Watch events: applied to the cache, their targets pushed.
-    fn on_deltas(
-        &mut self,
-        url: UrlId,
-        deltas: Vec<WatchEvent>,
-        received: Instant,
-        ctx: &mut Context<Self>,
-    ) {
-        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-            return;
-        };
-        let audience = self.audience(role);
-        let mut changes = Self::no_changes(&audience);
-        for event in deltas {
-            match event {
-                WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                    self.apply_upsert(url, object, &audience, &mut changes)
-                }
-                WatchEvent::Deleted(object) => {
-                    self.apply_delete(role, object.key(), &audience, &mut changes)
-                }
-                // The watcher acts on these itself and never hands them on.
-                WatchEvent::Bookmark { .. } | WatchEvent::Error(_) => {}
-            }
-        }
-        self.push_each(role, &audience, changes, received);
-        self.flush_soon_if_few(ctx);
-    }
-
-    /// A part of a LIST: applied at once on a URL's first list, held until the end on
-    /// a relist (so that a relist is applied whole or not at all).
-    fn on_list_part(
-        &mut self,
-        url: UrlId,
-        mut objects: Vec<Object>,
-        first: bool,
-        received: Instant,
-        ctx: &mut Context<Self>,
-    ) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
-            return;
-        };
-        let (role, relist) = (slot.url.role, slot.listed);
-        if first {
-            self.listing.remove(&url);
-        }
-        let listing = self.listing.entry(url).or_insert_with(|| {
-            if relist {
-                ListInProgress::Held(Vec::new())
-            } else {
-                ListInProgress::Applied(HashSet::new())
-            }
-        });
-        match listing {
-            ListInProgress::Held(held) => held.append(&mut objects),
-            ListInProgress::Applied(keys) => {
-                keys.extend(objects.iter().map(|o| o.key()));
-                let audience = self.audience(role);
-                let mut changes = Self::no_changes(&audience);
-                for object in objects {
-                    self.apply_upsert(url, object, &audience, &mut changes);
-                }
-                self.push_each(role, &audience, changes, received);
-            }
-        }
-        self.flush_soon_if_few(ctx);
-    }
-
-    /// A LIST that failed midway.
-    fn on_list_abandoned(&mut self, url: UrlId, received: Instant, ctx: &mut Context<Self>) {
-        let Some(slot) = self.urls.get(url.0 as usize) else {
-            return;
-        };
-        let role = slot.url.role;
-        if let Some(ListInProgress::Applied(_)) = self.listing.remove(&url) {
-            // A first LIST that failed midway: what its parts brought goes, so
-            // that nothing of a body that was not a whole list stays.
-            let audience = self.audience(role);
-            let mut changes = Self::no_changes(&audience);
-            for key in self.cache.keys_of_url(role, url) {
-                self.apply_delete(role, key, &audience, &mut changes);
-            }
-            self.push_each(role, &audience, changes, received);
-            self.flush_soon_if_few(ctx);
-        }
-    }
-
-    /// A complete LIST: what it did not list is gone; roles that became synced are told.
-    fn on_relisted(&mut self, url: UrlId, mut objects: Vec<Object>, received: Instant) {
-        let Some(role) = self.urls.get(url.0 as usize).map(|u| u.url.role) else {
-            return;
-        };
-        let audience = self.audience(role);
-        let listed = match self.listing.remove(&url) {
-            Some(ListInProgress::Applied(keys)) => keys,
-            Some(ListInProgress::Held(mut held)) => {
-                held.append(&mut objects);
-                objects = held;
-                HashSet::new()
-            }
-            None => HashSet::new(),
-        };
-        let mut vanished: HashSet<ObjectKey> = self
-            .cache
-            .keys_of_url(role, url)
-            .into_iter()
-            .filter(|k| !listed.contains(k))
-            .collect();
-        let mut changes = Self::no_changes(&audience);
-        for object in objects {
-            vanished.remove(&object.key());
-            self.apply_upsert(url, object, &audience, &mut changes);
-        }
-        for key in vanished {
-            self.apply_delete(role, key, &audience, &mut changes);
-        }
-        if let Some(slot) = self.urls.get_mut(url.0 as usize) {
-            slot.listed = true;
-        }
-        // A dependency that was listed after its dependents fixes their targets
-        // now, not at the next tick: the first synced view is complete. (Not a
-        // sign of load for the pace: a relist is a one-off.)
-        self.flush_counted();
-        let newly_synced = self.update_synced();
-        self.answer_sync_waiters();
-        for ((variant, _), changes) in audience.iter().zip(changes) {
-            let newly = newly_synced.contains(&(role, *variant));
-            self.push((role, *variant), changes, newly, received);
-        }
-        // The other variants that synced now are told so, with no change.
-        for to in newly_synced {
-            if !audience.iter().any(|(variant, _)| to == (role, *variant)) {
-                self.push(to, Vec::new(), true, received);
-            }
         }
     }
 }
@@ -698,10 +297,14 @@ impl Handler<Subscribe> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, msg: Subscribe, ctx: &mut Context<Self>) {
-        self.ensure_watchers(&msg.variant, ctx);
-        self.pending.push((msg.variant, msg.link));
-        if !self.registration_scheduled {
-            self.registration_scheduled = true;
+        // The URL watchers its targets need that are not running yet start.
+        let (setup, span) = (&self.setup, &self.span);
+        self.urls.ensure(&msg.variant, &setup.key, |id, url| {
+            let watcher = setup.start_url_watcher(id, url, ctx.address().recipient());
+            debug!(parent: span, %url, "url watcher started");
+            watcher
+        });
+        if self.subscribers.queue(msg.variant, msg.link) {
             // Handled after the messages already queued: subscribers that arrive
             // together are registered together, with one pass over the cache.
             ctx.notify(RegisterPending);
@@ -713,35 +316,15 @@ impl Handler<RegisterPending> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, _: RegisterPending, _: &mut Context<Self>) {
-        self.registration_scheduled = false;
-        let pending = std::mem::take(&mut self.pending);
-        let mut snapshots: HashMap<VariantId, Arc<[TargetChange]>> = HashMap::new();
+        let pending = self.subscribers.take_pending();
+        let mut snapshots = HashMap::new();
         for (wants, link) in pending {
-            let variant = self.variants.add(wants);
-            let snapshot = match snapshots.get(&variant) {
-                Some(s) => Arc::clone(s),
-                None => {
-                    let options = wants.target_options(self.setup.key.semantics);
-                    let s = self.snapshot(wants.role, variant, options);
-                    snapshots.insert(variant, Arc::clone(&s));
-                    s
-                }
-            };
-            let listed = self.listed(&wants) && !self.urls.is_empty();
-            let synced = match self.variants.get_mut(variant) {
-                Some(v) => {
-                    v.synced |= listed;
-                    v.synced
-                }
-                None => false,
-            };
-            let mut slot = SubscriberSlot::new(link, self.setup.options.subscriber_in_flight);
-            slot.replace(snapshot, synced);
-            let subscribed = Subscribed { variant, slot };
+            let listed = self.urls.listed(&wants) && !self.urls.is_empty();
+            let store = &mut self.store;
+            let (variant, snapshot, synced) =
+                (self.labeller).admit(store, wants, listed, &mut snapshots);
             self.subscribers
-                .entry(wants.role)
-                .or_default()
-                .push(subscribed);
+                .add((wants.role, variant), link, snapshot, synced);
         }
         // A variant whose URLs were all listed for others is synced as it registers.
         self.answer_sync_waiters();
@@ -753,12 +336,7 @@ impl Handler<WatchUrlStatus> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, msg: WatchUrlStatus, _: &mut Context<Self>) {
-        msg.recipient.do_send(UrlStatusChanged {
-            subscriber: msg.subscriber,
-            urls: self.url_statuses(&msg.variant),
-        });
-        self.status_watchers
-            .push((msg.subscriber, msg.variant, msg.recipient));
+        (self.urls).watch_status(msg.subscriber, msg.variant, msg.recipient);
     }
 }
 
@@ -766,7 +344,7 @@ impl Handler<GetUrlStatus> for GroupWatcher {
     type Result = MessageResult<GetUrlStatus>;
 
     fn handle(&mut self, msg: GetUrlStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.url_statuses(&msg.variant))
+        MessageResult(self.urls.statuses(&msg.variant))
     }
 }
 
@@ -774,30 +352,8 @@ impl Handler<AwaitSyncOrFailure> for GroupWatcher {
     type Result = ResponseFuture<Result<(), UrlError>>;
 
     fn handle(&mut self, msg: AwaitSyncOrFailure, _: &mut Context<Self>) -> Self::Result {
-        let wants = msg.variant;
-        if self.is_synced(&wants) {
-            return Box::pin(async { Ok(()) });
-        }
-        let needed = self.watched_roles(&wants);
-        let failing = self
-            .urls
-            .iter()
-            .filter(|u| needed.contains(&u.url.role))
-            .filter_map(|u| u.status.as_ref()?.last_error.clone())
-            .find(|e| e.configuration);
-        if let Some(problem) = failing {
-            return Box::pin(async move { Err(problem) });
-        }
-        let (tx, rx) = oneshot::channel();
-        self.sync_waiters.push((wants, tx));
-        Box::pin(async move {
-            match rx.await {
-                Ok(answer) => answer,
-                // The group stopped first, so the variant never syncs: the
-                // subscription's own deadline tells.
-                Err(_) => std::future::pending().await,
-            }
-        })
+        let synced = self.labeller.variants().is_synced(&msg.variant);
+        self.urls.await_sync(msg.variant, synced)
     }
 }
 
@@ -805,46 +361,20 @@ impl Handler<Unsubscribe> for GroupWatcher {
     type Result = ();
 
     fn handle(&mut self, Unsubscribe(id): Unsubscribe, ctx: &mut Context<Self>) {
-        self.pending.retain(|(_, link)| link.id != id);
-        for subscribed in self.subscribers.values_mut() {
-            subscribed.retain(|s| s.slot.link.id != id);
-        }
-        self.status_watchers.retain(|(s, _, _)| *s != id);
-        self.subscribers
-            .retain(|_, subscribed| !subscribed.is_empty());
+        self.subscribers.remove(id);
+        self.urls.forget(id);
         self.drop_unwanted_variants();
-        if self.subscribers.is_empty() && self.pending.is_empty() {
+        if self.subscribers.is_empty() {
             // The last subscriber left: stop the group, its watchers and connections.
             ctx.stop();
         }
     }
 }
 
-impl GroupWatcher {
-    /// Forgets the variants no subscriber asks for any more, and their targets (the
-    /// memory comes back). The URLs they needed are still watched: the objects stay
-    /// cached for a subscriber that comes back, until the group stops.
-    fn drop_unwanted_variants(&mut self) {
-        let unwanted: Vec<(Role, VariantId)> = self
-            .variants
-            .iter()
-            .filter(|v| {
-                let subscribed = self.subscribers.get(&v.wants.role);
-                !subscribed.is_some_and(|s| s.iter().any(|s| s.variant == v.id))
-            })
-            .map(|v| (v.wants.role, v.id))
-            .collect();
-        for (role, variant) in unwanted {
-            self.variants.remove(variant);
-            self.cache.drop_variant(role, variant);
-            debug!(parent: &self.span, %role, variant = variant.0, "variant dropped");
-        }
-    }
-}
-
 impl StreamHandler<ReplyFrom> for GroupWatcher {
     fn handle(&mut self, from: ReplyFrom, _: &mut Context<Self>) {
-        self.replied(from);
+        let variants = self.labeller.variants();
+        self.subscribers.replied(from, |v| variants.synced(v));
     }
 }
 

@@ -11,6 +11,7 @@ use actix::prelude::*;
 use super::*;
 use crate::api::ResourceUrl;
 use crate::backlog::{SlotSet, for_latest_per_slot};
+use crate::group::{GroupKey, WatcherFactory, WatcherLink};
 use crate::http::ApiEndpoint;
 use crate::messages::{
     FlushDirty, FlusherMembership, StopWatcher, Subscribe, SubscriberId, SubscriberLink,

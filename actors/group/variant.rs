@@ -117,6 +117,11 @@ impl Variants {
         self.0.iter()
     }
 
+    /// Whether subscribers ask for `wants` and it has synced.
+    pub fn is_synced(&self, wants: &TargetVariant) -> bool {
+        self.find(wants).is_some_and(|v| v.synced)
+    }
+
     /// Whether the variant numbered `id` has synced.
     pub fn synced(&self, id: VariantId) -> bool {
         self.get(id).is_some_and(|v| v.synced)

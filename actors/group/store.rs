@@ -1,21 +1,15 @@
-//! The group's authoritative cache: every object of every watched URL, the targets
-//! computed from each (once, for all subscribers), and the dependency index that says
-//! which objects' targets read which other objects.
-//!
-//! Dependencies are not guessed from the role: label generation runs against a
-//! `RecordingView` that notes every look-up it makes, hits and misses alike. A miss
-//! matters: an endpoint whose pod is not cached yet must be recomputed when the pod
-//! arrives. So when an object changes, exactly the objects whose labels looked it up are
-//! marked dirty, and a flush recomputes only those.
+//! The group's store: every object of every watched URL, each entry's targets per
+//! variant once computed, and the dependency index that says which objects' targets
+//! looked up which other objects. It applies an object event (upsert, delete) and keeps
+//! the index consistent; what a change makes dirty and how targets are computed is the
+//! [`Labeller`](super::labeller::Labeller)'s.
 //!
 //! Targets are kept per [`VariantId`]: jobs that attach different metadata share the
 //! objects, and each variant of a role has its own targets and its own look-ups (a
-//! pod's node is a dependency only of the variant that attaches it), so a change
-//! re-labels exactly the variants that read it. With one variant, the usual case, an
-//! entry holds it inline.
+//! pod's node is a dependency only of the variant that attaches it). With one variant,
+//! the usual case, an entry holds it inline.
 
 use arcstr::ArcStr;
-use std::cell::RefCell;
 // foldhash: every event hashes its key into these maps several times, and SipHash's
 // flooding resistance buys nothing for keys the API server already made unique.
 use foldhash::{HashMap, HashSet};
@@ -26,10 +20,7 @@ use super::variant::VariantId;
 
 use crate::messages::{ObjectSlot, ObjectTargets, TargetChange, UrlId};
 use crate::metrics::ApiServerMetrics;
-use crate::model::{
-    Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
-};
-use crate::targets::{CacheView, TargetContext, TargetOptions, target_labels_after};
+use crate::model::{Object, ObjectKey, Role};
 
 /// An object of some role, as the dependency index names it.
 pub type DepKey = (Role, ObjectKey);
@@ -151,7 +142,7 @@ impl Replaced {
     }
 }
 
-/// What [`GroupCache::upsert`] did.
+/// What [`Store::upsert`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Upserted {
     /// The object was new.
@@ -162,30 +153,35 @@ pub enum Upserted {
     Unchanged,
 }
 
-/// The group's cache.
+/// What [`Store::upsert`] stored, and what its dependents need to know.
+#[derive(Debug)]
+pub struct Stored {
+    /// Whether the object was new, replaced another, or equal to the cached one.
+    pub upserted: Upserted,
+    /// What it replaced, so that its targets can be recomputed reusing what did not
+    /// change.
+    pub previous: Option<Replaced>,
+    /// The object, as the dependency index names it.
+    pub key: DepKey,
+}
+
+/// The group's store. See the module documentation.
 #[derive(Default, Debug)]
-pub struct GroupCache {
+pub struct Store {
     roles: HashMap<Role, RoleCache>,
     /// Who read whom: object → the objects' variants whose labels looked it up.
     dependents: HashMap<DepKey, HashSet<Dependent>>,
-    /// Objects' variants whose dependencies changed since their targets were computed.
-    dirty: HashSet<Dependent>,
     /// The discovery metrics of the group's API server (`kubesd_objects`).
     metrics: Arc<ApiServerMetrics>,
 }
 
-impl GroupCache {
-    /// An empty cache that counts its objects in `metrics`.
-    pub fn new(metrics: Arc<ApiServerMetrics>) -> GroupCache {
-        GroupCache {
+impl Store {
+    /// An empty store that counts its objects in `metrics`.
+    pub fn new(metrics: Arc<ApiServerMetrics>) -> Store {
+        Store {
             metrics,
-            ..GroupCache::default()
+            ..Store::default()
         }
-    }
-
-    /// The discovery metrics of the group's API server.
-    pub fn metrics(&self) -> &ApiServerMetrics {
-        &self.metrics
     }
 
     /// The cached entry of `role` at `namespace/name`.
@@ -216,26 +212,11 @@ impl GroupCache {
             .collect()
     }
 
-    /// How many objects are marked dirty.
-    pub fn dirty_len(&self) -> usize {
-        self.dirty.len()
-    }
-
-    /// Stores `object` from `url`. Marks the objects that depend on it dirty, unless it
-    /// equals the cached object.
-    pub fn upsert(&mut self, url: UrlId, object: Object) -> Upserted {
-        self.upsert_with_previous(url, object).0
-    }
-
-    /// [`GroupCache::upsert`], also handing back what it replaced, so that
-    /// [`GroupCache::compute_targets_after`] can reuse what did not change. The entry
-    /// keeps no targets after a replacement: they were the old object's, and are
-    /// computed again (for the new one) when someone needs them.
-    pub fn upsert_with_previous(
-        &mut self,
-        url: UrlId,
-        mut object: Object,
-    ) -> (Upserted, Option<Replaced>) {
+    /// Stores `object` from `url`, handing back what it replaced. The entry keeps no
+    /// targets after a replacement: they were the old object's, and are computed again
+    /// (for the new one) when someone needs them. Unless the object equals the cached
+    /// one, the objects that depend on it ([`Store::dependents`]) are to be marked dirty.
+    pub fn upsert(&mut self, url: UrlId, mut object: Object) -> Stored {
         let role = object.role();
         let key = object.key();
         let rc = self.roles.entry(role).or_default();
@@ -245,7 +226,12 @@ impl GroupCache {
             object.share_strings_of(&entry.object);
             if *entry.object == object {
                 entry.url = url;
-                return (Upserted::Unchanged, None);
+                let (upserted, previous) = (Upserted::Unchanged, None);
+                return Stored {
+                    upserted,
+                    previous,
+                    key: (role, key),
+                };
             }
             let previous = Replaced {
                 object: std::mem::replace(&mut entry.object, Arc::new(object)),
@@ -256,8 +242,12 @@ impl GroupCache {
                     .collect(),
             };
             entry.url = url;
-            self.mark_dependents_dirty(&(role, key));
-            return (Upserted::Replaced, Some(previous));
+            let (upserted, previous) = (Upserted::Replaced, Some(previous));
+            return Stored {
+                upserted,
+                previous,
+                key: (role, key),
+            };
         }
         let slot = rc.allocate_slot();
         rc.insert(
@@ -271,12 +261,23 @@ impl GroupCache {
             },
         );
         self.metrics.role(role).objects.inc();
-        self.mark_dependents_dirty(&(role, key));
-        (Upserted::Inserted, None)
+        let (upserted, previous) = (Upserted::Inserted, None);
+        Stored {
+            upserted,
+            previous,
+            key: (role, key),
+        }
     }
 
-    /// Removes an object; returns its entry. Marks its dependents dirty.
-    pub fn remove(&mut self, role: Role, key: &ObjectKey) -> Option<Entry> {
+    /// Removes an object; returns its entry. Each of its variants' look-ups leaves the
+    /// index, and `unlinked` is told of each (to drop it from the dirty set). Its
+    /// dependents ([`Store::dependents`]) are to be marked dirty.
+    pub fn remove(
+        &mut self,
+        role: Role,
+        key: &ObjectKey,
+        mut unlinked: impl FnMut(&Dependent),
+    ) -> Option<Entry> {
         let entry = self
             .roles
             .get_mut(&role)?
@@ -285,58 +286,19 @@ impl GroupCache {
         for v in &entry.variants {
             let me = (role, key.clone(), v.variant);
             self.unlink(&me, &v.deps);
-            self.dirty.remove(&me);
+            unlinked(&me);
         }
-        self.mark_dependents_dirty(&(role, key.clone()));
         Some(entry)
     }
 
-    /// Recomputes the targets of `role`'s object at `key` for `variant` (labelled by
-    /// `options`); returns the change when they differ from the ones computed before
-    /// (or were never computed).
-    pub fn compute_targets(
-        &mut self,
-        role: Role,
-        key: &ObjectKey,
-        variant: VariantId,
-        options: TargetOptions,
-    ) -> Option<TargetChange> {
-        self.compute_targets_after(role, key, variant, options, None)
+    /// The objects' variants whose labels looked `changed` up.
+    pub fn dependents(&self, changed: &DepKey) -> Option<&HashSet<Dependent>> {
+        self.dependents.get(changed)
     }
 
-    /// [`GroupCache::compute_targets`] for an object that just replaced `previous`: the
-    /// parts of its old targets that only depend on unchanged fields are reused, and
-    /// the change is reported against those old targets.
-    pub fn compute_targets_after(
-        &mut self,
-        role: Role,
-        key: &ObjectKey,
-        variant: VariantId,
-        options: TargetOptions,
-        previous: Option<&Replaced>,
-    ) -> Option<TargetChange> {
-        let entry = self.get(role, &key.namespace, &key.name)?;
-        let object = Arc::clone(&entry.object);
-        let old_targets = match previous {
-            Some(p) => p.targets(variant).cloned(),
-            None => entry.targets(variant).cloned(),
-        };
-        let reusable = previous.and_then(|p| Some((&*p.object, &**p.targets(variant)?)));
-        let view = RecordingView {
-            cache: self,
-            seen: RefCell::new(Vec::new()),
-        };
-        let ctx = TargetContext::new(options, &view);
-        let targets: ObjectTargets = target_labels_after(&object, &ctx, reusable).into();
-        let deps = view.seen.into_inner();
-        let me = (role, key.clone(), variant);
-        self.dirty.remove(&me);
-        self.store_targets(me, targets, old_targets, deps)
-    }
-
-    /// Keeps an object's newly computed targets for a variant and what they looked up;
-    /// returns the change when they differ from `old_targets`.
-    fn store_targets(
+    /// Keeps an object's newly computed targets for a variant and what they looked up
+    /// (`deps`, indexed); returns the change when they differ from `old_targets`.
+    pub fn store_targets(
         &mut self,
         me: Dependent,
         targets: ObjectTargets,
@@ -397,7 +359,7 @@ impl GroupCache {
     }
 
     /// Forgets `variant` of `role` (nobody asks for it any more): every object's
-    /// targets and look-ups for it, and its place in the dirty set.
+    /// targets and look-ups for it.
     pub fn drop_variant(&mut self, role: Role, variant: VariantId) {
         let mut unlinked = Vec::new();
         if let Some(rc) = self.roles.get_mut(&role) {
@@ -413,23 +375,6 @@ impl GroupCache {
         for (me, deps) in unlinked {
             self.unlink(&me, &deps);
         }
-        self.dirty
-            .retain(|(r, _, v)| !(*r == role && *v == variant));
-    }
-
-    /// Takes the dirty set (for a flush).
-    pub fn take_dirty(&mut self) -> Vec<Dependent> {
-        self.dirty.drain().collect()
-    }
-
-    /// Puts back objects a flush took but did not recompute, for a later flush (an
-    /// object removed meanwhile is not put back).
-    pub fn keep_dirty(&mut self, keys: Vec<Dependent>) {
-        for (role, key, variant) in keys {
-            if self.get(role, &key.namespace, &key.name).is_some() {
-                self.dirty.insert((role, key, variant));
-            }
-        }
     }
 
     /// Forgets every object (the group stops): keeps the metrics right.
@@ -439,13 +384,12 @@ impl GroupCache {
         }
         self.roles.clear();
         self.dependents.clear();
-        self.dirty.clear();
     }
 
-    fn mark_dependents_dirty(&mut self, changed: &DepKey) {
-        if let Some(dependents) = self.dependents.get(changed) {
-            self.dirty.extend(dependents.iter().cloned());
-        }
+    /// How many objects some label looked up (hits and misses).
+    #[cfg(test)]
+    pub(super) fn looked_up(&self) -> usize {
+        self.dependents.len()
     }
 
     fn unlink(&mut self, me: &Dependent, deps: &[DepKey]) {
@@ -460,85 +404,16 @@ impl GroupCache {
     }
 }
 
-/// A [`CacheView`] over the group cache that records each look-up.
-struct RecordingView<'a> {
-    cache: &'a GroupCache,
-    seen: RefCell<Vec<DepKey>>,
-}
-
-impl RecordingView<'_> {
-    fn lookup(&self, role: Role, namespace: &str, name: &str) -> Option<&Object> {
-        let entry = self.cache.get(role, namespace, name);
-        // A hit shares the cached key's strings; only a miss allocates.
-        let key = match entry {
-            Some(e) => e.object.key(),
-            None => ObjectKey {
-                namespace: ArcStr::from(namespace),
-                name: ArcStr::from(name),
-            },
-        };
-        let mut seen = self.seen.borrow_mut();
-        if !seen.iter().any(|(r, k)| *r == role && *k == key) {
-            seen.push((role, key));
-        }
-        entry.map(|e| &*e.object)
-    }
-}
-
-impl CacheView for RecordingView<'_> {
-    fn node(&self, name: &str) -> Option<&Node> {
-        match self.lookup(Role::Node, "", name)? {
-            Object::Node(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<&Pod> {
-        match self.lookup(Role::Pod, namespace, name)? {
-            Object::Pod(p) => Some(p),
-            _ => None,
-        }
-    }
-    fn service(&self, namespace: &str, name: &str) -> Option<&Service> {
-        match self.lookup(Role::Service, namespace, name)? {
-            Object::Service(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn namespace(&self, name: &str) -> Option<&Namespace> {
-        match self.lookup(Role::Namespace, "", name)? {
-            Object::Namespace(n) => Some(n),
-            _ => None,
-        }
-    }
-    fn replica_set(&self, namespace: &str, name: &str) -> Option<&ReplicaSet> {
-        match self.lookup(Role::ReplicaSet, namespace, name)? {
-            Object::ReplicaSet(r) => Some(r),
-            _ => None,
-        }
-    }
-    fn job(&self, namespace: &str, name: &str) -> Option<&Job> {
-        match self.lookup(Role::Job, namespace, name)? {
-            Object::Job(j) => Some(j),
-            _ => None,
-        }
-    }
-    fn gateway(&self, namespace: &str, name: &str) -> Option<&Gateway> {
-        match self.lookup(Role::Gateway, namespace, name)? {
-            Object::Gateway(g) => Some(g),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::targets::TargetOptions;
 
-    fn obj(role: Role, json: &str) -> Object {
+    pub(crate) fn obj(role: Role, json: &str) -> Object {
         Object::decode(role, json.as_bytes()).expect("object decodes")
     }
 
-    fn pod(name: &str, ip: &str, node: &str) -> Object {
+    pub(crate) fn pod(name: &str, ip: &str, node: &str) -> Object {
         obj(
             Role::Pod,
             &format!(
@@ -547,7 +422,7 @@ mod tests {
         )
     }
 
-    fn endpoints(name: &str, pods: &[(&str, &str)]) -> Object {
+    pub(crate) fn endpoints(name: &str, pods: &[(&str, &str)]) -> Object {
         let addrs: Vec<String> = pods
             .iter()
             .map(|(p, ip)| {
@@ -565,13 +440,13 @@ mod tests {
         )
     }
 
-    fn key(name: &str) -> ObjectKey {
+    pub(crate) fn key(name: &str) -> ObjectKey {
         ObjectKey::new(&"ns".into(), &name.into())
     }
 
-    const V0: VariantId = VariantId(0);
+    pub(crate) const V0: VariantId = VariantId(0);
 
-    const ATTACH: TargetOptions = TargetOptions {
+    pub(crate) const ATTACH: TargetOptions = TargetOptions {
         attach: crate::targets::AttachMetadata {
             node: false,
             namespace: false,
@@ -592,7 +467,7 @@ mod tests {
                 ),
             )
         };
-        let ids = |c: &GroupCache| -> Vec<ArcStr> {
+        let ids = |c: &Store| -> Vec<ArcStr> {
             match &*c.get(Role::Pod, "ns", "p").expect("cached").object {
                 Object::Pod(p) => p
                     .status
@@ -603,11 +478,12 @@ mod tests {
                 _ => Vec::new(),
             }
         };
-        let mut c = GroupCache::default();
+        let mut c = Store::default();
         c.upsert(UrlId(0), pod("Pending", "containerd://2"));
         let before = ids(&c);
         assert_eq!(
-            c.upsert(UrlId(0), pod("Running", "containerd://3")),
+            c.upsert(UrlId(0), pod("Running", "containerd://3"))
+                .upserted,
             Upserted::Replaced
         );
         let after = ids(&c);
@@ -629,7 +505,7 @@ mod tests {
                 Ok(crate::watch::WatchEvent::Modified(o)) => o,
                 other => panic!("{other:?}"),
             };
-        let strings = |c: &GroupCache| -> Vec<ArcStr> {
+        let strings = |c: &Store| -> Vec<ArcStr> {
             let cached = c.get(Role::Service, "ns", "s").expect("cached");
             let m = cached.object.metadata();
             m.labels
@@ -639,10 +515,10 @@ mod tests {
                 .chain([ArcStr::clone(&m.namespace)])
                 .collect()
         };
-        let mut c = GroupCache::default();
+        let mut c = Store::default();
         c.upsert(UrlId(0), decoded(80));
         let before = strings(&c);
-        assert_eq!(c.upsert(UrlId(0), decoded(81)), Upserted::Replaced);
+        assert_eq!(c.upsert(UrlId(0), decoded(81)).upserted, Upserted::Replaced);
         let after = strings(&c);
         // The update was decoded without interning; the cache pointed its keys, values
         // and namespace at the equal ones it held.
@@ -664,7 +540,7 @@ mod tests {
             Ok(crate::watch::WatchEvent::Modified(o)) => o,
             other => panic!("{other:?}"),
         };
-        let strings = |c: &GroupCache| -> Vec<ArcStr> {
+        let strings = |c: &Store| -> Vec<ArcStr> {
             let Object::Pod(p) = &*c.get(Role::Pod, "ns", "p").expect("cached").object else {
                 panic!("not a pod");
             };
@@ -692,10 +568,13 @@ mod tests {
             .cloned()
             .collect()
         };
-        let mut c = GroupCache::default();
+        let mut c = Store::default();
         c.upsert(UrlId(0), decoded("Pending"));
         let before = strings(&c);
-        assert_eq!(c.upsert(UrlId(0), decoded("Running")), Upserted::Replaced);
+        assert_eq!(
+            c.upsert(UrlId(0), decoded("Running")).upserted,
+            Upserted::Replaced
+        );
         let after = strings(&c);
         for (old, new) in before.iter().zip(&after) {
             assert!(ArcStr::ptr_eq(old, new), "{new}: not shared");
@@ -709,220 +588,26 @@ mod tests {
 
     #[test]
     fn equal_objects_are_unchanged_whatever_their_resource_version() {
-        let mut c = GroupCache::default();
+        let mut c = Store::default();
         assert_eq!(
-            c.upsert(UrlId(0), pod("p", "10.0.0.1", "n1")),
+            c.upsert(UrlId(0), pod("p", "10.0.0.1", "n1")).upserted,
             Upserted::Inserted
         );
         let mut same = pod("p", "10.0.0.1", "n1");
         if let Object::Pod(p) = &mut same {
             p.metadata.resource_version = "99".into();
         }
-        assert_eq!(c.upsert(UrlId(0), same), Upserted::Unchanged);
+        assert_eq!(c.upsert(UrlId(0), same).upserted, Upserted::Unchanged);
         assert_eq!(
-            c.upsert(UrlId(0), pod("p", "10.0.0.2", "n1")),
+            c.upsert(UrlId(0), pod("p", "10.0.0.2", "n1")).upserted,
             Upserted::Replaced
         );
         c.clear();
     }
 
     #[test]
-    fn a_pod_change_dirties_exactly_the_endpoints_that_read_it() {
-        let mut c = GroupCache::default();
-        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n1"));
-        c.upsert(UrlId(0), pod("b", "10.0.0.2", "n1"));
-        c.upsert(UrlId(1), endpoints("ea", &[("a", "10.0.0.1")]));
-        c.upsert(UrlId(1), endpoints("eb", &[("b", "10.0.0.2")]));
-        // Endpoints "ec" references a pod that is not cached yet: a recorded miss.
-        c.upsert(UrlId(1), endpoints("ec", &[("c", "10.0.0.3")]));
-        for name in ["ea", "eb", "ec"] {
-            assert!(
-                c.compute_targets(Role::Endpoints, &key(name), V0, ATTACH)
-                    .is_some()
-            );
-        }
-        assert_eq!(c.dirty_len(), 0);
-
-        c.upsert(UrlId(0), pod("a", "10.0.0.1", "n2"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ea"), V0)]);
-
-        c.upsert(UrlId(0), pod("c", "10.0.0.3", "n1"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("ec"), V0)]);
-        let change = c
-            .compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
-            .expect("pod labels appear");
-        let targets = change.targets.expect("targets");
-        assert_eq!(targets[0].get("__meta_kubernetes_pod_name"), Some("c"));
-
-        // Recomputing without a real change reports nothing.
-        assert!(
-            c.compute_targets(Role::Endpoints, &key("ec"), V0, ATTACH)
-                .is_none()
-        );
-
-        c.remove(Role::Pod, &key("b"));
-        assert_eq!(c.take_dirty(), [(Role::Endpoints, key("eb"), V0)]);
-        c.remove(Role::Endpoints, &key("ea"));
-        c.upsert(UrlId(0), pod("a", "10.0.0.9", "n2"));
-        assert!(
-            c.take_dirty().is_empty(),
-            "a removed endpoints object depends on nothing"
-        );
-        c.clear();
-    }
-
-    fn gateway(protocol_of_b: &str) -> Object {
-        obj(
-            Role::Gateway,
-            &format!(
-                r#"{{"metadata":{{"name":"gw","namespace":"ns"}},"spec":{{"listeners":[
-                    {{"name":"a","hostname":"*.example.com","port":80,"protocol":"HTTP"}},
-                    {{"name":"b","hostname":"*.example.com","port":443,"protocol":"{protocol_of_b}"}}]}}}}"#
-            ),
-        )
-    }
-
-    fn route(name: &str, section: &str) -> Object {
-        obj(
-            Role::HttpRoute,
-            &format!(
-                r#"{{"metadata":{{"name":"{name}","namespace":"ns"}},"spec":{{
-                    "parentRefs":[{{"name":"gw","sectionName":"{section}"}}],
-                    "hostnames":["{name}.example.com"],"rules":[{{}}]}}}}"#
-            ),
-        )
-    }
-
-    #[test]
-    fn a_listener_change_dirties_the_routes_of_its_gateway_and_changes_those_on_it() {
-        // ATTACH is in VictoriaMetrics' semantics, where routes look their parents up.
-        let vm = ATTACH;
-        let mut c = GroupCache::default();
-        c.upsert(UrlId(0), gateway("HTTPS"));
-        c.upsert(UrlId(1), route("on-a", "a"));
-        c.upsert(UrlId(1), route("on-b", "b"));
-        // A route whose Gateway is not cached: a recorded miss.
-        c.upsert(UrlId(1), obj(Role::HttpRoute, r#"{"metadata":{"name":"elsewhere","namespace":"ns"},"spec":{"parentRefs":[{"name":"other"}],"hostnames":["x.example.com"]}}"#));
-        for name in ["on-a", "on-b", "elsewhere"] {
-            c.compute_targets(Role::HttpRoute, &key(name), V0, vm);
-        }
-        assert_eq!(c.dirty_len(), 0);
-
-        c.upsert(UrlId(0), gateway("TLS"));
-        let mut dirty = c.take_dirty();
-        dirty.sort();
-        assert_eq!(
-            dirty,
-            [
-                (Role::HttpRoute, key("on-a"), V0),
-                (Role::HttpRoute, key("on-b"), V0)
-            ]
-        );
-        // Both are recomputed; only the one on the changed listener has new targets.
-        assert!(
-            c.compute_targets(Role::HttpRoute, &key("on-a"), V0, vm)
-                .is_none()
-        );
-        let change = c
-            .compute_targets(Role::HttpRoute, &key("on-b"), V0, vm)
-            .expect("re-labelled");
-        let targets = change.targets.expect("targets");
-        assert_eq!(
-            targets[0].get("__meta_kubernetes_httproute_scheme"),
-            Some("tls")
-        );
-        // The Gateway a route missed arrives: that route, and it alone, is dirty.
-        let other = obj(
-            Role::Gateway,
-            r#"{"metadata":{"name":"other","namespace":"ns"},"spec":{"listeners":[{"name":"x","port":80,"protocol":"HTTP"}]}}"#,
-        );
-        c.upsert(UrlId(0), other);
-        assert_eq!(c.take_dirty(), [(Role::HttpRoute, key("elsewhere"), V0)]);
-    }
-
-    fn node(name: &str, zone: &str) -> Object {
-        obj(
-            Role::Node,
-            &format!(
-                r#"{{"metadata":{{"name":"{name}","labels":{{"zone":"{zone}"}}}},"status":{{"addresses":[{{"type":"InternalIP","address":"10.1.0.1"}}]}}}}"#
-            ),
-        )
-    }
-
-    /// The two variants of role pod: without and with the node attached.
-    const PLAIN: VariantId = VariantId(0);
-    const WITH_NODE: VariantId = VariantId(1);
-
-    fn with_node() -> TargetOptions {
-        let mut options = ATTACH;
-        options.attach.node = true;
-        options
-    }
-
-    fn zone(change: Option<TargetChange>) -> Option<String> {
-        let targets = change?.targets?;
-        targets[0]
-            .get("__meta_kubernetes_node_label_zone")
-            .map(str::to_string)
-    }
-
-    #[test]
-    fn a_node_change_re_labels_only_the_variant_that_attached_it() {
-        let mut c = GroupCache::default();
-        c.upsert(UrlId(0), node("n1", "a"));
-        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
-        let plain = c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
-        assert!(plain.is_some(), "first computation is a change");
-        let first = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
-        assert_eq!(zone(first).as_deref(), Some("a"));
-        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
-        assert_eq!(entry.variants.len(), 2);
-        let plain_targets = entry.targets(PLAIN).expect("computed");
-        assert!(
-            plain_targets[0]
-                .get("__meta_kubernetes_node_name")
-                .is_none()
-        );
-
-        c.upsert(UrlId(0), node("n1", "b"));
-        assert_eq!(c.take_dirty(), [(Role::Pod, key("p"), WITH_NODE)]);
-        let relabelled = c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
-        assert_eq!(zone(relabelled).as_deref(), Some("b"));
-
-        // A change of the pod itself changes both variants' targets.
-        c.upsert(UrlId(1), pod("p", "10.0.0.2", "n1"));
-        assert!(c.take_dirty().is_empty(), "nothing read the pod");
-        assert!(
-            c.get(Role::Pod, "ns", "p")
-                .expect("cached")
-                .targets(PLAIN)
-                .is_none()
-        );
-        c.clear();
-    }
-
-    #[test]
-    fn a_dropped_variant_leaves_no_targets_or_dependencies() {
-        let mut c = GroupCache::default();
-        c.upsert(UrlId(0), node("n1", "a"));
-        c.upsert(UrlId(1), pod("p", "10.0.0.1", "n1"));
-        c.compute_targets(Role::Pod, &key("p"), PLAIN, ATTACH);
-        c.compute_targets(Role::Pod, &key("p"), WITH_NODE, with_node());
-        c.upsert(UrlId(0), node("n1", "b"));
-        c.drop_variant(Role::Pod, WITH_NODE);
-        assert_eq!(c.dirty_len(), 0, "its dirty mark goes with it");
-        let entry = c.get(Role::Pod, "ns", "p").expect("cached");
-        assert_eq!(entry.variants.len(), 1);
-        assert!(entry.targets(PLAIN).is_some());
-        c.upsert(UrlId(0), node("n1", "c"));
-        assert_eq!(c.dirty_len(), 0, "no look-up of the node is left");
-        assert!(c.dependents.is_empty());
-        c.clear();
-    }
-
-    #[test]
     fn keys_by_url() {
-        let mut c = GroupCache::default();
+        let mut c = Store::default();
         c.upsert(UrlId(0), pod("a", "10.0.0.1", "n1"));
         c.upsert(UrlId(2), pod("b", "10.0.0.2", "n1"));
         assert_eq!(c.keys_of_url(Role::Pod, UrlId(2)), [key("b")]);
