@@ -7,7 +7,7 @@
 
 // The core's modules under their own names, so that `crate::model` reads the same here
 // as in the core.
-use kubesd_core::{api, config, error, labels, metrics, model, proto, targets, watch};
+use kubesd_core::{api, config, error, labels, metrics, model, targets, wire};
 
 pub mod backlog;
 pub mod flusher;

@@ -12,7 +12,7 @@ use actix::prelude::*;
 use crate::group::TargetVariant;
 use crate::labels::Labels;
 use crate::model::{Object, ObjectKey};
-use crate::watch::WatchEvent;
+use crate::wire::json::WatchEvent;
 
 /// Identifies one URL watcher within its group (an index into the group's URLs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

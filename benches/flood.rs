@@ -30,7 +30,7 @@ use kubesd::config::{ListMode, Secret, WireEncoding};
 use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::targets::AttachMetadata;
-use kubesd::watch::{LineBuffer, WatchEvent, decode_event};
+use kubesd::wire::json::{LineBuffer, WatchEvent, decode_event};
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Semantics, Subscription};
 
 #[path = "support/fleet_consumers.rs"]

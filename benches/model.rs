@@ -56,7 +56,7 @@ fn decode_pod(c: &mut Criterion) {
     let proto = protobuf_pod(&json);
     let from_json = || Object::decode(Role::Pod, std::hint::black_box(json.as_bytes()));
     let from_proto =
-        || kubesd::proto::decode_object(Role::Pod, "v1", "", std::hint::black_box(&proto));
+        || kubesd::wire::proto::decode_object(Role::Pod, "v1", "", std::hint::black_box(&proto));
     assert_eq!(from_json().expect("JSON"), from_proto().expect("protobuf"));
     // Warm: the intern table holds the pod's repeated strings, as in a running engine.
     eprintln!(
@@ -106,7 +106,7 @@ fn list_stream(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(body.len() as u64));
     group.bench_function("1000_realistic_pods_64k_chunks", |b| {
         b.iter(|| {
-            let mut list = kubesd::watch::ListStream::new(Role::Pod);
+            let mut list = kubesd::wire::json::ListStream::new(Role::Pod);
             for chunk in body.as_bytes().chunks(64 * 1024) {
                 list.push(chunk).expect("valid list");
             }
@@ -120,7 +120,7 @@ fn list_stream(c: &mut Criterion) {
     group.bench_function("1000_realistic_pods_buffered", |b| {
         b.iter(|| {
             let (page, errors) =
-                kubesd::watch::decode_list_lenient(Role::Pod, body.as_bytes()).expect("valid");
+                kubesd::wire::json::decode_list_lenient(Role::Pod, body.as_bytes()).expect("valid");
             assert!(errors.is_empty() && page.items.len() == 1000);
             page
         })
@@ -131,7 +131,7 @@ fn list_stream(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(proto.len() as u64));
     group.bench_function("1000_realistic_pods_protobuf_64k_chunks", |b| {
         b.iter(|| {
-            let mut list = kubesd::proto::ProtoListStream::new(Role::Pod, 4 << 20);
+            let mut list = kubesd::wire::proto::ProtoListStream::new(Role::Pod, 4 << 20);
             for chunk in proto.chunks(64 * 1024) {
                 list.push(chunk).expect("valid list");
             }
@@ -142,7 +142,8 @@ fn list_stream(c: &mut Criterion) {
     });
     group.bench_function("1000_realistic_pods_protobuf", |b| {
         b.iter(|| {
-            let (page, errors) = kubesd::proto::decode_list(Role::Pod, &proto).expect("valid");
+            let (page, errors) =
+                kubesd::wire::proto::decode_list(Role::Pod, &proto).expect("valid");
             assert!(errors.is_empty() && page.items.len() == 1000);
             page
         })

@@ -1,10 +1,10 @@
 //! kubesd: Kubernetes service discovery for monitoring agents, on actix.
 //!
-//! The engine has two halves, each a crate of this workspace, re-exported here under
-//! the names they have always had (see `ARCHITECTURE.md`):
+//! The engine has two halves, each a crate of this workspace, re-exported here by
+//! module (see `ARCHITECTURE.md`):
 //! - what objects *mean*, pure and synchronous: `kubesd-core` (`core/`): [`model`] (the
-//!   objects), [`targets`] (their target labels), [`watch`] (the list/watch wire format),
-//!   [`api`] (paths and selectors), [`config`], [`metrics`];
+//!   objects), [`targets`] (their target labels), [`wire`] (the list/watch wire format,
+//!   JSON and protobuf), [`api`] (paths and selectors), [`config`], [`metrics`];
 //! - how they *move*: `kubesd-actors` (`actors/`), as [`actors`], with the API server's
 //!   HTTP client re-exported as [`http`].
 //!
@@ -22,7 +22,7 @@ pub use kubesd_actors as actors;
 /// module, under the name it has always had here.
 pub use kubesd_actors::http;
 pub use kubesd_core::{
-    api, build_info, config, error, kubeconfig, labels, metrics, model, proto, targets, watch,
+    api, build_info, config, error, kubeconfig, labels, metrics, model, targets, wire,
 };
 
 #[cfg(feature = "cli")]

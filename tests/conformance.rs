@@ -16,10 +16,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use kubesd::model::{Object, Role};
-use kubesd::proto::{self, FrameBuffer};
 use kubesd::simulator::{Resource, protobuf};
 use kubesd::targets::{AttachMetadata, ObjectCache, Semantics, TargetContext, target_labels};
-use kubesd::watch::{decode_bookmark, decode_list};
+use kubesd::wire::json::{decode_bookmark, decode_list};
+use kubesd::wire::proto::{self, FrameBuffer};
 use serde::Deserialize;
 
 type LabelMap = BTreeMap<String, String>;
@@ -112,7 +112,7 @@ fn decode_protobuf(role: Role, json: &serde_json::Value) -> Result<Object, Strin
         .push(&stream, |f| frames.push(proto::decode_event(role, f)))
         .map_err(|e| e.to_string())?;
     match frames.pop() {
-        Some(Ok(kubesd::watch::WatchEvent::Added(watched))) if watched == listed => Ok(listed),
+        Some(Ok(kubesd::wire::json::WatchEvent::Added(watched))) if watched == listed => Ok(listed),
         other => Err(format!(
             "the watch frame decoded to {other:?}, the list to {listed:?}"
         )),

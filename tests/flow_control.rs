@@ -17,7 +17,7 @@ use kubesd::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
 use kubesd::api::resource_urls;
 use kubesd::config::ListMode;
 use kubesd::http::ApiEndpoint;
-use kubesd::watch::WatchEvent;
+use kubesd::wire::json::WatchEvent;
 use kubesd::{EngineOptions, Role};
 use serde_json::json;
 use support::fake_api::{FakeApi, Reply};

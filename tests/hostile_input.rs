@@ -39,7 +39,7 @@ use kubesd::promconfig::parse_config;
 use kubesd::simulator::{ClusterSpec, Resource, Simulator, generate};
 use kubesd::targets::ObjectCache;
 use kubesd::targets::{AttachMetadata, TargetContext, target_labels};
-use kubesd::watch::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
+use kubesd::wire::json::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
 use kubesd::{DecodeError, relabel};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -1399,8 +1399,8 @@ fn deep_json_is_an_error_naming_the_role() {
 // Bugs this suite found, fixed; kept as regression tests.
 
 /// `decode_event` panics (`unreachable!("event object decoded for another event type")`,
-/// core/src/watch/event.rs) on an event with a second `type` field after `object`: the object
-/// is decoded for the first type, the match then pairs it with the second. One such
+/// core/src/wire/json/event.rs) on an event with a second `type` field after `object`:
+/// the object is decoded for the first type, the match then pairs it with the second. One such
 /// line from a buggy proxy or API server panics the URL watcher instead of counting a
 /// decode error and relisting. Expected: an error naming the role.
 #[test]
@@ -1423,7 +1423,7 @@ fn duplicate_type_field_is_an_error_not_a_panic() {
 /// `LineBuffer::new(max_line)` says it "rejects lines longer than `max_line` bytes", but
 /// only the unfinished tail of a chunk is checked: a line that ends inside the chunk
 /// that completes it is emitted whatever its length. So the same stream is accepted or
-/// rejected depending on where the network cut it (core/src/watch/lines.rs).
+/// rejected depending on where the network cut it (core/src/wire/json/lines.rs).
 #[test]
 fn line_limit_does_not_depend_on_chunking() {
     let line = b"0123456789\n";

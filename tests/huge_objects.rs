@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use kubesd::model::{Object, Role};
 use kubesd::targets::ObjectCache;
 use kubesd::targets::{AttachMetadata, TargetContext, target_labels};
-use kubesd::watch::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
+use kubesd::wire::json::{LineBuffer, WatchEvent, decode_event, decode_list, decode_list_lenient};
 use serde_json::{Value, json};
 
 /// The most 2N may cost relative to N.

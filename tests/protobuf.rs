@@ -15,12 +15,13 @@ use kubesd::DecodeError;
 use kubesd::config::{ListMode, WireEncoding};
 use kubesd::metrics::{METRICS, ResponseEncoding};
 use kubesd::model::{Object, Role};
-use kubesd::proto::{self, ACCEPT_PROTOBUF, Encoding, FrameBuffer, WireError};
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Injection, Resource, RunningSimulator, SimulatedCluster,
     SimulatorConfig, generate, protobuf, serve,
 };
-use kubesd::watch::{self, WatchEvent};
+use kubesd::wire::json::{self, WatchEvent};
+use kubesd::wire::proto::{self, FrameBuffer, WireError};
+use kubesd::wire::{ACCEPT_PROTOBUF, Encoding, PROTOBUF};
 use kubesd::{Discovery, EngineOptions, SdConfig};
 use serde_json::json;
 use support::fake_api::{FakeApi, Reply};
@@ -84,8 +85,8 @@ async fn every_role_lists_the_same_objects_in_protobuf_as_in_json() {
             assert_eq!(proto_type, "application/json", "{role}");
             continue;
         }
-        assert_eq!(proto_type, proto::PROTOBUF, "{role}");
-        let from_json = watch::decode_list(role, &json_body).expect("JSON list");
+        assert_eq!(proto_type, PROTOBUF, "{role}");
+        let from_json = json::decode_list(role, &json_body).expect("JSON list");
         let (from_proto, errors) = proto::decode_list(role, &proto_body).expect("protobuf list");
         assert!(errors.is_empty(), "{role}: {errors:?}");
         assert_eq!(from_proto, from_json, "{role}");
@@ -193,7 +194,7 @@ impl ProtoWatch {
 async fn a_protobuf_watch_gives_the_listed_objects_then_changes_bookmarks_and_faults() {
     let running = start().await;
     let (_, body) = get(&running, "/api/v1/pods", "application/json").await;
-    let listed = watch::decode_list(Role::Pod, &body).expect("JSON list");
+    let listed = json::decode_list(Role::Pod, &body).expect("JSON list");
     let mut stream =
         ProtoWatch::open(&running, "/api/v1/pods?watch=1&allowWatchBookmarks=true").await;
     for _ in 0..listed.items.len() {
@@ -504,7 +505,7 @@ fn stream(
     body: &[u8],
     cuts: &[usize],
     max_object: usize,
-) -> Result<(kubesd::watch::ListPage, Vec<DecodeError>), DecodeError> {
+) -> Result<(kubesd::wire::json::ListPage, Vec<DecodeError>), DecodeError> {
     let mut list = proto::ProtoListStream::new(Role::Pod, max_object);
     let mut start = 0;
     for &cut in cuts.iter().chain([&body.len()]) {
@@ -640,12 +641,12 @@ async fn a_bad_watch_frame_keeps_the_targets_and_is_retried_after_the_backoff() 
 #[test]
 fn an_error_body_in_protobuf_is_read_as_a_status() {
     let body = protobuf::encode_status(410, "Expired", "too old resource version: 1 (5)");
-    let status = kubesd::watch::Status::from_body(&body).expect("a Status");
+    let status = kubesd::wire::Status::from_body(&body).expect("a Status");
     assert!(status.is_gone());
     assert_eq!(status.message, "too old resource version: 1 (5)");
     let pod = protobuf::encode_object(Resource::Pods, &sample_pod()).expect("pod");
     assert_eq!(
-        kubesd::watch::Status::from_body(&pod),
+        kubesd::wire::Status::from_body(&pod),
         None,
         "a Pod is no Status"
     );

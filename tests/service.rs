@@ -16,7 +16,7 @@ use kubesd::model::Role;
 use kubesd::promconfig::parse_config;
 use kubesd::relabel::{Target, process};
 use kubesd::targets::{AttachMetadata, EmptyCache, TargetContext, target_labels};
-use kubesd::watch::decode_list;
+use kubesd::wire::json::decode_list;
 
 type LabelSet = BTreeMap<String, String>;
 

@@ -27,7 +27,7 @@ use crate::messages::{
 use crate::metrics::METRICS;
 use crate::model::{Object, Role};
 use crate::url_watcher::UrlError;
-use crate::watch::WatchEvent;
+use crate::wire::json::WatchEvent;
 
 /// The group watcher. See the module documentation.
 pub struct GroupWatcher {

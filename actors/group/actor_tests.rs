@@ -20,7 +20,7 @@ use crate::messages::{
 use crate::model::{Object, Role};
 use crate::registry::{GroupEntry, Registry};
 use crate::targets::AttachMetadata;
-use crate::watch::WatchEvent;
+use crate::wire::json::WatchEvent;
 
 /// What a recording subscriber received.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use crate::model::{
     Gateway, Job, Namespace, Node, Object, ObjectKey, Pod, ReplicaSet, Role, Service,
 };
 use crate::targets::{CacheView, Semantics, TargetContext, TargetOptions, target_labels_after};
-use crate::watch::WatchEvent;
+use crate::wire::json::WatchEvent;
 
 /// What a flush recomputed: the changes per role and variant, and how many objects'
 /// variants it recomputed.

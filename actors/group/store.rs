@@ -501,8 +501,8 @@ pub(crate) mod tests {
             )
         };
         let decoded =
-            |port| match crate::watch::decode_event(Role::Service, service(port).as_bytes()) {
-                Ok(crate::watch::WatchEvent::Modified(o)) => o,
+            |port| match crate::wire::json::decode_event(Role::Service, service(port).as_bytes()) {
+                Ok(crate::wire::json::WatchEvent::Modified(o)) => o,
                 other => panic!("{other:?}"),
             };
         let strings = |c: &Store| -> Vec<ArcStr> {
@@ -536,10 +536,11 @@ pub(crate) mod tests {
                 r#"{{"type":"MODIFIED","object":{{"metadata":{{"name":"p","namespace":"ns","ownerReferences":[{{"kind":"ReplicaSet","name":"rs","controller":true}}]}},"spec":{{"nodeName":"n1","containers":[{{"name":"app","image":"img:1","ports":[{{"name":"http","containerPort":80,"protocol":"TCP"}}]}}],"initContainers":[{{"name":"side","image":"img:2","restartPolicy":"Always"}}]}},"status":{{"phase":"{phase}","podIP":"10.0.0.1","hostIP":"192.168.0.1","containerStatuses":[{{"name":"app","containerID":"containerd://1"}}]}}}}}}"#
             )
         };
-        let decoded = |phase| match crate::watch::decode_event(Role::Pod, event(phase).as_bytes()) {
-            Ok(crate::watch::WatchEvent::Modified(o)) => o,
-            other => panic!("{other:?}"),
-        };
+        let decoded =
+            |phase| match crate::wire::json::decode_event(Role::Pod, event(phase).as_bytes()) {
+                Ok(crate::wire::json::WatchEvent::Modified(o)) => o,
+                other => panic!("{other:?}"),
+            };
         let strings = |c: &Store| -> Vec<ArcStr> {
             let Object::Pod(p) = &*c.get(Role::Pod, "ns", "p").expect("cached").object else {
                 panic!("not a pod");

@@ -38,9 +38,9 @@ use crate::metrics::{
     RoleMetrics, StallReason,
 };
 use crate::model::{Object, Role};
-use crate::proto::Encoding;
-use crate::watch::{ListDecoder, ListLimits, Status, WatchEvent};
 use crate::window::{Permit, Window, release_on_reply};
+use crate::wire::json::{ListLimits, WatchEvent};
+use crate::wire::{Encoding, ListDecoder, Status};
 
 /// Everything a URL watcher needs to start.
 pub struct UrlWatcherSetup {
@@ -1179,7 +1179,7 @@ impl PageReading {
 
 /// What one LIST page brought.
 struct PageRead {
-    page: crate::watch::ListPage,
+    page: crate::wire::json::ListPage,
     /// The items it skipped, each with why.
     skipped: Vec<DecodeError>,
     /// The encoding it came in.
@@ -1188,7 +1188,9 @@ struct PageRead {
 
 /// The page a LIST body made, with the items it skipped; a body whose items were
 /// mostly rejected (more of them than were accepted) is not a list of the role.
-fn finish_page(list: ListDecoder) -> Result<(crate::watch::ListPage, Vec<DecodeError>), Failure> {
+fn finish_page(
+    list: ListDecoder,
+) -> Result<(crate::wire::json::ListPage, Vec<DecodeError>), Failure> {
     let seen = list.items_seen();
     let (page, errors) = list.finish().map_err(bad_body)?;
     if let Some(first) = errors.first()

@@ -24,8 +24,8 @@ use arcstr::ArcStr;
 use crate::error::DecodeError;
 use crate::metrics::RejectReason;
 use crate::model::{Object, Role};
-use crate::proto::Encoding;
-use crate::watch::{Status, WatchEvent, decode_event_in, frame_event};
+use crate::wire::json::WatchEvent;
+use crate::wire::{Encoding, Status, decode_event_in, frame_event};
 
 /// How the initial events of one batch of lines ended, if they did.
 #[derive(Debug)]

@@ -41,8 +41,8 @@ use crate::config::ListMode;
 use crate::error::DecodeError;
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::{Object, Role};
-use crate::proto::Encoding;
-use crate::watch::{EventFraming, EventType, ListPage, Status, WatchEvent, decode_event_in};
+use crate::wire::json::{EventType, ListPage, WatchEvent};
+use crate::wire::{Encoding, EventFraming, Status, decode_event_in};
 
 use super::backoff::RetryBackoff;
 use super::initial_events::{InitialEvents, InitialOutcome, MAX_UNDECODABLE_IN_A_ROW, Tally};

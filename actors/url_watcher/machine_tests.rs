@@ -7,8 +7,8 @@ use super::initial_events::MAX_UNDECODABLE_IN_A_ROW;
 use super::machine::{Action, Failure, Input, ListCaps, ListWay, Machine, Next, Report, State};
 use crate::metrics::{RejectReason, RelistReason, RequestError, StallReason};
 use crate::model::Role;
-use crate::proto::Encoding;
-use crate::watch::{WatchEvent, decode_list};
+use crate::wire::Encoding;
+use crate::wire::json::{WatchEvent, decode_list};
 
 const CAP: Duration = Duration::from_secs(30);
 

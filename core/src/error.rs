@@ -28,7 +28,7 @@ pub enum DecodeError {
         role: Role,
         /// What the reader found.
         #[source]
-        source: crate::proto::WireError,
+        source: crate::wire::proto::WireError,
     },
     /// An object without `metadata.name`: it cannot be cached or keyed.
     #[error("{role} object without metadata.name (namespace {namespace:?})")]

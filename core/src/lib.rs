@@ -3,8 +3,8 @@
 //!
 //! - [`model`]: the objects discovery reads, decoded into slim structs;
 //! - [`targets`]: their `__meta_kubernetes_*` target labels, per role and semantics;
-//! - [`watch`]: the list/watch wire format (lines, events, LIST streams);
-//! - [`proto`]: the same in Kubernetes' protobuf encoding;
+//! - [`wire`]: the list/watch wire format, JSON ([`wire::json`]) and protobuf
+//!   ([`wire::proto`]) side by side, and what picks one per response;
 //! - [`api`]: API paths, selectors and namespaces;
 //! - [`config`]: what a discovery asks for, and the engine's options, checked (proxy
 //!   URLs, `no_proxy`, `http_headers` included);
@@ -22,6 +22,5 @@ pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;
 pub mod model;
-pub mod proto;
 pub mod targets;
-pub mod watch;
+pub mod wire;

@@ -168,7 +168,7 @@ impl WireEncoding {
     /// The `Accept` header of a LIST or WATCH.
     pub fn accept(self) -> &'static str {
         match self {
-            WireEncoding::Auto => crate::proto::ACCEPT_PROTOBUF,
+            WireEncoding::Auto => crate::wire::ACCEPT_PROTOBUF,
             WireEncoding::Json => "application/json",
         }
     }

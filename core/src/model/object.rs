@@ -79,7 +79,7 @@ impl Object {
 
     /// Makes this object (an update of `previous`) share `previous`'s strings where they
     /// are equal: the ones decoding interns, which a `MODIFIED` event's decoding copies
-    /// instead (see [`crate::watch::decode_event`]), and a pod's container IDs, which its
+    /// instead (see [`crate::wire::json::decode_event`]), and a pod's container IDs, which its
     /// old targets may still hold (see [`Pod::share_strings_of`]).
     pub fn share_strings_of(&mut self, previous: &Object) {
         self.metadata_mut().share_strings_of(previous.metadata());

@@ -6,7 +6,7 @@
 use super::endpoints::object_reference;
 use super::fields::{Repeated, for_each_field, string_map, unique_strings};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{Endpoint, EndpointConditions, EndpointPort, EndpointSlice};
 
 /// Which schema an EndpointSlice is read with.

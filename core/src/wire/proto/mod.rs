@@ -9,10 +9,8 @@
 //! - [`Envelope`]: the `k8s\0` magic and `runtime.Unknown` around every body;
 //! - [`decode_list`]: a LIST body, whole; [`ProtoListStream`]: the same as it arrives;
 //!   [`decode_object`]: one object;
-//! - [`FrameBuffer`] and [`decode_event`]: a watch stream's length-prefixed frames;
-//! - [`Encoding`]: which encoding a response's `Content-Type` names.
+//! - [`FrameBuffer`] and [`decode_event`]: a watch stream's length-prefixed frames.
 
-mod content_type;
 mod endpoints;
 mod endpointslice;
 mod envelope;
@@ -26,14 +24,13 @@ mod meta;
 mod node;
 mod object;
 mod pod;
+mod reader;
 mod service;
-mod wire;
 
-pub use content_type::{ACCEPT_PROTOBUF, Encoding, PROTOBUF, UnknownContentType};
 pub use envelope::{Envelope, MAGIC};
 pub use event::{decode_event, status};
 pub use frames::{FrameBuffer, FrameTooLong};
 pub use list::decode_list;
 pub use list_stream::ProtoListStream;
 pub use object::decode_object;
-pub use wire::{Reader, Value, WireError};
+pub use reader::{Reader, Value, WireError};

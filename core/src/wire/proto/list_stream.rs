@@ -1,5 +1,5 @@
 //! A protobuf LIST body decoded while it arrives, item by item, as
-//! [`crate::watch::ListStream`] does for JSON: memory holds the decoded objects and at
+//! [`crate::wire::json::ListStream`] does for JSON: memory holds the decoded objects and at
 //! most one item's bytes, never the body.
 //!
 //! The body is `k8s\0`, then the envelope's fields; its `raw` field (2) is the list,
@@ -11,10 +11,10 @@
 use super::envelope::MAGIC;
 use super::meta::list_meta;
 use super::object::decode_object;
-use super::wire::{Reader, VarintError, WireError, read_varint};
+use super::reader::{Reader, VarintError, WireError, read_varint};
 use crate::error::DecodeError;
 use crate::model::{Object, Role};
-use crate::watch::ListPage;
+use crate::wire::json::ListPage;
 
 /// Where in the body the stream is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,10 +2,11 @@
 //! line ([`LineBuffer`]), or protobuf events in length-prefixed frames
 //! ([`FrameBuffer`]); and the decoder of one event in that encoding.
 
-use super::{LineBuffer, LineTooLong, WatchEvent, decode_event};
+use super::Encoding;
+use super::json::{LineBuffer, LineTooLong, WatchEvent, decode_event};
+use super::proto::{self, FrameBuffer};
 use crate::error::DecodeError;
 use crate::model::Role;
-use crate::proto::{self, Encoding, FrameBuffer};
 
 /// Splits a watch stream into events, in the encoding of its response.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use super::fields::{Repeated, for_each_field, repeated, unique_strings};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{LoadBalancerIngress, Service, ServicePort, ServiceSpec};
 
 /// Decodes a `Service`.

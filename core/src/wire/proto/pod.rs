@@ -5,7 +5,7 @@
 
 use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };

@@ -522,7 +522,7 @@ fn quote_or_backslash(p: &[u8], mut from: usize, stop: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::watch::decode_list_lenient;
+    use crate::wire::json::decode_list_lenient;
 
     /// The word-at-a-time search finds what a byte-by-byte one finds, wherever the
     /// quotes, backslashes and look-alike bytes (0x22 ± 1, 0x5c ± 1, high bytes) fall.

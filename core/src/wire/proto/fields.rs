@@ -9,7 +9,7 @@
 
 use arcstr::ArcStr;
 
-use super::wire::{Reader, Value, WireError};
+use super::reader::{Reader, Value, WireError};
 use crate::model::StringMap;
 use crate::model::json::{enum_string, map_value_string, repeated_string, unique_string};
 

@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::Status;
 use crate::error::DecodeError;
 use crate::model::json::{empty_str, map_str, nullable_str, without_interning};
 use crate::model::{Object, ObjectSeed, Role};
+use crate::wire::Status;
 
 /// One decoded watch event.
 #[derive(Clone, Debug, PartialEq)]

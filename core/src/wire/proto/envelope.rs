@@ -2,7 +2,7 @@
 //! `runtime.Unknown` message: `typeMeta` (1: `apiVersion` 1, `kind` 2), `raw` (2: the
 //! object's own protobuf), `contentEncoding` (3) and `contentType` (4).
 
-use super::wire::{Reader, WireError};
+use super::reader::{Reader, WireError};
 
 /// The four bytes that start a Kubernetes protobuf body.
 pub const MAGIC: &[u8; 4] = b"k8s\0";

@@ -4,7 +4,7 @@
 
 use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
 
 /// Decodes an `Endpoints` object.

@@ -1,7 +1,7 @@
 //! Framing of a protobuf watch stream: each event is a 4-byte big-endian length, then
 //! that many bytes, arriving in chunks cut anywhere.
 //!
-//! As [`crate::watch::LineBuffer`] for JSON lines: a frame wholly inside a chunk is
+//! As [`crate::wire::json::LineBuffer`] for JSON lines: a frame wholly inside a chunk is
 //! handed out as a slice of the chunk; only a frame split across chunks is copied,
 //! into a buffer kept for the next one. A length over the limit is refused as soon as
 //! its four bytes are in, before any of the frame is held.

@@ -2,10 +2,11 @@
 //! ([`ListStream`]) or protobuf ([`ProtoListStream`]), both decoding items as they
 //! arrive, with one interface for the watcher.
 
-use super::{ListLimits, ListPage, ListStream};
+use super::Encoding;
+use super::json::{ListLimits, ListPage, ListStream};
+use super::proto::ProtoListStream;
 use crate::error::DecodeError;
 use crate::model::{Object, Role};
-use crate::proto::{Encoding, ProtoListStream};
 
 /// A LIST body being decoded as it arrives, in its response's encoding.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use super::fields::{Repeated, for_each_field, repeated};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
 };

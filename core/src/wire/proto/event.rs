@@ -5,17 +5,18 @@
 //! stream serializer); a frame that starts with the magic is opened first, so either
 //! form is read. The result is the [`WatchEvent`] the JSON path gives for the same
 //! event, and a `MODIFIED` object is decoded without interning, as in JSON (see
-//! [`crate::watch::decode_event`]).
+//! [`crate::wire::json::decode_event`]).
 
 use super::envelope::{Envelope, MAGIC};
 use super::fields::for_each_field;
 use super::meta::bookmark_of;
 use super::object::decode_object;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::error::DecodeError;
 use crate::model::Role;
 use crate::model::json::without_interning;
-use crate::watch::{EventType, Status, WatchEvent};
+use crate::wire::Status;
+use crate::wire::json::{EventType, WatchEvent};
 
 /// Decodes one watch frame of `role`.
 pub fn decode_event(role: Role, frame: &[u8]) -> Result<WatchEvent, DecodeError> {

@@ -6,7 +6,7 @@
 use arcstr::ArcStr;
 
 use super::fields::{Repeated, for_each_field, string_map};
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{ObjectMeta, OwnerReference};
 
 /// Decodes an `ObjectMeta`.

@@ -3,7 +3,7 @@
 
 use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
-use super::wire::WireError;
+use super::reader::WireError;
 use crate::model::{Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus};
 
 /// Decodes a `Node`.

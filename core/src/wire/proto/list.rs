@@ -9,7 +9,7 @@ use super::meta::list_meta;
 use super::object::decode_object;
 use crate::error::DecodeError;
 use crate::model::Role;
-use crate::watch::ListPage;
+use crate::wire::json::ListPage;
 
 /// Decodes a protobuf LIST body of `role`: the page, and the errors of the items that
 /// were skipped.
