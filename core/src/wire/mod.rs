@@ -7,6 +7,7 @@
 //!   `Content-Type`), [`EventFraming`] (a watch stream into events), [`ListDecoder`] (a
 //!   LIST body into objects), and [`Status`] (an error body in either encoding).
 
+mod buffer;
 mod content_type;
 mod framing;
 pub mod json;

@@ -1,16 +1,17 @@
 //! Framing of a watch stream: newline-delimited JSON arriving in arbitrary chunks.
 //!
-//! The buffer holds only the incomplete tail of the last chunk; complete lines are
-//! handed out as slices of the chunk itself, so an event split across chunks costs one
-//! copy and every other event none.
+//! The [`EventBuffer`] holds only the incomplete tail of the last chunk; complete lines
+//! are handed out as slices of the chunk itself, so an event split across chunks costs
+//! one copy and every other event none.
+
+use crate::wire::buffer::{EventBuffer, Overflow};
 
 /// Splits a byte stream into lines as chunks arrive.
 #[derive(Debug)]
 pub struct LineBuffer {
-    partial: Vec<u8>,
-    max_line: usize,
-    /// Lines completed so far (blank ones included).
-    completed: u64,
+    /// The unfinished line, bounded by the longest line accepted; lines completed
+    /// (blank ones included).
+    buffer: EventBuffer,
 }
 
 /// A line longer than the buffer's limit: the stream is not a watch stream, or an
@@ -22,13 +23,19 @@ pub struct LineTooLong {
     pub limit: usize,
 }
 
+impl From<Overflow> for LineTooLong {
+    fn from(overflow: Overflow) -> Self {
+        LineTooLong {
+            limit: overflow.limit,
+        }
+    }
+}
+
 impl LineBuffer {
     /// A buffer that rejects lines longer than `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
         LineBuffer {
-            partial: Vec::new(),
-            max_line,
-            completed: 0,
+            buffer: EventBuffer::new(max_line),
         }
     }
 
@@ -42,50 +49,35 @@ impl LineBuffer {
         while let Some(pos) = memchr::memchr(b'\n', rest) {
             let (line, tail) = rest.split_at(pos);
             rest = &tail[1..];
-            self.completed += 1;
+            self.buffer.count_event();
             // The limit holds for every line, wherever the network cut the stream.
-            if self.partial.len() + line.len() > self.max_line {
-                self.partial.clear();
-                return Err(LineTooLong {
-                    limit: self.max_line,
-                });
-            }
-            if self.partial.is_empty() {
+            if self.buffer.is_empty() {
+                self.buffer.admit(line.len())?;
                 emit(line, &mut on_line);
             } else {
-                self.partial.extend_from_slice(line);
-                let whole = std::mem::take(&mut self.partial);
-                emit(&whole, &mut on_line);
-                // Keep the allocation for the next split event.
-                self.partial = whole;
-                self.partial.clear();
+                self.buffer.append(line)?;
+                self.buffer.take_held(|whole| emit(whole, &mut on_line));
             }
         }
-        if self.partial.len() + rest.len() > self.max_line {
-            self.partial.clear();
-            return Err(LineTooLong {
-                limit: self.max_line,
-            });
-        }
-        self.partial.extend_from_slice(rest);
+        self.buffer.append(rest)?;
         Ok(())
     }
 
     /// The bytes of an unfinished line; non-empty at the end of a stream means the
     /// stream was cut inside an event.
     pub fn pending(&self) -> &[u8] {
-        &self.partial
+        self.buffer.held()
     }
 
     /// How many lines have been completed (blank ones too): with [`Self::pending`], how
     /// a caller tells a line that stays incomplete from a stream that makes progress.
     pub fn completed(&self) -> u64 {
-        self.completed
+        self.buffer.completed()
     }
 
     /// Forgets any unfinished line (a new stream starts).
     pub fn clear(&mut self) {
-        self.partial.clear();
+        self.buffer.clear();
     }
 }
 

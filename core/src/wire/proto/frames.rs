@@ -1,19 +1,22 @@
 //! Framing of a protobuf watch stream: each event is a 4-byte big-endian length, then
 //! that many bytes, arriving in chunks cut anywhere.
 //!
-//! As [`crate::wire::json::LineBuffer`] for JSON lines: a frame wholly inside a chunk is
-//! handed out as a slice of the chunk; only a frame split across chunks is copied,
-//! into a buffer kept for the next one. A length over the limit is refused as soon as
-//! its four bytes are in, before any of the frame is held.
+//! As [`crate::wire::json::LineBuffer`] for JSON lines, over the same [`EventBuffer`]: a
+//! frame wholly inside a chunk is handed out as a slice of the chunk; only a frame split
+//! across chunks is copied, into a buffer kept for the next one. A length over the
+//! limit is refused as soon as its four bytes are in, before any of the frame is held.
+
+use crate::wire::buffer::{EventBuffer, Overflow};
+
+/// The bytes of a frame's length.
+const PREFIX: usize = 4;
 
 /// Splits a byte stream into length-prefixed frames as chunks arrive.
 #[derive(Debug)]
 pub struct FrameBuffer {
-    /// The bytes of an unfinished frame, its length prefix included.
-    partial: Vec<u8>,
+    /// The unfinished frame, its length prefix included; frames completed.
+    buffer: EventBuffer,
     max_frame: usize,
-    /// Frames completed so far.
-    completed: u64,
 }
 
 /// A frame whose announced length is over the buffer's limit: an object absurdly
@@ -31,9 +34,8 @@ impl FrameBuffer {
     /// A buffer that refuses frames longer than `max_frame` bytes.
     pub fn new(max_frame: usize) -> Self {
         FrameBuffer {
-            partial: Vec::new(),
+            buffer: EventBuffer::new(max_frame.saturating_add(PREFIX)),
             max_frame,
-            completed: 0,
         }
     }
 
@@ -46,52 +48,58 @@ impl FrameBuffer {
     ) -> Result<(), FrameTooLong> {
         let mut rest = chunk;
         // First finish the frame a previous chunk started.
-        if !self.partial.is_empty() {
+        if !self.buffer.is_empty() {
             let taken = self.fill(rest)?;
             rest = &rest[taken..];
-            match self.complete_length() {
-                Some(len) if self.partial.len() == 4 + len => {
-                    self.completed += 1;
-                    on_frame(&self.partial[4..]);
-                    self.partial.clear();
+            match length_of(self.buffer.held()) {
+                Some(len) if self.buffer.held().len() == PREFIX + len => {
+                    self.buffer.count_event();
+                    self.buffer.take_held(|frame| on_frame(&frame[PREFIX..]));
                 }
                 _ => return Ok(()),
             }
         }
-        while rest.len() >= 4 {
-            let len = self.check(&rest[..4])?;
-            if rest.len() < 4 + len {
+        while rest.len() >= PREFIX {
+            let len = self.check(&rest[..PREFIX])?;
+            if rest.len() < PREFIX + len {
                 break;
             }
-            self.completed += 1;
-            on_frame(&rest[4..4 + len]);
-            rest = &rest[4 + len..];
+            self.buffer.count_event();
+            on_frame(&rest[PREFIX..PREFIX + len]);
+            rest = &rest[PREFIX + len..];
         }
-        self.partial.extend_from_slice(rest);
-        Ok(())
+        self.append(rest)
     }
 
     /// Moves bytes from `chunk` into the unfinished frame, up to its end; returns how
     /// many were taken.
     fn fill(&mut self, chunk: &[u8]) -> Result<usize, FrameTooLong> {
         let mut taken = 0;
-        if self.partial.len() < 4 {
-            taken = (4 - self.partial.len()).min(chunk.len());
-            self.partial.extend_from_slice(&chunk[..taken]);
+        let held = self.buffer.held().len();
+        if held < PREFIX {
+            taken = (PREFIX - held).min(chunk.len());
+            self.append(&chunk[..taken])?;
         }
-        if let Some(prefix) = self.partial.get(..4) {
-            let prefix: [u8; 4] = [prefix[0], prefix[1], prefix[2], prefix[3]];
-            let len = self.check(&prefix).inspect_err(|_| self.partial.clear())?;
-            let more = (4 + len - self.partial.len()).min(chunk.len() - taken);
-            self.partial.extend_from_slice(&chunk[taken..taken + more]);
+        if let Some(prefix) = self.buffer.held().get(..PREFIX) {
+            let prefix: [u8; PREFIX] = [prefix[0], prefix[1], prefix[2], prefix[3]];
+            let len = self.check(&prefix).inspect_err(|_| self.buffer.clear())?;
+            let more = (PREFIX + len - self.buffer.held().len()).min(chunk.len() - taken);
+            self.append(&chunk[taken..taken + more])?;
             taken += more;
         }
         Ok(taken)
     }
 
-    fn complete_length(&self) -> Option<usize> {
-        let prefix = self.partial.get(..4)?;
-        Some(u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize)
+    /// Holds the next bytes of the unfinished frame. Its length was checked first, so
+    /// the buffer's bound (the limit and the prefix) is not reached in practice; if it
+    /// were, the frame is refused as too long all the same.
+    fn append(&mut self, bytes: &[u8]) -> Result<(), FrameTooLong> {
+        self.buffer
+            .append(bytes)
+            .map_err(|overflow: Overflow| FrameTooLong {
+                length: overflow.size.saturating_sub(PREFIX) as u64,
+                limit: self.max_frame,
+            })
     }
 
     /// The length a prefix announces, if within the limit.
@@ -109,19 +117,25 @@ impl FrameBuffer {
     /// The bytes of an unfinished frame; non-empty at the end of a stream means the
     /// stream was cut inside an event.
     pub fn pending(&self) -> &[u8] {
-        &self.partial
+        self.buffer.held()
     }
 
     /// How many frames have been completed: with [`Self::pending`], how a caller tells
     /// a frame that stays incomplete from a stream that makes progress.
     pub fn completed(&self) -> u64 {
-        self.completed
+        self.buffer.completed()
     }
 
     /// Forgets any unfinished frame (a new stream starts).
     pub fn clear(&mut self) {
-        self.partial.clear();
+        self.buffer.clear();
     }
+}
+
+/// The length a held frame's prefix announces, once its four bytes are in.
+fn length_of(held: &[u8]) -> Option<usize> {
+    let prefix = held.get(..PREFIX)?;
+    Some(u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize)
 }
 
 #[cfg(test)]
