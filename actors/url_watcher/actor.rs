@@ -73,8 +73,6 @@ pub struct UrlWatcher {
     told: Telling,
     /// The outputs in flight to the group, at most `watcher_in_flight`.
     window: Window,
-    /// The permit of the watch batch being handled, for the output it makes.
-    batch_permit: Option<Permit>,
 }
 
 /// How a URL watcher reaches its API server.
@@ -169,11 +167,18 @@ impl UrlWatcher {
             http,
             stream: OpenStream::default(),
             told,
-            batch_permit: None,
         }
     }
 
     fn feed(&mut self, input: Input<'_>, ctx: &mut Context<Self>) {
+        self.feed_holding(input, None, ctx);
+    }
+
+    /// Feeds `input`, read from a watch batch that holds `permit` (a place in the
+    /// window): the first output its actions make carries the permit until the group
+    /// answers it; a batch that makes none frees its place on return.
+    fn feed_holding(&mut self, input: Input<'_>, permit: Option<Permit>, ctx: &mut Context<Self>) {
+        let mut permit = permit;
         if let Input::ListFailed(Failure::Status { code: 401, .. })
         | Input::WatchFailed(Failure::Status { code: 401, .. }) = &input
         {
@@ -183,7 +188,7 @@ impl UrlWatcher {
         }
         let actions = self.machine.on(input);
         for action in actions {
-            self.execute(action, ctx);
+            self.execute(action, &mut permit, ctx);
         }
         let method = list_method(&self.machine);
         if method != self.told.status.list_mode {
@@ -193,8 +198,8 @@ impl UrlWatcher {
         self.send_status(ctx);
     }
 
-    /// Carries out one action of the machine's.
-    fn execute(&mut self, action: Action, ctx: &mut Context<Self>) {
+    /// Carries out one action of the machine's; an output it makes takes `permit`.
+    fn execute(&mut self, action: Action, permit: &mut Option<Permit>, ctx: &mut Context<Self>) {
         match action {
             Action::ReadServerVersion => self.read_server_version(ctx),
             Action::List { continue_token } => {
@@ -212,6 +217,7 @@ impl UrlWatcher {
                     objects,
                     first,
                 },
+                permit.take(),
                 ctx,
             ),
             Action::WatchOnStream => {
@@ -219,15 +225,16 @@ impl UrlWatcher {
             }
             Action::CloseStream => self.close_stream(ctx),
             Action::AbandonList => {
-                self.emit(WatcherOutput::ListAbandoned { url: self.setup.id }, ctx)
+                let abandoned = WatcherOutput::ListAbandoned { url: self.setup.id };
+                self.emit(abandoned, permit.take(), ctx)
             }
             Action::Wait { delay } => self.wait(delay, ctx),
             Action::FallBackToBeta => self.fall_back_to_beta(),
             Action::BackToCurrent => {
                 debug!(parent: &self.told.span, "v1beta1 is not served either; the next check starts from the current version");
             }
-            Action::Deltas { deltas, counts } => self.emit_deltas(deltas, counts, ctx),
-            Action::Relisted(objects) => self.emit_relisted(objects, ctx),
+            Action::Deltas { deltas, counts } => self.emit_deltas(deltas, counts, permit, ctx),
+            Action::Relisted(objects) => self.emit_relisted(objects, permit.take(), ctx),
             Action::Report(report) => self.report(report),
         }
     }
@@ -253,30 +260,26 @@ impl UrlWatcher {
         &mut self,
         deltas: Vec<WatchEvent>,
         counts: EventCounts,
+        permit: &mut Option<Permit>,
         ctx: &mut Context<Self>,
     ) {
         count_events(self.metrics(), counts);
         if !deltas.is_empty() {
-            self.emit(
-                WatcherOutput::Deltas {
-                    url: self.setup.id,
-                    deltas,
-                },
-                ctx,
-            );
+            let url = self.setup.id;
+            self.emit(WatcherOutput::Deltas { url, deltas }, permit.take(), ctx);
         }
     }
 
     /// Hands a complete relist to the group, noting when the URL last synced.
-    fn emit_relisted(&mut self, objects: Vec<Object>, ctx: &mut Context<Self>) {
+    fn emit_relisted(
+        &mut self,
+        objects: Vec<Object>,
+        permit: Option<Permit>,
+        ctx: &mut Context<Self>,
+    ) {
         self.told.status.last_sync = Some(std::time::SystemTime::now());
-        self.emit(
-            WatcherOutput::Relisted {
-                url: self.setup.id,
-                objects,
-            },
-            ctx,
-        );
+        let url = self.setup.id;
+        self.emit(WatcherOutput::Relisted { url, objects }, permit, ctx);
     }
 
     /// Says, once per run of problems, that the URL is listed from `v1beta1` now (the
@@ -500,14 +503,14 @@ impl UrlWatcher {
                 url: self.setup.id,
                 status: self.told.status.clone(),
             },
+            None,
             ctx,
         );
     }
 
-    /// Sends output to the group; the reply, awaited by this actor, gives the watch
-    /// batch's permit back (an output made outside a watch batch holds none).
-    fn emit(&mut self, output: WatcherOutput, ctx: &mut Context<Self>) {
-        let permit = self.batch_permit.take();
+    /// Sends output to the group; the reply, awaited by this actor, gives `permit`
+    /// (the watch batch's, see [`UrlWatcher::feed_holding`]) back.
+    fn emit(&mut self, output: WatcherOutput, permit: Option<Permit>, ctx: &mut Context<Self>) {
         let reply = self.setup.group.send(output);
         ctx.spawn(reply.into_actor(self).map(move |reply, act, ctx| {
             drop(permit);
@@ -1067,10 +1070,8 @@ impl StreamHandler<StreamItem> for UrlWatcher {
             }
         }
         if !chunks.is_empty() {
-            self.batch_permit = item.permit;
-            self.feed(Input::Chunks(&chunks), ctx);
-            // A batch that made no output (a bookmark, half a line) frees its place.
-            self.batch_permit = None;
+            // A batch that makes no output (a bookmark, half a line) frees its place.
+            self.feed_holding(Input::Chunks(&chunks), item.permit, ctx);
         }
         // Unless the pieces before it already ended this stream.
         if let Some(e) = broken
