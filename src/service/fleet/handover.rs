@@ -36,10 +36,11 @@ pub const MAX_IN_HANDOVER: usize = 16;
 #[derive(Clone, Debug, Default)]
 pub struct Fleet {
     /// The Ready members now.
-    pub current: Arc<Assignment>,
+    current: Arc<Assignment>,
     /// Assignments replaced less than a handover ago, newest first.
-    pub previous: Box<[Arc<Assignment>]>,
-    /// How [`Fleet::each_owner`] walks them, made when first needed.
+    previous: Box<[Arc<Assignment>]>,
+    /// How [`Fleet::each_owner`] walks them, made when first needed (so the two above
+    /// never change once made).
     plan: OnceLock<Option<OwnersPlan>>,
 }
 
@@ -57,6 +58,16 @@ impl Fleet {
             previous,
             plan: OnceLock::new(),
         }
+    }
+
+    /// The Ready members now.
+    pub fn current(&self) -> &Arc<Assignment> {
+        &self.current
+    }
+
+    /// Assignments replaced less than a handover ago, newest first.
+    pub fn previous(&self) -> &[Arc<Assignment>] {
+        &self.previous
     }
 
     /// A fleet with no handover in progress.

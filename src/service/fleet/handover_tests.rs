@@ -204,7 +204,7 @@ proptest! {
 /// once in the order `each_owner` promises.
 fn served_naively(fleet: &Fleet, target: &(u64, String)) -> Vec<ArcStr> {
     let mut out: Vec<ArcStr> = Vec::new();
-    for a in std::iter::once(&fleet.current).chain(fleet.previous.iter()) {
+    for a in std::iter::once(fleet.current()).chain(fleet.previous().iter()) {
         if let Some(o) = a.owner_hashed(target.0, &target.1)
             && !out.contains(&o.member.name)
         {

@@ -191,7 +191,7 @@ impl Job {
             let Some(partition) = snapshot.partition(ViewKind::Member) else {
                 continue;
             };
-            let assignment = &snapshot.members.current;
+            let assignment = snapshot.members.current();
             for (bucket, n) in counts(partition) {
                 let Bucket::Name(member) = bucket else {
                     continue;

@@ -632,7 +632,7 @@ impl JobState {
             return moved.includes("");
         }
         match one_node(&slot.discovered) {
-            Some(node) => moved.includes(self.fleet.current.zone_of(&node)),
+            Some(node) => moved.includes(self.fleet.current().zone_of(&node)),
             None => moved != &MovedZones::Some(Default::default()),
         }
     }

@@ -328,7 +328,7 @@ fn a_member_joining_moves_about_its_share() {
 
 fn rendezvous_of(address: &str, members: &[ArcStr]) -> Option<ArcStr> {
     let fleet = fleet_of(members);
-    let owner = fleet.current.owner(address, "");
+    let owner = fleet.current().owner(address, "");
     owner.map(|o| o.member.name.clone())
 }
 

@@ -163,8 +163,8 @@ async fn follow(
             }
             if moved {
                 info!(
-                    members = fleet.current.members().len(),
-                    in_handover = fleet.previous.len(),
+                    members = fleet.current().members().len(),
+                    in_handover = fleet.previous().len(),
                     selector = %membership.label_selector,
                     "members changed"
                 );
