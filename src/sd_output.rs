@@ -634,12 +634,7 @@ mod tests {
             );
             let share = match i % 3 {
                 0 => Share::whole(&groups),
-                _ => Share::discovered(DiscoveredShare::new(
-                    &labels,
-                    picked,
-                    &placeholder,
-                    i as u64,
-                )),
+                _ => Share::discovered(DiscoveredShare::new(&labels, picked, i as u64)),
             };
             map.insert(&key, &share);
             let mut bytes = Vec::new();

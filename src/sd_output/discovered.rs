@@ -6,9 +6,7 @@
 
 use std::sync::Arc;
 
-use arcstr::ArcStr;
-
-use super::{ADDRESS_LABEL, Fnv, JOB_LABEL, write_json_str};
+use super::{ADDRESS_LABEL, Fnv, write_json_str};
 use crate::labels::Labels;
 
 /// Some of one object's discovered label sets, each written as a group of its own
@@ -19,8 +17,6 @@ pub struct DiscoveredShare {
     discovered: Arc<[Labels]>,
     /// The ones held, by index, ascending.
     picked: Box<[u32]>,
-    /// The job-name placeholder of the job actor's scrape settings.
-    placeholder: ArcStr,
     /// What the body's digest adds: unique to this share's making (`stamp`) and what it
     /// picks, so that a body's ETag changes whenever one of its shares is made anew.
     hash: u64,
@@ -30,12 +26,7 @@ impl DiscoveredShare {
     /// The label sets of `discovered` at `picked` (ascending indices); `stamp` must
     /// differ from every other share's of the same job actor, since the labels' bytes
     /// are not read to make the digest.
-    pub fn new(
-        discovered: &Arc<[Labels]>,
-        picked: Vec<u32>,
-        placeholder: &ArcStr,
-        stamp: u64,
-    ) -> DiscoveredShare {
+    pub fn new(discovered: &Arc<[Labels]>, picked: Vec<u32>, stamp: u64) -> DiscoveredShare {
         let mut hash = Fnv::default();
         hash.write(&stamp.to_le_bytes());
         for i in &picked {
@@ -44,7 +35,6 @@ impl DiscoveredShare {
         DiscoveredShare {
             discovered: Arc::clone(discovered),
             picked: picked.into(),
-            placeholder: placeholder.clone(),
             hash: hash.0,
         }
     }
@@ -52,7 +42,7 @@ impl DiscoveredShare {
     /// The same picks of `discovered`, the object's label sets after a change that
     /// kept their number and addresses.
     pub fn of(&self, discovered: &Arc<[Labels]>, stamp: u64) -> DiscoveredShare {
-        DiscoveredShare::new(discovered, self.picked.to_vec(), &self.placeholder, stamp)
+        DiscoveredShare::new(discovered, self.picked.to_vec(), stamp)
     }
 
     /// True when `other` picks the same label sets of the very same object's.
@@ -76,10 +66,10 @@ impl DiscoveredShare {
     }
 
     /// Appends its label sets, one group each (in HTTP SD's form: the address, then
-    /// every other label with a value), with `job_json` as a `job` label's value that
-    /// is the placeholder. Written straight from the shared labels: nothing is copied
-    /// or sorted (label sets iterate in name order).
-    pub(super) fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
+    /// every other label with a value). Written straight from the shared labels:
+    /// nothing is copied or sorted (label sets iterate in name order). Discovered
+    /// labels hold no job name, so there is no hole to fill.
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
         let mut first = true;
         for labels in (self.picked.iter()).filter_map(|&i| self.discovered.get(i as usize)) {
             let Some(address) = labels.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
@@ -103,11 +93,7 @@ impl DiscoveredShare {
                 comma = true;
                 write_json_str(out, &label.name);
                 out.push(b':');
-                if &*label.name == JOB_LABEL && ArcStr::ptr_eq(&label.value, &self.placeholder) {
-                    out.extend_from_slice(job_json);
-                } else {
-                    write_json_str(out, &label.value);
-                }
+                write_json_str(out, &label.value);
             }
             out.extend_from_slice(b"}}");
         }

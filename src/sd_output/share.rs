@@ -174,7 +174,7 @@ impl Share {
     pub(super) fn write(&self, job_json: &[u8], out: &mut Vec<u8>) {
         let g = match &self.of {
             Of::Groups(g) => g,
-            Of::Discovered(d) => return d.write(job_json, out),
+            Of::Discovered(d) => return d.write(out),
         };
         if self.picks == 0 {
             g.write_from(0, job_json, out);

@@ -68,7 +68,6 @@ pub fn split(
     kept: &[KeptTarget],
     discovered: &Arc<[Labels]>,
     fleet: &Fleet,
-    placeholder: &ArcStr,
     stamp: u64,
 ) -> ObjectParts {
     let mut by_bucket: BTreeMap<ArcStr, Vec<u32>> = BTreeMap::new();
@@ -91,7 +90,7 @@ pub fn split(
         .map(|(member, mut picked)| {
             picked.sort_unstable();
             picked.dedup();
-            let share = DiscoveredShare::new(discovered, picked, placeholder, stamp);
+            let share = DiscoveredShare::new(discovered, picked, stamp);
             (Bucket::Name(member), Share::discovered(share))
         })
         .collect()

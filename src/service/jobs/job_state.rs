@@ -458,13 +458,7 @@ impl JobState {
         let placeholder = &self.relabelling.scrape.job_name;
         if kind == ViewKind::Allocator {
             let (kept, discovered) = (placing.kept, placing.discovered);
-            return target_allocator::split(
-                kept,
-                discovered,
-                &self.fleet,
-                placeholder,
-                self.stamp(),
-            );
+            return target_allocator::split(kept, discovered, &self.fleet, self.stamp());
         }
         let object = ObjectTargets {
             targets: &self.scratch.targets,
@@ -658,13 +652,7 @@ impl JobState {
                 slot.kept = target_allocator::kept_targets(&self.scratch, discovered);
             }
             let stamp = self.stamp();
-            let parts = target_allocator::split(
-                &slot.kept,
-                &slot.discovered,
-                &self.fleet,
-                placeholder,
-                stamp,
-            );
+            let parts = target_allocator::split(&slot.kept, &slot.discovered, &self.fleet, stamp);
             return (parts, 0);
         }
         let nodes = needs_nodes(kind, &self.fleet);
