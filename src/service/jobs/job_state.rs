@@ -72,6 +72,18 @@ fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
         .sum()
 }
 
+/// Allocator `parts` as shares of the same picks of `discovered` (the object's label
+/// sets after a change that kept its targets and their places), made at `stamp`;
+/// `None` if one is not a share of discovered label sets.
+fn rebased(parts: &ObjectParts, discovered: &Discovered, stamp: u64) -> Option<ObjectParts> {
+    (parts.iter())
+        .map(|(bucket, share)| {
+            let d = share.discovered_share()?;
+            Some((bucket.clone(), Share::discovered(d.of(discovered, stamp))))
+        })
+        .collect()
+}
+
 /// True when `new` puts the same targets in the same buckets as `old`.
 fn same_parts(old: &ObjectParts, new: &ObjectParts) -> bool {
     old.len() == new.len()
@@ -86,7 +98,8 @@ struct Placing<'a> {
     groups: Option<&'a Arc<ObjectGroups>>,
     /// True when the slot held this very key before.
     same_key: bool,
-    /// True when every discovered label set names the node it named before.
+    /// True when every discovered label set names the node it named before, or no
+    /// kept partition reads nodes.
     same_nodes: bool,
     /// Its discovered label sets now.
     discovered: &'a Discovered,
@@ -225,13 +238,9 @@ impl JobState {
         let Some(old) = parts.get_mut(at) else {
             return;
         };
-        let stamp = self.stamp();
-        let mut new: ObjectParts = (old.iter())
-            .filter_map(|(bucket, share)| {
-                let d = share.discovered_share()?;
-                Some((bucket.clone(), Share::discovered(d.of(discovered, stamp))))
-            })
-            .collect();
+        let Some(mut new) = rebased(old, discovered, self.stamp()) else {
+            return;
+        };
         self.indexes[at].replace(key, old, &mut new);
         *old = new;
     }
@@ -244,16 +253,7 @@ impl JobState {
         if moved || *held.kept != *placing.kept {
             return None;
         }
-        let stamp = self.stamp();
-        (held.parts.get(at)?.iter())
-            .map(|(bucket, share)| {
-                let d = share.discovered_share()?;
-                Some((
-                    bucket.clone(),
-                    Share::discovered(d.of(placing.discovered, stamp)),
-                ))
-            })
-            .collect()
+        rebased(held.parts.get(at)?, placing.discovered, self.stamp())
     }
 
     /// A number no discovered share of this job state had: see
@@ -316,20 +316,16 @@ impl JobState {
         if changed {
             self.place_body(held.as_ref(), key, groups.as_ref(), same_key);
         }
+        // Nodes are read only when a kept partition reads them.
+        let nodes_same =
+            (held.as_ref()).is_some_and(|h| !nodes || same_nodes(&h.discovered, discovered));
         let parts = match held {
             // The same bytes on the same nodes: the same parts, the views untouched.
-            Some(mut h)
-                if !changed
-                    && h.kept == kept
-                    && (!self.reads_nodes() || same_nodes(&h.discovered, discovered)) =>
-            {
+            Some(mut h) if !changed && h.kept == kept && nodes_same => {
                 self.rebase_discovered(key, &mut h.parts, discovered);
                 (h.parts, h.cross_zone)
             }
             held => {
-                let nodes_same = held
-                    .as_ref()
-                    .is_some_and(|h| same_nodes(&h.discovered, discovered));
                 let placing = Placing {
                     key,
                     groups: groups.as_ref(),
@@ -548,13 +544,6 @@ impl JobState {
             return false;
         }
         let moved_zones = self.fleet.moved_zones(&fleet);
-        // Which objects may have moved, read once for every partition by member.
-        let moved: Vec<bool> = (self.slots.iter())
-            .map(|s| {
-                s.as_ref()
-                    .is_some_and(|s| self.may_have_moved(s, &moved_zones))
-            })
-            .collect();
         self.fleet = fleet;
         let by_member: Vec<usize> = (0..self.indexes.len())
             .filter(|&at| {
@@ -564,10 +553,20 @@ impl JobState {
                 )
             })
             .collect();
+        if by_member.is_empty() {
+            return false;
+        }
+        // Which objects may have moved, read once for every partition by member.
+        let moved: Vec<bool> = (self.slots.iter())
+            .map(|s| {
+                s.as_ref()
+                    .is_some_and(|s| self.may_have_moved(s, &moved_zones))
+            })
+            .collect();
         for &at in &by_member {
             self.refill(at, Some(&moved));
         }
-        !by_member.is_empty()
+        true
     }
 
     /// Splits every object anew into the partition at `at`: just built (`moved` is
