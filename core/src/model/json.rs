@@ -884,8 +884,9 @@ mod tests {
             assert!(ArcStr::ptr_eq(k1, k2), "{k2}: the interned string");
             assert!(ArcStr::ptr_eq(v1, v2), "{v2}: the interned string");
         }
-        // Never interned on this thread: copied, and not put in the table either.
-        let fresh = r#"{"map":{"app":"cart","zone":"b"}}"#;
+        // Never interned on this thread: copied, and not put in the table either. The
+        // strings are this test's own, since other tests may run on this thread first.
+        let fresh = r#"{"map":{"app":"cart-of-the-interning-test","zone-of-the-interning-test":"b-of-the-interning-test"}}"#;
         let copied: Holder = without_interning(|| serde_json::from_str(fresh)).unwrap();
         let interned: Holder = serde_json::from_str(fresh).unwrap();
         let again: Holder = serde_json::from_str(fresh).unwrap();
