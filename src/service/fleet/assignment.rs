@@ -59,8 +59,7 @@ impl Candidate {
 
 /// The candidates a target chooses among (a zone's members, or everyone), sorted by
 /// name. Shared between assignments that have the very same candidates there, so that
-/// [`crate::service::fleet::Fleet::each_owner`] scores a target once per distinct pool
-/// instead of once per assignment in handover.
+/// a fleet's [`crate::service::fleet::owners::OwnersPlan`] tells equal pools by pointer.
 #[derive(Clone, Debug, Default)]
 pub struct Pool(Arc<[Candidate]>);
 

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use smallvec::SmallVec;
 
-use super::assignment::{Assignment, NodeZones, Pool};
+use super::assignment::Assignment;
 use super::owners::OwnersPlan;
 
 /// The most assignments kept in handover beside the current one. A rolling restart
@@ -92,39 +92,23 @@ impl Fleet {
 
     /// Calls `f` with each member a target at an address hashing to `address_hash`
     /// (on `node`) is served to, each once: its current owner first, then its owners
-    /// under the assignments in handover. Assignments that share the target's pool
-    /// ([`Assignment::share_pools`]) give the same owner: it is scored once, and the
-    /// node's zone is read once per zones map.
+    /// under the assignments in handover, walked by the fleet's [`OwnersPlan`]. Only
+    /// assignments that do not share one map of nodes' zones (the zones changed within
+    /// a handover) are scored one by one.
     pub fn each_owner(&self, address_hash: u64, node: &str, mut f: impl FnMut(&ArcStr)) {
         if let Some(plan) = self.plan()
             && plan.each_owner(address_hash, node, &mut f)
         {
             return;
         }
-        let mut zone: Option<(&NodeZones, &str)> = None;
-        let mut scored: SmallVec<[(&Pool, &ArcStr); 8]> = SmallVec::new();
+        let mut told: SmallVec<[&ArcStr; 8]> = SmallVec::new();
         for assignment in std::iter::once(&self.current).chain(self.previous.iter()) {
-            let zone = match zone {
-                Some((zones, z)) if Arc::ptr_eq(zones, assignment.zones()) => z,
-                _ if !assignment.zone_aware() => "",
-                _ => {
-                    let z = assignment.zone_of(node);
-                    zone = Some((assignment.zones(), z));
-                    z
-                }
-            };
-            let pool = assignment.pool(zone);
-            if scored.iter().any(|(p, _)| p.same(pool)) {
-                continue;
+            if let Some(o) = assignment.owner_hashed(address_hash, node)
+                && !told.contains(&&o.member.name)
+            {
+                told.push(&o.member.name);
+                f(&o.member.name);
             }
-            let Some(owner) = assignment.owner_in_zone(address_hash, zone) else {
-                continue;
-            };
-            let name = &owner.member.name;
-            if !scored.iter().any(|(_, n)| *n == name) {
-                f(name);
-            }
-            scored.push((pool, name));
         }
     }
 
@@ -133,23 +117,21 @@ impl Fleet {
     /// whose current pool, differs. A roll step changes one member, so targets of
     /// other zones keep their members and need not be assigned again.
     pub fn moved_zones(&self, next: &Fleet) -> MovedZones {
-        let same_zones = Arc::ptr_eq(self.current.zones(), next.current.zones())
-            && self.zone_aware() == next.zone_aware();
-        let together = std::iter::once(&self.current).chain(self.previous.iter());
-        let all_share = together
+        let zones = self.current.zones();
+        let all_share = (std::iter::once(&self.current).chain(self.previous.iter()))
             .chain(std::iter::once(&next.current).chain(next.previous.iter()))
-            .all(|a| Arc::ptr_eq(a.zones(), self.current.zones()));
-        if !(same_zones && all_share) {
+            .all(|a| Arc::ptr_eq(a.zones(), zones));
+        if !all_share || self.zone_aware() != next.zone_aware() {
             return MovedZones::All;
         }
-        let mut zones: Vec<&str> = match self.zone_aware() {
-            true => self.current.zones().values().map(|z| z.as_str()).collect(),
+        let mut names: Vec<&str> = match self.zone_aware() {
+            true => zones.values().map(|z| z.as_str()).collect(),
             false => Vec::new(),
         };
-        zones.push("");
-        zones.sort_unstable();
-        zones.dedup();
-        let moved = zones
+        names.push("");
+        names.sort_unstable();
+        names.dedup();
+        let moved = names
             .into_iter()
             .filter(|zone| {
                 !self.current.pool(zone).same(next.current.pool(zone))

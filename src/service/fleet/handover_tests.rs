@@ -237,6 +237,32 @@ proptest! {
     }
 }
 
+/// Assignments that do not share one map of zones (the zones changed within the
+/// handover) are scored one by one, and serve what each alone gives.
+#[test]
+fn assignments_with_their_own_zones_are_scored_one_by_one() {
+    let own_zones = |a: Assignment| {
+        let zones: NodeZones = Arc::new((**a.zones()).clone());
+        Assignment::new(a.members().to_vec(), true, zones)
+    };
+    let mut h = Handover::new(Duration::from_secs(60));
+    let start = Instant::now();
+    h.change(own_zones(assignment(5, &[], true)), start);
+    h.change(
+        own_zones(assignment(5, &[2], true)),
+        start + Duration::from_secs(1),
+    );
+    h.change(
+        own_zones(assignment(5, &[2, 4], true)),
+        start + Duration::from_secs(2),
+    );
+    let fleet = h.fleet();
+    assert_eq!(fleet.previous().len(), 2);
+    for t in targets() {
+        assert_eq!(served(&fleet, &t), served_naively(&fleet, &t));
+    }
+}
+
 #[test]
 fn without_a_handover_nothing_is_kept() {
     let mut h = Handover::new(Duration::ZERO);
