@@ -44,7 +44,8 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// Its score for a target whose address hashes to `address_hash` ([`score`]).
+    /// Its score for a target whose address hashes to `address_hash`: `-weight / ln(u)`,
+    /// `u` from the target's and its name's hashes (see the module documentation).
     pub fn score(&self, address_hash: u64) -> f64 {
         score_keyed(address_hash, self.key, self.member.weight)
     }
@@ -84,7 +85,8 @@ impl Pool {
         self.best_scored(address_hash).map(|(c, _)| c)
     }
 
-    /// [`Pool::best`] with its score.
+    /// The candidate a target whose address hashes to `address_hash` goes to, with its
+    /// score.
     pub fn best_scored(&self, address_hash: u64) -> Option<(&Candidate, f64)> {
         let mut best: Option<(f64, &Candidate)> = None;
         for c in self.0.iter() {
@@ -229,7 +231,7 @@ impl Assignment {
     }
 
     /// [`Assignment::owner_hashed`] of a target whose zone is known: `zone`.
-    pub fn owner_in_zone(&self, address_hash: u64, zone: &str) -> Option<Owner<'_>> {
+    fn owner_in_zone(&self, address_hash: u64, zone: &str) -> Option<Owner<'_>> {
         let best = self.pool(zone).best(address_hash)?;
         Some(Owner {
             member: &best.member,
@@ -238,13 +240,10 @@ impl Assignment {
     }
 }
 
-/// `member`'s score for a target whose address hashes to `address_hash`: `-w / ln(u)`
-/// with `u` in (0, 1) the top 53 bits of [`crate::service::views::rendezvous_weight`],
-/// offset by half a step so that it is never 0 nor 1.
-pub fn score(address_hash: u64, member: &Member) -> f64 {
-    score_keyed(address_hash, member_key(&member.name), member.weight)
-}
-
+/// A member's score for a target whose address hashes to `address_hash`, from its
+/// name's `key` ([`member_key`]) and its `weight`: `-weight / ln(u)` with `u` in (0, 1)
+/// the top 53 bits of [`crate::service::views::rendezvous_weight`], offset by half a
+/// step so that it is never 0 nor 1.
 fn score_keyed(address_hash: u64, key: u64, weight: f64) -> f64 {
     let h = rendezvous_keyed(address_hash, key);
     let u = ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;

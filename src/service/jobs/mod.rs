@@ -48,7 +48,7 @@ pub struct JobSetOptions {
     /// Where to write file SD output, if anywhere.
     pub output_dir: Option<PathBuf>,
     /// The least time between two snapshots of a job actor while changes keep coming
-    /// (see [`crate::service::jobs::job_actor`]); zero publishes after every batch.
+    /// (see `service::jobs::job_actor`); zero publishes after every batch.
     pub publish_interval: Duration,
 }
 

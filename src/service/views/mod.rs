@@ -4,7 +4,7 @@
 //! not, with a handover: see [`crate::service::fleet`]).
 //!
 //! A view is a bucket of a partition the job actor keeps beside the whole body (see
-//! [`crate::service::views::index`]): for each kind of partition asked for (one per shard count,
+//! `service::views::index`): for each kind of partition asked for (one per shard count,
 //! one for nodes, one for members), each object's targets are split into buckets when
 //! the object is relabelled ([`split`]). An object whose targets all land in one
 //! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
@@ -154,7 +154,7 @@ fn names_own_node(labels: &Labels) -> bool {
 
 /// A member's rendezvous hash for a target whose address hashes (FNV-1a) to
 /// `address_hash`: SplitMix64's finalizer over both hashes (the `u` of
-/// [`crate::service::fleet::assignment::score`]). Fixed by definition (no seed, no std
+/// [`crate::service::fleet::assignment::Candidate::score`]). Fixed by definition (no seed, no std
 /// hasher), so every kubesd replica, whatever its build, assigns alike.
 pub fn rendezvous_weight(address_hash: u64, member: &str) -> u64 {
     rendezvous_keyed(address_hash, member_key(member))

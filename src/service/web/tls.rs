@@ -1,7 +1,7 @@
 //! The listener's TLS (rustls), from the web config's `tls_server_config`.
 //!
 //! The certificate and the client-certificate policy are looked up in the web config
-//! at every handshake ([`CurrentCertificate`], [`CurrentClientPolicy`]), so a renewed
+//! at every handshake (`CurrentCertificate`, `CurrentClientPolicy`), so a renewed
 //! certificate, a new client CA or a changed `client_auth_type` apply to the next
 //! connection without a restart, as with the exporter-toolkit. Versions, cipher suites
 //! and curves are fixed when the listener starts (rustls takes them once).
