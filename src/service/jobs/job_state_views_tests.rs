@@ -371,8 +371,8 @@ fn a_change_moves_only_its_own_views_etag() {
 }
 
 /// Zones: node `n` (1..6) is in zone `n % 3`; node-0 stands for "no node".
-fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
-    let zones: crate::service::fleet::assignment::NodeZones = Arc::new(
+fn node_zones() -> crate::service::fleet::assignment::NodeZones {
+    Arc::new(
         (1..6u8)
             .map(|n| {
                 (
@@ -381,20 +381,30 @@ fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
                 )
             })
             .collect(),
-    );
-    let assignment = |skip: Option<usize>| {
-        let members = members
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != skip)
-            .map(|(i, &(node, weight))| Member {
-                name: ArcStr::from(format!("scraper-{i}")),
-                node: ArcStr::from(format!("node-{node}")),
-                weight: f64::from(weight),
-            })
-            .collect();
-        Assignment::new(members, true, zones.clone())
-    };
+    )
+}
+
+/// The zone-aware assignment of `members` (node, weight), member `i` named
+/// `scraper-i`, without the one `away`.
+fn zoned_assignment(
+    members: &[(u8, u8)],
+    away: Option<usize>,
+    zones: &crate::service::fleet::assignment::NodeZones,
+) -> Assignment {
+    let members = (members.iter().enumerate())
+        .filter(|(i, _)| Some(*i) != away)
+        .map(|(i, &(node, weight))| Member {
+            name: ArcStr::from(format!("scraper-{i}")),
+            node: ArcStr::from(format!("node-{node}")),
+            weight: f64::from(weight),
+        })
+        .collect();
+    Assignment::new(members, true, zones.clone())
+}
+
+fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
+    let zones = node_zones();
+    let assignment = |skip: Option<usize>| zoned_assignment(members, skip, &zones);
     // With `away`: that member left, its old assignment still in handover.
     let previous: Box<[Arc<Assignment>]> = match away {
         Some(_) => Box::new([Arc::new(assignment(None))]),
@@ -633,22 +643,8 @@ proptest! {
         members in prop::collection::vec((1u8..6, 1u8..3), 2..6),
         steps in prop::collection::vec(0usize..6, 1..8),
     ) {
-        let zones: crate::service::fleet::assignment::NodeZones = Arc::new(
-            (1..6u8)
-                .map(|n| (ArcStr::from(format!("node-{n}")), ArcStr::from(format!("zone-{}", n % 3))))
-                .collect(),
-        );
-        let assignment = |away: Option<usize>| {
-            let members = (members.iter().enumerate())
-                .filter(|(i, _)| Some(*i) != away)
-                .map(|(i, &(node, weight))| Member {
-                    name: ArcStr::from(format!("scraper-{i}")),
-                    node: ArcStr::from(format!("node-{node}")),
-                    weight: f64::from(weight),
-                })
-                .collect();
-            Assignment::new(members, true, zones.clone())
-        };
+        let zones = node_zones();
+        let assignment = |away: Option<usize>| zoned_assignment(&members, away, &zones);
         let queries: Vec<ViewQuery> = (0..members.len())
             .flat_map(|i| {
                 let name = ArcStr::from(format!("scraper-{i}"));
