@@ -11,6 +11,7 @@ mod namespace;
 mod node;
 mod object;
 mod pod;
+mod quantity;
 mod role;
 mod route;
 mod service;
@@ -33,6 +34,7 @@ pub(crate) use object::ObjectSeed;
 pub use pod::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
+pub use quantity::milli_value;
 pub use role::{Role, UnknownRole};
 pub use route::{
     GrpcMethodMatch, GrpcRoute, GrpcRouteMatch, GrpcRouteRule, HttpPathMatch, HttpRoute,

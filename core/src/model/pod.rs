@@ -1,7 +1,8 @@
 //! The Pod object (`/api/v1/pods`), as much of it as discovery reads.
 //!
 //! Pods are the bulk of a cluster's watch traffic, so the shape is lean: env, volumes,
-//! probes, resources and `managedFields` are skipped by the parser without being built.
+//! probes, `managedFields` and every resource but the CPU request are skipped by the
+//! parser without being built.
 
 use arcstr::ArcStr;
 
@@ -62,6 +63,10 @@ pub struct Container {
     /// Only set on init containers: `Always` makes it a sidecar that keeps running.
     #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub restart_policy: ArcStr,
+    /// `resources.requests.cpu` in millicores; `None` when none is requested or it is
+    /// not a quantity. The rest of `resources` is read past.
+    #[serde(default, rename = "resources", deserialize_with = "cpu_request")]
+    pub cpu_request: Option<u64>,
 }
 
 impl Container {
@@ -69,6 +74,40 @@ impl Container {
     pub fn is_sidecar(&self) -> bool {
         &*self.restart_policy == "Always"
     }
+}
+
+impl PodSpec {
+    /// The CPU the pod requests while it runs, in millicores: the sum of its
+    /// containers' and native sidecars' requests (init containers that run to
+    /// completion before them are not counted); `None` when none of them requests any.
+    pub fn cpu_request(&self) -> Option<u64> {
+        let sidecars = self.init_containers.iter().filter(|c| c.is_sidecar());
+        self.containers
+            .iter()
+            .chain(sidecars)
+            .filter_map(|c| c.cpu_request)
+            .reduce(u64::saturating_add)
+    }
+}
+
+/// Deserializes a container's `resources` (possibly `null`) into its CPU request in
+/// millicores; limits, other resources and claims are read past.
+fn cpu_request<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    struct Resources<'a> {
+        #[serde(default, borrow)]
+        requests: Option<Requests<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Requests<'a> {
+        #[serde(default, borrow)]
+        cpu: Option<std::borrow::Cow<'a, str>>,
+    }
+    let resources = Option::<Resources<'de>>::deserialize(deserializer)?;
+    Ok(resources
+        .and_then(|r| r.requests)
+        .and_then(|r| r.cpu)
+        .and_then(|cpu| super::quantity::milli_value(&cpu)))
 }
 
 /// One entry of a container's `ports`.
@@ -264,6 +303,27 @@ impl Pod {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_request_sums_containers_and_sidecars_and_tolerates_odd_resources() {
+        let spec: PodSpec = serde_json::from_str(
+            r#"{"containers":[
+                {"name":"a","resources":{"requests":{"cpu":"250m","memory":"1Gi"},"limits":{"cpu":"9"}}},
+                {"name":"b","resources":{"requests":{"memory":"1Gi"}}},
+                {"name":"c","resources":null},
+                {"name":"d","resources":{"requests":null}},
+                {"name":"e","resources":{"requests":{"cpu":"lots"}}},
+                {"name":"f","resources":{"requests":{"cpu":"1.5"}}}],
+              "initContainers":[
+                {"name":"setup","resources":{"requests":{"cpu":"8"}}},
+                {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"100m"}}}]}"#,
+        )
+        .expect("a pod spec");
+        let requests: Vec<Option<u64>> = spec.containers.iter().map(|c| c.cpu_request).collect();
+        assert_eq!(requests, [Some(250), None, None, None, None, Some(1500)]);
+        assert_eq!(spec.cpu_request(), Some(1850));
+        assert_eq!(PodSpec::default().cpu_request(), None);
+    }
 
     fn pod(conditions: &str) -> Pod {
         let json =

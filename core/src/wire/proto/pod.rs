@@ -1,7 +1,7 @@
-//! `core/v1.Pod` in protobuf: `metadata` 1, `spec` 2 (`containers` 2, `nodeName` 10,
-//! `initContainers` 20), `status` 3 (`phase` 1, `conditions` 2, `hostIP` 5, `podIP` 6,
-//! `containerStatuses` 8, `initContainerStatuses` 10), decoded as the JSON path
-//! decodes them into [`Pod`].
+//! `core/v1.Pod` in protobuf: `metadata` 1, `spec` 2 (`containers` 2 with `resources`
+//! 8, `nodeName` 10, `initContainers` 20), `status` 3 (`phase` 1, `conditions` 2,
+//! `hostIP` 5, `podIP` 6, `containerStatuses` 8, `initContainerStatuses` 10), decoded
+//! as the JSON path decodes them into [`Pod`].
 
 use super::fields::{Repeated, for_each_field};
 use super::meta::object_meta;
@@ -53,6 +53,7 @@ fn container(bytes: &[u8]) -> Result<Container, WireError> {
             1 => container.name = f.repeated("name")?,
             2 => container.image = f.repeated("image")?,
             6 => ports.note(f),
+            8 => container.cpu_request = cpu_request(f.bytes("resources")?)?,
             24 => container.restart_policy = f.enum_value("restartPolicy")?,
             _ => {}
         }
@@ -60,6 +61,44 @@ fn container(bytes: &[u8]) -> Result<Container, WireError> {
     })?;
     container.ports = ports.decode(bytes, M, |f| container_port(f.bytes("ports")?))?;
     Ok(container)
+}
+
+/// `ResourceRequirements` (`limits` 1, `requests` 2: `map<string, Quantity>`, a
+/// `Quantity` being `{string = 1}`): the CPU request in millicores, as JSON reads it.
+fn cpu_request(bytes: &[u8]) -> Result<Option<u64>, WireError> {
+    let mut cpu = None;
+    for_each_field(bytes, "ResourceRequirements", |f| {
+        if f.number == 2 {
+            let (mut key, mut quantity) = ("", None);
+            for_each_field(f.bytes("requests")?, "ResourceList", |entry| {
+                match entry.number {
+                    1 => key = entry.str("key")?,
+                    2 => quantity = Some(entry.bytes("value")?),
+                    _ => {}
+                }
+                Ok(())
+            })?;
+            if key == "cpu"
+                && let Some(quantity) = quantity
+            {
+                cpu = quantity_string(quantity)?.and_then(crate::model::milli_value);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(cpu)
+}
+
+/// A `Quantity`'s string.
+fn quantity_string(bytes: &[u8]) -> Result<Option<&str>, WireError> {
+    let mut text = None;
+    for_each_field(bytes, "Quantity", |f| {
+        if f.number == 1 {
+            text = Some(f.str("string")?);
+        }
+        Ok(())
+    })?;
+    Ok(text)
 }
 
 fn container_port(bytes: &[u8]) -> Result<ContainerPort, WireError> {
