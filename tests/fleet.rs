@@ -587,3 +587,93 @@ scrape_configs:
     one.stop_all().await;
     running.stop().await;
 }
+
+/// A scraper pod on node-000 whose containers request `containers` of CPU (`None`: no
+/// request), with a native sidecar requesting `sidecar` and an init container that
+/// requests more than all of them (not counted: it ends before they start).
+fn scraper_requesting(name: &str, ip: &str, containers: &[Option<&str>], sidecar: &str) -> Value {
+    let requests = |cpu: &Option<&str>| match cpu {
+        Some(cpu) => json!({"requests": {"cpu": cpu, "memory": "1Gi"}, "limits": {"cpu": "64"}}),
+        None => json!({"limits": {"memory": "1Gi"}}),
+    };
+    let containers: Vec<Value> = containers
+        .iter()
+        .enumerate()
+        .map(|(i, cpu)| json!({"name": format!("c{i}"), "resources": requests(cpu)}))
+        .collect();
+    let mut pod = scraper(name, ip, true);
+    pod["spec"]["containers"] = json!(containers);
+    pod["spec"]["initContainers"] = json!([
+        {"name": "setup", "resources": requests(&Some("16"))},
+        {"name": "sidecar", "restartPolicy": "Always", "resources": requests(&Some(sidecar))},
+    ]);
+    pod
+}
+
+/// `weight_from: cpu_request`: a member weighs the CPU its containers and sidecars
+/// request, in cores, read from JSON and protobuf alike; one that requests none counts
+/// as 1; a resized request changes the weight.
+#[actix_rt::test]
+async fn members_weigh_the_cpu_their_pods_request() {
+    for encoding in [
+        kubesd::config::WireEncoding::Json,
+        kubesd::config::WireEncoding::Auto,
+    ] {
+        let spec = ClusterSpec {
+            nodes: 1,
+            pods: 0,
+            ..ClusterSpec::default()
+        };
+        let running = SimulatedCluster::seeded(3, spec)
+            .await
+            .expect("cluster starts");
+        let (sim, url) = (running.sim(), running.url());
+        for (name, containers, sidecar) in [
+            ("cpu-a", vec![Some("250m"), Some("0.25")], "0"),
+            ("cpu-b", vec![Some("2"), None], "500m"),
+            ("cpu-c", vec![None], "0"),
+        ] {
+            let pod = scraper_requesting(name, "10.99.0.1", &containers, sidecar);
+            sim.create(Resource::Pods, pod).expect("scraper created");
+        }
+        let membership = config(&url, "weight_from: cpu_request")
+            .membership
+            .expect("a membership section");
+        let discovery = Discovery::start(kubesd::EngineOptions {
+            encoding,
+            ..SimulatedCluster::engine_options()
+        });
+        let (publish, fleet) = tokio::sync::watch::channel(Default::default());
+        let watch = kubesd::service::MemberWatch::start(&discovery, membership, publish)
+            .await
+            .expect("members watched");
+        let weights = || -> Vec<(String, f64)> {
+            let fleet: kubesd::service::Members = fleet.borrow().clone();
+            let members = fleet.current().members();
+            members
+                .iter()
+                .map(|m| (m.name.to_string(), m.weight))
+                .collect()
+        };
+        let expected = [("cpu-a", 0.5), ("cpu-b", 2.5), ("cpu-c", 1.0)];
+        let expected: Vec<(String, f64)> =
+            expected.iter().map(|(n, w)| (n.to_string(), *w)).collect();
+        eventually("the members weigh their requests", || {
+            let held = weights() == expected;
+            async move { held }
+        })
+        .await;
+        // cpu-c gets a request (an in-place resize): its weight follows.
+        let resized = scraper_requesting("cpu-c", "10.99.0.1", &[Some("3")], "0");
+        sim.update(Resource::Pods, resized)
+            .expect("scraper updated");
+        eventually("a resized request reweighs its member", || {
+            let held = weights().last() == Some(&("cpu-c".to_string(), 3.0));
+            async move { held }
+        })
+        .await;
+        assert_eq!(weights()[..2], expected[..2], "{encoding:?}");
+        watch.stop().await;
+        running.stop().await;
+    }
+}

@@ -74,6 +74,7 @@ fn all_metadata(cache: &ObjectCache) -> TargetContext<'_> {
             deployment: true,
             job: true,
             cronjob: true,
+            cpu_request: false,
         },
         cache,
     }

@@ -453,6 +453,7 @@ pub(crate) mod tests {
             deployment: false,
             job: false,
             cronjob: false,
+            cpu_request: false,
         },
         semantics: crate::targets::Semantics::VictoriaMetrics,
     };

@@ -1,6 +1,6 @@
 //! A fleet of scraper pods for kubesd's `membership`: Ready pods in one namespace with
 //! one label, spread over the nodes' zones (`topology.kubernetes.io/zone`), weighing 1
-//! or 2 by the `kubesd.io/weight` annotation; and [`ScraperRoll`], a churn that rolls
+//! or 2 by the `kubesd.io/weight` annotation (and requesting half a core or one); and [`ScraperRoll`], a churn that rolls
 //! them one by one as a StatefulSet's rolling update does (NotReady, deleted,
 //! recreated Ready under the same name on the same node), so the demo and the tests
 //! show assignment, handover and zones at work.
@@ -78,10 +78,20 @@ fn scraper_pod(name: &str, node: &str, i: usize, ready: bool) -> Value {
             "annotations": {WEIGHT_ANNOTATION: (1 + i % 2).to_string()},
         },
         "spec": {"nodeName": node, "containers": [{"name": "scraper",
-                 "ports": [{"name": "web", "containerPort": 9090, "protocol": "TCP"}]}]},
+                 "ports": [{"name": "web", "containerPort": 9090, "protocol": "TCP"}],
+                 "resources": {"requests": {"cpu": cpu_request(i), "memory": "1Gi"}}}]},
         "status": {"phase": "Running", "podIP": pod_ip((3 << 20) + i as u64),
                    "conditions": [{"type": "Ready", "status": status}]}
     })
+}
+
+/// Scraper `i`'s CPU request: half a core per unit of its weight, so that
+/// `weight_from: cpu_request` weighs the scrapers as their annotation does.
+fn cpu_request(i: usize) -> &'static str {
+    match i % 2 {
+        0 => "500m",
+        _ => "1",
+    }
 }
 
 /// What one [`ScraperRoll::step`] did to one scraper.

@@ -144,6 +144,7 @@ pub fn run(args: &LabelsArgs) -> Result<String, LabelsError> {
             deployment: args.attach_deployment,
             job: args.attach_job,
             cronjob: args.attach_cronjob,
+            cpu_request: false,
         },
         semantics: args.semantics,
         cache: &cache,

@@ -7,7 +7,7 @@
 //!   namespace: monitoring                        # required
 //!   label_selector: app.kubernetes.io/name=vmagent   # required
 //!   zone_aware: false     # assign a target among its zone's members (default false)
-//!   weight_from: annotation:kubesd.io/weight   # a member's weight (default: all equal)
+//!   weight_from: annotation:kubesd.io/weight   # or cpu_request (default: all equal)
 //!   handover: 2m          # how long a moved target stays at its old member too
 //!   # and, as in kubernetes_sd_configs, how to reach the API server (optional):
 //!   # api_server, kubeconfig_file, tls_config, authorization, ...
@@ -50,6 +50,9 @@ pub enum WeightFrom {
     Equal,
     /// The value of the pod's annotation of this name (a positive number).
     Annotation(String),
+    /// The CPU the pod requests, in cores: the sum of its containers' and native
+    /// sidecars' `resources.requests.cpu`.
+    CpuRequest,
 }
 
 /// The scrapers' pods, as the config names them.
@@ -72,14 +75,19 @@ pub struct Membership {
 /// `weight_from`'s value read.
 fn parse_weight_from(value: &Value) -> Result<WeightFrom, String> {
     let Value::String(text) = value else {
-        return Err("expected a string: annotation:NAME".into());
+        return Err("expected a string: cpu_request or annotation:NAME".into());
     };
+    if text.trim() == "cpu_request" {
+        return Ok(WeightFrom::CpuRequest);
+    }
     match text.strip_prefix("annotation:") {
         Some(name) if !name.trim().is_empty() => Ok(WeightFrom::Annotation(name.trim().into())),
         Some(_) => {
             Err("annotation: must name the annotation, e.g. annotation:kubesd.io/weight".into())
         }
-        None => Err(format!("{text:?} is not a weight source: annotation:NAME")),
+        None => Err(format!(
+            "{text:?} is not a weight source: cpu_request or annotation:NAME"
+        )),
     }
 }
 
@@ -155,15 +163,18 @@ pub fn parse_membership(
         "selectors".into(),
         Value::Sequence(vec![Value::Mapping(selector)]),
     );
-    let sd = sd_config(&Value::Mapping(sd), dir, default_kubeconfig).map_err(|(key, why)| {
-        // The selector is checked as the discovery's: name it as written here.
-        let key = if why.contains("selector") && key.is_empty() {
-            "label_selector".to_string()
-        } else {
-            key
-        };
-        (key, why)
-    })?;
+    let mut sd =
+        sd_config(&Value::Mapping(sd), dir, default_kubeconfig).map_err(|(key, why)| {
+            // The selector is checked as the discovery's: name it as written here.
+            let key = if why.contains("selector") && key.is_empty() {
+                "label_selector".to_string()
+            } else {
+                key
+            };
+            (key, why)
+        })?;
+    // The members' targets carry their CPU request (a label no job's targets have).
+    sd.attach_metadata.cpu_request = weight_from == WeightFrom::CpuRequest;
     Ok(Membership {
         namespace,
         label_selector,
@@ -222,6 +233,11 @@ mod tests {
             WeightFrom::Annotation("kubesd.io/weight".into())
         );
         assert_eq!(m.handover, Duration::from_secs(45));
+        assert!(!m.sd.attach_metadata.cpu_request);
+        let m =
+            parse("{namespace: m, label_selector: a=b, weight_from: cpu_request}").expect("valid");
+        assert_eq!(m.weight_from, WeightFrom::CpuRequest);
+        assert!(m.sd.attach_metadata.cpu_request);
         for (yaml, key) in [
             (
                 "{namespace: m, label_selector: a=b, zone_aware: yes please}",

@@ -100,7 +100,17 @@ pub struct AttachMetadata {
     pub job: bool,
     /// Add `__meta_kubernetes_pod_cronjob_name`: the CronJob owning the pod's Job.
     pub cronjob: bool,
+    /// kubesd's own, never read from a config: add [`CPU_REQUEST_LABEL`] to role pod's
+    /// targets. Only the watch of a fleet's members asks for it
+    /// (`membership.weight_from: cpu_request`), so no job's labels change.
+    #[serde(skip)]
+    pub cpu_request: bool,
 }
+
+/// The label of a pod's CPU request in cores (`0.5`), the sum of its containers' and
+/// sidecars' ([`crate::model::PodSpec::cpu_request`]), on role pod's targets when
+/// [`AttachMetadata::cpu_request`] asks for it and the pod requests any.
+pub const CPU_REQUEST_LABEL: &str = "__meta_kubesd_pod_cpu_request";
 
 impl AttachMetadata {
     /// Only what changes `role`'s labels: the node and the workload are read for a pod
@@ -115,6 +125,7 @@ impl AttachMetadata {
             deployment: self.deployment && reads_pods,
             job: self.job && reads_pods,
             cronjob: self.cronjob && reads_pods,
+            cpu_request: self.cpu_request && role == Role::Pod,
         }
     }
 }

@@ -7,7 +7,7 @@ use super::meta::{
     NODE, POD, add_annotations, add_labels, add_namespace_metadata, bool_str, metadata_labels,
 };
 use super::owners::add_workload_labels;
-use super::{TargetContext, join_host_port};
+use super::{CPU_REQUEST_LABEL, TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, ContainerPort, ContainerStatus, Pod};
 
@@ -125,7 +125,22 @@ fn pod_has_no_targets(pod: &Pod, ctx: &TargetContext<'_>) -> bool {
 fn pod_common_labels(pod: &Pod, ctx: &TargetContext<'_>) -> Labels {
     let mut common = LabelsBuilder::new();
     add_pod_common_labels(&mut common, pod, ctx, Related::SharedNode);
+    if ctx.attach.cpu_request
+        && let Some(milli) = pod.spec.cpu_request()
+    {
+        common.add(arcstr::literal!(CPU_REQUEST_LABEL), cores(milli));
+    }
     common.finish()
+}
+
+/// Millicores as cores, without trailing zeros: `1500` is `1.5`, `2000` is `2`.
+fn cores(milli: u64) -> String {
+    let (whole, fraction) = (milli / 1000, milli % 1000);
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let fraction = format!("{fraction:03}");
+    format!("{whole}.{}", fraction.trim_end_matches('0'))
 }
 
 /// Which of a pod's related labels (its namespace's and its node's) join its own.
@@ -300,6 +315,24 @@ impl<'a> StatusIndex<'a> {
         match &self.map {
             Some(map) => map.get(name).copied(),
             None => self.list.iter().find(|s| &*s.name == name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cores;
+
+    #[test]
+    fn millicores_read_as_cores() {
+        for (milli, text) in [
+            (0, "0"),
+            (1, "0.001"),
+            (500, "0.5"),
+            (1250, "1.25"),
+            (2000, "2"),
+        ] {
+            assert_eq!(cores(milli), text);
         }
     }
 }

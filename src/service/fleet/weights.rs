@@ -1,9 +1,10 @@
 //! A member's weight, read from its pod as `membership.weight_from` says: every member
-//! 1 by default, or the value of a pod annotation. A missing or malformed value counts
-//! as 1 and is reported.
+//! 1 by default, the value of a pod annotation, or the pod's CPU request in cores. A
+//! missing or malformed value counts as 1 and is reported.
 
 use crate::labels::{Labels, sanitize_label_name};
 use crate::promconfig::WeightFrom;
+use crate::targets::CPU_REQUEST_LABEL;
 
 /// The weight of a member whose weight cannot be read.
 pub const DEFAULT_WEIGHT: f64 = 1.0;
@@ -24,6 +25,9 @@ pub enum WeightSource {
         /// `__meta_kubernetes_pod_annotation_<name sanitized>`.
         label: String,
     },
+    /// The pod's CPU request, in cores ([`CPU_REQUEST_LABEL`], which the member watch's
+    /// targets carry).
+    CpuRequest,
 }
 
 impl WeightSource {
@@ -38,25 +42,41 @@ impl WeightSource {
                     sanitize_label_name(name)
                 ),
             },
+            WeightFrom::CpuRequest => WeightSource::CpuRequest,
         }
     }
 
     /// The weight of the member pod `labels` describes, or why it counts as the
     /// default.
     pub fn weight(&self, labels: &Labels) -> Result<f64, String> {
-        let WeightSource::Annotation { name, label } = self else {
-            return Ok(DEFAULT_WEIGHT);
-        };
-        let Some(text) = labels.get(label) else {
-            return Err(format!("annotation {name:?} is missing"));
-        };
-        match text.trim().parse::<f64>() {
-            Ok(w) if w.is_finite() && w > 0.0 && w <= MAX_WEIGHT => Ok(w),
-            _ => Err(format!(
-                "annotation {name:?} is {text:?}, not a number above 0 and at most {MAX_WEIGHT}"
-            )),
+        match self {
+            WeightSource::Equal => Ok(DEFAULT_WEIGHT),
+            WeightSource::Annotation { name, label } => {
+                let Some(text) = labels.get(label) else {
+                    return Err(format!("annotation {name:?} is missing"));
+                };
+                positive(text).ok_or_else(|| {
+                    format!(
+                        "annotation {name:?} is {text:?}, not a number above 0 and at most {MAX_WEIGHT}"
+                    )
+                })
+            }
+            WeightSource::CpuRequest => match labels.get(CPU_REQUEST_LABEL) {
+                None => Err("its containers request no CPU".into()),
+                Some(cores) => positive(cores).ok_or_else(|| {
+                    format!(
+                        "its CPU request is {cores} cores, not above 0 and at most {MAX_WEIGHT}"
+                    )
+                }),
+            },
         }
     }
+}
+
+/// `text` as a weight: a number above 0 and at most [`MAX_WEIGHT`].
+fn positive(text: &str) -> Option<f64> {
+    let w = text.trim().parse::<f64>().ok()?;
+    (w.is_finite() && w > 0.0 && w <= MAX_WEIGHT).then_some(w)
 }
 
 #[cfg(test)]
@@ -83,5 +103,19 @@ mod tests {
             WeightSource::new(&WeightFrom::Equal).weight(&with("9")),
             Ok(1.0)
         );
+    }
+
+    #[test]
+    fn a_cpu_request_gives_the_weight_in_cores_and_none_says_why() {
+        let source = WeightSource::new(&WeightFrom::CpuRequest);
+        let with = |v: &str| Labels::from_pairs([(CPU_REQUEST_LABEL, v)]);
+        assert_eq!(source.weight(&with("0.5")), Ok(0.5));
+        assert_eq!(source.weight(&with("2")), Ok(2.0));
+        let why = source.weight(&with("0")).expect_err("zero");
+        assert!(why.contains("0 cores"), "{why}");
+        let why = source
+            .weight(&Labels::from_pairs([("a", "b")]))
+            .expect_err("missing");
+        assert!(why.contains("request no CPU"), "{why}");
     }
 }
