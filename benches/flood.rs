@@ -2,7 +2,7 @@
 //! subscribers) under synthetic event floods from a fake API server that serves
 //! pre-built bytes from a child process.
 //!
-//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service,fleet] ...`
+//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service,roles,fleet] ...`
 //! (`--help` lists every option). Prints one table row per scenario, then
 //! `summary: flood_events_per_s=N ceiling_events_per_s=N sync_s=X peak_rss_mb=N`.
 //! See BENCHMARKS.md for what each column means.
@@ -1064,6 +1064,32 @@ fn service_config(api_server: &str, jobs: usize, membership: Option<&str>) -> St
     out
 }
 
+/// The roles scenario's config: one job per role a cluster's monitoring commonly uses
+/// (pod, endpoints, service, node) against `api_server`, each relabelling as users do.
+fn roles_config(api_server: &str) -> String {
+    let mut out = String::from("scrape_configs:\n");
+    for (role, name) in [
+        ("pod", "pod"),
+        ("endpoints", "service"),
+        ("service", "service"),
+        ("node", "node"),
+    ] {
+        out.push_str(&format!(
+            r#"  - job_name: {role}
+    kubernetes_sd_configs:
+      - role: {role}
+        api_server: {api_server}
+    relabel_configs:
+      - action: labelmap
+        regex: __meta_kubernetes_{name}_label_(.+)
+      - source_labels: [__meta_kubernetes_{name}_name]
+        target_label: {name}
+"#
+        ));
+    }
+    out
+}
+
 /// One plain HTTP/1.1 GET on a new connection; the status and the body's length.
 fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     let mut s = TcpStream::connect(addr)?;
@@ -1091,8 +1117,9 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     Ok((code, len))
 }
 
-/// `kubesd run`'s job set for `jobs` relabelling pod jobs against `server`, served over
-/// HTTP SD on a free port: the set, the server's handle and its address.
+/// `kubesd run`'s job set for `jobs` relabelling pod jobs against `server` (0: the roles
+/// scenario's four jobs), served over HTTP SD on a free port: the set, the server's
+/// handle and its address.
 async fn start_service(
     args: &Args,
     server: &Server,
@@ -1107,7 +1134,10 @@ async fn start_service(
     use std::collections::BTreeMap;
     use std::sync::RwLock;
 
-    let text = service_config(&server.url, jobs, membership);
+    let text = match jobs {
+        0 => roles_config(&server.url),
+        _ => service_config(&server.url, jobs, membership),
+    };
     let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
         .expect("the bench's config loads");
     let published = Arc::new(RwLock::new(BTreeMap::new()));
@@ -1261,6 +1291,49 @@ async fn wait_synced(
     while set.work().objects_relabelled < everything && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// `kubesd run` with a job per role (pod, endpoints, service, node) syncing 100k pods:
+/// until `/ready` answers 200 and the job actors have relabelled no object for a
+/// second; the sync ends at the last relabelling (so the quiet second is not counted,
+/// though its little CPU is).
+async fn roles_run(args: &Args, server: &Server) -> Vec<Row> {
+    server.gate(0);
+    trim_heap();
+    let meter = Meter::start();
+    let started = Instant::now();
+    let (mut set, http, addr) = start_service(args, server, 0, None).await;
+    let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
+    wait_synced(&addr, &set, 0, deadline).await;
+    let (mut seen, mut last_change) = (set.work().objects_relabelled, Instant::now());
+    while last_change.elapsed() < Duration::from_secs(1) && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+        let now = set.work().objects_relabelled;
+        if now != seen {
+            (seen, last_change) = (now, Instant::now());
+        }
+    }
+    let mut m = meter.finish();
+    m.wall_s = (last_change - started).as_secs_f64();
+    let targets: Vec<String> = job_statuses(&set)
+        .iter()
+        .map(|s| s.targets.to_string())
+        .collect();
+    let row = Row {
+        scenario: "roles-sync".into(),
+        subs: set.job_actors(),
+        events: args.pods + args.nodes + 2 * args.services,
+        m,
+        p50_ms: f64::NAN,
+        p99_ms: f64::NAN,
+        extra: format!(
+            "objects/s; targets per job {}; objects relabelled {seen}",
+            targets.join("/")
+        ),
+    };
+    http.stop(false).await;
+    set.stop_all().await;
+    vec![row]
 }
 
 /// `/sd/pods-0` three times with nothing else running, in ms: the transfer's floor,
@@ -1666,6 +1739,9 @@ async fn run_scenarios(args: &Args, server: &Server) -> Vec<Row> {
     }
     if run("fleet") {
         keep(&mut rows, fleet_run(args, server).await);
+    }
+    if run("roles") {
+        keep(&mut rows, roles_run(args, server).await);
     }
     if run("service") {
         for &n in &args.jobs {
