@@ -104,7 +104,8 @@ impl GroupWatcher {
         received: Instant,
         apply: impl FnOnce(&mut Labeller, &mut Store, &mut Changes),
     ) {
-        let mut changes = self.labeller.changes(role);
+        let urls = &self.urls;
+        let mut changes = (self.labeller).changes(role, |wants| urls.others_listed(wants));
         apply(&mut self.labeller, &mut self.store, &mut changes);
         for (to, batch, force) in changes.into_batches() {
             self.push(to, batch, force, received);
@@ -217,7 +218,8 @@ impl GroupWatcher {
         };
         let (store, labeller) = (&mut self.store, &mut self.labeller);
         let complete = self.lists.end(url, objects, store.keys_of_url(role, url));
-        let mut changes = labeller.changes(role);
+        let urls = &self.urls;
+        let mut changes = labeller.changes(role, |wants| urls.others_listed(wants));
         for object in complete.upserts {
             labeller.apply_upsert(store, url, object, &mut changes);
         }

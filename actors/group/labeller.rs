@@ -45,6 +45,10 @@ pub struct Changes {
     pub audience: Audience,
     /// The changes of each, in `audience`'s order.
     pub per_variant: SmallVec<[Vec<TargetChange>; 1]>,
+    /// Whether each waits for other roles (in `audience`'s order): a new object of
+    /// such a variant is marked dirty, not labelled, as the flush that completes the
+    /// variant's sync labels it once its dependencies are all there.
+    pub waits: SmallVec<[bool; 1]>,
 }
 
 /// A batch for one variant: to whom, its changes, and whether it goes even if empty.
@@ -219,14 +223,27 @@ impl Labeller {
             .retain(|(r, _, v)| !(*r == role && *v == variant));
     }
 
-    /// An empty batch of changes to `role`'s objects, for each of its variants.
-    pub fn changes(&self, role: Role) -> Changes {
+    /// An empty batch of changes to `role`'s objects, for each of its variants;
+    /// those not synced whose other roles are not all `listed` yet wait for them.
+    ///
+    /// Labelling an endpoint before the pods it names are listed is work thrown away:
+    /// each pod that arrives marks it dirty again, and the flush that completes its
+    /// sync labels it anew (and pushes it to its subscribers once more).
+    pub fn changes(&self, role: Role, listed: impl Fn(&TargetVariant) -> bool) -> Changes {
         let audience = self.audience(role);
         let per_variant = audience.iter().map(|_| Vec::new()).collect();
+        let waits = (audience.iter())
+            .map(|(id, _)| {
+                self.variants
+                    .get(*id)
+                    .is_some_and(|v| !v.synced && !listed(&v.wants))
+            })
+            .collect();
         Changes {
             role,
             audience,
             per_variant,
+            waits,
         }
     }
 
@@ -248,7 +265,11 @@ impl Labeller {
             return;
         }
         let per_variant = changes.audience.iter().zip(&mut changes.per_variant);
-        for ((variant, options), changes) in per_variant {
+        for (((variant, options), changes), waits) in per_variant.zip(&changes.waits) {
+            if *waits && previous.is_none() {
+                self.dirty.insert((role, key.clone(), *variant));
+                continue;
+            }
             if let Some(change) =
                 self.compute_targets_after(store, role, &key, *variant, *options, previous.as_ref())
             {
@@ -606,7 +627,7 @@ mod tests {
         let nodes = labeller
             .variants_mut()
             .add(TargetVariant::new(Role::Node, ATTACH.attach));
-        let mut changes = labeller.changes(Role::Pod);
+        let mut changes = labeller.changes(Role::Pod, |_| true);
         let removed = TargetChange {
             slot: crate::messages::ObjectSlot(0),
             key: key("p"),

@@ -168,6 +168,14 @@ impl<W> Urls<W> {
         self.needed(wants).all(|u| u.listed)
     }
 
+    /// Whether every URL of the roles `wants` reads besides its own has been listed
+    /// once.
+    pub fn others_listed(&self, wants: &TargetVariant) -> bool {
+        (self.needed(wants))
+            .filter(|u| u.url.role != wants.role)
+            .all(|u| u.listed)
+    }
+
     /// True when no URL is watched yet.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
