@@ -30,7 +30,7 @@ use tracing::info;
 
 use crate::ActorSubscription;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{TargetsCaughtUp, TargetsChanged, TargetsReplaced};
+use crate::actors::messages::{TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
 use crate::service::jobs::job_state::JobState;
@@ -211,10 +211,8 @@ impl Handler<TargetsChanged> for JobActor {
     type Result = ();
 
     fn handle(&mut self, msg: TargetsChanged, ctx: &mut Context<Self>) {
-        let mut changed = 0;
-        for change in msg.changes.iter() {
-            changed += usize::from(self.state.change(change));
-        }
+        let changes: Vec<&TargetChange> = msg.changes.iter().collect();
+        let changed = self.state.change_all(&changes);
         self.count(msg.changes.len(), msg.received);
         if self.note_synced(msg.synced) {
             self.publish(changed > 0);
@@ -229,13 +227,10 @@ impl Handler<TargetsCaughtUp> for JobActor {
 
     fn handle(&mut self, msg: TargetsCaughtUp, ctx: &mut Context<Self>) {
         // Only each slot's latest change: what came before it is its past.
-        let (mut changed, mut applied) = (0, 0);
-        let mut seen = std::mem::take(&mut self.seen);
-        for_latest_per_slot(&msg.batches, &mut seen, |change| {
-            applied += 1;
-            changed += usize::from(self.state.change(change));
-        });
-        self.seen = seen;
+        let mut latest = Vec::new();
+        for_latest_per_slot(&msg.batches, &mut self.seen, |change| latest.push(change));
+        let applied = latest.len();
+        let changed = self.state.change_all(&latest);
         self.count(applied, msg.received);
         if self.note_synced(msg.synced) {
             self.publish(changed > 0);

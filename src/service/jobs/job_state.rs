@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
-use crate::actors::messages::{ObjectTargets as Discovered, TargetChange};
+use crate::actors::messages::{ObjectSlot, ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
@@ -20,6 +20,7 @@ use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
 use crate::service::fleet::handover::MovedZones;
 use crate::service::fleet::target_allocator::{self, KeptTarget};
 use crate::service::fleet::{Fleet, FleetCounts};
+use crate::service::jobs::relabel_ahead::{AHEAD_FROM, AHEAD_STEP, Relabelled, relabel_ahead};
 use crate::service::jobs::relabelling::{Relabelling, Scratch};
 use crate::service::jobs::snapshot::JobWork;
 use crate::service::views::index::ViewIndex;
@@ -129,6 +130,8 @@ pub struct JobState {
     relabelling: Relabelling,
     /// The relabelling's rules, remembering their decisions per label name.
     relabeller: Relabeller,
+    /// The same for the thread that relabels half of a batch's new objects.
+    helper: Relabeller,
     slots: Vec<Option<Slot>>,
     /// Every object with targets, in body order.
     pub body: KeyedGroups,
@@ -150,6 +153,7 @@ impl JobState {
     pub fn new(relabelling: Relabelling) -> JobState {
         JobState {
             relabeller: Relabeller::new(Arc::clone(&relabelling.rules)),
+            helper: Relabeller::new(Arc::clone(&relabelling.rules)),
             relabelling,
             slots: Vec::new(),
             body: KeyedGroups::default(),
@@ -177,6 +181,65 @@ impl JobState {
             }
             held => self.relabel(slot, held, &change.key, discovered),
         }
+    }
+
+    /// Applies a batch's changes in order, those that bring objects to empty slots
+    /// relabelled on two threads when there are enough of them ([`relabel_ahead`]);
+    /// returns how many objects' groups changed.
+    pub fn change_all(&mut self, changes: &[&TargetChange]) -> usize {
+        let mut changed = 0;
+        for step in changes.chunks(AHEAD_STEP) {
+            let ahead = self.relabel_new_ahead(step);
+            for (change, ahead) in step.iter().zip(ahead) {
+                let groups_changed = match ahead {
+                    Some(relabelled) => self.place_new(change, relabelled),
+                    None => self.change(change),
+                };
+                changed += usize::from(groups_changed);
+            }
+        }
+        changed
+    }
+
+    /// Whether `slot` holds no object.
+    fn slot_empty(&self, slot: ObjectSlot) -> bool {
+        self.slots.get(slot.0 as usize).is_none_or(Option::is_none)
+    }
+
+    /// For each change of `step`, its relabelling, done on two threads, when it brings
+    /// an object to an empty slot and the step has at least [`AHEAD_FROM`] such.
+    fn relabel_new_ahead(&mut self, step: &[&TargetChange]) -> Vec<Option<Relabelled>> {
+        let mut ahead: Vec<Option<Relabelled>> = step.iter().map(|_| None).collect();
+        let new: Vec<(usize, &Discovered)> = (step.iter().enumerate())
+            .filter(|(_, c)| self.slot_empty(c.slot))
+            .filter_map(|(i, c)| Some((i, c.targets.as_ref()?)))
+            .collect();
+        if new.len() < AHEAD_FROM {
+            return ahead;
+        }
+        let objects: Vec<&Discovered> = new.iter().map(|(_, d)| *d).collect();
+        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
+        let (mine, helper) = (&mut self.relabeller, &mut self.helper);
+        let relabelled = relabel_ahead(&self.relabelling, mine, helper, &objects, nodes, sources);
+        for ((i, _), r) in new.into_iter().zip(relabelled) {
+            ahead[i] = Some(r);
+        }
+        ahead
+    }
+
+    /// Places a new object relabelled ahead; one whose slot was filled meanwhile (a
+    /// step with two changes of the slot) is applied as any change.
+    fn place_new(&mut self, change: &TargetChange, mut ahead: Relabelled) -> bool {
+        let Some(discovered) = change
+            .targets
+            .as_ref()
+            .filter(|_| self.slot_empty(change.slot))
+        else {
+            return self.change(change);
+        };
+        std::mem::swap(&mut self.scratch, &mut ahead.scratch);
+        let slot = change.slot.0 as usize;
+        self.relabelled(slot, None, &change.key, discovered, ahead.groups)
     }
 
     /// Replaces every object by `targets` (the group's whole cache): objects whose
@@ -278,8 +341,7 @@ impl JobState {
     }
 
     /// Relabels object `key` into `slot`, replacing `held` (what the slot held); true
-    /// if its groups differ from `held`'s. The same bytes keep the groups already in
-    /// the body, untouched.
+    /// if its groups differ from `held`'s.
     fn relabel(
         &mut self,
         slot: usize,
@@ -287,9 +349,7 @@ impl JobState {
         key: &ObjectKey,
         discovered: &Discovered,
     ) -> bool {
-        self.work.objects_relabelled += 1;
-        let nodes = self.reads_nodes();
-        let sources = self.indexes.iter().any(|i| i.kind == ViewKind::Allocator);
+        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
         let groups = self.relabelling.object_groups(
             &mut self.relabeller,
             discovered,
@@ -297,6 +357,28 @@ impl JobState {
             nodes,
             sources,
         );
+        self.relabelled(slot, held, key, discovered, groups)
+    }
+
+    /// Whether the allocator's partition is kept (it reads each kept target's
+    /// discovered label set).
+    fn keeps_sources(&self) -> bool {
+        self.indexes.iter().any(|i| i.kind == ViewKind::Allocator)
+    }
+
+    /// Puts object `key`, relabelled into `groups` (its kept targets in the scratch),
+    /// into `slot`, replacing `held`; true if its groups differ from `held`'s. The same
+    /// bytes keep the groups already in the body, untouched.
+    fn relabelled(
+        &mut self,
+        slot: usize,
+        held: Option<Slot>,
+        key: &ObjectKey,
+        discovered: &Discovered,
+        groups: ObjectGroups,
+    ) -> bool {
+        self.work.objects_relabelled += 1;
+        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
         let groups = (!groups.is_empty()).then(|| Arc::new(groups));
         let kept = match sources {
             true => target_allocator::kept_targets(&self.scratch, discovered),

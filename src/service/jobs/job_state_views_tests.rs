@@ -676,3 +676,54 @@ proptest! {
         }
     }
 }
+
+/// A batch with enough new objects is relabelled on two threads, step by step: with one
+/// slot changed twice in a step and one object gone, every kept view (the allocator's
+/// included) serves the bytes that applying the changes one by one serves.
+#[test]
+fn a_large_batch_relabelled_ahead_serves_what_changes_one_by_one_serve() {
+    let pods: Vec<Pod> = (0..600u32)
+        .map(|id| Pod {
+            id,
+            ports: 1 + (id % 3) as u8,
+            node: (id % 6) as u8,
+            app: (id % 3) as u8,
+        })
+        .collect();
+    let mut batch: Vec<TargetChange> = pods.iter().map(object).collect();
+    batch.insert(
+        100,
+        object(&Pod {
+            app: 2,
+            ..pods[7].clone()
+        }),
+    );
+    batch.insert(120, gone(9));
+    let queries = [
+        ViewQuery::All,
+        ViewQuery::Shard { index: 1, count: 3 },
+        ViewQuery::Node(ArcStr::from("node-2")),
+        ViewQuery::Member(ArcStr::from("scraper-1")),
+        ViewQuery::Allocator(ArcStr::from("scraper-2")),
+    ];
+    let (mut ahead, mut one_by_one) = (state(), state());
+    for p in [&mut ahead, &mut one_by_one] {
+        set_members(p, member_names(3));
+        for q in &queries {
+            let _ = view_list(p, q);
+        }
+    }
+    let refs: Vec<&TargetChange> = batch.iter().collect();
+    let changed = ahead.change_all(&refs);
+    let changed_one_by_one: usize = batch
+        .iter()
+        .map(|c| usize::from(one_by_one.change(c)))
+        .sum();
+    assert_eq!(changed, changed_one_by_one);
+    assert_eq!(ahead.work, one_by_one.work);
+    for q in &queries {
+        let (bytes, etag) = view(&mut ahead, q);
+        assert!(bytes.len() > 2, "{q:?} serves targets");
+        assert_eq!((bytes, etag), view(&mut one_by_one, q), "{q:?}");
+    }
+}

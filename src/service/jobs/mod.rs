@@ -15,6 +15,7 @@ pub mod job;
 pub mod job_actor;
 pub mod job_state;
 pub mod latency;
+pub mod relabel_ahead;
 pub mod relabelling;
 pub mod snapshot;
 
