@@ -3,7 +3,8 @@
 //! answer, the watcher has at most `watcher_in_flight` outputs unhandled and stops
 //! taking events off its stream, however many the server sends, and does not take its
 //! own pause for a stalled stream; once the group answers, every event arrives, in
-//! order, on the same watch.
+//! order, on the same watch. A LIST is read the same way: at most `watcher_in_flight`
+//! of its parts unhandled, and its end only once the group has handled every part.
 
 mod support;
 
@@ -126,6 +127,26 @@ async fn until(what: &str, done: impl Fn() -> bool) {
     }
 }
 
+/// A watcher of the pods of `api`, handing its output to `group`.
+fn setup(
+    api: &FakeApi,
+    options: EngineOptions,
+    group: Recipient<WatcherOutput>,
+) -> UrlWatcherSetup {
+    UrlWatcherSetup {
+        id: UrlId(0),
+        url: resource_urls(Role::Pod, &[], &[]).remove(0),
+        endpoint: ApiEndpoint {
+            base_url: api.url.clone(),
+            http: Default::default(),
+        },
+        tls: None,
+        options,
+        group,
+        group_id: 1,
+    }
+}
+
 #[actix_rt::test]
 async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
     let written = Rc::new(RefCell::new(false));
@@ -145,20 +166,7 @@ async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
         watch_stall_timeout: STALL,
         ..EngineOptions::default()
     };
-    let url = resource_urls(Role::Pod, &[], &[]).remove(0);
-    let _watcher = UrlWatcher::new(UrlWatcherSetup {
-        id: UrlId(0),
-        url,
-        endpoint: ApiEndpoint {
-            base_url: api.url.clone(),
-            http: Default::default(),
-        },
-        tls: None,
-        options,
-        group: group.recipient(),
-        group_id: 1,
-    })
-    .start();
+    let _watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
 
     // The server writes every event; the watcher hands on a window's worth of batches
     // and takes no more while none is answered, for longer than the stall deadline.
@@ -188,4 +196,134 @@ async fn a_group_that_does_not_answer_stops_its_watcher_taking_events() {
         watches, 1,
         "the held stream was cut as stalled and watched again"
     );
+}
+
+/// The pods of the list's two pages.
+const PAGES: [usize; 2] = [1500, 700];
+
+/// How long the list test's group holds its parts unanswered.
+const HOLD: Duration = Duration::from_millis(300);
+
+/// What a group saw of a LIST: each part's size and `first` flag, in order of arrival;
+/// the parts answered so far and the most unanswered at once; and how many parts had
+/// been answered when the list's end (`Relisted`) arrived.
+#[derive(Default)]
+struct ListSeen {
+    parts: Vec<(usize, bool)>,
+    answered: usize,
+    most_unanswered: usize,
+    relisted_after: Option<usize>,
+}
+
+/// A group that holds every part of a LIST unanswered while `held` says so.
+struct ListGroup {
+    seen: Rc<RefCell<ListSeen>>,
+    held: watch::Receiver<bool>,
+}
+
+impl Actor for ListGroup {
+    type Context = Context<Self>;
+}
+
+impl Handler<WatcherOutput> for ListGroup {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, output: WatcherOutput, _: &mut Context<Self>) -> Self::Result {
+        {
+            let mut seen = self.seen.borrow_mut();
+            match output {
+                WatcherOutput::ListPart { objects, first, .. } => {
+                    seen.parts.push((objects.len(), first));
+                    let unanswered = seen.parts.len() - seen.answered;
+                    seen.most_unanswered = seen.most_unanswered.max(unanswered);
+                }
+                WatcherOutput::Relisted { .. } => {
+                    seen.relisted_after = Some(seen.answered);
+                    return Box::pin(async {});
+                }
+                _ => return Box::pin(async {}),
+            }
+        }
+        let (seen, mut held) = (Rc::clone(&self.seen), self.held.clone());
+        Box::pin(async move {
+            let _ = held.wait_for(|held| !*held).await;
+            seen.borrow_mut().answered += 1;
+        })
+    }
+}
+
+/// A server whose pod list comes in two pages (`PAGES`), each in one whole body; its
+/// watch never answers.
+async fn list_server() -> FakeApi {
+    FakeApi::start(move |request| {
+        if request.is_watch() {
+            return Reply::Silence;
+        }
+        let (page, range, cont) = if request.target.contains("continue=") {
+            (1, PAGES[0]..PAGES[0] + PAGES[1], None)
+        } else {
+            (0, 0..PAGES[0], Some("next"))
+        };
+        let items: Vec<_> = range
+            .map(|i| {
+                let mut pod = pod(5);
+                pod["metadata"]["name"] = json!(format!("p{i}"));
+                pod
+            })
+            .collect();
+        assert_eq!(items.len(), PAGES[page]);
+        let list = json!({"kind": "PodList", "apiVersion": "v1",
+                          "metadata": {"resourceVersion": "5", "continue": cont},
+                          "items": items});
+        Reply::json(list.to_string())
+    })
+    .await
+}
+
+#[actix_rt::test]
+async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
+    let api = list_server().await;
+    let seen: Rc<RefCell<ListSeen>> = Rc::default();
+    let (hold, held) = watch::channel(true);
+    let group = ListGroup {
+        seen: Rc::clone(&seen),
+        held,
+    }
+    .start();
+    let options = EngineOptions {
+        watcher_in_flight: WINDOW,
+        list_mode: ListMode::List,
+        encoding: kubesd::config::WireEncoding::Json,
+        relist_interval: None,
+        ..EngineOptions::default()
+    };
+    let _watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
+
+    // A window's worth of parts, the first the body's empty start, and no more while
+    // none is answered.
+    until("a window of parts", || seen.borrow().parts.len() >= WINDOW).await;
+    actix_rt::time::sleep(HOLD).await;
+    {
+        let seen = seen.borrow();
+        assert_eq!(seen.parts.len(), WINDOW, "more parts than the window");
+        assert_eq!(seen.parts[0], (0, true), "the attempt starts with the body");
+        assert_eq!(seen.relisted_after, None);
+    }
+
+    // The group answers: every part of both pages arrives, one marked first, and the
+    // list's end only after the group has handled them all.
+    let _ = hold.send(false);
+    until("the end of the list", || {
+        seen.borrow().relisted_after.is_some()
+    })
+    .await;
+    let seen = seen.borrow();
+    let objects: usize = seen.parts.iter().map(|(n, _)| n).sum();
+    assert_eq!(objects, PAGES.iter().sum::<usize>());
+    let firsts = seen.parts.iter().filter(|(_, first)| *first).count();
+    assert_eq!(firsts, 1, "{:?}", seen.parts);
+    assert_eq!(seen.relisted_after, Some(seen.parts.len()));
+    assert!(seen.most_unanswered <= WINDOW, "{}", seen.most_unanswered);
+    let lists = api.requests().iter().filter(|r| !r.is_watch()).count();
+    assert_eq!(lists, 2, "one request per page, none retried");
 }

@@ -3,11 +3,12 @@
 //! It lives on the engine's watcher arbiter, so reading and decoding streams runs on a
 //! different thread than the groups' label work. Its outputs go to the group through a
 //! [`Window`] of `watcher_in_flight` permits: a batch of the watch stream waits for a
-//! permit before it is decoded, a part of a LIST before it is sent, and the permit
-//! comes back when the group has handled the output. When the group falls behind, the
-//! watcher stops reading its stream (TCP back-pressure reaches the API server) instead
-//! of queueing without bound; up to the window, the watcher decodes the next batch
-//! while the group handles the last.
+//! permit before it is decoded, a decoded part of a LIST page before it is handed to
+//! the machine; the permit goes with the output the machine makes of it and comes back
+//! when the group has handled that. When the group falls behind, the watcher stops
+//! reading its stream (TCP back-pressure reaches the API server) instead of queueing
+//! without bound; up to the window, the watcher decodes the next batch while the group
+//! handles the last.
 //!
 //! The watcher decodes everything it reads; the group gets objects.
 
@@ -38,7 +39,7 @@ use crate::metrics::{
     RoleMetrics, StallReason,
 };
 use crate::model::{Object, Role};
-use crate::window::{Permit, Window, release_on_reply};
+use crate::window::{Permit, Window};
 use crate::wire::json::{ListLimits, WatchEvent};
 use crate::wire::{Encoding, ListDecoder, Status};
 
@@ -174,9 +175,9 @@ impl UrlWatcher {
         self.feed_holding(input, None, ctx);
     }
 
-    /// Feeds `input`, read from a watch batch that holds `permit` (a place in the
-    /// window): the first output its actions make carries the permit until the group
-    /// answers it; a batch that makes none frees its place on return.
+    /// Feeds `input`, read from a watch batch or a LIST page's part that holds `permit`
+    /// (a place in the window): the first output its actions make carries the permit
+    /// until the group answers it; an input that makes none frees its place on return.
     fn feed_holding(&mut self, input: Input<'_>, permit: Option<Permit>, ctx: &mut Context<Self>) {
         let mut permit = permit;
         if let Input::ListFailed(Failure::Status { code: 401, .. })
@@ -637,10 +638,8 @@ impl UrlWatcher {
         }
         let mut attempt = std::mem::take(&mut self.http.list_attempt);
         let page = PageReading {
-            parts: ListParts {
-                group: self.setup.group.clone(),
-                url: self.setup.id,
-                first: continue_token_was_none,
+            parts: DecodedParts {
+                watcher: ctx.address(),
                 window: self.window.clone(),
             },
             metrics: Arc::clone(&self.told.metrics),
@@ -1105,7 +1104,7 @@ const LIST_PART_OBJECTS: usize = 256;
 
 /// What reading one LIST page needs, moved into the future that reads it.
 struct PageReading {
-    parts: ListParts,
+    parts: DecodedParts,
     metrics: Arc<ApiServerMetrics>,
     role: Role,
     limits: ListLimits,
@@ -1117,9 +1116,9 @@ struct PageReading {
 }
 
 impl PageReading {
-    /// Reads the page `sent` answered: its objects go to the group in parts as they are
-    /// decoded; the page's resourceVersion, continue token and skipped items are the
-    /// result.
+    /// Reads the page `sent` answered: its objects go to the watcher's machine in parts
+    /// as they are decoded (and on to the group as the machine says); the page's
+    /// resourceVersion, continue token and skipped items are the result.
     /// `objects` counts the attempt's items, this page's added.
     async fn read(
         self,
@@ -1127,7 +1126,7 @@ impl PageReading {
         objects: &mut usize,
     ) -> Result<PageRead, Failure> {
         let PageReading {
-            mut parts,
+            parts,
             metrics,
             role,
             limits,
@@ -1153,11 +1152,10 @@ impl PageReading {
         // Decoded as it arrives: the body (hundreds of MB for a big cluster) is
         // never held whole, and decoding overlaps the transfer. Decoded objects go
         // to the group in parts as they come, so that its labelling overlaps our
-        // decoding (two cores busy, not one after the other).
-        if parts.first {
-            // Even an empty list starts a new attempt at the group.
-            parts.send(Vec::new()).await?;
-        }
+        // decoding (two cores busy, not one after the other). The body's start is
+        // an empty part: the machine makes it the first of a new attempt (which
+        // starts it at the group even for an empty list) or drops it.
+        parts.hand_on(Vec::new()).await?;
         let encoding = response_encoding(&resp)?;
         metrics.role(role).responses.inc(encoding_metric(encoding));
         let mut list = ListDecoder::new(encoding, role, limits);
@@ -1165,10 +1163,14 @@ impl PageReading {
             bytes: max_body,
             objects: max_objects.saturating_sub(*objects),
         };
-        decode_body(&mut resp, &mut list, &mut parts, caps, progress_deadline).await?;
+        decode_body(&mut resp, &mut list, &parts, caps, progress_deadline).await?;
         *objects += list.items_seen();
-        parts.send(list.take_items()).await?;
-        parts.drain().await?;
+        let rest = list.take_items();
+        if !rest.is_empty() {
+            parts.hand_on(rest).await?;
+        }
+        // The page's end reaches the machine when this future returns.
+        parts.all_handled().await;
         let (page, skipped) = finish_page(list)?;
         Ok(PageRead {
             page,
@@ -1205,13 +1207,13 @@ fn finish_page(
     Ok((page, errors))
 }
 
-/// Feeds a LIST body to `list` as it arrives, sending the decoded objects to the group
-/// in parts. A body must find its next item within `progress_deadline`: one that sends
-/// part of an item and stops, or drips it, is cut; one over `caps` is refused.
+/// Feeds a LIST body to `list` as it arrives, handing the decoded objects on in parts.
+/// A body must find its next item within `progress_deadline`: one that sends part of an
+/// item and stops, or drips it, is cut; one over `caps` is refused.
 async fn decode_body<S>(
     body: &mut S,
     list: &mut ListDecoder,
-    parts: &mut ListParts,
+    parts: &DecodedParts,
     caps: ListCaps,
     progress_deadline: Duration,
 ) -> Result<(), Failure>
@@ -1246,54 +1248,60 @@ where
             progress = (list.items_seen(), Instant::now());
         }
         if list.len() >= LIST_PART_OBJECTS {
-            parts.send(list.take_items()).await?;
+            parts.hand_on(list.take_items()).await?;
         }
     }
 }
 
-/// The parts of one LIST page on their way to the group, each holding a permit of the
+/// Where the page reader hands the objects it decodes: to its watcher, whose machine
+/// makes them parts of the LIST attempt under way, each holding a permit of the
 /// watcher's [`Window`] until the group has handled it.
-struct ListParts {
-    group: Recipient<WatcherOutput>,
-    url: UrlId,
-    /// The next part is the first of a new LIST attempt.
-    first: bool,
+struct DecodedParts {
+    watcher: Addr<UrlWatcher>,
     window: Window,
 }
 
-impl ListParts {
-    /// Sends a part once the window has room.
-    async fn send(&mut self, objects: Vec<Object>) -> Result<(), Failure> {
-        if objects.is_empty() && !self.first {
-            return Ok(());
-        }
+impl DecodedParts {
+    /// Hands `objects` to the watcher once the window has room, and returns once the
+    /// watcher has handled them: one part at a time, so reading waits while the group
+    /// is behind, and nothing queues beyond the window.
+    async fn hand_on(&self, objects: Vec<Object>) -> Result<(), Failure> {
         let permit = self.window.permit().await;
-        if !self.group.connected() {
-            return Err(group_gone());
-        }
-        let part = WatcherOutput::ListPart {
-            url: self.url,
-            objects,
-            first: std::mem::take(&mut self.first),
-        };
-        release_on_reply(self.group.send(part), permit);
-        Ok(())
+        self.watcher
+            .send(DecodedPart { objects, permit })
+            .await
+            .map_err(|_| Failure::Transport("the watcher stopped".into()))
     }
 
-    /// Waits until the group has handled every part, so the page's end reaches it after
-    /// them.
-    async fn drain(&mut self) -> Result<(), Failure> {
+    /// Waits until the group has handled every part handed on, so that the page's end,
+    /// fed to the machine after this, reaches the group after them. Each part's
+    /// output was sent before [`Self::hand_on`] returned, and its permit comes back
+    /// only with the group's reply: once every permit is back, the group has handled
+    /// them all. The order of the group's mailbox alone would not do: a send to a full
+    /// mailbox waits until its request is polled, which can let a later one ahead.
+    async fn all_handled(&self) {
         self.window.drained().await;
-        if self.group.connected() {
-            Ok(())
-        } else {
-            Err(group_gone())
-        }
     }
 }
 
-fn group_gone() -> Failure {
-    Failure::Transport("the group stopped".into())
+/// Objects decoded from a LIST page, with the place in the window they hold. Sent by
+/// the future that reads the page ([`PageReading::read`]) to its own watcher, which
+/// feeds them to the machine ([`Input::ListPartDecoded`]) and answers once it has: the
+/// part the machine makes carries the permit to the group.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct DecodedPart {
+    objects: Vec<Object>,
+    permit: Option<Permit>,
+}
+
+impl Handler<DecodedPart> for UrlWatcher {
+    type Result = ();
+
+    fn handle(&mut self, part: DecodedPart, ctx: &mut Context<Self>) {
+        let input = Input::ListPartDecoded(part.objects);
+        self.feed_holding(input, part.permit, ctx);
+    }
 }
 
 fn retry_after_header<S>(resp: &awc::ClientResponse<S>) -> Option<Duration> {

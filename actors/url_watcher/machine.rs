@@ -1,9 +1,9 @@
 //! The URL watcher's protocol logic as a pure state machine: it is fed what the network
-//! did (a LIST page, a watch chunk, a failure, an end of stream, a deadline) and answers
-//! with what to do next (request a page, open a watch, wait, hand deltas to the group)
-//! and what to report (a problem, a relist, a recovery). No I/O, no clock and no
-//! metrics here, so every transition is unit-tested with byte chunks; the actor counts
-//! and logs the [`Report`]s.
+//! did (a LIST page or part of one, a watch chunk, a failure, an end of stream, a
+//! deadline) and answers with what to do next (request a page, open a watch, wait, hand
+//! a list's parts or deltas to the group) and what to report (a problem, a relist, a
+//! recovery). No I/O, no clock and no metrics here, so every transition is unit-tested
+//! with byte chunks; the actor counts and logs the [`Report`]s.
 //!
 //! ```text
 //!                       ┌──── 410 (first since healthy) ─────────────────────┐
@@ -81,14 +81,16 @@ pub struct ListCaps {
 pub enum State {
     /// Asking the API server's `/version`, to choose how to list (`ListMode::Auto`).
     ReadingVersion,
-    /// Fetching LIST pages. `items` holds the objects of the pages so far that the
-    /// actor did not already hand to the group as parts; either way the group applies
-    /// a relist only when it is complete.
+    /// Fetching LIST pages. A page's objects reach the group in parts as they are
+    /// decoded ([`Input::ListPartDecoded`]); `items` holds those of the pages so far
+    /// that did not. Either way the group applies a relist only when it is complete.
     Listing {
         /// Why this LIST was started.
         reason: RelistReason,
-        /// The objects of the pages so far.
+        /// The objects of the pages so far not handed on as parts.
         items: Vec<Object>,
+        /// The attempt's first part went to the group.
+        first_sent: bool,
         /// The continue tokens this attempt asked with so far: a page that comes
         /// round again ends the attempt at once. (The actor bounds the number of
         /// requests, `EngineOptions::max_list_pages`.)
@@ -174,7 +176,13 @@ pub enum Input<'a> {
     Start,
     /// The API server's version was read (`None`: it could not be).
     ServerVersion(Option<ServerVersion>),
-    /// A LIST page arrived whole and decoded.
+    /// Objects of the LIST page being read, decoded as its body arrives (the actor
+    /// hands on an empty part as each page's body starts: an attempt's first part
+    /// starts it at the group even when the list is empty). Handed to the group as a
+    /// part of the LIST attempt under way; a part from no attempt is dropped.
+    ListPartDecoded(Vec<Object>),
+    /// A LIST page arrived whole and decoded: its resourceVersion, its continue token,
+    /// and the objects not already handed on as parts.
     ListPage(ListPage),
     /// A LIST request failed.
     ListFailed(Failure),
@@ -230,10 +238,10 @@ pub enum Action {
         /// The last resourceVersion known, or empty.
         resource_version: ArcStr,
     },
-    /// Hand these objects of a streaming list's initial events to the group, as a
-    /// LIST's part.
+    /// Hand these objects of a list attempt to the group as a part: decoded from a
+    /// LIST page, or a streaming list's initial events.
     ListPart {
-        /// The objects, in stream order.
+        /// The objects, in list (or stream) order.
         objects: Vec<Object>,
         /// The first part of a new list attempt.
         first: bool,
@@ -440,6 +448,7 @@ impl Machine {
             state: State::Listing {
                 reason: RelistReason::Initial,
                 items: Vec::new(),
+                first_sent: false,
                 tokens: Vec::new(),
             },
             lines: EventFraming::new(Encoding::Json, max_event),
@@ -565,6 +574,7 @@ impl Machine {
         match input {
             Input::Start => self.on_start(&mut out),
             Input::ServerVersion(version) => self.on_server_version(version, &mut out),
+            Input::ListPartDecoded(objects) => self.on_list_part(objects, &mut out),
             Input::ListPage(page) => self.on_list_page(page, &mut out),
             Input::ListFailed(failure) => self.on_list_failed(failure, &mut out),
             Input::WatchFailed(failure) => self.on_watch_failed(failure, &mut out),
@@ -798,6 +808,7 @@ impl Machine {
         let state = State::Listing {
             reason,
             items: Vec::new(),
+            first_sent: false,
             tokens: Vec::new(),
         };
         self.enter(state, out);
@@ -913,6 +924,21 @@ impl Machine {
         } else {
             self.relist(RelistReason::Gone, out);
         }
+    }
+
+    /// Objects decoded from a LIST page: a part of the attempt, the first one marked
+    /// (even empty: it starts the attempt at the group); a later empty part says
+    /// nothing, and a part outside a LIST attempt (a page still read after its attempt
+    /// ended) belongs to no list.
+    fn on_list_part(&mut self, objects: Vec<Object>, out: &mut Vec<Action>) {
+        let State::Listing { first_sent, .. } = &mut self.state else {
+            return;
+        };
+        if objects.is_empty() && *first_sent {
+            return;
+        }
+        let first = !std::mem::replace(first_sent, true);
+        out.push(Action::ListPart { objects, first });
     }
 
     fn on_list_page(&mut self, page: ListPage, out: &mut Vec<Action>) {

@@ -141,6 +141,107 @@ fn pages_are_collected_before_the_group_sees_the_list() {
     assert_eq!(actions[1], watch_from("7"));
 }
 
+/// Objects decoded from a LIST page, as the actor hands them to the machine (an empty
+/// part as each page's body starts).
+fn part(names: &[&str]) -> Input<'static> {
+    let page = decode_list(Role::Pod, &list_body(5, names, None)).expect("list decodes");
+    Input::ListPartDecoded(page.items)
+}
+
+/// The parts among the actions: their objects' keys, and whether each is the first of
+/// an attempt.
+fn parts(actions: &[Action]) -> Vec<(Vec<String>, bool)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::ListPart { objects, first } => {
+                let keys = objects.iter().map(|o| o.key().to_string()).collect();
+                Some((keys, *first))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_parts_of_a_list_attempt_reach_the_group_its_first_part_marked_first() {
+    let mut m = machine(Role::Pod);
+    m.on(Input::Start);
+    // The first page's body starts: even an empty list starts an attempt at the group.
+    assert_eq!(parts(&m.on(part(&[]))), [(vec![], true)]);
+    let actions = m.on(part(&["a", "b"]));
+    assert_eq!(
+        parts(&actions),
+        [(vec!["ns/a".into(), "ns/b".into()], false)]
+    );
+    assert_eq!(actions.len(), 1, "{actions:?}");
+    assert!(
+        m.on(part(&[])).is_empty(),
+        "a later empty part says nothing"
+    );
+    m.on(page(5, &[], Some("tok")));
+    // The next page of the same attempt: its start is no new attempt.
+    assert!(m.on(part(&[])).is_empty());
+    assert_eq!(parts(&m.on(part(&["c"]))), [(vec!["ns/c".into()], false)]);
+    let actions = m.on(page(7, &[], None));
+    assert!(matches!(&actions[0], Action::Relisted(objs) if objs.is_empty()));
+    assert_eq!(actions[1], watch_from("7"));
+    // A first part with objects is marked as well.
+    let mut m = machine(Role::Pod);
+    m.on(Input::Start);
+    assert_eq!(parts(&m.on(part(&["a"]))), [(vec!["ns/a".into()], true)]);
+    assert_eq!(parts(&m.on(part(&["b"]))), [(vec!["ns/b".into()], false)]);
+}
+
+#[test]
+fn a_list_part_outside_a_list_attempt_is_dropped() {
+    // Watching, backing off after a failed LIST, and streaming a list: no LIST attempt
+    // is under way, and a part of a page read for an attempt that ended goes nowhere.
+    let mut watching = watching();
+    let mut backing_off = machine(Role::Pod);
+    backing_off.on(Input::Start);
+    backing_off.on(part(&["a"]));
+    backing_off.on(Input::ListFailed(Failure::Transport("reset".into())));
+    let mut streaming = streaming(Role::Pod);
+    streaming.on(Input::Start);
+    for (what, m) in [
+        ("watching", &mut watching),
+        ("backing off", &mut backing_off),
+        ("streaming a list", &mut streaming),
+    ] {
+        let phase = m.phase();
+        assert!(m.on(part(&["x"])).is_empty(), "{what}");
+        assert!(m.on(part(&[])).is_empty(), "{what}");
+        assert_eq!(m.phase(), phase, "{what}");
+    }
+    assert!(matches!(watching.state(), State::Watching { .. }));
+    assert!(matches!(backing_off.state(), State::BackingOff { .. }));
+    assert!(matches!(streaming.state(), State::StreamingList { .. }));
+}
+
+#[test]
+fn a_new_list_attempt_after_a_failure_marks_its_first_part_again() {
+    let mut m = machine(Role::Pod);
+    m.on(Input::Start);
+    assert_eq!(parts(&m.on(part(&["a"]))), [(vec!["ns/a".into()], true)]);
+    let actions = m.on(Input::ListFailed(Failure::Transport("reset".into())));
+    assert_eq!(actions[0], Action::AbandonList);
+    assert_eq!(acts(m.on(Input::BackoffElapsed)), [list_from_scratch()]);
+    assert_eq!(parts(&m.on(part(&[]))), [(vec![], true)]);
+    assert_eq!(parts(&m.on(part(&["b"]))), [(vec!["ns/b".into()], false)]);
+    // An expired continue token relists at once: a new attempt, marked again.
+    m.on(page(5, &[], Some("tok")));
+    let gone = m.on(Input::ListFailed(Failure::Gone {
+        message: "expired".into(),
+    }));
+    assert_eq!(acts(gone).last(), Some(&list_from_scratch()));
+    assert_eq!(parts(&m.on(part(&["c"]))), [(vec!["ns/c".into()], true)]);
+    // As does a periodic relist from a watch.
+    m.on(page(9, &[], None));
+    m.on(Input::Resync);
+    assert_eq!(parts(&m.on(part(&[]))), [(vec![], true)]);
+}
+
 #[test]
 fn a_list_without_a_resource_version_is_kept_and_listed_again_after_the_backoff() {
     let mut m = machine(Role::Pod);
