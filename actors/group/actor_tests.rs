@@ -603,6 +603,34 @@ async fn dependents_of_a_syncing_role_are_recomputed_once_when_it_syncs() {
     assert_eq!(report.recomputed, 0, "nothing left dirty");
 }
 
+/// An endpoints object that waits for the pods' list is labelled once they are listed,
+/// for the subscriber that came before it arrived and for one that registered while it
+/// waited alike.
+#[actix_rt::test]
+async fn an_object_waiting_for_its_dependencies_reaches_every_subscriber_when_they_are_listed() {
+    let h = start(64);
+    let early = subscribe(&h, 1, Role::Endpoints, false).await;
+    settle().await;
+    feed(&h, relisted(0, vec![endpoints("ea", "a", "10.0.0.1")])).await;
+    feed(&h, relisted(2, vec![])).await;
+    settle().await;
+    let late = subscribe(&h, 2, Role::Endpoints, false).await;
+    settle().await;
+    assert!(
+        changed_keys(&early.take()).is_empty(),
+        "nothing labelled before the pods are listed"
+    );
+    assert!(
+        matches!(&late.take()[..], [Got::Replaced(keys, false, _)] if keys.is_empty()),
+        "the waiting object is not in the late subscriber's snapshot"
+    );
+    feed(&h, relisted(1, vec![pod("a", "10.0.0.1", "x")])).await;
+    settle().await;
+    for sub in [&early, &late] {
+        assert_eq!(changed_keys(&sub.take()), [("ns/ea".to_string(), 2)]);
+    }
+}
+
 #[actix_rt::test]
 async fn a_pod_change_refreshes_exactly_the_endpoints_that_use_it_at_the_next_flush() {
     let h = start(64);

@@ -433,10 +433,14 @@ impl Labeller {
         variant: VariantId,
         options: TargetOptions,
     ) -> Arc<[TargetChange]> {
+        // An object marked dirty without targets waits for the lists of the roles it
+        // reads: the flush that syncs the variant labels it for every subscriber at
+        // once. Labelled here, the subscribers before this one would never hear of it.
         let missing: Vec<ObjectKey> = store
             .entries(role)
             .filter(|e| e.targets(variant).is_none())
             .map(|e| e.object.key())
+            .filter(|key| !self.dirty.contains(&(role, key.clone(), variant)))
             .collect();
         for key in missing {
             self.compute_targets(store, role, &key, variant, options);
