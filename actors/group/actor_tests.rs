@@ -976,9 +976,9 @@ async fn jobs_that_differ_in_what_they_attach_share_the_watches_and_get_their_ow
     feed(&h, relisted(1, vec![node("n1", "east")])).await;
     settle().await;
     assert_eq!(plain.take_zones(), ["ns/a zone=-"]);
-    // The engine's semantics (VictoriaMetrics') gives a pod that attaches its node no
-    // targets until the node is cached: none as the pods arrive, then the node's labels.
-    assert_eq!(with_node.take_zones(), ["ns/a zone=-", "ns/a zone=east"]);
+    // A pod that attaches its node waits for the nodes' list: it is labelled once, then,
+    // with its node's labels (not first without them, as the pods arrive).
+    assert_eq!(with_node.take_zones(), ["ns/a zone=east"]);
 
     // A node change re-labels the variant that attached it, and it alone.
     feed(
