@@ -34,7 +34,7 @@ pub(crate) use object::ObjectSeed;
 pub use pod::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
-pub use quantity::milli_value;
+pub use quantity::cpu_millis;
 pub use role::{Role, UnknownRole};
 pub use route::{
     GrpcMethodMatch, GrpcRoute, GrpcRouteMatch, GrpcRouteRule, HttpPathMatch, HttpRoute,

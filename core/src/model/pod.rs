@@ -64,9 +64,10 @@ pub struct Container {
     #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub restart_policy: ArcStr,
     /// `resources.requests.cpu` in millicores; `None` when none is requested or it is
-    /// not a quantity. The rest of `resources` is read past.
+    /// not a quantity. The rest of `resources` is read past. (Four bytes: every cached
+    /// pod's containers carry it.)
     #[serde(default, rename = "resources", deserialize_with = "cpu_request")]
-    pub cpu_request: Option<u64>,
+    pub cpu_request: Option<u32>,
 }
 
 impl Container {
@@ -85,14 +86,14 @@ impl PodSpec {
         self.containers
             .iter()
             .chain(sidecars)
-            .filter_map(|c| c.cpu_request)
+            .filter_map(|c| c.cpu_request.map(u64::from))
             .reduce(u64::saturating_add)
     }
 }
 
 /// Deserializes a container's `resources` (possibly `null`) into its CPU request in
 /// millicores; limits, other resources and claims are read past.
-fn cpu_request<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+fn cpu_request<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u32>, D::Error> {
     #[derive(Deserialize)]
     struct Resources<'a> {
         #[serde(default, borrow)]
@@ -107,7 +108,7 @@ fn cpu_request<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>
     Ok(resources
         .and_then(|r| r.requests)
         .and_then(|r| r.cpu)
-        .and_then(|cpu| super::quantity::milli_value(&cpu)))
+        .and_then(|cpu| super::quantity::cpu_millis(&cpu)))
 }
 
 /// One entry of a container's `ports`.
@@ -319,7 +320,7 @@ mod tests {
                 {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"100m"}}}]}"#,
         )
         .expect("a pod spec");
-        let requests: Vec<Option<u64>> = spec.containers.iter().map(|c| c.cpu_request).collect();
+        let requests: Vec<Option<u32>> = spec.containers.iter().map(|c| c.cpu_request).collect();
         assert_eq!(requests, [Some(250), None, None, None, None, Some(1500)]);
         assert_eq!(spec.cpu_request(), Some(1850));
         assert_eq!(PodSpec::default().cpu_request(), None);

@@ -4,7 +4,7 @@
 
 /// The quantity `text` in thousandths (millicores for CPU), or `None` when it is not a
 /// quantity Kubernetes accepts, is negative, or is too large to count.
-pub fn milli_value(text: &str) -> Option<u64> {
+fn milli_value(text: &str) -> Option<u64> {
     let text = text.trim();
     let number_end = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+'))
@@ -19,6 +19,12 @@ pub fn milli_value(text: &str) -> Option<u64> {
     // Below a millicore's billionth is rounding noise of the float, not a request.
     let rounded = (milli - 1e-9).ceil().max(0.0);
     (rounded.is_finite() && rounded < u64::MAX as f64).then_some(rounded as u64)
+}
+
+/// A CPU quantity in millicores as a container keeps it: 4 bytes, enough for four
+/// million cores (a larger request counts as that many).
+pub fn cpu_millis(text: &str) -> Option<u32> {
+    milli_value(text).map(|milli| u32::try_from(milli).unwrap_or(u32::MAX))
 }
 
 /// What a quantity's suffix multiplies by: a decimal SI or binary suffix, or a decimal
@@ -80,6 +86,12 @@ mod tests {
         ] {
             assert_eq!(milli_value(text), Some(milli), "{text}");
         }
+    }
+
+    #[test]
+    fn a_cpu_request_past_four_million_cores_counts_as_that_many() {
+        assert_eq!(super::cpu_millis("250m"), Some(250));
+        assert_eq!(super::cpu_millis("1e12"), Some(u32::MAX));
     }
 
     #[test]

@@ -65,7 +65,7 @@ fn container(bytes: &[u8]) -> Result<Container, WireError> {
 
 /// `ResourceRequirements` (`limits` 1, `requests` 2: `map<string, Quantity>`, a
 /// `Quantity` being `{string = 1}`): the CPU request in millicores, as JSON reads it.
-fn cpu_request(bytes: &[u8]) -> Result<Option<u64>, WireError> {
+fn cpu_request(bytes: &[u8]) -> Result<Option<u32>, WireError> {
     let mut cpu = None;
     for_each_field(bytes, "ResourceRequirements", |f| {
         if f.number == 2 {
@@ -81,7 +81,7 @@ fn cpu_request(bytes: &[u8]) -> Result<Option<u64>, WireError> {
             if key == "cpu"
                 && let Some(quantity) = quantity
             {
-                cpu = quantity_string(quantity)?.and_then(crate::model::milli_value);
+                cpu = quantity_string(quantity)?.and_then(crate::model::cpu_millis);
             }
         }
         Ok(())
