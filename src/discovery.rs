@@ -77,7 +77,13 @@ pub struct Discovery {
 struct Inner {
     registry: Arc<Registry>,
     flusher: Addr<DirtyFlusher>,
-    group_arbiter: ArbiterHandle,
+    /// Where groups run, taken in turn: the first is the arbiter that started the
+    /// engine, the others one per further core.
+    group_arbiters: Vec<ArbiterHandle>,
+    /// The further cores' arbiters, stopped with the engine.
+    extra_arbiters: Vec<Arbiter>,
+    /// Groups started so far (which arbiter the next one takes).
+    groups_started: AtomicU64,
     watcher_arbiter: Arbiter,
     options: EngineOptions,
     next_id: AtomicU64,
@@ -87,20 +93,32 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watcher_arbiter.stop();
+        for arbiter in &self.extra_arbiters {
+            arbiter.stop();
+        }
     }
 }
 
 impl Discovery {
-    /// Starts the engine. Must be called inside a running actix system: groups and the
-    /// flusher run on the current arbiter, URL watchers (stream reading and decoding) on
-    /// an arbiter of their own, so the two halves of the pipeline use two cores.
+    /// Starts the engine. Must be called inside a running actix system: the flusher
+    /// and the first group run on the current arbiter, further groups in turn on one
+    /// arbiter per further core (so that independent groups label in parallel), URL
+    /// watchers (stream reading and decoding) on an arbiter of their own, so the two
+    /// halves of the pipeline use two cores.
     pub fn start(options: EngineOptions) -> Discovery {
         let flusher = DirtyFlusher::new(options.flush_interval).start();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let extra_arbiters: Vec<Arbiter> = (1..cores).map(|_| Arbiter::new()).collect();
+        let group_arbiters = std::iter::once(Arbiter::current())
+            .chain(extra_arbiters.iter().map(Arbiter::handle))
+            .collect();
         Discovery {
             inner: Arc::new(Inner {
                 registry: Arc::new(Registry::default()),
                 flusher,
-                group_arbiter: Arbiter::current(),
+                group_arbiters,
+                extra_arbiters,
+                groups_started: AtomicU64::new(0),
                 watcher_arbiter: Arbiter::new(),
                 options,
                 next_id: AtomicU64::new(1),
@@ -319,9 +337,10 @@ impl Discovery {
                 flusher: inner.flusher.clone().recipient(),
                 registry: Arc::clone(&inner.registry),
             };
-            let addr = GroupWatcher::start_in_arbiter(&inner.group_arbiter, move |_| {
-                GroupWatcher::new(setup)
-            });
+            let turn = inner.groups_started.fetch_add(1, Ordering::Relaxed);
+            let arbiters = &inner.group_arbiters;
+            let arbiter = &arbiters[(turn % arbiters.len() as u64) as usize];
+            let addr = GroupWatcher::start_in_arbiter(arbiter, move |_| GroupWatcher::new(setup));
             GroupEntry { id, addr }
         })
     }
