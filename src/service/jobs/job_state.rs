@@ -189,9 +189,9 @@ impl JobState {
     pub fn change_all(&mut self, changes: &[&TargetChange]) -> usize {
         let mut changed = 0;
         for step in changes.chunks(AHEAD_STEP) {
-            let ahead = self.relabel_new_ahead(step);
-            for (change, ahead) in step.iter().zip(ahead) {
-                let groups_changed = match ahead {
+            let mut ahead = self.relabel_new_ahead(step);
+            for (i, change) in step.iter().enumerate() {
+                let groups_changed = match ahead.get_mut(i).and_then(Option::take) {
                     Some(relabelled) => self.place_new(change, relabelled),
                     None => self.change(change),
                 };
@@ -207,16 +207,18 @@ impl JobState {
     }
 
     /// For each change of `step`, its relabelling, done on two threads, when it brings
-    /// an object to an empty slot and the step has at least [`AHEAD_FROM`] such.
+    /// an object to an empty slot and the step has at least [`AHEAD_FROM`] such; empty
+    /// (nothing allocated: a flood's small batches) when it has fewer.
     fn relabel_new_ahead(&mut self, step: &[&TargetChange]) -> Vec<Option<Relabelled>> {
+        let is_new = |c: &TargetChange| c.targets.is_some() && self.slot_empty(c.slot);
+        if step.iter().filter(|c| is_new(c)).count() < AHEAD_FROM {
+            return Vec::new();
+        }
         let mut ahead: Vec<Option<Relabelled>> = step.iter().map(|_| None).collect();
         let new: Vec<(usize, &Discovered)> = (step.iter().enumerate())
             .filter(|(_, c)| self.slot_empty(c.slot))
             .filter_map(|(i, c)| Some((i, c.targets.as_ref()?)))
             .collect();
-        if new.len() < AHEAD_FROM {
-            return ahead;
-        }
         let objects: Vec<&Discovered> = new.iter().map(|(_, d)| *d).collect();
         let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
         let (mine, helper) = (&mut self.relabeller, &mut self.helper);
