@@ -327,3 +327,38 @@ async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
     let lists = api.requests().iter().filter(|r| !r.is_watch()).count();
     assert_eq!(lists, 2, "one request per page, none retried");
 }
+
+/// The time a LIST's reader waits for its group is not the server's: a group that holds
+/// its parts for several of the list's progress deadlines does not get the list cut as
+/// stalled, and each page is asked for once.
+#[actix_rt::test]
+async fn a_list_held_by_its_group_past_the_progress_deadline_is_not_stalled() {
+    let api = list_server().await;
+    let seen: Rc<RefCell<ListSeen>> = Rc::default();
+    let (hold, held) = watch::channel(true);
+    let group = ListGroup {
+        seen: Rc::clone(&seen),
+        held,
+    }
+    .start();
+    let options = EngineOptions {
+        watcher_in_flight: WINDOW,
+        list_mode: ListMode::List,
+        encoding: kubesd::config::WireEncoding::Json,
+        relist_interval: None,
+        watch_stall_timeout: STALL,
+        ..EngineOptions::default()
+    };
+    let _watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
+    until("a window of parts", || seen.borrow().parts.len() >= WINDOW).await;
+    actix_rt::time::sleep(HOLD).await;
+    let _ = hold.send(false);
+    until("the end of the list", || {
+        seen.borrow().relisted_after.is_some()
+    })
+    .await;
+    let objects: usize = seen.borrow().parts.iter().map(|(n, _)| n).sum();
+    assert_eq!(objects, PAGES.iter().sum::<usize>());
+    let lists = api.requests().iter().filter(|r| !r.is_watch()).count();
+    assert_eq!(lists, 2, "one request per page, none cut and retried");
+}

@@ -1249,6 +1249,9 @@ where
         }
         if list.len() >= LIST_PART_OBJECTS {
             parts.hand_on(list.take_items()).await?;
+            // The wait for the group's room was ours, not the server's: the next item
+            // has the whole deadline again.
+            progress.1 = Instant::now();
         }
     }
 }
