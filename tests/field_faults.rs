@@ -839,3 +839,97 @@ async fn synced_within_times_out_with_each_urls_state() {
         "{reason}"
     );
 }
+
+/// RBAC that lets an endpoints job list endpoints and pods but forbids services: as
+/// Prometheus waits for every informer of a role, the job waits for the services. It
+/// serves no target (none without its service's labels, which a relabelling may keep
+/// or drop by), names the forbidden URL as the reason it has not synced, and is served
+/// whole once the services may be listed.
+#[actix_rt::test]
+async fn an_endpoints_job_whose_services_are_forbidden_waits_for_them_and_says_why() {
+    let message = r#"services is forbidden: User "system:serviceaccount:monitoring:kubesd" cannot list resource "services" in API group "" at the cluster scope"#;
+    let forbidden = Rc::new(std::cell::Cell::new(true));
+    let api = FakeApi::start({
+        let forbidden = Rc::clone(&forbidden);
+        move |r: &Request| {
+            let services = r.target.starts_with("/api/v1/services");
+            if services && forbidden.get() {
+                return Reply::k8s_status(403, "Forbidden", message);
+            }
+            if r.is_watch() {
+                return Reply::watch(Vec::new(), Duration::from_millis(400));
+            }
+            let (kind, items) = if services {
+                let service = json!({"metadata": {"name": "web", "namespace": "shop",
+                    "resourceVersion": "5", "labels": {"tier": "front"}},
+                    "spec": {"clusterIP": "10.1.0.1", "ports": [{"name": "http", "port": 80}]}});
+                ("ServiceList", vec![service])
+            } else if r.target.starts_with("/api/v1/endpoints") {
+                let endpoints = json!({"metadata": {"name": "web", "namespace": "shop",
+                    "resourceVersion": "5"},
+                    "subsets": [{"addresses": [{"ip": "10.0.0.1"}],
+                                 "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}]});
+                ("EndpointsList", vec![endpoints])
+            } else {
+                ("PodList", Vec::new())
+            };
+            Reply::json(
+                json!({"kind": kind, "apiVersion": "v1",
+                       "metadata": {"resourceVersion": "5"}, "items": items})
+                .to_string(),
+            )
+        }
+    })
+    .await;
+    let discovery = Discovery::start(options());
+    let sub = discovery
+        .subscribe(&SdConfig::new(Role::Endpoints, &api.url), support::keep_all)
+        .await
+        .expect("subscribes");
+
+    let reason = sub
+        .synced_within(Duration::from_secs(5))
+        .await
+        .expect_err("a job cannot sync while its services are forbidden");
+    assert!(
+        reason.to_string().contains("services is forbidden"),
+        "{reason}"
+    );
+    // The endpoints and the pods list (with streaming lists, after falling back).
+    let services = format!("{}/api/v1/services", api.url);
+    let others_listed = |status: &[kubesd::UrlStatus]| {
+        (status.iter())
+            .filter(|u| u.url != services)
+            .all(|u| u.last_sync.is_some())
+    };
+    let started = Instant::now();
+    let mut status = sub.status().await;
+    while !others_listed(&status) && started.elapsed() < Duration::from_secs(5) {
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+        status = sub.status().await;
+    }
+    assert_eq!(status.len(), 3, "{status:?}");
+    assert!(others_listed(&status), "{status:?}");
+    let forbidden_url = status.iter().find(|u| u.url == services);
+    assert!(
+        forbidden_url.is_some_and(|u| u.last_sync.is_none() && u.last_error.is_some()),
+        "{status:?}"
+    );
+    assert!(
+        support::addresses(&sub).await.is_empty(),
+        "no target before its service is known"
+    );
+
+    forbidden.set(false);
+    actix_rt::time::timeout(Duration::from_secs(5), sub.synced())
+        .await
+        .expect("syncs once the services may be listed");
+    let targets = sub.targets().await;
+    assert_eq!(support::addresses(&sub).await, ["10.0.0.1:80"]);
+    assert_eq!(
+        targets[0].get("__meta_kubernetes_service_label_tier"),
+        Some("front"),
+        "{:?}",
+        targets[0]
+    );
+}
