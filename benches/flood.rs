@@ -2,7 +2,7 @@
 //! subscribers) under synthetic event floods from a fake API server that serves
 //! pre-built bytes from a child process.
 //!
-//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service,roles,fleet] ...`
+//! `cargo bench --bench flood -- [--quick] [--scenario sync,flood,fanout,deps,service,roles,clusters,fleet] ...`
 //! (`--help` lists every option). Prints one table row per scenario, then
 //! `summary: flood_events_per_s=N ceiling_events_per_s=N sync_s=X peak_rss_mb=N`.
 //! See BENCHMARKS.md for what each column means.
@@ -1090,6 +1090,22 @@ fn roles_config(api_server: &str) -> String {
     out
 }
 
+/// The clusters scenario's config: the roles scenario's pod job twice, against the
+/// flood server as `127.0.0.1` and as `localhost`. Two API server URLs are two
+/// independent groups (as two clusters are), each listing and labelling every pod.
+fn clusters_config(api_server: &str) -> String {
+    let pods = roles_config(api_server);
+    let pods = pods
+        .split("  - job_name: endpoints")
+        .next()
+        .unwrap_or_default();
+    let other = pods
+        .replace("job_name: pod", "job_name: pod-localhost")
+        .replace("127.0.0.1", "localhost")
+        .replace("scrape_configs:\n", "");
+    format!("{pods}{other}")
+}
+
 /// One plain HTTP/1.1 GET on a new connection; the status and the body's length.
 fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     let mut s = TcpStream::connect(addr)?;
@@ -1117,13 +1133,23 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, usize)> {
     Ok((code, len))
 }
 
-/// `kubesd run`'s job set for `jobs` relabelling pod jobs against `server` (0: the roles
-/// scenario's four jobs), served over HTTP SD on a free port: the set, the server's
-/// handle and its address.
+/// The jobs of an in-process `kubesd run`.
+#[derive(Clone, Copy)]
+enum BenchJobs {
+    /// This many relabelling pod jobs.
+    Pods(usize),
+    /// The roles scenario's four jobs ([`roles_config`]).
+    Roles,
+    /// The clusters scenario's two pod jobs ([`clusters_config`]).
+    Clusters,
+}
+
+/// `kubesd run`'s job set for `jobs` against `server`, served over HTTP SD on a free
+/// port: the set, the server's handle and its address.
 async fn start_service(
     args: &Args,
     server: &Server,
-    jobs: usize,
+    jobs: BenchJobs,
     membership: Option<&str>,
 ) -> (
     kubesd::service::JobSet,
@@ -1135,8 +1161,9 @@ async fn start_service(
     use std::sync::RwLock;
 
     let text = match jobs {
-        0 => roles_config(&server.url),
-        _ => service_config(&server.url, jobs, membership),
+        BenchJobs::Roles => roles_config(&server.url),
+        BenchJobs::Clusters => clusters_config(&server.url),
+        BenchJobs::Pods(n) => service_config(&server.url, n, membership),
     };
     let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
         .expect("the bench's config loads");
@@ -1172,7 +1199,7 @@ async fn service_run(args: &Args, server: &Server, jobs: usize) -> Vec<Row> {
     trim_heap();
     let baseline = rss_mb();
     let sync_meter = Meter::start();
-    let (mut set, http, addr) = start_service(args, server, jobs, None).await;
+    let (mut set, http, addr) = start_service(args, server, BenchJobs::Pods(jobs), None).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     wait_synced(&addr, &set, (args.pods * set.job_actors()) as u64, deadline).await;
     let synced = sync_meter.finish();
@@ -1293,16 +1320,16 @@ async fn wait_synced(
     }
 }
 
-/// `kubesd run` with a job per role (pod, endpoints, service, node) syncing 100k pods:
-/// until `/ready` answers 200 and the job actors have relabelled no object for a
+/// `kubesd run` with `jobs` (a job per role, pod, endpoints, service and node; or the
+/// pod job against two API server URLs) syncing 100k pods: until `/ready` answers 200 and the job actors have relabelled no object for a
 /// second; the sync ends at the last relabelling (so the quiet second is not counted,
 /// though its little CPU is).
-async fn roles_run(args: &Args, server: &Server) -> Vec<Row> {
+async fn roles_run(args: &Args, server: &Server, jobs: BenchJobs) -> Vec<Row> {
     server.gate(0);
     trim_heap();
     let meter = Meter::start();
     let started = Instant::now();
-    let (mut set, http, addr) = start_service(args, server, 0, None).await;
+    let (mut set, http, addr) = start_service(args, server, jobs, None).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     wait_synced(&addr, &set, 0, deadline).await;
     let (mut seen, mut last_change) = (set.work().objects_relabelled, Instant::now());
@@ -1319,10 +1346,14 @@ async fn roles_run(args: &Args, server: &Server) -> Vec<Row> {
         .iter()
         .map(|s| s.targets.to_string())
         .collect();
+    let (scenario, events) = match jobs {
+        BenchJobs::Clusters => ("clusters-sync", 2 * args.pods),
+        _ => ("roles-sync", args.pods + args.nodes + 2 * args.services),
+    };
     let row = Row {
-        scenario: "roles-sync".into(),
+        scenario: scenario.into(),
         subs: set.job_actors(),
-        events: args.pods + args.nodes + 2 * args.services,
+        events,
         m,
         p50_ms: f64::NAN,
         p99_ms: f64::NAN,
@@ -1413,7 +1444,7 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     server.roll(0);
     let sync_meter = Meter::start();
     let membership = (args.fleet_members > 0).then_some(args.fleet_handover.as_str());
-    let (mut set, http, addr) = start_service(args, server, 1, membership).await;
+    let (mut set, http, addr) = start_service(args, server, BenchJobs::Pods(1), membership).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
     while set.work().objects_relabelled < args.pods as u64 && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(20)).await;
@@ -1741,7 +1772,13 @@ async fn run_scenarios(args: &Args, server: &Server) -> Vec<Row> {
         keep(&mut rows, fleet_run(args, server).await);
     }
     if run("roles") {
-        keep(&mut rows, roles_run(args, server).await);
+        keep(&mut rows, roles_run(args, server, BenchJobs::Roles).await);
+    }
+    if run("clusters") {
+        keep(
+            &mut rows,
+            roles_run(args, server, BenchJobs::Clusters).await,
+        );
     }
     if run("service") {
         for &n in &args.jobs {
