@@ -139,7 +139,23 @@ fn sd_serialisation(c: &mut Criterion) {
     group.bench_function("serialise_100k_targets", |b| {
         b.iter(|| black_box(kubesd::sd_output::sd_json(targets.iter())))
     });
+    // As a job actor keeps them: each pod's targets serialized apart, once per change.
+    let job = arcstr::ArcStr::from("pods");
+    let pods: Vec<&[Labels]> = targets.chunk_by(|a, b| same_pod(a, b)).collect();
+    group.bench_function("object_groups_100k_targets", |b| {
+        b.iter(|| {
+            for pod in &pods {
+                black_box(kubesd::sd_output::ObjectGroups::new(pod, &job));
+            }
+        })
+    });
     group.finish();
+}
+
+/// True when two targets are of the same pod.
+fn same_pod(a: &Labels, b: &Labels) -> bool {
+    let name = "__meta_kubernetes_pod_name";
+    a.get(name) == b.get(name)
 }
 
 fn subscriber_apply(c: &mut Criterion) {
