@@ -1487,6 +1487,7 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
             .expect("consumers joined"),
         None => fleet_consumers::Polled::default(),
     };
+    let idle = idle_collector_asks(&addr, &consumers).await;
     let sync_row = Row {
         scenario: "fleet-sync".into(),
         subs: usize::from(views),
@@ -1503,6 +1504,7 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
         peak_after_first,
         steps,
         uncovered,
+        idle,
     };
     let row = fleet_row(args, flood, polled, &coverage.lock().expect("coverage"));
     let rows = vec![sync_row, row];
@@ -1559,6 +1561,32 @@ struct FleetFlood {
     steps: usize,
     /// Targets no member view held once every member had answered before the flood.
     uncovered: Option<usize>,
+    /// A collector's share asked after the flood ([`idle_collector_asks`]).
+    idle: String,
+}
+
+/// A collector's share asked three times once the flood is over, with nothing else
+/// running: the transfer's floor, against which the collectors' latencies read (ms,
+/// and the answer's size).
+async fn idle_collector_asks(addr: &str, consumers: &[fleet_consumers::Consumer]) -> String {
+    let Some(c) = consumers.iter().find(|c| c.kind == "collector") else {
+        return String::new();
+    };
+    let (mut ms, mut mb) = (Vec::new(), 0.0);
+    for _ in 0..3 {
+        let (a, p) = (addr.to_string(), c.path.clone());
+        let t = Instant::now();
+        let got =
+            actix_rt::task::spawn_blocking(move || fleet_consumers::get_with_etag(&a, &p, ""))
+                .await
+                .ok()
+                .and_then(|r| r.ok());
+        if let Some((200, len, _)) = got {
+            ms.push(format!("{:.0}", t.elapsed().as_secs_f64() * 1000.0));
+            mb = len as f64 / 1e6;
+        }
+    }
+    format!("idle collector {} ms ({mb:.0} MB); ", ms.join("/"))
 }
 
 /// The fleet scenario's flood row: latencies over all the consumers' requests, the
@@ -1577,6 +1605,7 @@ fn fleet_row(
         peak_after_first,
         steps,
         uncovered,
+        idle,
     } = flood;
     let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
     let mut kinds = String::new();
@@ -1609,7 +1638,7 @@ fn fleet_row(
     };
     let extra = format!(
         "{}views {}: {} consumers: {} answers 200, {} 304, {} failed, {:.1} MB; {kinds}\
-         {members}process less consumers {:.3} of a core; peak rss {:.0} MB \
+         {idle}{members}process less consumers {:.3} of a core; peak rss {:.0} MB \
          (synced and views asked {:.0} MB, flood {:.0} MB)",
         if ok { "" } else { "TIMED OUT; " },
         args.fleet_views,
