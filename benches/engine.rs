@@ -141,7 +141,7 @@ fn sd_serialisation(c: &mut Criterion) {
     });
     // As a job actor keeps them: each pod's targets serialized apart, once per change.
     let job = arcstr::ArcStr::from("pods");
-    let pods: Vec<&[Labels]> = targets.chunk_by(|a, b| same_pod(a, b)).collect();
+    let pods: Vec<&[Labels]> = targets.chunk_by(same_pod).collect();
     group.bench_function("object_groups_100k_targets", |b| {
         b.iter(|| {
             for pod in &pods {
