@@ -1487,7 +1487,10 @@ async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
             .expect("consumers joined"),
         None => fleet_consumers::Polled::default(),
     };
-    let idle = idle_collector_asks(&addr, &consumers).await;
+    let idle = match views {
+        true => idle_collector_asks(&addr, &consumers).await,
+        false => String::new(),
+    };
     let sync_row = Row {
         scenario: "fleet-sync".into(),
         subs: usize::from(views),
