@@ -110,6 +110,9 @@ pub struct Scanner {
     address: Vec<u8>,
     ids: Vec<u32>,
     unknown: usize,
+    /// Time spent scanning this body: the bench's own work, inline in the read (a
+    /// scraper parses its answer after receiving it).
+    pub spent: std::time::Duration,
 }
 
 impl Scanner {
@@ -126,6 +129,12 @@ impl Scanner {
 
     /// The next piece of the body.
     pub fn feed(&mut self, bytes: &[u8]) {
+        let started = std::time::Instant::now();
+        self.scan(bytes);
+        self.spent += started.elapsed();
+    }
+
+    fn scan(&mut self, bytes: &[u8]) {
         for &b in bytes {
             if self.in_string {
                 if b == b'"' {
