@@ -1612,13 +1612,7 @@ fn fleet_row(
     } = flood;
     let (p50, p99) = (polled.quantile(0.5), polled.quantile(0.99));
     let mut kinds = String::new();
-    for kind in [
-        "node",
-        "shard",
-        "member",
-        fleet_consumers::LESS_SCANNING,
-        "collector",
-    ] {
+    for kind in ["node", "shard", "member", "collector"] {
         let (k50, k99) = (
             polled.kind_quantile(kind, 0.5),
             polled.kind_quantile(kind, 0.99),

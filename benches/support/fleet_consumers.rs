@@ -15,11 +15,6 @@ use std::time::{Duration, Instant};
 
 use super::fleet_coverage::{Coverage, Scanner};
 
-/// The kind under which member scrapers' latencies are kept less the time they spent
-/// scanning their answers for the coverage (the bench's instrument, inline in the
-/// read, where a scraper would parse after receiving).
-pub const LESS_SCANNING: &str = "member less scanning";
-
 /// One consumer: what it polls, how often, and its kind for the latencies.
 #[derive(Clone)]
 pub struct Consumer {
@@ -255,9 +250,5 @@ fn consume(
         }
         out.latencies_ms.push(ms);
         out.by_kind.entry(c.kind).or_default().push(ms);
-        if c.member.is_some() {
-            let net = ms - scanner.spent.as_secs_f64() * 1000.0;
-            out.by_kind.entry(LESS_SCANNING).or_default().push(net);
-        }
     }
 }

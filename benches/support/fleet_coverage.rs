@@ -110,9 +110,6 @@ pub struct Scanner {
     address: Vec<u8>,
     ids: Vec<u32>,
     unknown: usize,
-    /// Time spent scanning this body: the bench's own work, inline in the read (a
-    /// scraper parses its answer after receiving it).
-    pub spent: std::time::Duration,
 }
 
 impl Scanner {
@@ -127,17 +124,10 @@ impl Scanner {
         self.ids.clear();
     }
 
-    /// The next piece of the body.
-    pub fn feed(&mut self, bytes: &[u8]) {
-        let started = std::time::Instant::now();
-        self.scan(bytes);
-        self.spent += started.elapsed();
-    }
-
-    /// Scans `bytes`, skipping to the next byte that matters (a quote, or an array's
-    /// end) with `memchr`: a bench's consumer should cost little of the cores kubesd
-    /// runs on.
-    fn scan(&mut self, mut bytes: &[u8]) {
+    /// The next piece of the body, skipping to the next byte that matters (a quote,
+    /// or an array's end) with `memchr`: a bench's consumer should cost little of the
+    /// cores kubesd runs on.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             bytes = if self.in_string {
                 self.address_part(bytes)
