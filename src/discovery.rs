@@ -46,6 +46,7 @@ use crate::actors::subscriber::{
 };
 use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
+use crate::arbiter_pool::ArbiterPool;
 use crate::config::{ConfigError, EngineOptions, SdConfig};
 use crate::http::{
     Credentials, ExecSource, TlsError, TokenSource, endpoint_tls_config, proxy_for,
@@ -79,11 +80,7 @@ struct Inner {
     flusher: Addr<DirtyFlusher>,
     /// Where groups run, taken in turn: the first is the arbiter that started the
     /// engine, the others one per further core.
-    group_arbiters: Vec<ArbiterHandle>,
-    /// The further cores' arbiters, stopped with the engine.
-    extra_arbiters: Vec<Arbiter>,
-    /// Groups started so far (which arbiter the next one takes).
-    groups_started: AtomicU64,
+    group_arbiters: ArbiterPool,
     watcher_arbiter: Arbiter,
     options: EngineOptions,
     next_id: AtomicU64,
@@ -93,9 +90,6 @@ struct Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.watcher_arbiter.stop();
-        for arbiter in &self.extra_arbiters {
-            arbiter.stop();
-        }
     }
 }
 
@@ -107,18 +101,11 @@ impl Discovery {
     /// halves of the pipeline use two cores.
     pub fn start(options: EngineOptions) -> Discovery {
         let flusher = DirtyFlusher::new(options.flush_interval).start();
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let extra_arbiters: Vec<Arbiter> = (1..cores).map(|_| Arbiter::new()).collect();
-        let group_arbiters = std::iter::once(Arbiter::current())
-            .chain(extra_arbiters.iter().map(Arbiter::handle))
-            .collect();
         Discovery {
             inner: Arc::new(Inner {
                 registry: Arc::new(Registry::default()),
                 flusher,
-                group_arbiters,
-                extra_arbiters,
-                groups_started: AtomicU64::new(0),
+                group_arbiters: ArbiterPool::per_core(true),
                 watcher_arbiter: Arbiter::new(),
                 options,
                 next_id: AtomicU64::new(1),
@@ -337,10 +324,8 @@ impl Discovery {
                 flusher: inner.flusher.clone().recipient(),
                 registry: Arc::clone(&inner.registry),
             };
-            let turn = inner.groups_started.fetch_add(1, Ordering::Relaxed);
-            let arbiters = &inner.group_arbiters;
-            let arbiter = &arbiters[(turn % arbiters.len() as u64) as usize];
-            let addr = GroupWatcher::start_in_arbiter(arbiter, move |_| GroupWatcher::new(setup));
+            let arbiter = inner.group_arbiters.next();
+            let addr = GroupWatcher::start_in_arbiter(&arbiter, move |_| GroupWatcher::new(setup));
             GroupEntry { id, addr }
         })
     }

@@ -25,6 +25,7 @@ pub use kubesd_core::{
     api, build_info, config, error, kubeconfig, labels, metrics, model, targets, wire,
 };
 
+mod arbiter_pool;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod discovery;

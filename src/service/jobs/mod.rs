@@ -28,6 +28,7 @@ use actix::prelude::*;
 use arcstr::ArcStr;
 use tracing::info;
 
+use crate::arbiter_pool::ArbiterPool;
 use crate::config::SdConfig;
 use crate::promconfig::{self, LoadedConfig};
 use crate::relabel::ScrapeSettings;
@@ -80,22 +81,13 @@ pub struct JobSet {
     running: BTreeMap<String, RunningJob>,
     actors: BTreeMap<String, SharedActor>,
     /// Where job actors run, in turn.
-    arbiters: Vec<Arbiter>,
-    next_arbiter: usize,
+    arbiters: ArbiterPool,
     /// Shared with the HTTP server.
     published: Arc<RwLock<BTreeMap<String, Job>>>,
     /// The Ready members, read by every job actor.
     members: tokio::sync::watch::Sender<Members>,
     /// The watch of the config's `membership` pods, if it names them.
     member_watch: Option<MemberWatch>,
-}
-
-impl Drop for JobSet {
-    fn drop(&mut self) {
-        for a in &self.arbiters {
-            a.stop();
-        }
-    }
 }
 
 /// Why a config could not be applied.
@@ -129,14 +121,12 @@ impl JobSet {
         options: JobSetOptions,
         published: Arc<RwLock<BTreeMap<String, Job>>>,
     ) -> JobSet {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         JobSet {
             discovery,
             options,
             running: BTreeMap::new(),
             actors: BTreeMap::new(),
-            arbiters: (0..cores).map(|_| Arbiter::new()).collect(),
-            next_arbiter: 0,
+            arbiters: ArbiterPool::per_core(false),
             published,
             members: tokio::sync::watch::Sender::new(Members::default()),
             member_watch: None,
@@ -319,8 +309,7 @@ impl JobSet {
         rules: &Arc<Vec<crate::relabel::CompiledRule>>,
         shareable: bool,
     ) -> Result<JobPart, SubscribeError> {
-        let arbiter = self.arbiters[self.next_arbiter % self.arbiters.len()].handle();
-        self.next_arbiter += 1;
+        let arbiter = self.arbiters.next();
         let relabelling = Relabelling {
             rules: Arc::clone(rules),
             shard: self.options.shard,
