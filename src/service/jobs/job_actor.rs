@@ -30,7 +30,7 @@ use tracing::info;
 
 use crate::ActorSubscription;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced};
+use crate::actors::messages::{TargetsCaughtUp, TargetsChanged, TargetsReplaced};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
 use crate::service::jobs::job_state::JobState;
@@ -211,8 +211,7 @@ impl Handler<TargetsChanged> for JobActor {
     type Result = ();
 
     fn handle(&mut self, msg: TargetsChanged, ctx: &mut Context<Self>) {
-        let changes: Vec<&TargetChange> = msg.changes.iter().collect();
-        let changed = self.state.change_all(&changes);
+        let changed = self.state.change_all(&msg.changes);
         self.count(msg.changes.len(), msg.received);
         if self.note_synced(msg.synced) {
             self.publish(changed > 0);

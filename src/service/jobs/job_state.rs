@@ -7,6 +7,7 @@
 //! Pure and synchronous: the actor ([`crate::service::jobs::job_actor`]) feeds it the group's
 //! messages and publishes what it holds.
 
+use std::borrow::Borrow;
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -186,11 +187,11 @@ impl JobState {
     /// Applies a batch's changes in order, those that bring objects to empty slots
     /// relabelled on two threads when there are enough of them ([`relabel_ahead`]);
     /// returns how many objects' groups changed.
-    pub fn change_all(&mut self, changes: &[&TargetChange]) -> usize {
+    pub fn change_all<C: Borrow<TargetChange>>(&mut self, changes: &[C]) -> usize {
         let mut changed = 0;
         for step in changes.chunks(AHEAD_STEP) {
             let mut ahead = self.relabel_new_ahead(step);
-            for (i, change) in step.iter().enumerate() {
+            for (i, change) in step.iter().map(Borrow::borrow).enumerate() {
                 let groups_changed = match ahead.get_mut(i).and_then(Option::take) {
                     Some(relabelled) => self.place_new(change, relabelled),
                     None => self.change(change),
@@ -201,6 +202,12 @@ impl JobState {
         changed
     }
 
+    /// The object `change` brings to an empty slot; `None` when it removes one or its
+    /// slot holds one.
+    fn new_object<'c>(&self, change: &'c TargetChange) -> Option<&'c Discovered> {
+        (change.targets.as_ref()).filter(|_| self.slot_empty(change.slot))
+    }
+
     /// Whether `slot` holds no object.
     fn slot_empty(&self, slot: ObjectSlot) -> bool {
         self.slots.get(slot.0 as usize).is_none_or(Option::is_none)
@@ -209,15 +216,19 @@ impl JobState {
     /// For each change of `step`, its relabelling, done on two threads, when it brings
     /// an object to an empty slot and the step has at least [`AHEAD_FROM`] such; empty
     /// (nothing allocated: a flood's small batches) when it has fewer.
-    fn relabel_new_ahead(&mut self, step: &[&TargetChange]) -> Vec<Option<Relabelled>> {
-        let is_new = |c: &TargetChange| c.targets.is_some() && self.slot_empty(c.slot);
-        if step.iter().filter(|c| is_new(c)).count() < AHEAD_FROM {
+    fn relabel_new_ahead<C: Borrow<TargetChange>>(
+        &mut self,
+        step: &[C],
+    ) -> Vec<Option<Relabelled>> {
+        let news = step
+            .iter()
+            .filter(|c| self.new_object((*c).borrow()).is_some());
+        if news.count() < AHEAD_FROM {
             return Vec::new();
         }
         let mut ahead: Vec<Option<Relabelled>> = step.iter().map(|_| None).collect();
         let new: Vec<(usize, &Discovered)> = (step.iter().enumerate())
-            .filter(|(_, c)| self.slot_empty(c.slot))
-            .filter_map(|(i, c)| Some((i, c.targets.as_ref()?)))
+            .filter_map(|(i, c)| Some((i, self.new_object(c.borrow())?)))
             .collect();
         let objects: Vec<&Discovered> = new.iter().map(|(_, d)| *d).collect();
         let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
@@ -232,11 +243,7 @@ impl JobState {
     /// Places a new object relabelled ahead; one whose slot was filled meanwhile (a
     /// step with two changes of the slot) is applied as any change.
     fn place_new(&mut self, change: &TargetChange, mut ahead: Relabelled) -> bool {
-        let Some(discovered) = change
-            .targets
-            .as_ref()
-            .filter(|_| self.slot_empty(change.slot))
-        else {
+        let Some(discovered) = self.new_object(change) else {
             return self.change(change);
         };
         std::mem::swap(&mut self.scratch, &mut ahead.scratch);
