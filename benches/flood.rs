@@ -1074,8 +1074,28 @@ fn roles_config(api_server: &str) -> String {
         ("service", "service"),
         ("node", "node"),
     ] {
-        out.push_str(&format!(
-            r#"  - job_name: {role}
+        out.push_str(&relabelling_job(role, role, name, api_server));
+    }
+    out
+}
+
+/// The clusters scenario's config: the roles scenario's pod job twice, against the
+/// flood server as `127.0.0.1` and as `localhost`. Two API server URLs are two
+/// independent groups (as two clusters are), each listing and labelling every pod.
+fn clusters_config(api_server: &str) -> String {
+    let other = api_server.replace("127.0.0.1", "localhost");
+    format!(
+        "scrape_configs:\n{}{}",
+        relabelling_job("pod", "pod", "pod", api_server),
+        relabelling_job("pod-localhost", "pod", "pod", &other)
+    )
+}
+
+/// A job of role `role` against `api_server` that maps the labels of its objects (of
+/// kind `name`: an endpoints object's are its service's) and copies their name.
+fn relabelling_job(job: &str, role: &str, name: &str, api_server: &str) -> String {
+    format!(
+        r#"  - job_name: {job}
     kubernetes_sd_configs:
       - role: {role}
         api_server: {api_server}
@@ -1085,25 +1105,7 @@ fn roles_config(api_server: &str) -> String {
       - source_labels: [__meta_kubernetes_{name}_name]
         target_label: {name}
 "#
-        ));
-    }
-    out
-}
-
-/// The clusters scenario's config: the roles scenario's pod job twice, against the
-/// flood server as `127.0.0.1` and as `localhost`. Two API server URLs are two
-/// independent groups (as two clusters are), each listing and labelling every pod.
-fn clusters_config(api_server: &str) -> String {
-    let pods = roles_config(api_server);
-    let pods = pods
-        .split("  - job_name: endpoints")
-        .next()
-        .unwrap_or_default();
-    let other = pods
-        .replace("job_name: pod", "job_name: pod-localhost")
-        .replace("127.0.0.1", "localhost")
-        .replace("scrape_configs:\n", "");
-    format!("{pods}{other}")
+    )
 }
 
 /// One plain HTTP/1.1 GET on a new connection; the status and the body's length.
@@ -1321,9 +1323,9 @@ async fn wait_synced(
 }
 
 /// `kubesd run` with `jobs` (a job per role, pod, endpoints, service and node; or the
-/// pod job against two API server URLs) syncing 100k pods: until `/ready` answers 200 and the job actors have relabelled no object for a
-/// second; the sync ends at the last relabelling (so the quiet second is not counted,
-/// though its little CPU is).
+/// pod job against two API server URLs) syncing 100k pods: until `/ready` answers 200
+/// and the job actors have relabelled no object for a second; the sync ends at the last
+/// relabelling (so the quiet second is not counted, though its little CPU is).
 async fn roles_run(args: &Args, server: &Server, jobs: BenchJobs) -> Vec<Row> {
     server.gate(0);
     trim_heap();

@@ -1,9 +1,9 @@
 //! A fleet of scraper pods for kubesd's `membership`: Ready pods in one namespace with
 //! one label, spread over the nodes' zones (`topology.kubernetes.io/zone`), weighing 1
-//! or 2 by the `kubesd.io/weight` annotation (and requesting half a core or one); and [`ScraperRoll`], a churn that rolls
-//! them one by one as a StatefulSet's rolling update does (NotReady, deleted,
-//! recreated Ready under the same name on the same node), so the demo and the tests
-//! show assignment, handover and zones at work.
+//! or 2 by the `kubesd.io/weight` annotation (and requesting half a core or one); and
+//! [`ScraperRoll`], a churn that rolls them one by one as a StatefulSet's rolling update
+//! does (NotReady, deleted, recreated Ready under the same name on the same node), so
+//! the demo and the tests show assignment, handover and zones at work.
 
 use std::time::Duration;
 
