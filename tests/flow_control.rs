@@ -280,8 +280,17 @@ async fn list_server() -> FakeApi {
     .await
 }
 
-#[actix_rt::test]
-async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
+/// A LIST of [`list_server`]'s two pages read for a [`ListGroup`] that holds every part
+/// until `hold` lets go: what the group saw, the server, and the watcher reading.
+struct HeldList {
+    api: FakeApi,
+    seen: Rc<RefCell<ListSeen>>,
+    hold: watch::Sender<bool>,
+    _watcher: Addr<UrlWatcher>,
+}
+
+/// Starts a [`HeldList`] whose watcher cuts a list that makes no progress for `stall`.
+async fn held_list(stall: Duration) -> HeldList {
     let api = list_server().await;
     let seen: Rc<RefCell<ListSeen>> = Rc::default();
     let (hold, held) = watch::channel(true);
@@ -295,9 +304,26 @@ async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
         list_mode: ListMode::List,
         encoding: kubesd::config::WireEncoding::Json,
         relist_interval: None,
+        watch_stall_timeout: stall,
         ..EngineOptions::default()
     };
-    let _watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
+    let watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
+    HeldList {
+        api,
+        seen,
+        hold,
+        _watcher: watcher,
+    }
+}
+
+#[actix_rt::test]
+async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
+    let HeldList {
+        api,
+        seen,
+        hold,
+        _watcher,
+    } = held_list(EngineOptions::default().watch_stall_timeout).await;
 
     // A window's worth of parts, the first the body's empty start, and no more while
     // none is answered.
@@ -333,23 +359,12 @@ async fn a_group_that_does_not_answer_stops_its_watcher_reading_a_list() {
 /// stalled, and each page is asked for once.
 #[actix_rt::test]
 async fn a_list_held_by_its_group_past_the_progress_deadline_is_not_stalled() {
-    let api = list_server().await;
-    let seen: Rc<RefCell<ListSeen>> = Rc::default();
-    let (hold, held) = watch::channel(true);
-    let group = ListGroup {
-        seen: Rc::clone(&seen),
-        held,
-    }
-    .start();
-    let options = EngineOptions {
-        watcher_in_flight: WINDOW,
-        list_mode: ListMode::List,
-        encoding: kubesd::config::WireEncoding::Json,
-        relist_interval: None,
-        watch_stall_timeout: STALL,
-        ..EngineOptions::default()
-    };
-    let _watcher = UrlWatcher::new(setup(&api, options, group.recipient())).start();
+    let HeldList {
+        api,
+        seen,
+        hold,
+        _watcher,
+    } = held_list(STALL).await;
     until("a window of parts", || seen.borrow().parts.len() >= WINDOW).await;
     actix_rt::time::sleep(HOLD).await;
     let _ = hold.send(false);
