@@ -149,6 +149,20 @@ fn sd_serialisation(c: &mut Criterion) {
             }
         })
     });
+    // As the allocator's partition serves a collector: each pod's discovered label
+    // sets, serialized as the body is sent.
+    let mut shares = kubesd::sd_output::KeyedGroups::default();
+    for (i, pod) in pods.iter().enumerate() {
+        let labels: Arc<[Labels]> = Arc::from(*pod);
+        let picked = (0..pod.len() as u32).collect();
+        let share = kubesd::sd_output::DiscoveredShare::new(&labels, picked, i as u64);
+        let name = kubesd::ArcStr::from(format!("pod-{i:06}"));
+        let key = kubesd::model::ObjectKey::new(&kubesd::ArcStr::from("default"), &name);
+        shares.insert(&key, &kubesd::sd_output::Share::discovered(share));
+    }
+    group.bench_function("discovered_100k_targets", |b| {
+        b.iter(|| black_box(kubesd::sd_output::SdBody::new("pods", vec![shares.clone()]).to_vec()))
+    });
     group.finish();
 }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::{ADDRESS_LABEL, Fnv, write_json_str};
-use crate::labels::Labels;
+use crate::labels::{Label, Labels};
 
 /// Some of one object's discovered label sets, each written as a group of its own
 /// when a body is sent.
@@ -66,11 +66,16 @@ impl DiscoveredShare {
     }
 
     /// Appends its label sets, one group each (in HTTP SD's form: the address, then
-    /// every other label with a value). Written straight from the shared labels:
-    /// nothing is copied or sorted (label sets iterate in name order). Discovered
-    /// labels hold no job name, so there is no hole to fill.
+    /// every other label with a value), written straight from the shared labels.
+    /// Discovered labels hold no job name, so there is no hole to fill. The labels an
+    /// object's targets share (their base, see [`Labels::merged`]) are written once
+    /// per share and copied into each target's group after its own labels: a pod's
+    /// targets differ in a few port labels among dozens they share. A label's place in
+    /// a group does not matter to its readers (an object's keys), and the bytes are
+    /// the same on every replica.
     pub(super) fn write(&self, out: &mut Vec<u8>) {
         let mut first = true;
+        let mut base = SharedBase::default();
         for labels in (self.picked.iter()).filter_map(|&i| self.discovered.get(i as usize)) {
             let Some(address) = labels.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
                 continue;
@@ -82,20 +87,131 @@ impl DiscoveredShare {
             out.extend_from_slice(b"{\"targets\":[");
             write_json_str(out, address);
             out.extend_from_slice(b"],\"labels\":{");
-            let mut comma = false;
-            for label in labels {
-                if &*label.name == ADDRESS_LABEL || label.value.is_empty() {
-                    continue;
+            match base.bytes_for(labels) {
+                Some(shared) => {
+                    let wrote = write_labels(out, labels.own_labels());
+                    if wrote && !shared.is_empty() {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(shared);
                 }
-                if comma {
-                    out.push(b',');
+                None => {
+                    write_labels(out, labels);
                 }
-                comma = true;
-                write_json_str(out, &label.name);
-                out.push(b':');
-                write_json_str(out, &label.value);
             }
             out.extend_from_slice(b"}}");
         }
+    }
+}
+
+/// The labels of a share's targets' base, serialized once (see
+/// [`DiscoveredShare::write`]).
+#[derive(Default)]
+struct SharedBase {
+    /// A label set whose base `bytes` are.
+    of: Option<Labels>,
+    /// That base's labels, as a group's labels are written.
+    bytes: Vec<u8>,
+}
+
+impl SharedBase {
+    /// The base labels of `labels`, serialized, when its own labels are written
+    /// beside them: it has own labels, none of which replaces one of the base's.
+    /// `None` when `labels` must be written label by label.
+    fn bytes_for(&mut self, labels: &Labels) -> Option<&[u8]> {
+        if labels.own_labels().is_empty() {
+            return None;
+        }
+        if !self.of.as_ref().is_some_and(|of| of.same_base(labels)) {
+            let base = labels.without_own();
+            self.bytes.clear();
+            write_labels(&mut self.bytes, &base);
+            self.of = Some(base);
+        }
+        let base = self.of.as_ref()?;
+        let shadows = (labels.own_labels().iter()).any(|l| base.get(&l.name).is_some());
+        (!shadows).then_some(&self.bytes[..])
+    }
+}
+
+/// Writes `labels` as a group's labels (`"name":"value"`, comma-separated): all but
+/// the address and those without a value. True if it wrote one.
+fn write_labels<'a>(out: &mut Vec<u8>, labels: impl IntoIterator<Item = &'a Label>) -> bool {
+    let mut wrote = false;
+    for label in labels {
+        if &*label.name == ADDRESS_LABEL || label.value.is_empty() {
+            continue;
+        }
+        if wrote {
+            out.push(b',');
+        }
+        wrote = true;
+        write_json_str(out, &label.name);
+        out.push(b':');
+        write_json_str(out, &label.value);
+    }
+    wrote
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::labels::LabelsBuilder;
+
+    /// A target over `base` with `own` labels laid over it, as a pod's targets are built.
+    fn target(base: &Labels, own: &[(&str, &str)]) -> Labels {
+        let mut b = LabelsBuilder::new();
+        for (name, value) in own {
+            b.add(name.to_string(), value.to_string());
+        }
+        base.merged(b)
+    }
+
+    /// Each group's address and labels, as a reader decodes them.
+    fn read(bytes: &[u8]) -> Vec<(String, BTreeMap<String, String>)> {
+        let groups: Vec<serde_json::Value> = serde_json::from_slice(bytes).expect("JSON");
+        groups
+            .iter()
+            .map(|g| {
+                let address = g["targets"][0].as_str().expect("an address").to_string();
+                let labels = serde_json::from_value(g["labels"].clone()).expect("labels");
+                (address, labels)
+            })
+            .collect()
+    }
+
+    /// What a label set must be served as: its labels with a value, but the address.
+    fn expected(labels: &Labels) -> (String, BTreeMap<String, String>) {
+        let address = labels.get(ADDRESS_LABEL).unwrap_or_default().to_string();
+        let rest = (labels.iter())
+            .filter(|l| &*l.name != ADDRESS_LABEL && !l.value.is_empty())
+            .map(|l| (l.name.to_string(), l.value.to_string()))
+            .collect();
+        (address, rest)
+    }
+
+    #[test]
+    fn targets_that_share_a_base_are_served_with_every_label_they_have() {
+        let pod = Labels::from_pairs([("app", "web"), ("pod", "a"), ("zone", "east")]);
+        let other = Labels::from_pairs([("app", "db"), ("pod", "b")]);
+        let discovered: Arc<[Labels]> = Arc::from(vec![
+            target(&pod, &[("__address__", "10.0.0.1:80"), ("port", "80")]),
+            target(&pod, &[("__address__", "10.0.0.1:81"), ("port", "81")]),
+            // Own labels that replace the base's: one with a value, one without.
+            target(&pod, &[("__address__", "10.0.0.1:82"), ("app", "side")]),
+            target(&pod, &[("__address__", "10.0.0.1:83"), ("zone", "")]),
+            target(&other, &[("__address__", "10.0.0.2:80")]),
+            Labels::from_pairs([("__address__", "10.0.0.3:80"), ("flat", "yes")]),
+            // No address: not a target for a collector.
+            target(&pod, &[("port", "90")]),
+        ]);
+        let share = DiscoveredShare::new(&discovered, (0..7).collect(), 1);
+        let mut out = vec![b'['];
+        share.write(&mut out);
+        out.push(b']');
+        let want: Vec<_> = discovered[..6].iter().map(expected).collect();
+        assert_eq!(read(&out), want);
     }
 }
