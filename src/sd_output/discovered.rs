@@ -70,9 +70,9 @@ impl DiscoveredShare {
     /// Discovered labels hold no job name, so there is no hole to fill. The labels an
     /// object's targets share (their base, see [`Labels::merged`]) are written once
     /// per share and copied into each target's group after its own labels: a pod's
-    /// targets differ in a few port labels among dozens they share. A label's place in
-    /// a group does not matter to its readers (an object's keys), and the bytes are
-    /// the same on every replica.
+    /// targets differ in a few port labels among dozens they share. A JSON object's
+    /// keys have no order for its readers, and the bytes are the same on every
+    /// replica.
     pub(super) fn write(&self, out: &mut Vec<u8>) {
         let mut first = true;
         let mut base = SharedBase::default();
@@ -196,6 +196,7 @@ mod tests {
     fn targets_that_share_a_base_are_served_with_every_label_they_have() {
         let pod = Labels::from_pairs([("app", "web"), ("pod", "a"), ("zone", "east")]);
         let other = Labels::from_pairs([("app", "db"), ("pod", "b")]);
+        let empty = Labels::from_pairs([("gone", "")]);
         let discovered: Arc<[Labels]> = Arc::from(vec![
             target(&pod, &[("__address__", "10.0.0.1:80"), ("port", "80")]),
             target(&pod, &[("__address__", "10.0.0.1:81"), ("port", "81")]),
@@ -204,14 +205,17 @@ mod tests {
             target(&pod, &[("__address__", "10.0.0.1:83"), ("zone", "")]),
             target(&other, &[("__address__", "10.0.0.2:80")]),
             Labels::from_pairs([("__address__", "10.0.0.3:80"), ("flat", "yes")]),
+            // A base with no label of value: nothing to copy after the own labels.
+            target(&empty, &[("__address__", "10.0.0.4:80"), ("port", "80")]),
+            target(&empty, &[("__address__", "10.0.0.4:81"), ("port", "81")]),
             // No address: not a target for a collector.
             target(&pod, &[("port", "90")]),
         ]);
-        let share = DiscoveredShare::new(&discovered, (0..7).collect(), 1);
+        let share = DiscoveredShare::new(&discovered, (0..9).collect(), 1);
         let mut out = vec![b'['];
         share.write(&mut out);
         out.push(b']');
-        let want: Vec<_> = discovered[..6].iter().map(expected).collect();
+        let want: Vec<_> = discovered[..8].iter().map(expected).collect();
         assert_eq!(read(&out), want);
     }
 }
