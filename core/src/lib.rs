@@ -6,6 +6,8 @@
 //! - [`wire`]: the list/watch wire format, JSON ([`wire::json`]) and protobuf
 //!   ([`wire::proto`]) side by side, and what picks one per response;
 //! - [`api`]: API paths, selectors and namespaces;
+//! - [`monitors`]: prometheus-operator's ServiceMonitor, PodMonitor, Probe and
+//!   ScrapeConfig, and the Secrets and ConfigMaps they name, as translation reads them;
 //! - [`config`]: what a discovery asks for, and the engine's options, checked (proxy
 //!   URLs, `no_proxy`, `http_headers` included);
 //! - [`labels`], [`error`], [`kubeconfig`], [`metrics`], [`build_info`].
@@ -22,5 +24,6 @@ pub mod kubeconfig;
 pub mod labels;
 pub mod metrics;
 pub mod model;
+pub mod monitors;
 pub mod targets;
 pub mod wire;
