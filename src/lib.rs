@@ -29,6 +29,7 @@ mod arbiter_pool;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod discovery;
+pub mod monitors;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;

@@ -33,6 +33,8 @@ pub use paths::resolve_relative_paths;
 pub use placeholders::{Expanded, expand_placeholders};
 pub use served_config::{REDACTED, ServedConfig};
 
+use crate::config::SdConfig;
+use crate::monitors::section::{MonitorsSection, parse_section};
 use crate::relabel::Dialect;
 use job::{GlobalScrape, JobContext, Parsed, parse_job};
 
@@ -62,6 +64,8 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
     /// The scrapers kubesd assigns targets to (`?member=`), if the file names them.
     pub membership: Option<Membership>,
+    /// The prometheus-operator resources whose jobs kubesd runs, if the file names them.
+    pub monitors: Option<MonitorsSection>,
 }
 
 /// Reads and checks the config file at `path`, with default options.
@@ -141,6 +145,7 @@ pub fn parse_config_with(
             }
             "global" => {}
             "membership" => loader.membership(value, &dir),
+            "monitors" => loader.monitors(value, &dir),
             k if IGNORED_TOP_LEVEL.contains(&k) => loader.loaded.warnings.push(format!(
                 "ignoring top-level section {k:?}: kubesd only does service discovery"
             )),
@@ -154,6 +159,17 @@ pub fn parse_config_with(
         loader.scrape_config_files(&dir, &pattern);
     }
     loader.finish(path)
+}
+
+/// One `kubernetes_sd_configs` entry, checked and ready to run, as a job's is (relative
+/// file names from `dir`; `default_kubeconfig` for an entry that names no server); on
+/// error, the key at fault (empty if none in particular) and the problem.
+pub fn check_sd_config(
+    value: &Value,
+    dir: &Path,
+    default_kubeconfig: Option<&Path>,
+) -> Result<SdConfig, (String, String)> {
+    job::sd_config(value, dir, default_kubeconfig)
 }
 
 /// One load in progress: what it found so far.
@@ -290,6 +306,28 @@ impl Loader<'_> {
             Ok(m) => self.loaded.membership = Some(m),
             Err((key, why)) if key.is_empty() => self.problem("membership", &why),
             Err((key, why)) => self.problem(&format!("membership.{key}"), &why),
+        }
+    }
+
+    /// The `monitors` section, checked.
+    fn monitors(&mut self, value: &Value, dir: &Path) {
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
+        let kubeconfig = self
+            .options
+            .default_kubeconfig
+            .as_deref()
+            .filter(|_| !in_cluster);
+        match parse_section(value, dir, kubeconfig) {
+            Ok(m) => {
+                self.loaded.monitors = Some(m);
+                self.loaded.warnings.push(
+                    "monitors: the section is checked, but kubesd does not watch monitors \
+                     yet: it adds no jobs"
+                        .into(),
+                );
+            }
+            Err((key, why)) if key.is_empty() => self.problem("monitors", &why),
+            Err((key, why)) => self.problem(&format!("monitors.{key}"), &why),
         }
     }
 
