@@ -84,21 +84,28 @@ impl CacheView for EmptyCache {
     }
 }
 
-/// `attach_metadata` of a scrape job: which related objects' labels to add.
+/// `attach_metadata` of a scrape job: which related objects' labels to add. A `null`
+/// reads as false, as Prometheus' YAML decoder reads it (prometheus-operator writes
+/// `node: null` for a ScrapeConfig's empty `attachMetadata`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AttachMetadata {
     /// Add the labels and annotations of the pod's node (roles pod, endpoints,
     /// endpointslice).
+    #[serde(deserialize_with = "crate::model::json::null_default")]
     pub node: bool,
     /// Add the labels and annotations of the object's namespace.
+    #[serde(deserialize_with = "crate::model::json::null_default")]
     pub namespace: bool,
     /// Add `__meta_kubernetes_pod_deployment_name`: the Deployment owning the pod's
     /// ReplicaSet (roles pod, endpoints, endpointslice; Prometheus 3.x).
+    #[serde(deserialize_with = "crate::model::json::null_default")]
     pub deployment: bool,
     /// Add `__meta_kubernetes_pod_job_name`: the Job owning the pod.
+    #[serde(deserialize_with = "crate::model::json::null_default")]
     pub job: bool,
     /// Add `__meta_kubernetes_pod_cronjob_name`: the CronJob owning the pod's Job.
+    #[serde(deserialize_with = "crate::model::json::null_default")]
     pub cronjob: bool,
     /// kubesd's own, never read from a config: add [`CPU_REQUEST_LABEL`] to role pod's
     /// targets. Only the watch of a fleet's members asks for it
