@@ -410,3 +410,18 @@ fn the_config_file_takes_the_section_and_names_a_bad_key() {
         assert!(error.contains(&format!("{at}: ")), "{text}: {error}");
     }
 }
+
+#[test]
+fn the_documented_section_loads() {
+    let page = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/monitors.md"));
+    let block = page
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/monitors.md shows the section");
+    let loaded = kubesd::promconfig::parse_config(block, Path::new("kubesd.yml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let section = loaded.monitors.expect("the section");
+    assert!(section.pod_monitors.selector.is_some());
+    assert!(section.settings.classes.contains("mtls"));
+}
