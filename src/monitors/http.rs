@@ -8,7 +8,8 @@
 
 use kubesd_core::config::Secret;
 use kubesd_core::monitors::{
-    Authorization, BasicAuth, OAuth2, ProxyConfig, SafeAuthorization, SafeTlsConfig, TlsConfig,
+    Authorization, BasicAuth, OAuth2, ProxyConfig, SafeAuthorization, SafeTlsConfig,
+    SecretKeySelector, TlsConfig,
 };
 
 use super::error::Reason;
@@ -50,6 +51,17 @@ impl Writer<'_> {
             self.read(password, "password").unwrap_or_default(),
         );
         cfg.put("basic_auth", auth);
+    }
+
+    /// `bearer_token` from a Secret, when one is named.
+    pub fn bearer_token(&mut self, cfg: &mut Map, sel: Option<&SecretKeySelector>) {
+        let Some(sel) = sel.filter(|s| !s.name.is_empty()) else {
+            return;
+        };
+        let token = self.creds.secret_key(sel, "bearerTokenSecret");
+        if let Some(token) = self.read(token, "bearer token") {
+            cfg.put("bearer_token", token);
+        }
     }
 
     /// `authorization` from its Secret: `type` (default `Bearer`), `credentials`.

@@ -1,7 +1,7 @@
 //! A PodMonitor's jobs, one per endpoint, as `generatePodMonitorConfig` writes them,
 //! after the checks of `checkPodMonitor`.
 
-use kubesd_core::monitors::{HttpConfig, IntOrString, PodMetricsEndpoint, PodMonitor};
+use kubesd_core::monitors::{HttpConfig, IntOrString, PodMetricsEndpoint, PodMonitor, ScrapeClass};
 use serde_norway::Value;
 
 use super::GeneratedJob;
@@ -17,7 +17,7 @@ use super::service_monitor::{copy, copy_label, job_label, keep};
 use super::settings::Settings;
 use super::store::Credentials;
 use super::validate::{check_interval, check_relabelings};
-use super::yaml::{Map, list};
+use super::yaml::{Map, list, sorted};
 
 /// The checks the operator makes before it accepts the monitor.
 pub fn check(m: &PodMonitor, settings: &Settings, creds: Credentials<'_>) -> Result<(), Reason> {
@@ -104,47 +104,8 @@ pub fn job(
         by_role.then_some((&spec.selector, &["pod"][..])),
     )?;
     cfg.put("kubernetes_sd_configs", sd);
-    if !ep.interval.is_empty() {
-        cfg.put("scrape_interval", ep.interval.as_str());
-    }
-    if !ep.scrape_timeout.is_empty() {
-        cfg.put("scrape_timeout", ep.scrape_timeout.as_str());
-    }
-    if !ep.path.is_empty() {
-        cfg.put("metrics_path", ep.path.as_str());
-    }
-    if let Some(params) = &ep.params {
-        let mut map = Map::new();
-        for (key, values) in params {
-            map.put(key, values.clone());
-        }
-        cfg.put("params", map);
-    }
-    scheme(&mut cfg, ep.scheme.as_ref());
-    let http = &ep.http;
-    cfg.put_some("follow_redirects", http.follow_redirects);
-    cfg.put_some("enable_http2", http.enable_http2);
-    w.tls(
-        &mut cfg,
-        merge_safe_tls(http.tls_config.as_ref(), class).as_ref(),
-    );
-    if let Some(sel) = http
-        .bearer_token_secret
-        .as_ref()
-        .filter(|s| !s.name.is_empty())
-    {
-        match w.creds.secret_key(sel, "bearerTokenSecret") {
-            Ok(token) => cfg.put("bearer_token", token.expose()),
-            Err(e) => w
-                .warnings
-                .push(format!("invalid bearer token secret reference: {e}")),
-        }
-    }
-    w.basic_auth(&mut cfg, http.basic_auth.as_ref());
-    w.oauth2(&mut cfg, http.oauth2.as_ref());
-    w.proxy(&mut cfg, &http.proxy);
-    let authorization = merge_safe_authorization(http.authorization.as_ref(), class);
-    w.authorization(&mut cfg, authorization.as_ref());
+    scrape_settings(&mut cfg, ep);
+    client(&mut cfg, &ep.http, class, w);
     let mut rules = vec![job_name_rule()];
     if ep.filter_running.unwrap_or(true) {
         rules.push(running_filter());
@@ -152,7 +113,8 @@ pub fn job(
     if !by_role {
         rules.extend(selector_rules(&spec.selector, "pod"));
     }
-    rules.extend(target_rules(m, ep));
+    rules.extend(port_rule(ep));
+    rules.extend(label_rules(m, ep));
     rules.extend(monitor_rules(&class.relabelings));
     rules.extend(monitor_rules(&ep.relabelings));
     rules.extend(sharding_rules(settings.shards, "__address__"));
@@ -166,37 +128,72 @@ pub fn job(
     })
 }
 
-/// From the port filter to the `endpoint` label.
-fn target_rules(m: &PodMonitor, ep: &PodMetricsEndpoint) -> Vec<Value> {
-    let mut rules = Vec::new();
-    let port = ep.port.as_deref().filter(|p| !p.is_empty());
-    if let Some(port) = port {
-        rules.push(keep(
+/// `scrape_interval`, `scrape_timeout`, `metrics_path`, `params` and `scheme`, each
+/// when set.
+fn scrape_settings(cfg: &mut Map, ep: &PodMetricsEndpoint) {
+    if !ep.interval.is_empty() {
+        cfg.put("scrape_interval", ep.interval.as_str());
+    }
+    if !ep.scrape_timeout.is_empty() {
+        cfg.put("scrape_timeout", ep.scrape_timeout.as_str());
+    }
+    if !ep.path.is_empty() {
+        cfg.put("metrics_path", ep.path.as_str());
+    }
+    if let Some(params) = &ep.params {
+        cfg.put("params", sorted(params));
+    }
+    scheme(cfg, ep.scheme.as_ref());
+}
+
+/// The scrape's HTTP client, merged with the scrape class's.
+fn client(cfg: &mut Map, http: &HttpConfig, class: &ScrapeClass, w: &mut Writer<'_>) {
+    cfg.put_some("follow_redirects", http.follow_redirects);
+    cfg.put_some("enable_http2", http.enable_http2);
+    w.tls(
+        cfg,
+        merge_safe_tls(http.tls_config.as_ref(), class).as_ref(),
+    );
+    w.bearer_token(cfg, http.bearer_token_secret.as_ref());
+    w.basic_auth(cfg, http.basic_auth.as_ref());
+    w.oauth2(cfg, http.oauth2.as_ref());
+    w.proxy(cfg, &http.proxy);
+    let authorization = merge_safe_authorization(http.authorization.as_ref(), class);
+    w.authorization(cfg, authorization.as_ref());
+}
+
+/// Keeps the endpoint's container port: by name, else by number (`portNumber`, else
+/// the deprecated `targetPort`).
+fn port_rule(ep: &PodMetricsEndpoint) -> Option<Value> {
+    if let Some(port) = ep.port.as_deref().filter(|p| !p.is_empty()) {
+        return Some(keep(
             "__meta_kubernetes_pod_container_port_name",
             port.into(),
         ));
-    } else if let Some(number) = ep.port_number.filter(|n| *n != 0) {
-        rules.push(keep(
+    }
+    if let Some(number) = ep.port_number.filter(|n| *n != 0) {
+        return Some(keep(
             "__meta_kubernetes_pod_container_port_number",
             number.into(),
         ));
-    } else if let Some(target) = &ep.target_port {
-        match target {
-            IntOrString::Str(s) if !s.is_empty() => {
-                rules.push(keep(
-                    "__meta_kubernetes_pod_container_port_name",
-                    s.as_str().into(),
-                ));
-            }
-            IntOrString::Int(n) if *n != 0 => {
-                rules.push(keep(
-                    "__meta_kubernetes_pod_container_port_number",
-                    (*n).into(),
-                ));
-            }
-            _ => {}
-        }
     }
+    match ep.target_port.as_ref()? {
+        IntOrString::Str(s) if !s.is_empty() => Some(keep(
+            "__meta_kubernetes_pod_container_port_name",
+            s.as_str().into(),
+        )),
+        IntOrString::Int(n) if *n != 0 => Some(keep(
+            "__meta_kubernetes_pod_container_port_number",
+            (*n).into(),
+        )),
+        _ => None,
+    }
+}
+
+/// `namespace`, `container`, `pod`, the monitor's pod labels, `job` (the monitor's
+/// `namespace/name`, or `jobLabel`'s value) and `endpoint`.
+fn label_rules(m: &PodMonitor, ep: &PodMetricsEndpoint) -> Vec<Value> {
+    let mut rules = Vec::new();
     for (source, target) in [
         ("__meta_kubernetes_namespace", "namespace"),
         ("__meta_kubernetes_pod_container_name", "container"),
@@ -215,7 +212,7 @@ fn target_rules(m: &PodMonitor, ep: &PodMetricsEndpoint) -> Vec<Value> {
     if !m.spec.job_label.is_empty() {
         rules.push(job_label("pod", &m.spec.job_label));
     }
-    let endpoint = match port {
+    let endpoint = match ep.port.as_deref().filter(|p| !p.is_empty()) {
         Some(port) => Some(port.to_string()),
         None => ep
             .target_port

@@ -1,8 +1,6 @@
 //! A Probe's job, as `generateProbeConfig` writes it, after the checks of `checkProbe`.
 
-use std::collections::BTreeMap;
-
-use kubesd_core::monitors::{Probe, ProbeSpec};
+use kubesd_core::monitors::{Probe, ProbeSpec, ScrapeClass};
 use serde_norway::Value;
 
 use super::GeneratedJob;
@@ -16,7 +14,7 @@ use super::service_monitor::copy;
 use super::settings::Settings;
 use super::store::Credentials;
 use super::validate::{check_interval, check_relabelings};
-use super::yaml::{Map, list, strings};
+use super::yaml::{Map, list, sorted, strings};
 
 /// The checks the operator makes before it accepts the probe.
 pub fn check(p: &Probe, settings: &Settings, creds: Credentials<'_>) -> Result<(), Reason> {
@@ -135,43 +133,14 @@ pub fn job(p: &Probe, settings: &Settings, w: &mut Writer<'_>) -> Result<Generat
         ]));
     }
     w.proxy(&mut cfg, &spec.prober.proxy);
-    if let Some(s) = &spec.targets.static_config {
-        let mut labels = s.labels.clone().unwrap_or_default();
-        labels
-            .entry("namespace".into())
-            .or_insert_with(|| ns.clone());
-        let mut config = Map::new();
-        config.put("targets", strings(&s.targets));
-        config.put("labels", string_map(&labels));
-        cfg.put("static_configs", list(vec![config.into()]));
-        rules.extend(prober_rules(spec, "__address__"));
-        rules.extend(monitor_rules(&class.relabelings));
-        rules.extend(monitor_rules(&s.relabeling_configs));
-    } else if let Some(ingress) = &spec.targets.ingress {
-        rules.extend(selector_rules(&ingress.selector, "ingress"));
-        let sd = kubernetes_sd(&ingress.namespace_selector, ns, "ingress", None, None)?;
-        cfg.put("kubernetes_sd_configs", sd);
-        rules.extend(ingress_rules(spec));
-        rules.extend(monitor_rules(&class.relabelings));
-        rules.extend(monitor_rules(&ingress.relabeling_configs));
-    }
+    rules.extend(targets(&mut cfg, p, class)?);
     rules.extend(sharding_rules(settings.shards, "__param_target"));
     cfg.put("relabel_configs", list(rules));
     w.tls(
         &mut cfg,
         merge_safe_tls(spec.tls_config.as_ref(), class).as_ref(),
     );
-    if !spec.bearer_token_secret.name.is_empty() {
-        match w
-            .creds
-            .secret_key(&spec.bearer_token_secret, "bearerTokenSecret")
-        {
-            Ok(token) => cfg.put("bearer_token", token.expose()),
-            Err(e) => w
-                .warnings
-                .push(format!("invalid bearer token reference: {e}")),
-        }
-    }
+    w.bearer_token(&mut cfg, Some(&spec.bearer_token_secret));
     w.basic_auth(&mut cfg, spec.basic_auth.as_ref());
     w.oauth2(&mut cfg, spec.oauth2.as_ref());
     let authorization = merge_safe_authorization(spec.authorization.as_ref(), class);
@@ -181,6 +150,36 @@ pub fn job(p: &Probe, settings: &Settings, w: &mut Writer<'_>) -> Result<Generat
         name: job_name,
         config: cfg.into(),
     })
+}
+
+/// What to probe: the static targets (which win), else the Ingresses' discovery; and
+/// the rules that make each a probe of its URL through the prober, then the class's
+/// and the probe's own rules.
+fn targets(cfg: &mut Map, p: &Probe, class: &ScrapeClass) -> Result<Vec<Value>, Reason> {
+    let spec = &p.spec;
+    let mut rules = Vec::new();
+    if let Some(s) = &spec.targets.static_config {
+        let mut labels = s.labels.clone().unwrap_or_default();
+        labels
+            .entry("namespace".into())
+            .or_insert_with(|| p.metadata.namespace.clone());
+        let mut config = Map::new();
+        config.put("targets", strings(&s.targets));
+        config.put("labels", sorted(&labels));
+        cfg.put("static_configs", list(vec![config.into()]));
+        rules.extend(prober_rules(spec, "__address__"));
+        rules.extend(monitor_rules(&class.relabelings));
+        rules.extend(monitor_rules(&s.relabeling_configs));
+    } else if let Some(ingress) = &spec.targets.ingress {
+        rules.extend(selector_rules(&ingress.selector, "ingress"));
+        let ns = &p.metadata.namespace;
+        let sd = kubernetes_sd(&ingress.namespace_selector, ns, "ingress", None, None)?;
+        cfg.put("kubernetes_sd_configs", sd);
+        rules.extend(ingress_rules(spec));
+        rules.extend(monitor_rules(&class.relabelings));
+        rules.extend(monitor_rules(&ingress.relabeling_configs));
+    }
+    Ok(rules)
 }
 
 /// `params`: `module` first when set, then the others (a `module` among them dropped
@@ -248,13 +247,4 @@ fn ingress_rules(spec: &ProbeSpec) -> Vec<Value> {
     ];
     rules.extend(prober_rules(spec, "__param_target"));
     rules
-}
-
-/// A map of strings.
-fn string_map(map: &BTreeMap<String, String>) -> Value {
-    let mut out = Map::new();
-    for (key, value) in map {
-        out.put(key, value.as_str());
-    }
-    out.into()
 }

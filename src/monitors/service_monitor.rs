@@ -1,7 +1,7 @@
 //! A ServiceMonitor's jobs, one per endpoint, as `generateServiceMonitorConfig` writes
 //! them, after the checks of `checkServiceMonitor`.
 
-use kubesd_core::monitors::{Endpoint, IntOrString, ServiceMonitor};
+use kubesd_core::monitors::{Endpoint, IntOrString, ScrapeClass, ServiceMonitor};
 use serde_norway::Value;
 
 use super::GeneratedJob;
@@ -95,34 +95,17 @@ pub fn job(
     )?;
     cfg.put("kubernetes_sd_configs", sd);
     scrape_settings(&mut cfg, ep);
-    cfg.put_some("follow_redirects", ep.follow_redirects);
-    cfg.put_some("enable_http2", ep.enable_http2);
-    w.proxy(&mut cfg, &ep.proxy);
-    w.oauth2(&mut cfg, ep.oauth2.as_ref());
-    w.tls(&mut cfg, merge_tls(ep.tls_config.as_ref(), class).as_ref());
-    if !ep.bearer_token_file.is_empty() {
-        cfg.put("bearer_token_file", ep.bearer_token_file.as_str());
-    }
-    if let Some(sel) = ep
-        .bearer_token_secret
-        .as_ref()
-        .filter(|s| !s.name.is_empty())
-    {
-        match w.creds.secret_key(sel, "bearerTokenSecret") {
-            Ok(token) => cfg.put("bearer_token", token.expose()),
-            Err(e) => w
-                .warnings
-                .push(format!("invalid bearer token reference: {e}")),
-        }
-    }
-    w.basic_auth(&mut cfg, ep.basic_auth.as_ref());
-    let authorization = merge_safe_authorization(ep.authorization.as_ref(), class);
-    w.authorization(&mut cfg, authorization.as_ref());
+    client(&mut cfg, ep, class, w);
     let mut rules = vec![job_name_rule()];
     if !by_role {
         rules.extend(selector_rules(&spec.selector, "service"));
     }
-    rules.extend(target_rules(m, ep, role));
+    rules.extend(port_rule(ep, role));
+    rules.extend(identity_rules(role));
+    if ep.filter_running.unwrap_or(true) {
+        rules.push(running_filter());
+    }
+    rules.extend(label_rules(m, ep));
     rules.extend(monitor_rules(&class.relabelings));
     rules.extend(monitor_rules(&ep.relabelings));
     rules.extend(sharding_rules(settings.shards, "__address__"));
@@ -154,39 +137,59 @@ fn scrape_settings(cfg: &mut Map, ep: &Endpoint) {
     scheme(cfg, ep.scheme.as_ref());
 }
 
-/// From the port filter to the `endpoint` label: which port, the target's `node`,
-/// `pod`, `namespace`, `service` and `container`, the finished-pod filter, the
-/// monitor's target labels, and `job`.
-fn target_rules(m: &ServiceMonitor, ep: &Endpoint, role: EndpointRole) -> Vec<Value> {
-    let slice = role == EndpointRole::EndpointSlice;
-    let object = if slice { "endpointslice" } else { "endpoint" };
-    let mut rules = Vec::new();
-    if !ep.port.is_empty() {
-        rules.push(keep(
-            &format!("__meta_kubernetes_{object}_port_name"),
-            ep.port.as_str().into(),
-        ));
-    } else if let Some(port) = &ep.target_port {
-        match port {
-            IntOrString::Str(s) if !s.is_empty() => {
-                rules.push(keep(
-                    "__meta_kubernetes_pod_container_port_name",
-                    s.as_str().into(),
-                ));
-            }
-            IntOrString::Int(n) if *n != 0 => {
-                rules.push(keep(
-                    "__meta_kubernetes_pod_container_port_number",
-                    (*n).into(),
-                ));
-            }
-            _ => {}
-        }
+/// The scrape's HTTP client, merged with the scrape class's.
+fn client(cfg: &mut Map, ep: &Endpoint, class: &ScrapeClass, w: &mut Writer<'_>) {
+    cfg.put_some("follow_redirects", ep.follow_redirects);
+    cfg.put_some("enable_http2", ep.enable_http2);
+    w.proxy(cfg, &ep.proxy);
+    w.oauth2(cfg, ep.oauth2.as_ref());
+    w.tls(cfg, merge_tls(ep.tls_config.as_ref(), class).as_ref());
+    if !ep.bearer_token_file.is_empty() {
+        cfg.put("bearer_token_file", ep.bearer_token_file.as_str());
     }
+    w.bearer_token(cfg, ep.bearer_token_secret.as_ref());
+    w.basic_auth(cfg, ep.basic_auth.as_ref());
+    let authorization = merge_safe_authorization(ep.authorization.as_ref(), class);
+    w.authorization(cfg, authorization.as_ref());
+}
+
+/// The object whose labels name an endpoint's port and target in `role`.
+fn endpoint_object(role: EndpointRole) -> &'static str {
+    match role {
+        EndpointRole::EndpointSlice => "endpointslice",
+        EndpointRole::Endpoints => "endpoint",
+    }
+}
+
+/// Keeps the endpoint's port: by the Service port's name, else the pod's container
+/// port by name or number.
+fn port_rule(ep: &Endpoint, role: EndpointRole) -> Option<Value> {
+    if !ep.port.is_empty() {
+        let label = format!("__meta_kubernetes_{}_port_name", endpoint_object(role));
+        return Some(keep(&label, ep.port.as_str().into()));
+    }
+    match ep.target_port.as_ref()? {
+        IntOrString::Str(s) if !s.is_empty() => Some(keep(
+            "__meta_kubernetes_pod_container_port_name",
+            s.as_str().into(),
+        )),
+        IntOrString::Int(n) if *n != 0 => Some(keep(
+            "__meta_kubernetes_pod_container_port_number",
+            (*n).into(),
+        )),
+        _ => None,
+    }
+}
+
+/// The target's `node` or `pod` (from the endpoint's target), `namespace`, `service`,
+/// `pod` and `container`.
+fn identity_rules(role: EndpointRole) -> Vec<Value> {
+    let object = endpoint_object(role);
     let kind_and_name = [
         format!("__meta_kubernetes_{object}_address_target_kind"),
         format!("__meta_kubernetes_{object}_address_target_name"),
     ];
+    let mut rules = Vec::new();
     for (kind, label) in [("Node", "node"), ("Pod", "pod")] {
         rules.push(rule(&[
             ("source_labels", strings(&kind_and_name)),
@@ -204,9 +207,13 @@ fn target_rules(m: &ServiceMonitor, ep: &Endpoint, role: EndpointRole) -> Vec<Va
     ] {
         rules.push(copy(source, target));
     }
-    if ep.filter_running.unwrap_or(true) {
-        rules.push(running_filter());
-    }
+    rules
+}
+
+/// The monitor's target labels, `job` (the Service's name, or `jobLabel`'s value) and
+/// `endpoint`.
+fn label_rules(m: &ServiceMonitor, ep: &Endpoint) -> Vec<Value> {
+    let mut rules = Vec::new();
     for label in &m.spec.target_labels {
         rules.push(copy_label("service", label));
     }
@@ -224,13 +231,13 @@ fn target_rules(m: &ServiceMonitor, ep: &Endpoint, role: EndpointRole) -> Vec<Va
     if !m.spec.job_label.is_empty() {
         rules.push(job_label("service", &m.spec.job_label));
     }
-    let endpoint = if !ep.port.is_empty() {
-        Some(ep.port.clone())
-    } else {
+    let endpoint = if ep.port.is_empty() {
         ep.target_port
             .as_ref()
             .map(IntOrString::text)
             .filter(|t| !t.is_empty())
+    } else {
+        Some(ep.port.clone())
     };
     if let Some(endpoint) = endpoint {
         rules.push(rule(&[
