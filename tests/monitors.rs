@@ -425,3 +425,29 @@ fn the_documented_section_loads() {
     assert!(section.pod_monitors.selector.is_some());
     assert!(section.settings.classes.contains("mtls"));
 }
+
+#[test]
+fn the_jobs_discover_from_the_sections_api_server() {
+    let dir = std::env::temp_dir().join(format!("kubesd-monitors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(
+        dir.join("prod.kubeconfig"),
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n\
+         clusters: [{name: c, cluster: {server: 'https://10.9.8.7:6443'}}]\n\
+         users: [{name: u, user: {token: t}}]\n\
+         contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+    )
+    .expect("kubeconfig");
+    let value = yaml(
+        "{service_monitor_selector: {}, kubeconfig_file: prod.kubeconfig}",
+        "section",
+    );
+    let section = parse_section(&value, &dir, None).expect("section");
+    let m = service_monitor("{selector: {}, endpoints: [{port: metrics}]}");
+    let t = translate(&m, &section.settings, &MemoryStore::default()).expect("translates");
+    let loaded = load_jobs(&t.jobs, &section, &LoadOptions::default(), &|_| None);
+    std::fs::remove_dir_all(&dir).ok();
+    let loaded = loaded.expect("loads");
+    let sd = &loaded.jobs[0].sd_configs[0];
+    assert_eq!(sd.api_server.as_deref(), Some("https://10.9.8.7:6443"));
+}

@@ -4,8 +4,6 @@
 //! `$(SHARD)` expanded as prometheus-operator's config reloader expands it for the one
 //! shard of an unsharded Prometheus.
 
-use std::path::Path;
-
 use serde_norway::{Mapping, Value};
 
 use super::GeneratedJob;
@@ -43,7 +41,9 @@ pub fn load_jobs(
         expand_reloader_vars: true,
         ..options.clone()
     };
-    let loaded = parse_config_with(&text, Path::new("monitors"), &options, &reloader_env)?;
+    // Relative file names (the section's kubeconfig) are the config file's.
+    let path = section.dir.join("monitors");
+    let loaded = parse_config_with(&text, &path, &options, &reloader_env)?;
     let not_run = generated
         .iter()
         .filter(|g| !loaded.jobs.iter().any(|j| j.name == g.name))

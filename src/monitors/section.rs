@@ -22,7 +22,7 @@
 //! `monitors.pod_monitor_selector.matchExpressions[0]: "Equals" is not a valid label
 //! selector operator`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kubesd_core::monitors::{
@@ -113,6 +113,8 @@ pub struct MonitorsSection {
     pub connection: SdConfig,
     /// The connection's keys as written, for the jobs' discovery.
     pub connection_keys: Mapping,
+    /// The config file's directory, which relative file names in them are taken from.
+    pub dir: PathBuf,
 }
 
 /// The section `value`, checked; on error, the key at fault (under `monitors`, empty
@@ -169,6 +171,7 @@ pub fn parse_section(
         settings,
         connection: connection(&connection_keys, dir, default_kubeconfig)?,
         connection_keys,
+        dir: dir.to_path_buf(),
     })
 }
 
