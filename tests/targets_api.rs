@@ -201,7 +201,7 @@ async fn state_and_pool_filter_as_prometheus_does() {
     let service = start().await;
     let active = service.data("/api/v1/targets?state=active").await;
     assert_eq!(active["droppedTargets"], serde_json::json!([]));
-    assert!(active.get("droppedTargetCounts").is_none());
+    assert_eq!(active["droppedTargetCounts"], Value::Null);
     let pools: BTreeSet<&str> = active["activeTargets"]
         .as_array()
         .expect("active")
@@ -213,9 +213,22 @@ async fn state_and_pool_filter_as_prometheus_does() {
         .data("/api/v1/targets?state=dropped&scrapePool=nodes")
         .await;
     assert_eq!(dropped["activeTargets"], serde_json::json!([]));
+    // Every pool's count, whichever pool is listed.
+    let all = service.data("/api/v1/targets?state=dropped").await;
+    let pods_dropped = &all["droppedTargetCounts"]["pods"];
+    assert!(pods_dropped.as_u64().is_some_and(|n| n > 0), "{all}");
     assert_eq!(dropped["droppedTargetCounts"]["nodes"], 0);
+    assert_eq!(&dropped["droppedTargetCounts"]["pods"], pods_dropped);
     let none = service.data("/api/v1/targets?scrapePool=absent").await;
     assert_eq!(none["activeTargets"], serde_json::json!([]));
+    assert_eq!(&none["droppedTargetCounts"]["pods"], pods_dropped);
+    // A state Prometheus does not know lists nothing.
+    let neither = service.data("/api/v1/targets?state=unknown").await;
+    assert_eq!(
+        (&neither["activeTargets"], &neither["droppedTargets"]),
+        (&serde_json::json!([]), &serde_json::json!([]))
+    );
+    assert_eq!(neither["droppedTargetCounts"], Value::Null);
 
     let (status, body) = service
         .get("/api/v1/targets/relabel_steps?labels=%7B%7D")

@@ -11,6 +11,8 @@
 
 mod duration;
 mod error;
+mod filled;
+mod global;
 mod job;
 mod keys;
 mod membership;
@@ -36,7 +38,8 @@ pub use served_config::{REDACTED, ServedConfig};
 use crate::config::SdConfig;
 use crate::monitors::section::{MonitorsSection, parse_section};
 use crate::relabel::Dialect;
-use job::{GlobalScrape, JobContext, Parsed, parse_job};
+use global::GlobalScrape;
+use job::{JobContext, Parsed, parse_job};
 
 /// How to read a config file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -236,8 +239,9 @@ impl Loader<'_> {
         Ok(root)
     }
 
-    /// `global.scrape_interval` and `global.scrape_timeout`; its other keys are
-    /// ignored with a warning.
+    /// `global.scrape_interval`, `global.scrape_timeout`, `metric_name_validation_scheme`
+    /// and `keep_dropped_targets`; its other keys are ignored with a warning (and kept
+    /// as written for the jobs' defaults as Prometheus shows them).
     fn read_global(&mut self, global: &Value) {
         let Value::Mapping(map) = global else {
             if !global.is_null() {
@@ -245,9 +249,18 @@ impl Loader<'_> {
             }
             return;
         };
+        self.global.written = map.clone();
         let mut ignored = Vec::new();
         for (key, value) in map {
             let key = key.as_str().unwrap_or_default();
+            if key == "keep_dropped_targets" {
+                match value.as_u64() {
+                    Some(n) => self.global.keep_dropped_targets = n,
+                    None if value.is_null() => {}
+                    None => self.problem("global.keep_dropped_targets", "expected a number"),
+                }
+                continue;
+            }
             if key == "metric_name_validation_scheme" {
                 match job::name_validation(value) {
                     Ok(names) => self.global.names = names,
@@ -372,11 +385,12 @@ impl Loader<'_> {
             }
         }
         match parsed {
-            Some(Parsed::Job(job)) => {
+            Some(Parsed::Job(mut job)) => {
                 self.loaded
                     .warnings
                     .extend(warnings.into_iter().map(|w| format!("{at}: {w}")));
-                self.loaded.jobs.push(job);
+                job.position = self.loaded.jobs.len();
+                self.loaded.jobs.push(*job);
             }
             Some(Parsed::Ignored) => self.loaded.warnings.push(format!(
                 "{at}: ignoring the job: it has no kubernetes_sd_configs"

@@ -38,6 +38,7 @@ use crate::service::ServiceState;
 use crate::service::jobs::relabelling::Scratch;
 use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of, one_node};
 use crate::service::web::config::ClientAuth;
+use crate::service::web::go_query::{UnescapeError, query_escape, query_unescape};
 use crate::service::web::guard::WebGuard;
 use crate::service::web::http::serve_body;
 
@@ -123,48 +124,39 @@ pub fn note_client_certificate(conn: &dyn Any, ext: &mut Extensions, guard: Opti
     }
 }
 
-/// `GET /scrape_configs`: every job's scrape config by name (see
-/// [`crate::promconfig::ServedConfig`]), with its secrets only on a connection with a
-/// [`VerifiedClientCertificate`].
+/// `GET /scrape_configs`: every job's scrape config by name, as Prometheus fills it in
+/// ([`crate::promconfig::ServedConfig::allocator_json`]), with its secrets only on a
+/// connection with a [`VerifiedClientCertificate`].
 pub async fn scrape_configs(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
     let secrets = req.conn_data::<VerifiedClientCertificate>().is_some();
     let configs: serde_json::Map<String, serde_json::Value> = state
         .all()
         .into_iter()
-        .map(|(name, job)| {
-            let served = job.served_config();
-            let json = if secrets {
-                &served.with_secrets
-            } else {
-                &served.redacted
-            };
-            (name, (**json).clone())
-        })
+        .map(|(name, job)| (name, job.served_config().allocator_json(secrets)))
         .collect();
     HttpResponse::Ok().json(configs)
 }
 
-/// `GET /jobs`: each job's link to its targets.
+/// `GET /jobs`: each job's link to its targets, the name escaped as the allocator
+/// escapes it (Go's `url.QueryEscape`).
 pub async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
     let links: serde_json::Map<String, serde_json::Value> = state
         .all()
         .into_iter()
         .map(|(name, _)| {
-            let escaped: String = form_urlencoded::byte_serialize(name.as_bytes()).collect();
-            let link = serde_json::json!({"_link": format!("/jobs/{escaped}/targets")});
-            (name, link)
+            let link = format!("/jobs/{}/targets", query_escape(&name));
+            (name, serde_json::json!({"_link": link}))
         })
         .collect();
     HttpResponse::Ok().json(links)
 }
 
 /// `GET /jobs/{job}/targets?collector_id=ID`: the targets of `job` assigned to member
-/// `ID`, with their discovered labels.
-pub async fn targets(
-    req: HttpRequest,
-    job: web::Path<String>,
-    state: web::Data<ServiceState>,
-) -> HttpResponse {
+/// `ID`, with their discovered labels. The name is read from the path as the
+/// allocator reads it: the raw segment, unescaped once as a query value (Go's
+/// `url.QueryUnescape`: `+` is a space, `%2B` a plus). A job that does not exist has
+/// no targets: `[]`, as the allocator answers.
+pub async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
     let Some(collector) = form_urlencoded::parse(req.query_string().as_bytes())
         .find(|(name, _)| name == "collector_id")
         .map(|(_, value)| value.into_owned())
@@ -173,13 +165,19 @@ pub async fn targets(
         return HttpResponse::BadRequest()
             .body("collector_id= must name the collector (its member pod)\n");
     };
-    let name = job.into_inner();
-    // The collector escapes the name as a query value: a space is `+`.
-    let Some(running) = state
-        .job(&name)
-        .or_else(|| state.job(&name.replace('+', " ")))
-    else {
-        return HttpResponse::NotFound().body(format!("there is no job named {name:?}\n"));
+    let raw = req.uri().path();
+    let segment = (raw.strip_prefix("/jobs/"))
+        .and_then(|rest| rest.strip_suffix("/targets"))
+        .unwrap_or_default();
+    let name = match query_unescape(segment) {
+        Ok(name) => name,
+        Err(UnescapeError::NotText) => return no_targets(),
+        Err(e) => {
+            return HttpResponse::BadRequest().body(format!("job name {segment:?}: {e}\n"));
+        }
+    };
+    let Some(running) = state.job(&name) else {
+        return no_targets();
     };
     if !running.status().synced {
         return HttpResponse::ServiceUnavailable()
@@ -192,4 +190,12 @@ pub async fn targets(
         .view(&ViewQuery::Allocator(ArcStr::from(collector)))
         .await;
     serve_body(&req, body)
+}
+
+/// An empty list of targets: what the allocator answers for a job or collector it
+/// does not know.
+fn no_targets() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body("[]")
 }

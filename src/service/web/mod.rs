@@ -3,6 +3,7 @@
 //! (TLS, basic auth, headers, rate limits) and the process metrics.
 
 pub mod config;
+pub mod go_query;
 pub mod guard;
 pub(crate) mod http;
 pub(crate) mod process_metrics;
