@@ -104,6 +104,23 @@ impl Service {
         }
     }
 
+    /// Waits until every job's actors assign by a fleet of `count` members: the member
+    /// watch has listed the scrapers and each actor has taken the fleet it published.
+    /// Jobs sync independently of the member watch, so a share asked for before this
+    /// would be split among the members known then (none, early on).
+    async fn wait_for_members(&self, count: usize) {
+        for (name, job) in self.jobs.jobs() {
+            let mut polls = 0;
+            while (job.parts().iter())
+                .any(|p| p.cell.load().members.current().members().len() != count)
+            {
+                polls += 1;
+                assert!(polls < 4_000, "job {name} never took the {count} members");
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+
     async fn get(&self, path: &str) -> (u16, Value) {
         let (status, body) = self.get_bytes(path).await;
         let value = serde_json::from_slice(&body).expect("JSON");
@@ -533,6 +550,7 @@ async fn the_target_allocator_as_the_collector_reads_it() {
     create_scrapers(running.sim(), 3).expect("scrapers");
     let url = running.url();
     let service = Service::start(&load("allocator", &url)).await;
+    service.wait_for_members(3).await;
     let (status, configs) = service.get("/scrape_configs").await;
     assert_eq!(status, 200);
     let prometheus = recorded_scrape_configs("allocator", &url);
