@@ -40,10 +40,10 @@ use crate::sd_output::{ADDRESS_LABEL, DiscoveredShare, Share};
 use crate::service::ServiceState;
 use crate::service::jobs::relabelling::Scratch;
 use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of, one_node};
-use crate::service::web::config::ClientAuth;
 use crate::service::web::go_query::{UnescapeError, query_escape, query_unescape};
 use crate::service::web::guard::WebGuard;
 use crate::service::web::http::serve_body;
+use crate::service::web::tls_settings::ClientAuth;
 
 /// One kept target of an object, as the allocator's partition assigns it: the index
 /// of its discovered label set and the hash of its relabelled address
