@@ -18,11 +18,13 @@
 
 use std::collections::BTreeSet;
 use std::iter;
+use std::sync::Arc;
 
 use actix_web::HttpResponse;
 use arcstr::ArcStr;
 use bytes::Bytes;
 
+use super::Fleet;
 use crate::sd_output::SdBody;
 use crate::service::jobs::job::Job;
 use crate::service::views::ViewQuery;
@@ -36,7 +38,13 @@ pub async fn every_collectors_share(
     job: Option<&Job>,
     members_from: Option<&Job>,
 ) -> HttpResponse {
-    let members = members_from.map(members_of).unwrap_or_default();
+    let fleets = members_from.map_or_else(Vec::new, |job| {
+        let parts = job.parts().iter();
+        parts
+            .map(|part| Arc::clone(&part.cell.load().members))
+            .collect()
+    });
+    let members = member_names(&fleets);
     let mut shares = Vec::with_capacity(members.len());
     for member in members {
         let share = match job {
@@ -50,12 +58,12 @@ pub async fn every_collectors_share(
         .streaming(written_apart(answer(escaped, shares)))
 }
 
-/// The members a job's allocator partition splits it among: each of its actors' fleet,
-/// the current assignment's members and those of the assignments still in handover.
-fn members_of(job: &Job) -> BTreeSet<ArcStr> {
+/// The members a job's allocator partition splits it among, by the `fleets` of its
+/// actors: each current assignment's members and those of the assignments still in
+/// handover.
+fn member_names(fleets: &[Arc<Fleet>]) -> BTreeSet<ArcStr> {
     let mut names = BTreeSet::new();
-    for part in job.parts() {
-        let fleet = part.cell.load().members.clone();
+    for fleet in fleets {
         let assignments = iter::once(fleet.current()).chain(fleet.previous());
         for assignment in assignments {
             names.extend(assignment.members().iter().map(|m| m.name.clone()));
@@ -70,6 +78,8 @@ fn answer(
     escaped: &str,
     shares: Vec<(ArcStr, SdBody)>,
 ) -> impl Iterator<Item = Bytes> + Send + 'static {
+    // An answer without members is `{}`; otherwise the first member opens it.
+    let close: &'static [u8] = if shares.is_empty() { b"{}" } else { b"}" };
     let mut opening = "{";
     let pieces: Vec<_> = shares
         .into_iter()
@@ -86,17 +96,61 @@ fn answer(
                 .chain(iter::once(Bytes::from_static(b"}")))
         })
         .collect();
-    let empty = pieces.is_empty();
-    pieces
-        .into_iter()
-        .flatten()
-        .chain(iter::once(Bytes::from_static(match empty {
-            true => b"{}",
-            false => b"}",
-        })))
+    (pieces.into_iter().flatten()).chain(iter::once(Bytes::from_static(close)))
 }
 
 /// `text` as a JSON string.
 fn json_string(text: &str) -> String {
     serde_json::Value::from(text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::fleet::{Assignment, Member};
+
+    fn assignment(names: &[&str]) -> Arc<Assignment> {
+        let members = (names.iter())
+            .map(|name| Member {
+                name: ArcStr::from(*name),
+                node: ArcStr::default(),
+                weight: 1.0,
+            })
+            .collect();
+        Arc::new(Assignment::new(members, false, Default::default()))
+    }
+
+    fn written(pieces: impl Iterator<Item = Bytes>) -> String {
+        let bytes: Vec<u8> = pieces.flat_map(|piece| piece.to_vec()).collect();
+        String::from_utf8(bytes).expect("text")
+    }
+
+    /// The Ready members and those still in handover, each once, in name order.
+    #[test]
+    fn members_are_those_now_and_those_in_handover() {
+        let now = assignment(&["b", "c"]);
+        let before = assignment(&["a", "b"]);
+        let fleets = [Arc::new(Fleet::new(now, Box::new([before])))];
+        let names = member_names(&fleets);
+        let names: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert!(member_names(&[]).is_empty());
+    }
+
+    /// `GetAllTargetsByJob`'s shape: the member as key, the link with the job's name
+    /// escaped and the member's as it is, the share as `?collector_id=` answers it.
+    #[test]
+    fn every_share_is_keyed_and_linked_as_the_allocator_writes_it() {
+        let empty = || SdBody::new("a b", Vec::new());
+        let shares = vec![
+            (ArcStr::from("m-0"), empty()),
+            (ArcStr::from("m-1"), empty()),
+        ];
+        let text = written(answer("a+b", shares));
+        assert_eq!(
+            text,
+            r#"{"m-0":{"_link":"/debug/jobs/a+b/targets?collector_id=m-0","targets":[]},"m-1":{"_link":"/debug/jobs/a+b/targets?collector_id=m-1","targets":[]}}"#
+        );
+        assert_eq!(written(answer("a+b", Vec::new())), "{}");
+    }
 }
