@@ -104,6 +104,23 @@ impl Service {
         }
     }
 
+    /// Waits until every job's actors assign by a fleet of `count` members: the member
+    /// watch has listed the scrapers and each actor has taken the fleet it published.
+    /// Jobs sync independently of the member watch, so a share asked for before this
+    /// would be split among the members known then (none, early on).
+    async fn wait_for_members(&self, count: usize) {
+        for (name, job) in self.jobs.jobs() {
+            let mut polls = 0;
+            while (job.parts().iter())
+                .any(|p| p.cell.load().members.current().members().len() != count)
+            {
+                polls += 1;
+                assert!(polls < 4_000, "job {name} never took the {count} members");
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+
     async fn get(&self, path: &str) -> (u16, Value) {
         let (status, body) = self.get_bytes(path).await;
         let value = serde_json::from_slice(&body).expect("JSON");
@@ -461,6 +478,9 @@ const ESCAPED: [(&str, &str); 5] = [
     ("100%~*ünïcødé", "100%25~%2A%C3%BCn%C3%AFc%C3%B8d%C3%A9"),
 ];
 
+/// The collectors of the allocator's check: `create_scrapers`' pods.
+const COLLECTORS: [&str; 3] = ["scraper-0", "scraper-1", "scraper-2"];
+
 /// A scrape target as Prometheus' targets API shows it, for the allocator's check.
 fn shown(pool: &str, labels: &Labels, params: &[(String, Vec<String>)]) -> Value {
     let public: BTreeMap<String, String> = public_labels(labels)
@@ -530,9 +550,11 @@ fn collector_targets(pool: &str, config: &Value, share: &Value) -> Vec<Value> {
 #[actix_rt::test]
 async fn the_target_allocator_as_the_collector_reads_it() {
     let running = cluster().await;
-    create_scrapers(running.sim(), 3).expect("scrapers");
+    let scrapers = create_scrapers(running.sim(), COLLECTORS.len()).expect("scrapers");
+    assert_eq!(scrapers, COLLECTORS);
     let url = running.url();
     let service = Service::start(&load("allocator", &url)).await;
+    service.wait_for_members(COLLECTORS.len()).await;
     let (status, configs) = service.get("/scrape_configs").await;
     assert_eq!(status, 200);
     let prometheus = recorded_scrape_configs("allocator", &url);
@@ -565,6 +587,30 @@ async fn the_target_allocator_as_the_collector_reads_it() {
         let mut want = want;
         want.sort_by_cached_key(key);
         assert_eq!(got, want, "{collector}: what it scrapes");
+    }
+    // Without `collector_id`, every collector's share keyed by its name, as the
+    // allocator's `GetAllTargetsByJob` answers: `{"<id>": {"_link":
+    // "/debug/jobs/<url.QueryEscape(job)>/targets?collector_id=<id>", "targets":
+    // <what ?collector_id=<id> answers>}}`; for a job that does not exist, every
+    // collector with none.
+    for (name, escaped) in ESCAPED.into_iter().chain([("no such job", "no+such+job")]) {
+        let (status, every) = service.get(&format!("/jobs/{escaped}/targets")).await;
+        assert_eq!(status, 200, "{name}");
+        let mut want = serde_json::Map::new();
+        for collector in COLLECTORS {
+            let path = format!("/jobs/{escaped}/targets?collector_id={collector}");
+            let (_, share) = service.get(&path).await;
+            let link = format!("/debug/jobs/{escaped}/targets?collector_id={collector}");
+            want.insert(
+                collector.to_string(),
+                serde_json::json!({"_link": link, "targets": share}),
+            );
+        }
+        assert_eq!(
+            every,
+            Value::Object(want),
+            "{name}: every collector's share"
+        );
     }
     check_sd_bodies("allocator", &service).await;
     // A job that does not exist has no targets, as the allocator answers.

@@ -1,7 +1,8 @@
 //! Prometheus' targets API, relabel steps and config on kubesd's listener, and
 //! kubesd's own JSON for its status page, against the simulator: active targets are
-//! what `/sd/{job}` serves, dropped ones are counted in full, each has the rule that
-//! dropped it, and the steps agree with it; secrets never show.
+//! what `/sd/{job}` serves, dropped ones are listed and counted in full (past the
+//! status page's own bound), each has the rule that dropped it, and the steps agree
+//! with it; secrets never show.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use kubesd::Discovery;
 use kubesd::promconfig::parse_config;
+use kubesd::service::api::kubesd_api::DROPPED_TARGETS_LIMIT;
 use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use serde_json::Value;
@@ -56,7 +58,13 @@ async fn start() -> Service {
         pods: 12,
         ..ClusterSpec::default()
     };
-    let cluster = SimulatedCluster::start(SimulatorConfig::default(), &spec)
+    start_with(&spec, config).await
+}
+
+/// `kubesd run` with the config `config` writes for the cluster `spec` describes, once
+/// every job has synced.
+async fn start_with(spec: &ClusterSpec, config: fn(&str) -> String) -> Service {
+    let cluster = SimulatedCluster::start(SimulatorConfig::default(), spec)
         .await
         .expect("cluster starts");
     let loaded = parse_config(&config(&cluster.url()), Path::new("k.yml")).expect("loads");
@@ -277,6 +285,57 @@ async fn kubesd_targets_filter_and_bound_and_count_all() {
     );
     let (status, _) = service.get("/api/v1/kubesd/targets?filter=a%3D~(").await;
     assert_eq!(status, 400, "a bad regex");
+    service.stop().await;
+}
+
+/// A pod job whose rule drops every target.
+fn all_dropped(url: &str) -> String {
+    format!(
+        r#"scrape_configs:
+  - job_name: dropped
+    kubernetes_sd_configs: [{{role: pod, api_server: {url:?}}}]
+    relabel_configs: [{{source_labels: [__address__], regex: '.+', action: drop}}]
+"#
+    )
+}
+
+/// A pool with more dropped targets than the status page lists: `/api/v1/targets`
+/// lists every one, as Prometheus does, while the status page's own answer lists
+/// `DROPPED_TARGETS_LIMIT` of them and counts them all.
+#[actix_rt::test]
+async fn every_dropped_target_is_listed_past_the_status_pages_bound() {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 500,
+        ..ClusterSpec::default()
+    };
+    let service = start_with(&spec, all_dropped).await;
+    let prometheus = service
+        .data("/api/v1/targets?state=dropped&scrapePool=dropped")
+        .await;
+    let total = prometheus["droppedTargetCounts"]["dropped"]
+        .as_u64()
+        .expect("a count") as usize;
+    assert!(
+        total > DROPPED_TARGETS_LIMIT,
+        "{total} dropped targets: too few"
+    );
+    let listed = prometheus["droppedTargets"].as_array().expect("dropped");
+    let distinct: BTreeSet<String> = listed
+        .iter()
+        .map(|t| t["discoveredLabels"].to_string())
+        .collect();
+    assert_eq!((listed.len(), distinct.len()), (total, total));
+    let all = service.data("/api/v1/targets").await;
+    assert_eq!(all["droppedTargets"].as_array().map(Vec::len), Some(total));
+    let page = service
+        .data("/api/v1/kubesd/targets?scrapePool=dropped&state=dropped")
+        .await;
+    assert_eq!(
+        page["droppedTargets"].as_array().map(Vec::len),
+        Some(DROPPED_TARGETS_LIMIT)
+    );
+    assert_eq!(page["droppedTargetCounts"]["dropped"], total);
     service.stop().await;
 }
 

@@ -263,9 +263,14 @@ impl Handler<MembersChanged> for JobActor {
     type Result = ();
 
     fn handle(&mut self, MembersChanged(members): MembersChanged, _: &mut Context<Self>) {
-        if self.state.set_members(members) {
-            self.publish(false);
+        if members == self.state.fleet {
+            return;
         }
+        // Published even when no partition by member is kept: the snapshot names the
+        // fleet the actor assigns by, so a reader can tell which members a view it
+        // asks for next is split among.
+        self.state.set_members(members);
+        self.publish(false);
     }
 }
 

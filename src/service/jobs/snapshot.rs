@@ -81,8 +81,9 @@ pub struct JobSnapshot {
     pub work: JobWork,
     /// Its member partition counted.
     pub fleet: FleetCounts,
-    /// The members it assigned targets to (a pointer to the fleet it was given), to
-    /// tell each member's zone.
+    /// The fleet it assigns targets by (a pointer to the fleet it was given, published
+    /// whenever that changes): each member's zone, and the members a view asked for
+    /// from now on is split among.
     pub members: Arc<Fleet>,
 }
 

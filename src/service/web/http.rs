@@ -121,18 +121,19 @@ pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
         // A body of discovered label sets is serialized as it is sent, which takes
         // a while: on a blocking thread, so that the listener serves other requests
         // meanwhile, and chunked, its length being known only at its end.
-        None => response.streaming(written_apart(body)),
+        None => response.streaming(written_apart(body.chunks())),
     }
 }
 
-/// `body`'s chunks, written on a blocking thread at most [`CHUNKS_AHEAD`] ahead of
-/// the connection; the writing stops when the connection goes.
-fn written_apart(
-    body: SdBody,
+/// `chunks`, written on a blocking thread at most [`CHUNKS_AHEAD`] ahead of the
+/// connection (a body of discovered label sets is serialized as it is taken); the
+/// writing stops when the connection goes.
+pub(crate) fn written_apart(
+    chunks: impl Iterator<Item = bytes::Bytes> + Send + 'static,
 ) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::convert::Infallible>> {
     let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
     actix_web::rt::task::spawn_blocking(move || {
-        for chunk in body.chunks() {
+        for chunk in chunks {
             if tx.blocking_send(chunk).is_err() {
                 return;
             }

@@ -8,3 +8,4 @@ pub mod guard;
 pub(crate) mod http;
 pub(crate) mod process_metrics;
 pub mod tls;
+pub mod tls_settings;
