@@ -18,10 +18,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::backlog::{SlotSet, for_latest_per_slot};
 use crate::labels::Labels;
-use crate::messages::{
-    ObjectSlot, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
-    TargetsUpdated,
-};
+use crate::messages::{ObjectSlot, Push, SubscriberId, TargetChange, TargetsPush, TargetsUpdated};
 use crate::metrics::METRICS;
 use crate::model::ObjectKey;
 
@@ -199,51 +196,40 @@ impl<T: TargetValue> Actor for Subscriber<T> {
     }
 }
 
-impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
+impl<T: TargetValue> Handler<TargetsPush> for Subscriber<T> {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
-        for change in msg.changes.iter() {
-            self.update(change);
-        }
-        if !msg.changes.is_empty() {
-            self.changes.received(msg.received);
-        }
-        if !msg.changes.is_empty() || (msg.synced && !self.synced) {
-            self.changed(msg.synced);
-        }
-    }
-}
-
-impl<T: TargetValue> Handler<TargetsCaughtUp> for Subscriber<T> {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsCaughtUp, _: &mut Context<Self>) {
-        // Only each slot's latest change: what came before it is its past, and running
-        // the constructor on it would be work thrown away.
-        let mut seen = std::mem::take(&mut self.seen);
-        for_latest_per_slot(&msg.batches, &mut seen, |change| self.update(change));
-        self.seen = seen;
-        let any = msg.batches.iter().any(|b| !b.is_empty());
+    fn handle(&mut self, msg: TargetsPush, _: &mut Context<Self>) {
+        let any = match &msg.push {
+            Push::Changed(changes) => {
+                for change in changes.iter() {
+                    self.update(change);
+                }
+                !changes.is_empty()
+            }
+            Push::CaughtUp(batches) => {
+                // Only each slot's latest change: what came before it is its past, and
+                // running the constructor on it would be work thrown away.
+                let mut seen = std::mem::take(&mut self.seen);
+                for_latest_per_slot(batches, &mut seen, |change| self.update(change));
+                self.seen = seen;
+                batches.iter().any(|b| !b.is_empty())
+            }
+            Push::Replaced(targets) => {
+                self.by_slot.clear();
+                self.changes.replaced();
+                for change in targets.iter() {
+                    self.update(change);
+                }
+                return self.changed(msg.synced);
+            }
+        };
         if any {
             self.changes.received(msg.received);
         }
         if any || (msg.synced && !self.synced) {
             self.changed(msg.synced);
         }
-    }
-}
-
-impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
-        self.by_slot.clear();
-        self.changes.replaced();
-        for change in msg.targets.iter() {
-            self.update(change);
-        }
-        self.changed(msg.synced);
     }
 }
 
@@ -433,13 +419,9 @@ mod tests {
     }
 
     async fn apply(sub: &Addr<Subscriber<String>>, changes: Vec<TargetChange>) {
-        sub.send(TargetsChanged {
-            changes: changes.into(),
-            synced: true,
-            received: Instant::now(),
-        })
-        .await
-        .expect("subscriber alive");
+        sub.send(TargetsPush::changed(changes.into(), true, Instant::now()))
+            .await
+            .expect("subscriber alive");
     }
 
     /// A subscriber whose constructor keeps each target's address, and how many times
@@ -464,13 +446,9 @@ mod tests {
             vec![change(0, "a", Some("a:2")), change(1, "b", None)].into(),
             vec![change(0, "a", Some("a:3")), change(2, "c", Some("c:1"))].into(),
         ];
-        sub.send(TargetsCaughtUp {
-            batches,
-            synced: true,
-            received: Instant::now(),
-        })
-        .await
-        .expect("subscriber alive");
+        sub.send(TargetsPush::caught_up(batches, true, Instant::now()))
+            .await
+            .expect("subscriber alive");
         assert_eq!(targets(&sub).await, ["a:3", "c:1"]);
         assert_eq!(calls.load(SeqCst), 2, "a:3 and c:1 only");
     }
@@ -564,10 +542,10 @@ mod tests {
         );
         assert_eq!(take(&sub).await, (false, vec![]), "nothing since");
         // The group resends everything: the next take is a reset.
-        sub.send(TargetsReplaced {
-            targets: vec![change(4, "c", Some("c:1"))].into(),
-            synced: true,
-        })
+        sub.send(TargetsPush::replaced(
+            vec![change(4, "c", Some("c:1"))].into(),
+            true,
+        ))
         .await
         .expect("alive");
         assert_eq!(

@@ -35,8 +35,8 @@ use futures_util::Stream;
 use crate::actors::DirtyFlusher;
 use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, TargetVariant, watchers_on};
 use crate::actors::messages::{
-    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsCaughtUp,
-    TargetsChanged, TargetsReplaced, TargetsUpdated, Unsubscribe, UrlStatusChanged, WatchUrlStatus,
+    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsPush,
+    TargetsUpdated, Unsubscribe, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 pub use crate::actors::subscriber::MAILBOX_CAPACITY as SUBSCRIBER_MAILBOX_CAPACITY;
@@ -188,9 +188,7 @@ impl Discovery {
         let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
         let link = SubscriberLink {
             id,
-            changed: subscriber.clone().recipient(),
-            replaced: subscriber.clone().recipient(),
-            caught_up: subscriber.clone().recipient(),
+            push: subscriber.clone().recipient(),
         };
         match self.register(&key, variant, tls, link).await {
             Ok(link) => Ok(Subscription { link, subscriber }),
@@ -201,8 +199,8 @@ impl Discovery {
         }
     }
 
-    /// Subscribes an actor of the agent's own that handles the group's batches itself
-    /// ([`TargetsChanged`], [`TargetsReplaced`], [`TargetsCaughtUp`]): for an agent
+    /// Subscribes an actor of the agent's own that handles the group's pushes itself
+    /// ([`TargetsPush`]): for an agent
     /// that keeps its own state per object where the changes arrive, with no generic
     /// subscriber in between (`kubesd run`'s job actors are such actors). Its handlers'
     /// returns are the group's flow control: handle each message and return. It should
@@ -215,18 +213,13 @@ impl Discovery {
         actor: &Addr<A>,
     ) -> Result<ActorSubscription, SubscribeError>
     where
-        A: Actor<Context = Context<A>>
-            + Handler<TargetsChanged>
-            + Handler<TargetsReplaced>
-            + Handler<TargetsCaughtUp>,
+        A: Actor<Context = Context<A>> + Handler<TargetsPush>,
     {
         let (key, variant, tls) = self.prepare(config).await?;
         let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let link = SubscriberLink {
             id,
-            changed: actor.clone().recipient(),
-            replaced: actor.clone().recipient(),
-            caught_up: actor.clone().recipient(),
+            push: actor.clone().recipient(),
         };
         self.register(&key, variant, tls, link).await
     }

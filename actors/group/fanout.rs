@@ -10,7 +10,7 @@
 //! holds them back in a [`Backlog`] (a pointer per batch, compacted to the latest
 //! change per object when it outgrows [`Backlog::bound`], so bounded by the number of
 //! objects, not of events). Once every permit is back the subscriber gets the whole
-//! backlog in one message ([`TargetsCaughtUp`]). Other subscribers are never held up,
+//! backlog in one message ([`crate::messages::Push::CaughtUp`]). Other subscribers are never held up,
 //! and nothing travels upstream but the replies.
 
 use std::sync::Arc;
@@ -20,9 +20,7 @@ use futures_util::stream::Stream;
 use tokio::sync::mpsc;
 
 use crate::backlog::Backlog;
-use crate::messages::{
-    SubscriberId, SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
-};
+use crate::messages::{SubscriberId, SubscriberLink, TargetChange, TargetsPush};
 use crate::metrics::METRICS;
 use crate::model::Role;
 use crate::window::{InOrder, Permit, Window};
@@ -112,7 +110,7 @@ impl SubscriberSlot {
     /// Sends the full set of targets, replacing what the subscriber had.
     pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
-        let reply = self.link.replaced.send(TargetsReplaced { targets, synced });
+        let reply = self.link.push.send(TargetsPush::replaced(targets, synced));
         let permits = self.with_unawaited(self.window.try_permit());
         self.replies.push(reply, permits);
     }
@@ -146,18 +144,14 @@ impl SubscriberSlot {
             answered.watch(from, &self.window);
             return;
         };
-        let changes = TargetsChanged {
-            changes: Arc::clone(batch),
-            synced,
-            received,
-        };
+        let changes = TargetsPush::changed(Arc::clone(batch), synced, received);
         let permits = self.with_unawaited(Some(permit));
         let count = permits.as_ref().map_or(0, Permit::num_permits);
         if count < AWAIT_EVERY && !self.window.is_full() {
-            self.link.changed.do_send(changes);
+            self.link.push.do_send(changes);
             self.unawaited = permits;
         } else {
-            self.replies.push(self.link.changed.send(changes), permits);
+            self.replies.push(self.link.push.send(changes), permits);
         }
     }
 
@@ -177,11 +171,9 @@ impl SubscriberSlot {
         let Some(backlog) = self.backlog.take() else {
             return;
         };
-        let reply = self.link.caught_up.send(TargetsCaughtUp {
-            received: backlog.received(),
-            batches: backlog.into_batches(),
-            synced,
-        });
+        let received = backlog.received();
+        let caught_up = TargetsPush::caught_up(backlog.into_batches(), synced, received);
+        let reply = self.link.push.send(caught_up);
         let permits = self.with_unawaited(self.window.try_permit());
         self.replies.push(reply, permits);
     }
