@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::backlog::{SlotSet, for_latest_per_slot};
 use crate::labels::Labels;
 use crate::messages::{ObjectSlot, Push, SubscriberId, TargetChange, TargetsPush, TargetsUpdated};
-use crate::metrics::METRICS;
+use crate::metrics::Metrics;
 use crate::model::ObjectKey;
 
 /// What a subscriber can hold: the agent's own target type.
@@ -33,6 +33,8 @@ pub type Constructor<T> = Arc<dyn Fn(&Labels) -> Option<T> + Send + Sync>;
 /// A scrape job's view of its targets.
 pub struct Subscriber<T: TargetValue> {
     id: SubscriberId,
+    /// The engine's metrics, which count running subscribers.
+    metrics: Arc<Metrics>,
     constructor: Constructor<T>,
     /// Each object's key (for the snapshot's order) and values, at its slot
     /// ([`crate::messages::ObjectSlot`]); `None` where no object with
@@ -91,10 +93,11 @@ impl ChangeLog {
 }
 
 impl<T: TargetValue> Subscriber<T> {
-    /// A subscriber with `constructor`.
-    pub fn new(id: SubscriberId, constructor: Constructor<T>) -> Self {
+    /// A subscriber with `constructor`, counted in `metrics`.
+    pub fn new(id: SubscriberId, constructor: Constructor<T>, metrics: Arc<Metrics>) -> Self {
         Subscriber {
             id,
+            metrics,
             constructor,
             by_slot: Vec::new(),
             snapshot: None,
@@ -188,11 +191,11 @@ impl<T: TargetValue> Actor for Subscriber<T> {
         // replies; the mailbox must never make it wait otherwise (a request to a full
         // mailbox is parked, not queued).
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
-        METRICS.engine.subscribers.inc();
+        self.metrics.engine.subscribers.inc();
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        METRICS.engine.subscribers.dec();
+        self.metrics.engine.subscribers.dec();
     }
 }
 
@@ -435,7 +438,10 @@ mod tests {
                 l.get("__address__").map(str::to_string)
             })
         };
-        (Subscriber::new(SubscriberId(1), constructor).start(), calls)
+        (
+            Subscriber::new(SubscriberId(1), constructor, Arc::default()).start(),
+            calls,
+        )
     }
 
     #[actix_rt::test]
@@ -462,7 +468,7 @@ mod tests {
     async fn changes_apply_by_slot_in_any_order_and_slots_are_reused() {
         let constructor: Constructor<String> =
             Arc::new(|l: &Labels| l.get("__address__").map(str::to_string));
-        let sub = Subscriber::new(SubscriberId(1), constructor).start();
+        let sub = Subscriber::new(SubscriberId(1), constructor, Arc::default()).start();
         apply(
             &sub,
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],

@@ -196,7 +196,7 @@ fn subscriber_apply(c: &mut Criterion) {
     let system = System::new();
     let addr = system.block_on(async {
         let ctor: Constructor<Labels> = Arc::new(|l: &Labels| Some(l.clone()));
-        Subscriber::new(SubscriberId(1), ctor).start()
+        Subscriber::new(SubscriberId(1), ctor, Default::default()).start()
     });
     let mut group = c.benchmark_group("subscriber");
     group.throughput(Throughput::Elements(BATCH as u64));

@@ -53,6 +53,7 @@ use crate::http::{
     read_http_headers, resolve_endpoint,
 };
 use crate::labels::Labels;
+use crate::metrics::Metrics;
 use crate::model::Role;
 
 /// Why a subscription could not be made.
@@ -83,6 +84,8 @@ struct Inner {
     group_arbiters: ArbiterPool,
     watcher_arbiter: Arbiter,
     options: EngineOptions,
+    /// What the engine's groups, watchers and subscribers count.
+    metrics: Arc<Metrics>,
     next_id: AtomicU64,
     own_namespace_file: PathBuf,
 }
@@ -108,6 +111,7 @@ impl Discovery {
                 group_arbiters: ArbiterPool::per_core(true),
                 watcher_arbiter: Arbiter::new(),
                 options,
+                metrics: Arc::default(),
                 next_id: AtomicU64::new(1),
                 own_namespace_file: PathBuf::from(SERVICE_ACCOUNT_NAMESPACE_FILE),
             }),
@@ -121,6 +125,11 @@ impl Discovery {
             inner.own_namespace_file = path.into();
         }
         self
+    }
+
+    /// The engine's metrics (`Metrics::render` is their Prometheus text).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
     }
 
     /// How many groups are running.
@@ -185,7 +194,9 @@ impl Discovery {
         let (key, variant, tls) = self.prepare(config).await?;
         let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let ctor: Constructor<T> = Arc::new(constructor);
-        let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
+        let metrics = Arc::clone(&self.inner.metrics);
+        let subscriber =
+            Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor, metrics));
         let link = SubscriberLink {
             id,
             push: subscriber.clone().recipient(),
@@ -315,7 +326,8 @@ impl Discovery {
                 tls,
                 start_watcher: watchers_on(inner.watcher_arbiter.handle()),
                 flusher: inner.flusher.clone().recipient(),
-                registry: Arc::clone(&inner.registry),
+                registry: inner.registry.clone(),
+                metrics: Arc::clone(&inner.metrics),
             };
             let arbiter = inner.group_arbiters.next();
             let addr = GroupWatcher::start_in_arbiter(&arbiter, move |_| GroupWatcher::new(setup));

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use kubesd::config::ListMode;
-use kubesd::metrics::{METRICS, RequestError};
+use kubesd::metrics::RequestError;
 use kubesd::model::Role;
 use kubesd::simulator::SimulatedCluster;
 use kubesd::{Discovery, EngineOptions, SdConfig};
@@ -73,21 +73,22 @@ fn attempts(api: &FakeApi, since: Instant, starts: impl Fn(&Request) -> bool) ->
     out
 }
 
-fn endless_errors() -> u64 {
-    METRICS.role_total(Role::Pod, |m| {
+fn endless_errors(discovery: &Discovery) -> u64 {
+    discovery.metrics().role_total(Role::Pod, |m| {
         m.request_errors.get(RequestError::EndlessList)
     })
 }
 
 /// Syncs a pod job against `api` (one pod, `old`), then answers LISTs with `list` and
-/// watches with a 410 until at least `n` attempts were made after the sync.
+/// watches with a 410 until at least `n` attempts were made after the sync; those
+/// attempts, and how many ended as endless.
 async fn after_a_good_sync(
     api: &FakeApi,
     list_from_watch_cache: bool,
     list: impl Fn(&Request) -> Reply + 'static,
     starts: impl Fn(&Request) -> bool,
     n: usize,
-) -> (Vec<Vec<Request>>, Vec<support::Target>) {
+) -> (Vec<Vec<Request>>, u64) {
     api.set(|r: &Request| {
         if r.is_watch() {
             // Ends soon: the watcher then watches again, and meets what is set below.
@@ -114,7 +115,7 @@ async fn after_a_good_sync(
     let made = attempts(api, since, &starts);
     sub.stop().await;
     // The last one may still be under way.
-    (made[..n].to_vec(), good)
+    (made[..n].to_vec(), endless_errors(&discovery))
 }
 
 /// Each attempt made exactly `requests` requests, and the next began after the
@@ -143,7 +144,6 @@ fn first_page(r: &Request) -> bool {
 async fn pages_that_never_end_end_the_attempt_after_its_budget() {
     support::init_logs();
     let api = FakeApi::start(|_: &Request| Reply::json("{}")).await;
-    let before = endless_errors();
     let n = Rc::new(Cell::new(0u64));
     // A new pod on every page: only the budget ends the attempt.
     let list = move |_: &Request| {
@@ -151,10 +151,10 @@ async fn pages_that_never_end_end_the_attempt_after_its_budget() {
         let name = format!("new-{}", n.get());
         Reply::json(page(&name, Some(&format!("t{}", n.get()))))
     };
-    let (made, _) = after_a_good_sync(&api, false, list, first_page, 2).await;
+    let (made, endless) = after_a_good_sync(&api, false, list, first_page, 2).await;
     assert_bounded(&made, BUDGET, "endless pages");
     assert!(made[0][0].target.contains("limit="), "a paged LIST");
-    assert!(endless_errors() > before);
+    assert!(endless > 0);
 }
 
 #[actix_rt::test]

@@ -203,7 +203,8 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
         tls: None,
         start_watcher: factory,
         flusher: NullFlusher.start().recipient(),
-        registry: Arc::clone(&registry),
+        registry: registry.clone(),
+        metrics: Arc::default(),
     };
     let group = GroupWatcher::new(setup).start();
     registry.get_or_start(&key(), || GroupEntry {

@@ -21,7 +21,6 @@ use tokio::sync::mpsc;
 
 use crate::backlog::Backlog;
 use crate::messages::{SubscriberId, SubscriberLink, TargetChange, TargetsPush};
-use crate::metrics::METRICS;
 use crate::model::Role;
 use crate::window::{InOrder, Permit, Window};
 
@@ -119,7 +118,7 @@ impl SubscriberSlot {
     /// how many changes its backlog may hold before it is compacted
     /// ([`Backlog::bound`]). `received` is when the group received the batch's events.
     /// When the slot starts holding batches back, `answered` will say when the
-    /// subscriber has answered everything (as `from`).
+    /// subscriber has answered everything (as `from`), and it returns true.
     pub fn push(
         &mut self,
         batch: &Arc<[TargetChange]>,
@@ -128,21 +127,20 @@ impl SubscriberSlot {
         bound: usize,
         answered: &AnsweredAll,
         from: ReplyFrom,
-    ) {
+    ) -> bool {
         if let Some(backlog) = &mut self.backlog {
             backlog.push(batch);
             if backlog.changes() > bound {
                 backlog.compact();
             }
-            return;
+            return false;
         }
         let Some(permit) = self.window.try_permit() else {
-            METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::new(received);
             backlog.push(batch);
             self.backlog = Some(backlog);
             answered.watch(from, &self.window);
-            return;
+            return true;
         };
         let changes = TargetsPush::changed(Arc::clone(batch), synced, received);
         let permits = self.with_unawaited(Some(permit));
@@ -153,6 +151,7 @@ impl SubscriberSlot {
         } else {
             self.replies.push(self.link.push.send(changes), permits);
         }
+        false
     }
 
     /// `permit` with those of the messages sent since the last awaited reply.

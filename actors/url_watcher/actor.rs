@@ -29,7 +29,7 @@ use crate::api::{ApiGroupVersion, ResourceUrl};
 use crate::config::EngineOptions;
 use crate::http::{ApiClient, ApiEndpoint, ClientSetup, Failure, Item, Received};
 use crate::messages::{StopWatcher, UrlId, WatcherOutput};
-use crate::metrics::{ListMethod, METRICS};
+use crate::metrics::{ApiServerMetrics, ListMethod};
 use crate::window::{Permit, Window};
 
 /// Everything a URL watcher needs to start.
@@ -44,6 +44,8 @@ pub struct UrlWatcherSetup {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Engine timings.
     pub options: EngineOptions,
+    /// The discovery metrics of its API server, which it counts in.
+    pub metrics: Arc<ApiServerMetrics>,
     /// Where its output goes.
     pub group: Recipient<WatcherOutput>,
     /// The group's id, for logs.
@@ -85,6 +87,7 @@ impl UrlWatcher {
             endpoint,
             tls,
             options: o,
+            metrics,
             group,
             group_id,
         } = setup;
@@ -95,7 +98,7 @@ impl UrlWatcher {
             .with_watch(o.watch_after_list);
         let span = tracing::info_span!("url_watcher", group = group_id, role = %role, url = %url);
         let reporter = Reporter::new(
-            METRICS.api_server(&endpoint.base_url),
+            metrics,
             role,
             format!("{}{url}", endpoint.base_url),
             o.watch_stall_timeout,
