@@ -165,6 +165,8 @@ async fn run_case(case: &Case) -> Result<(), String> {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let addr = "127.0.0.1:0".parse().map_err(|_| "addr")?;
     let (server, bound) = serve_http(addr, state, None).map_err(|e| e.to_string())?;

@@ -145,6 +145,8 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
@@ -285,6 +287,8 @@ async fn jobs_lists_only_the_jobs_that_have_targets() {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
@@ -369,7 +373,7 @@ async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
         ),
     )
     .expect("web config");
-    let guard = WebGuard::load(&web, false).expect("web config loads");
+    let guard = WebGuard::load(&web, false, Default::default()).expect("web config loads");
     let entry: serde_norway::Value = serde_norway::from_str(
         "{job_name: job-0, basic_auth: {username: u, password: hunter0}, kubernetes_sd_configs: [{role: pod}]}",
     )
@@ -378,6 +382,8 @@ async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, Some(guard)).expect("listens");

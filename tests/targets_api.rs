@@ -88,6 +88,8 @@ async fn start_with(spec: &ClusterSpec, config: fn(&str) -> String) -> Service {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let addr = "127.0.0.1:0".parse().expect("addr");
     let (server, bound) = serve_http(addr, state, None).expect("listens");

@@ -5,7 +5,9 @@ use arcstr::ArcStr;
 use serde::Deserialize;
 
 use super::endpoints::{EndpointPort, ObjectReference};
-use super::json::{StringMap, empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{
+    StringMap, empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements,
+};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes EndpointSlice.
@@ -85,3 +87,5 @@ pub struct EndpointConditions {
     #[serde(default)]
     pub terminating: Option<bool>,
 }
+
+scratch_elements!(Endpoint);

@@ -6,7 +6,7 @@
 use arcstr::ArcStr;
 use std::fmt;
 
-use crate::metrics::{Gauge, METRICS};
+use crate::metrics::Gauge;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -101,7 +101,7 @@ pub trait ScratchElement: Sized + 'static {
 macro_rules! scratch_elements {
     ($($t:ty),* $(,)?) => {
         $(
-            impl ScratchElement for $t {
+            impl $crate::model::json::ScratchElement for $t {
                 fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>> {
                     thread_local! {
                         static SCRATCH: std::cell::RefCell<Vec<$t>> =
@@ -114,26 +114,10 @@ macro_rules! scratch_elements {
     };
 }
 
-scratch_elements!(
-    ArcStr,
-    (ArcStr, ArcStr),
-    super::pod::Container,
-    super::pod::ContainerPort,
-    super::pod::ContainerStatus,
-    super::meta::OwnerReference,
-    super::node::NodeAddress,
-    super::node::NodeCondition,
-    super::service::LoadBalancerIngress,
-    super::service::ServicePort,
-    super::endpoints::EndpointSubset,
-    super::endpoints::EndpointAddress,
-    super::endpoints::EndpointPort,
-    super::endpointslice::Endpoint,
-    super::ingress::IngressTls,
-    super::ingress::IngressRule,
-    super::ingress::HttpIngressPath,
-    super::gateway::Listener,
-);
+pub(crate) use scratch_elements;
+
+// The kinds give their own element types theirs, each in its file.
+scratch_elements!(ArcStr, (ArcStr, ArcStr));
 
 /// A string-to-string map (labels, annotations, topology) in the order the API sent it.
 ///
@@ -453,6 +437,16 @@ const PERMANENT_MIN_HOLDERS: usize = 32;
 /// of it.
 pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
 
+/// Bytes made permanent so far, by every thread's interner: process-wide, as the
+/// budget it is held to (the interners are per thread, their budget is not).
+static PERMANENT_STRING_BYTES: Gauge = Gauge::new();
+
+/// Bytes of interned strings made permanent so far, process-wide
+/// (`kubesd_permanent_string_bytes`; at most [`PERMANENT_STRING_BYTES_LIMIT`]).
+pub fn permanent_string_bytes() -> u64 {
+    u64::try_from(PERMANENT_STRING_BYTES.get()).unwrap_or(0)
+}
+
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
 /// bytes and `ArcStr`'s 16-byte header.
 fn permanent_cost(s: &str) -> u64 {
@@ -563,7 +557,7 @@ impl Interner {
                 && ArcStr::strong_count(&entry.s).is_some_and(|n| n >= PERMANENT_MIN_HOLDERS)
                 && make_permanent(
                     &entry.s,
-                    &METRICS.engine.permanent_string_bytes,
+                    &PERMANENT_STRING_BYTES,
                     PERMANENT_STRING_BYTES_LIMIT,
                 )
             {
@@ -818,7 +812,7 @@ mod tests {
             ArcStr::is_static(&first),
             "permanent, and so are earlier clones"
         );
-        assert!(METRICS.engine.permanent_string_bytes.get() >= 11 + 16);
+        assert!(permanent_string_bytes() >= 11 + 16);
         drop((clones, more));
     }
 

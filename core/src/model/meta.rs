@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::json::{
     StringMap, empty_str, enum_str, exact_slice, interned_str, null_default, nullable_str,
-    share_str,
+    scratch_elements, share_str,
 };
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
@@ -137,3 +137,5 @@ impl PartialEq for Kind {
 }
 
 impl Eq for Kind {}
+
+scratch_elements!(OwnerReference);

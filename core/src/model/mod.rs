@@ -5,7 +5,7 @@ mod endpoints;
 mod endpointslice;
 mod gateway;
 mod ingress;
-pub mod json;
+pub(crate) mod json;
 mod meta;
 mod namespace;
 mod node;
@@ -23,7 +23,7 @@ pub use gateway::{Gateway, GatewaySpec, Listener};
 pub use ingress::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
 };
-pub use json::StringMap;
+pub use json::{PERMANENT_STRING_BYTES_LIMIT, StringMap, permanent_string_bytes};
 pub use meta::{Kind, ObjectKey, ObjectMeta, OwnerReference};
 pub use namespace::Namespace;
 pub use node::{

@@ -11,7 +11,8 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
 use super::json::{
-    empty_str, enum_str, exact_slice, interned_str, map_str, null_default, nullable_str, share_str,
+    empty_str, enum_str, exact_slice, interned_str, map_str, null_default, nullable_str,
+    scratch_elements, share_str,
 };
 use super::meta::{Kind, ObjectMeta};
 
@@ -300,6 +301,8 @@ impl Pod {
         statuses.iter().find(|s| &*s.name == name)
     }
 }
+
+scratch_elements!(Container, ContainerPort, ContainerStatus);
 
 #[cfg(test)]
 mod tests {

@@ -14,6 +14,7 @@ pub mod json;
 mod list_decoder;
 pub mod proto;
 mod status;
+mod status_body;
 
 pub use content_type::{ACCEPT_PROTOBUF, Encoding, PROTOBUF, UnknownContentType};
 pub use framing::{EventFraming, decode_event_in, frame_event};

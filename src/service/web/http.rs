@@ -19,11 +19,12 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::metrics::{METRICS, escape_label_value};
+use crate::metrics::{Metrics, escape_label_value};
 use crate::sd_output::etag_matches;
 use crate::service::SdBody;
 use crate::service::fleet::target_allocator;
 use crate::service::jobs::job::{Job, JobViewCounts};
+use crate::service::metrics::ServiceMetrics;
 use crate::service::views::query::parse_view_query;
 use crate::service::views::{Bucket, ViewKind};
 use crate::service::web::guard::{Decision, WebGuard};
@@ -38,6 +39,10 @@ pub struct ServiceState {
     /// Where `POST /-/reload` asks the run loop to reload the config (run mode only;
     /// without it the endpoint answers 404).
     pub reload: Option<mpsc::Sender<ReloadRequest>>,
+    /// The discovery engine's metrics, rendered on `/metrics`.
+    pub engine_metrics: Arc<Metrics>,
+    /// The service's own, rendered after them.
+    pub service_metrics: Arc<ServiceMetrics>,
 }
 
 /// Sent by `POST /-/reload` to the run loop (`cli::run`), which reloads the config
@@ -249,7 +254,8 @@ fn render_views(out: &mut String, views: &[(String, JobViewCounts)]) {
 }
 
 async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
-    let mut out = METRICS.render();
+    let mut out = state.engine_metrics.render();
+    state.service_metrics.render(&mut out);
     process_metrics::render(&mut out);
     let jobs = state.all();
     // Jobs' status only: never their targets' bodies.

@@ -9,23 +9,21 @@ use awc::http::StatusCode;
 use awc::http::header::{ACCEPT, AUTHORIZATION, LOCATION, USER_AGENT};
 use std::time::Duration;
 
-use super::machine::Failure;
+use super::failure::Failure;
+use super::user_agent::user_agent;
 
 /// What awc's send of a LIST request gave: the response (its body decoded as its
 /// `Content-Encoding` says), or why there is none. (Named through the future: awc does
 /// not export the body's type.)
 pub type Sent = <awc::SendClientRequest as std::future::Future>::Output;
-use crate::http::user_agent;
 
-/// What one LIST attempt has asked for so far (reset when an attempt starts).
+/// What one LIST attempt has asked for so far.
 #[derive(Debug, Default)]
-pub struct ListAttempt {
+pub struct RequestsMade {
     /// Requests made: pages and redirects.
     pub requests: usize,
     /// Every URL asked for, in order.
     pub urls: Vec<String>,
-    /// Items its pages brought so far, held to `max_list_objects`.
-    pub objects: usize,
 }
 
 /// Sends the requests of LIST attempts: one awc client that does not follow
@@ -53,7 +51,7 @@ impl ListRequests {
     /// Sends a GET for `url` within `attempt`'s budget, following redirects; the
     /// answer that is not a redirect (or a redirect not to follow), or the error that
     /// ended the attempt.
-    pub async fn send(&self, mut url: String, attempt: &mut ListAttempt) -> Result<Sent, Failure> {
+    pub async fn send(&self, mut url: String, attempt: &mut RequestsMade) -> Result<Sent, Failure> {
         loop {
             if attempt.urls.contains(&url) {
                 return Err(Failure::Endless(format!(
