@@ -20,6 +20,10 @@
 //!
 //! What Prometheus reads from kubesd, `/sd/{job}` and its views (shards, nodes,
 //! members), is held byte for byte to kubesd's recorded answers.
+//!
+//! The monitors' side: kubesd watching the simulated cluster's ServiceMonitors and
+//! PodMonitors must give the targets, relabel steps and scrape configs of a Prometheus
+//! that ran the config prometheus-operator generated for the same monitors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +34,7 @@ use kubesd::promconfig::{LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::api::listing::prometheus_target;
 use kubesd::service::api::prometheus_api::{public_labels, scrape_url};
-use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, Monitors, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig, create_scrapers};
 use kubesd::{ArcStr, Discovery, Labels};
 use serde_json::Value;
@@ -79,7 +83,17 @@ impl Service {
         };
         let discovery = Discovery::start(SimulatedCluster::engine_options());
         let mut jobs = JobSet::new(discovery, options, Arc::clone(&published));
-        jobs.apply(loaded).await.expect("jobs start");
+        let mut monitors = Monitors::new(Arc::default(), Duration::ZERO);
+        (monitors.configure(jobs.discovery(), loaded, &LoadOptions::default()))
+            .await
+            .expect("monitors watched");
+        if loaded.monitors.is_some() {
+            // The monitors' first publish, once their watches have listed.
+            actix_rt::time::timeout(Duration::from_secs(30), monitors.changed())
+                .await
+                .expect("the monitors are listed");
+        }
+        monitors.apply(&mut jobs, loaded).await.expect("jobs start");
         for (name, job) in jobs.jobs() {
             let mut polls = 0;
             while !job.status().synced {
@@ -400,6 +414,14 @@ async fn check(name: &str) {
     check_status_config(name, &service, &url).await;
     service.stop().await;
     running.stop().await;
+}
+
+/// prometheus-operator's monitors of the simulated cluster, watched by kubesd's
+/// `monitors:` section, against a Prometheus that ran the scrape configs the operator
+/// generated for them: label for label, step for step, setting for setting.
+#[actix_rt::test]
+async fn monitors_as_the_operators_generated_config() {
+    check("monitors").await;
 }
 
 /// Every role, with every metadata attachment it takes.
