@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use actix::prelude::*;
 
-use crate::actors::group::WatcherLink;
+use crate::actors::group::{WatcherFactory, WatcherLink, watchers_on};
 use crate::actors::messages::{UrlId, WatcherOutput};
-use crate::actors::url_watcher::{UrlWatcher, UrlWatcherSetup};
+use crate::actors::url_watcher::UrlWatcherSetup;
 use crate::api::ResourceUrl;
 use crate::config::EngineOptions;
 use crate::http::ApiEndpoint;
@@ -19,14 +19,43 @@ use crate::metrics::ApiServerMetrics;
 /// [`crate::Discovery::config_watchers`].
 #[derive(Clone)]
 pub struct ConfigWatchers {
-    pub(crate) endpoint: ApiEndpoint,
-    pub(crate) tls: Option<Arc<rustls::ClientConfig>>,
-    pub(crate) options: EngineOptions,
-    pub(crate) metrics: Arc<ApiServerMetrics>,
-    pub(crate) arbiter: ArbiterHandle,
+    endpoint: ApiEndpoint,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    options: EngineOptions,
+    metrics: Arc<ApiServerMetrics>,
+    start_watcher: WatcherFactory,
 }
 
 impl ConfigWatchers {
+    /// Watchers of `endpoint` started on `arbiter` (the engine's watcher arbiter).
+    pub(crate) fn on_arbiter(
+        endpoint: ApiEndpoint,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        options: EngineOptions,
+        metrics: Arc<ApiServerMetrics>,
+        arbiter: ArbiterHandle,
+    ) -> ConfigWatchers {
+        ConfigWatchers {
+            endpoint,
+            tls,
+            options,
+            metrics,
+            start_watcher: watchers_on(arbiter),
+        }
+    }
+
+    /// Watchers that `start_watcher` starts (a recorder in message-level tests), for
+    /// `endpoint` with default options.
+    pub fn with_factory(endpoint: ApiEndpoint, start_watcher: WatcherFactory) -> ConfigWatchers {
+        ConfigWatchers {
+            endpoint,
+            tls: None,
+            options: EngineOptions::default(),
+            metrics: Arc::default(),
+            start_watcher,
+        }
+    }
+
     /// Starts the watcher of `url`, numbered `id`, whose output goes to `to` (which
     /// must answer each [`WatcherOutput`]: the answer frees the watcher's window).
     pub fn start(&self, id: UrlId, url: ResourceUrl, to: Recipient<WatcherOutput>) -> WatcherLink {
@@ -40,9 +69,7 @@ impl ConfigWatchers {
             group: to,
             group_id: 0,
         };
-        WatcherLink::to(&UrlWatcher::start_in_arbiter(&self.arbiter, move |_| {
-            UrlWatcher::new(setup)
-        }))
+        (self.start_watcher)(setup)
     }
 
     /// The API server's base URL, for logs.

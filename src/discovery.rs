@@ -141,13 +141,13 @@ impl Discovery {
         connection: &SdConfig,
     ) -> Result<ConfigWatchers, SubscribeError> {
         let (key, _, tls) = self.prepare(connection).await?;
-        Ok(ConfigWatchers {
-            metrics: self.inner.metrics.api_server(&key.endpoint.base_url),
-            endpoint: key.endpoint,
+        Ok(ConfigWatchers::on_arbiter(
+            key.endpoint.clone(),
             tls,
-            options: self.inner.options.clone(),
-            arbiter: self.inner.watcher_arbiter.handle(),
-        })
+            self.inner.options.clone(),
+            self.inner.metrics.api_server(&key.endpoint.base_url),
+            self.inner.watcher_arbiter.handle(),
+        ))
     }
 
     /// How many groups are running.

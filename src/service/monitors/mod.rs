@@ -8,6 +8,8 @@
 //! and `/metrics` ([`report`]).
 
 mod actor;
+#[cfg(test)]
+mod actor_tests;
 mod cache;
 pub mod report;
 pub mod running;
