@@ -72,6 +72,11 @@ impl ConfigWatchers {
         (self.start_watcher)(setup)
     }
 
+    /// The discovery metrics of the API server, which the watchers count in.
+    pub fn metrics(&self) -> &ApiServerMetrics {
+        &self.metrics
+    }
+
     /// The API server's base URL, for logs.
     pub fn base_url(&self) -> &str {
         &self.endpoint.base_url

@@ -141,8 +141,11 @@ fn load(args: &JobArgs) -> Result<LoadedConfig, String> {
     for w in &config.warnings {
         warn!("{w}");
     }
-    if config.jobs.is_empty() {
-        warn!("{}: no job with kubernetes_sd_configs", path.display());
+    if config.jobs.is_empty() && config.monitors.is_none() {
+        warn!(
+            "{}: no job with kubernetes_sd_configs and no monitors section",
+            path.display()
+        );
     }
     Ok(config)
 }

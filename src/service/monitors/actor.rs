@@ -232,10 +232,24 @@ impl MonitorWatch {
             );
         }
         self.setup.metrics.set_report(Some(Arc::clone(&report)));
+        self.count_objects(false);
         self.last = Arc::clone(&report);
         self.setup
             .out
             .send_replace(Arc::new(MonitorJobs { jobs, report }));
+    }
+
+    /// `kubesd_objects` of the configuration kinds: what the cache keeps (none once
+    /// `stopped`). The Namespaces' gauge is the groups' own, left alone.
+    fn count_objects(&self, stopped: bool) {
+        let metrics = self.setup.watchers.metrics();
+        for role in Role::CONFIG {
+            let kept = if stopped { 0 } else { self.cache.count(role) };
+            metrics
+                .role(role)
+                .objects
+                .set(i64::try_from(kept).unwrap_or(i64::MAX));
+        }
     }
 
     fn watch_reports(&self) -> Vec<WatchReport> {
@@ -267,6 +281,7 @@ impl Actor for MonitorWatch {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
+        self.count_objects(true);
         for w in std::mem::take(&mut self.urls).into_values() {
             w.link.stop.do_send(StopWatcher);
         }

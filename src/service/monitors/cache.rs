@@ -185,6 +185,11 @@ impl ConfigCache {
         namespaces.collect()
     }
 
+    /// How many objects of `role` are kept.
+    pub fn count(&self, role: Role) -> usize {
+        self.entries.keys().filter(|k| k.0 == role).count()
+    }
+
     /// The version of a kept object, `None` if it is not kept.
     pub fn version(&self, key: &CacheKey) -> Option<&str> {
         self.entries.get(key).map(|e| e.version.as_str())
