@@ -176,16 +176,7 @@ async fn apply_config(
     let outcome = match load(args) {
         Ok(config) => match apply_with_monitors(jobs, monitors, args, &config).await {
             Ok(()) => {
-                metrics.set_job_discoveries(config.jobs.iter().flat_map(|job| {
-                    job.sd_configs.iter().map(|sd| {
-                        // In-cluster configs name no server: the resolved one, as the
-                        // discovery metrics' `api_server` label has it.
-                        let server = resolve_endpoint(sd)
-                            .map(|e| e.base_url)
-                            .unwrap_or_else(|_| "in-cluster".to_string());
-                        (job.name.clone(), sd.role, server)
-                    })
-                }));
+                count_discoveries(jobs, metrics);
                 Ok(config.jobs.len())
             }
             Err(e) => Err(e),
@@ -207,6 +198,24 @@ async fn apply_config(
         Err(_) => service.config_last_reload_successful.set(0),
     }
     outcome
+}
+
+/// Records what each running job (the monitors' included) discovers from, for
+/// `kubesd_job_discovery_info`.
+fn count_discoveries(jobs: &JobSet, metrics: &ServiceMetrics) {
+    let running = jobs.jobs();
+    metrics.set_job_discoveries(running.iter().filter_map(|(_, job)| job.config()).flat_map(
+        |job| {
+            job.sd_configs.iter().map(|sd| {
+                // In-cluster configs name no server: the resolved one, as the discovery
+                // metrics' `api_server` label has it.
+                let server = resolve_endpoint(sd)
+                    .map(|e| e.base_url)
+                    .unwrap_or_else(|_| "in-cluster".to_string());
+                (job.name.clone(), sd.role, server)
+            })
+        },
+    ));
 }
 
 /// Starts, restarts or stops the monitors' watch as `config` says, then applies its
@@ -321,8 +330,9 @@ async fn reload_until_stopped(
             _ = int.recv() => (false, None),
             Some(request) = reloads.asked.recv() => (true, Some(request.done)),
             () = monitors.changed() => {
-                if let Err(e) = monitors.reapply(jobs).await {
-                    error!("monitors' jobs not applied, keeping the running jobs: {e}");
+                match monitors.reapply(jobs).await {
+                    Ok(()) => count_discoveries(jobs, reloads.metrics),
+                    Err(e) => error!("monitors' jobs not applied, keeping the running jobs: {e}"),
                 }
                 continue;
             }

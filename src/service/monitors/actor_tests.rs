@@ -42,7 +42,8 @@ struct Harness {
 }
 
 impl Harness {
-    fn start() -> Harness {
+    /// The watch of the section `section` (YAML; the API server is added).
+    fn start(section: &str) -> Harness {
         let urls = Arc::new(Mutex::new(Vec::new()));
         let probe = Probe.start();
         let factory: WatcherFactory = {
@@ -55,9 +56,8 @@ impl Harness {
         };
         let endpoint =
             resolve_endpoint(&SdConfig::new(Role::Pod, "http://127.0.0.1:1")).expect("endpoint");
-        let yaml: serde_norway::Value =
-            serde_norway::from_str("{pod_monitor_selector: {}, api_server: 'http://127.0.0.1:1'}")
-                .expect("yaml");
+        let mut yaml: serde_norway::Value = serde_norway::from_str(section).expect("yaml");
+        yaml["api_server"] = "http://127.0.0.1:1".into();
         let section = parse_section(&yaml, std::path::Path::new("."), None).expect("section");
         let (out, published) = tokio::sync::watch::channel(Arc::default());
         let setup = MonitorWatchSetup {
@@ -106,6 +106,13 @@ fn namespace() -> Object {
     )
 }
 
+fn labelled_namespace(version: u32, team: &str) -> Object {
+    let json = format!(
+        r#"{{"metadata":{{"name":"shop","uid":"n1","resourceVersion":"{version}","labels":{{"team":"{team}"}}}}}}"#
+    );
+    object(Role::Namespace, &json)
+}
+
 fn pod_monitor(version: u32, path: &str, auth: bool) -> Object {
     let auth = if auth {
         r#","basicAuth":{"username":{"name":"creds","key":"user"},"password":{"name":"creds","key":"password"}}"#
@@ -133,7 +140,7 @@ fn metrics_path(jobs: &MonitorJobs) -> Option<String> {
 #[actix_rt::test]
 async fn a_change_is_published_at_most_once_per_interval_and_within_one() {
     tokio::time::pause();
-    let mut h = Harness::start();
+    let mut h = Harness::start("{pod_monitor_selector: {}}");
     settle().await;
     let (monitors, namespaces) = (h.url(Role::PodMonitor), h.url(Role::Namespace));
     h.send(WatcherOutput::Relisted {
@@ -188,7 +195,7 @@ async fn a_change_is_published_at_most_once_per_interval_and_within_one() {
 #[actix_rt::test]
 async fn a_named_secret_is_watched_in_its_namespace_before_the_monitor_is_published() {
     tokio::time::pause();
-    let mut h = Harness::start();
+    let mut h = Harness::start("{pod_monitor_selector: {}}");
     settle().await;
     let (monitors, namespaces) = (h.url(Role::PodMonitor), h.url(Role::Namespace));
     h.send(WatcherOutput::Relisted {
@@ -236,4 +243,45 @@ async fn a_named_secret_is_watched_in_its_namespace_before_the_monitor_is_publis
         "{:?}",
         jobs.report
     );
+}
+
+#[actix_rt::test]
+async fn a_namespace_label_change_selects_anew() {
+    tokio::time::pause();
+    let section =
+        "{pod_monitor_selector: {}, pod_monitor_namespace_selector: {matchLabels: {team: shop}}}";
+    let mut h = Harness::start(section);
+    settle().await;
+    let (monitors, namespaces) = (h.url(Role::PodMonitor), h.url(Role::Namespace));
+    h.send(WatcherOutput::Relisted {
+        url: namespaces,
+        objects: vec![labelled_namespace(1, "other")],
+    })
+    .await;
+    h.send(WatcherOutput::Relisted {
+        url: monitors,
+        objects: vec![pod_monitor(1, "/metrics", false)],
+    })
+    .await;
+    settle().await;
+    let (news, jobs) = h.look();
+    assert!(
+        news && jobs.report.monitors.is_empty(),
+        "its namespace is not selected"
+    );
+    let relabelled = WatchEvent::Modified(labelled_namespace(2, "shop"));
+    h.send(WatcherOutput::Deltas {
+        url: namespaces,
+        deltas: vec![relabelled],
+    })
+    .await;
+    actix_rt::time::sleep(EVERY + Duration::from_millis(10)).await;
+    let (news, jobs) = h.look();
+    assert!(news);
+    assert_eq!(
+        jobs.report.monitors.len(),
+        1,
+        "selected once its namespace is labelled"
+    );
+    assert_eq!(jobs.jobs.len(), 1);
 }
