@@ -142,6 +142,14 @@ impl Run {
         panic!("{what}: never; last report {:?}", self.monitors.report());
     }
 
+    /// The loaded config of a running job.
+    fn config_of(&self, name: &str) -> Arc<kubesd::promconfig::Job> {
+        (self.jobs.jobs().into_iter())
+            .find(|(n, _)| n == name)
+            .and_then(|(_, j)| j.config().cloned())
+            .unwrap_or_else(|| panic!("job {name} runs"))
+    }
+
     fn job_names(&self) -> Vec<String> {
         self.jobs.jobs().into_iter().map(|(n, _)| n).collect()
     }
@@ -334,6 +342,16 @@ async fn bad_monitors_are_reported_and_skipped_the_others_go_on() {
         "{json}"
     );
     run.body("podMonitor/shop/needs-secret/0", 2).await;
+    // Inline in the job, served redacted unless the client has a certificate, as the
+    // allocator serves it.
+    let config = run.config_of("podMonitor/shop/needs-secret/0");
+    let served = config.served.allocator_json(false).to_string();
+    assert!(
+        served.contains("\"password\":\"<secret>\"") && !served.contains("hunter2"),
+        "{served}"
+    );
+    let with_secrets = config.served.allocator_json(true).to_string();
+    assert!(with_secrets.contains("hunter2"), "the verified client's");
     let (etag, _) = run.body("nodes", 2).await;
     assert_eq!(etag, nodes_etag, "the hand-written job is left alone");
     running.stop().await;
