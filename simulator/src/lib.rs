@@ -53,7 +53,7 @@ pub use error::ApiError;
 pub use faults::{Failure, FaultRequest, Injection};
 pub use gateway_api::GeneratedRoutes;
 pub use generator::{ClusterSpec, GeneratedCluster, generate};
-pub use monitors::{GeneratedMonitors, churn_monitor};
+pub use monitors::{GeneratedMonitors, churn_monitor, start_monitor_churn};
 pub use resource::Resource;
 pub use scrapers::{RollStep, ScraperRoll, create_scrapers};
 pub use server::{RunningSimulator, SimulatorConfig, serve, serve_cluster};

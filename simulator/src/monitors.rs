@@ -1,7 +1,7 @@
 //! prometheus-operator's resources in the generated cluster: per namespace a
 //! ServiceMonitor of its services' `http` ports and a PodMonitor of its pods' `http`
 //! ports whose basic auth comes from a Secret, all labelled
-//! `monitoring: kubesd-demo`; and a churn step that edits one monitor.
+//! `monitoring: kubesd-demo`; and a churn that edits one monitor now and then.
 
 use serde_json::{Value, json};
 
@@ -96,4 +96,23 @@ pub fn churn_monitor(sim: &Simulator, rng: &mut fastrand::Rng) -> Result<bool, A
     }
     sim.update(Resource::ServiceMonitors, monitor)?;
     Ok(true)
+}
+
+/// Edits one ServiceMonitor (its interval) every `every`, on the current actix
+/// runtime, until the task is aborted; an error is logged and the next edit tried.
+pub fn start_monitor_churn(
+    sim: Simulator,
+    seed: u64,
+    every: std::time::Duration,
+) -> actix_rt::task::JoinHandle<()> {
+    actix_rt::spawn(async move {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut tick = tokio::time::interval(every);
+        loop {
+            tick.tick().await;
+            if let Err(err) = churn_monitor(&sim, &mut rng) {
+                tracing::warn!(%err, "simulator monitor churn failed");
+            }
+        }
+    })
 }

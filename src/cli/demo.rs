@@ -18,8 +18,11 @@ use crate::service::{
     Job, JobSet, JobSetOptions, Monitors, ServiceMetrics, ServiceState, Shard, serve_http,
 };
 use crate::simulator::{
-    Churn, ChurnRates, SimulatedCluster, Simulator, SimulatorConfig, StreamingLists, churn_monitor,
+    Churn, ChurnRates, SimulatedCluster, SimulatorConfig, StreamingLists, start_monitor_churn,
 };
+
+/// How often the demo's churn edits a monitor: often enough to see its jobs replaced.
+const MONITOR_CHURN_EVERY: Duration = Duration::from_secs(5);
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -115,7 +118,8 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         Churn::new(args.seed, ChurnRates::default())
             .start_per_second(sim.sim().clone(), args.churn as usize)
     });
-    let monitor_churn = (args.churn > 0).then(|| churn_monitors(sim.sim().clone(), args.seed));
+    let monitor_churn = (args.churn > 0)
+        .then(|| start_monitor_churn(sim.sim().clone(), args.seed, MONITOR_CHURN_EVERY));
     let header = header(&args, &sim, bound);
     show_live(&args, &header, &mut jobs, &mut monitors).await;
     if let Some(c) = churn {
@@ -170,21 +174,6 @@ async fn start(
         .map_err(|_| "monitors: not listed within 30 s".to_string())?;
     (monitors.apply(&mut jobs, &config).await).map_err(|e| e.to_string())?;
     Ok((sim, jobs, published))
-}
-
-/// Edits one generated ServiceMonitor every few seconds (its interval), so that the
-/// monitors' jobs are replaced while the others run on.
-fn churn_monitors(sim: Simulator, seed: u64) -> actix_rt::task::JoinHandle<()> {
-    actix_rt::spawn(async move {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let mut every = actix_rt::time::interval(Duration::from_secs(5));
-        loop {
-            every.tick().await;
-            if let Err(err) = churn_monitor(&sim, &mut rng) {
-                tracing::warn!(%err, "simulator monitor churn failed");
-            }
-        }
-    })
 }
 
 /// The jobs by name, as the HTTP SD server reads them.

@@ -277,3 +277,95 @@ fn shell(object: &ConfigObject) -> Monitor {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(role: Role, name: &str, version: u32) -> Object {
+        let json = format!(
+            r#"{{"metadata":{{"name":"{name}","namespace":"ns","uid":"{name}","resourceVersion":"{version}"}},"data":{{"k":"dg=="}},"spec":{{}}}}"#
+        );
+        Object::decode(role, json.as_bytes()).expect("decodes")
+    }
+
+    fn part(objects: Vec<Object>, first: bool) -> WatcherOutput {
+        WatcherOutput::ListPart {
+            url: UrlId(0),
+            objects,
+            first,
+        }
+    }
+
+    fn end(objects: Vec<Object>) -> WatcherOutput {
+        WatcherOutput::Relisted {
+            url: UrlId(0),
+            objects,
+        }
+    }
+
+    fn names(cache: &ConfigCache) -> Vec<String> {
+        cache.monitors().map(|(k, _)| k.2.clone()).collect()
+    }
+
+    #[test]
+    fn a_list_is_applied_whole_at_its_end_and_names_what_vanished() {
+        let mut cache = ConfigCache::default();
+        let m = |n: &str| object(Role::PodMonitor, n, 1);
+        assert!(!cache.apply(UrlId(0), part(vec![m("a")], true)));
+        assert!(names(&cache).is_empty(), "held until the list ends");
+        assert!(cache.apply(UrlId(0), end(vec![m("b")])));
+        assert_eq!(names(&cache), ["a", "b"]);
+        // A relist that fails midway changes nothing.
+        cache.apply(UrlId(0), part(vec![m("c")], true));
+        cache.apply(UrlId(0), WatcherOutput::ListAbandoned { url: UrlId(0) });
+        assert!(cache.apply(UrlId(0), end(vec![m("b")])), "a vanished");
+        assert_eq!(names(&cache), ["b"], "a vanished; c's list was abandoned");
+        // The same version again is no news.
+        assert!(!cache.apply(UrlId(0), end(vec![m("b")])));
+    }
+
+    #[test]
+    fn only_wanted_secrets_are_kept() {
+        let mut cache = ConfigCache::default();
+        let wanted = (Role::Secret, "ns".to_string(), "wanted".to_string());
+        cache.set_wanted([wanted].into());
+        let secrets = vec![
+            object(Role::Secret, "wanted", 1),
+            object(Role::Secret, "other", 1),
+        ];
+        assert!(cache.apply(UrlId(0), end(secrets)));
+        assert!(cache.secret("ns", "wanted").is_some());
+        assert!(
+            cache.secret("ns", "other").is_none(),
+            "dropped as it arrives"
+        );
+        assert_eq!(cache.count(Role::Secret), 1);
+        cache.set_wanted(BTreeSet::new());
+        assert_eq!(
+            cache.count(Role::Secret),
+            0,
+            "no longer named, no longer kept"
+        );
+    }
+
+    #[test]
+    fn a_monitor_that_is_not_of_its_shape_is_kept_with_why() {
+        let mut cache = ConfigCache::default();
+        let json = r#"{"metadata":{"name":"bad","namespace":"ns","labels":{"a":"b"}},"spec":{"podMetricsEndpoints":"not a list"}}"#;
+        let bad = Object::decode(Role::PodMonitor, json.as_bytes()).expect("metadata decodes");
+        cache.apply(UrlId(0), end(vec![bad]));
+        let (_, entry) = cache.monitors().next().expect("kept");
+        let Decoded::Monitor(decoded) = &entry.decoded else {
+            panic!("a monitor")
+        };
+        let undecodable = decoded.as_ref().as_ref().expect_err("not its shape");
+        assert!(
+            undecodable.message.contains("PodMonitor"),
+            "{}",
+            undecodable.message
+        );
+        let (ns, name) = undecodable.shell.namespace_and_name();
+        assert_eq!((ns, name), ("ns", "bad"));
+    }
+}
