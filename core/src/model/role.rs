@@ -261,3 +261,23 @@ impl FromStr for Role {
             .ok_or_else(|| UnknownRole(s.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_index_below_the_count() {
+        let every: Vec<Role> = Role::ALL.into_iter().chain(Role::CONFIG).collect();
+        let mut indexes: Vec<usize> = every.iter().map(|r| r.index()).collect();
+        indexes.sort_unstable();
+        indexes.dedup();
+        assert_eq!(indexes.len(), Role::COUNT);
+        assert!(indexes.iter().all(|&i| i < Role::COUNT));
+        for role in Role::CONFIG {
+            assert!(role.is_config() && !role.is_discovery_role());
+            assert_eq!(Role::from_kind(role.kind()), Some(role));
+            assert!(role.as_str().parse::<Role>().is_err(), "{role} is no discovery role");
+        }
+    }
+}
