@@ -3,7 +3,10 @@
 //! while the other jobs' bodies and ETags stay as they were; bad monitors (an invalid
 //! selector, a missing Secret, a port nothing has, thousands of them) are reported and
 //! skipped, the others go on; a cluster without prometheus-operator's CRDs is reported
-//! as such.
+//! as such; the monitors' kinds are asked for in JSON (a fake API server logs the
+//! requests).
+
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -191,6 +194,9 @@ fn create(sim: &Simulator, resource: Resource, object: Value) {
     sim.apply(resource, object).expect("written");
 }
 
+/// The job of a monitor that stays as it is while another comes, changes and goes.
+const OTHER: &str = "podMonitor/shop/other/0";
+
 #[actix_rt::test]
 async fn a_monitor_created_edited_and_deleted_moves_only_its_own_jobs() {
     let running = cluster().await;
@@ -200,6 +206,14 @@ async fn a_monitor_created_edited_and_deleted_moves_only_its_own_jobs() {
     run.until("the first publish", |r| r.monitors.is_empty())
         .await;
     let (nodes_etag, nodes_body) = run.body("nodes", 2).await;
+    create(
+        sim,
+        Resource::PodMonitors,
+        pod_monitor("other", "metrics", "/other"),
+    );
+    run.until("the other monitor's job runs", |r| r.monitors.len() == 1)
+        .await;
+    let (other_etag, _) = run.body(OTHER, 2).await;
 
     create(
         sim,
@@ -210,7 +224,7 @@ async fn a_monitor_created_edited_and_deleted_moves_only_its_own_jobs() {
         monitor_state(r, "web").is_some_and(|m| m.state == MonitorState::Active)
     })
     .await;
-    assert_eq!(run.job_names(), ["nodes", "podMonitor/shop/web/0"]);
+    assert_eq!(run.job_names(), ["nodes", OTHER, "podMonitor/shop/web/0"]);
     let (_, body) = run.body("podMonitor/shop/web/0", 2).await;
     let target = &body[0]["labels"];
     // The operator's labels: `job` is the PodMonitor's namespace/name.
@@ -233,19 +247,21 @@ async fn a_monitor_created_edited_and_deleted_moves_only_its_own_jobs() {
             "the edit is never served"
         );
     }
-    assert_eq!(run.job_names(), ["nodes", "podMonitor/shop/web/0"]);
+    assert_eq!(run.job_names(), ["nodes", OTHER, "podMonitor/shop/web/0"]);
 
     sim.delete(Resource::PodMonitors, "shop", "web")
         .expect("deleted");
-    run.until("the monitor is gone", |r| r.monitors.is_empty())
+    run.until("the monitor is gone", |r| r.monitors.len() == 1)
         .await;
-    assert_eq!(run.job_names(), ["nodes"]);
+    assert_eq!(run.job_names(), ["nodes", OTHER]);
     let (etag, body) = run.body("nodes", 2).await;
     assert_eq!(
         etag, nodes_etag,
         "the hand-written job's ETag never changed"
     );
     assert_eq!(body, nodes_body);
+    let (etag, _) = run.body(OTHER, 2).await;
+    assert_eq!(etag, other_etag, "nor the other monitor's");
     running.stop().await;
 }
 
@@ -410,4 +426,55 @@ async fn a_cluster_without_the_operators_crds_is_reported_not_installed() {
     }
     assert_eq!(run.job_names(), ["nodes"]);
     running.stop().await;
+}
+
+#[actix_rt::test]
+async fn the_monitors_kinds_are_asked_for_in_json() {
+    use support::fake_api::{FakeApi, Reply};
+    let api = FakeApi::start(|request| {
+        let path = request.target.split('?').next().unwrap_or_default();
+        let kind = match path {
+            "/apis/monitoring.coreos.com/v1/podmonitors" => "PodMonitorList",
+            "/api/v1/namespaces" => "NamespaceList",
+            _ => return Reply::k8s_status(404, "NotFound", "not here"),
+        };
+        if request.is_watch() {
+            return Reply::watch(Vec::new(), Duration::from_secs(30));
+        }
+        Reply::json(format!(
+            r#"{{"kind":"{kind}","apiVersion":"v1","metadata":{{"resourceVersion":"1"}},"items":[]}}"#
+        ))
+    })
+    .await;
+    let yaml = format!(
+        "monitors:\n  api_server: {:?}\n  pod_monitor_selector: {{}}\n",
+        api.url
+    );
+    let config = parse_config(&yaml, Path::new("kubesd.yml")).expect("config loads");
+    let mut run = Run::start(&config).await;
+    run.until("the first publish", |r| r.watches.iter().all(|w| w.listed))
+        .await;
+    let requests = api.requests();
+    let accept = |prefix: &str| -> Vec<Option<String>> {
+        (requests.iter())
+            .filter(|r| r.target.starts_with(prefix))
+            .map(|r| r.header("accept").map(str::to_string))
+            .collect()
+    };
+    let monitors = accept("/apis/monitoring.coreos.com/");
+    assert!(!monitors.is_empty());
+    assert!(
+        monitors
+            .iter()
+            .all(|a| a.as_deref() == Some("application/json")),
+        "{monitors:?}"
+    );
+    // The Namespaces are built in: protobuf where the server offers it.
+    let namespaces = accept("/api/v1/namespaces");
+    assert!(
+        namespaces
+            .iter()
+            .all(|a| a.as_deref().is_some_and(|a| a.contains("protobuf"))),
+        "{namespaces:?}"
+    );
 }

@@ -277,7 +277,10 @@ mod tests {
         for role in Role::CONFIG {
             assert!(role.is_config() && !role.is_discovery_role());
             assert_eq!(Role::from_kind(role.kind()), Some(role));
-            assert!(role.as_str().parse::<Role>().is_err(), "{role} is no discovery role");
+            assert!(
+                role.as_str().parse::<Role>().is_err(),
+                "{role} is no discovery role"
+            );
         }
     }
 }
