@@ -59,19 +59,6 @@ impl Gauge {
         self.0.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Adds `n` unless the value would then exceed `limit`; true if it did. (A budget
-    /// shared by threads: the check and the add are one atomic step.)
-    pub fn add_within(&self, n: u64, limit: u64) -> bool {
-        let (Ok(n), Ok(limit)) = (i64::try_from(n), i64::try_from(limit)) else {
-            return false;
-        };
-        self.0
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                v.checked_add(n).filter(|&total| total <= limit)
-            })
-            .is_ok()
-    }
-
     /// Sets the value.
     pub fn set(&self, v: i64) {
         self.0.store(v, Ordering::Relaxed);

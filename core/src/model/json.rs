@@ -5,8 +5,7 @@
 
 use arcstr::ArcStr;
 use std::fmt;
-
-use crate::metrics::Gauge;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -439,12 +438,12 @@ pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
 
 /// Bytes made permanent so far, by every thread's interner: process-wide, as the
 /// budget it is held to (the interners are per thread, their budget is not).
-static PERMANENT_STRING_BYTES: Gauge = Gauge::new();
+static PERMANENT_STRING_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// Bytes of interned strings made permanent so far, process-wide
 /// (`kubesd_permanent_string_bytes`; at most [`PERMANENT_STRING_BYTES_LIMIT`]).
 pub fn permanent_string_bytes() -> u64 {
-    u64::try_from(PERMANENT_STRING_BYTES.get()).unwrap_or(0)
+    PERMANENT_STRING_BYTES.load(Ordering::Relaxed)
 }
 
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
@@ -463,8 +462,14 @@ fn permanent_cost(s: &str) -> u64 {
 /// count change takes the string's cache line from the other core, and the watcher's
 /// read of the string behind the next clone waits for it. Read-only, the line stays in
 /// both cores' caches.
-fn make_permanent(s: &ArcStr, used: &Gauge, limit: u64) -> bool {
-    let charged = used.add_within(permanent_cost(s), limit);
+fn make_permanent(s: &ArcStr, used: &AtomicU64, limit: u64) -> bool {
+    // The budget is shared by threads: the check and the add are one atomic step.
+    let charged = used
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            v.checked_add(permanent_cost(s))
+                .filter(|&total| total <= limit)
+        })
+        .is_ok();
     if charged {
         s.leak();
     }
@@ -828,15 +833,15 @@ mod tests {
 
     #[test]
     fn permanent_strings_stop_at_the_byte_limit() {
-        let used = Gauge::new();
+        let used = AtomicU64::new(0);
         let fits = ArcStr::from("x".repeat(50));
         assert!(make_permanent(&fits, &used, 100));
         assert!(ArcStr::is_static(&fits));
-        assert_eq!(used.get(), 66, "bytes and header");
+        assert_eq!(used.load(Ordering::Relaxed), 66, "bytes and header");
         let over = ArcStr::from("y".repeat(50));
         assert!(!make_permanent(&over, &used, 100));
         assert!(!ArcStr::is_static(&over), "left reference-counted");
-        assert_eq!(used.get(), 66);
+        assert_eq!(used.load(Ordering::Relaxed), 66);
     }
 
     #[test]
