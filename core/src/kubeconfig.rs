@@ -33,8 +33,7 @@ pub struct KubeconfigTarget {
     /// How to authenticate and verify the server.
     pub http: HttpClientConfig,
     /// The current context's namespace (`default` when it names none): what
-    /// `namespaces.own_namespace` means with this kubeconfig
-    /// ([`crate::api::context_namespace`]).
+    /// `namespaces.own_namespace` means with this kubeconfig.
     pub namespace: String,
 }
 

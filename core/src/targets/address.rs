@@ -3,7 +3,7 @@
 use arcstr::ArcStr;
 
 /// `host:port`, bracketing IPv6 hosts as Go's `net.JoinHostPort` does.
-pub fn join_host_port(host: &str, port: i64) -> ArcStr {
+pub(crate) fn join_host_port(host: &str, port: i64) -> ArcStr {
     // Pushed, not `format!`ted: one address per target, and the formatting machinery
     // costs more than the rest of building it.
     let mut address = String::with_capacity(host.len() + 8);

@@ -35,7 +35,7 @@ pub struct AttachMetadata {
 }
 
 /// The label of a pod's CPU request in cores (`0.5`), the sum of its containers' and
-/// sidecars' ([`crate::model::PodSpec::cpu_request`]), on role pod's targets when
+/// sidecars' (`PodSpec::cpu_request`), on role pod's targets when
 /// [`AttachMetadata::cpu_request`] asks for it and the pod requests any.
 pub const CPU_REQUEST_LABEL: &str = "__meta_kubesd_pod_cpu_request";
 

@@ -30,12 +30,11 @@ mod route_common;
 mod semantics;
 mod service;
 
-pub use address::join_host_port;
 pub use attach_metadata::{AttachMetadata, CPU_REQUEST_LABEL};
 pub use cache_view::{CacheView, EmptyCache};
 pub use context::{TargetContext, TargetOptions};
 pub use object_cache::ObjectCache;
-pub use semantics::{EndpointNode, InitContainers, Semantics, UnknownSemantics};
+pub use semantics::{Semantics, UnknownSemantics};
 
 use crate::labels::Labels;
 use crate::model::Object;
