@@ -33,6 +33,7 @@ pub mod faults;
 pub mod gateway_api;
 pub mod generator;
 pub mod http;
+mod json_pointer;
 pub mod owners;
 pub mod patch;
 pub mod protobuf;
