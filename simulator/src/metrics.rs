@@ -19,7 +19,8 @@ pub struct SimulatorMetrics {
     pub churn_asked: Gauge,
     /// Pod changes a second achieved in the last report window.
     pub churn_achieved: Gauge,
-    /// Report windows more than 10 % short of the asked pace.
+    /// Report windows in which the churn fell behind its pace by more than a tenth of
+    /// the window's pod changes.
     pub churn_behind: Counter,
 }
 
@@ -56,7 +57,7 @@ impl SimulatorMetrics {
         family(
             "kubesd_simulator_churn_behind_windows_total",
             "counter",
-            "Report windows in which the churn made less than 90 % of the pod changes asked.",
+            "Report windows (10 s) in which the churn fell behind its pace by more than a tenth of the window's pod changes.",
             count(&self.churn_behind),
         );
         let _ = writeln!(

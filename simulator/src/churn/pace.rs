@@ -2,9 +2,10 @@
 //! due since it started (at most ten ticks' worth at once, a second at the default
 //! tick: what it could not make in time is forgiven, not piled up into a step that
 //! would hold the runtime), and measures the pace it achieves over report
-//! windows ([`PaceReport`]). A window more than 10 % short of the asked pace is logged
-//! (the first, then one a minute while it stays short) and counted on the simulator's
-//! `/metrics`, beside every pod change made ([`crate::metrics`]).
+//! windows ([`PaceReport`]). A window in which it falls behind its schedule by more
+//! than a tenth of the window's changes is logged (the first, then one a minute while
+//! it stays behind) and counted on the simulator's `/metrics`, beside every pod change
+//! made ([`crate::metrics`]).
 
 use std::time::Duration;
 
@@ -95,7 +96,8 @@ impl Churn {
                 let made = stats.pod_changes() as u64;
                 due.made += made;
                 sim.metrics().churn_pod_changes.add(made);
-                if let Some(verdict) = report.record(Instant::now(), made) {
+                let now = Instant::now();
+                if let Some(verdict) = report.record(now, made, due.short(now)) {
                     tell(&sim, pace.per_second, verdict);
                 }
             }
@@ -110,11 +112,14 @@ impl Churn {
     }
 }
 
-/// The pod changes due: `per_second` a second since `started`, less those `made`.
+/// The pod changes due: `per_second` a second since `started`, less those `made` and
+/// those `forgiven`.
 struct Due {
     per_second: u32,
     started: Instant,
     made: u64,
+    /// Changes the loop fell so far behind on that they were dropped from its schedule.
+    forgiven: u64,
     /// The most one tick makes ([`MOST_TICKS_AT_ONCE`] ticks' worth, at least 1).
     most: u64,
 }
@@ -122,40 +127,56 @@ struct Due {
 impl Due {
     /// Nothing due yet at `started`.
     fn new(pace: ChurnPace, started: Instant) -> Due {
-        let burst = pace.tick.saturating_mul(MOST_TICKS_AT_ONCE).as_nanos();
-        let most = burst * u128::from(pace.per_second) / 1_000_000_000;
         Due {
             per_second: pace.per_second,
             started,
             made: 0,
-            most: u64::try_from(most).unwrap_or(u64::MAX).max(1),
+            forgiven: 0,
+            most: most_at_once(pace),
         }
+    }
+
+    /// The changes owed from `started` to `now`.
+    fn owed(&self, now: Instant) -> u64 {
+        // In whole numbers: a float's rounding would make a change due a tick early.
+        let elapsed = now.duration_since(self.started).as_nanos();
+        let owed = elapsed * u128::from(self.per_second) / 1_000_000_000;
+        u64::try_from(owed).unwrap_or(u64::MAX)
     }
 
     /// How many are due at `now`: at most `most`, the rest forgiven.
     fn at(&mut self, now: Instant) -> usize {
-        // In whole numbers: a float's rounding would make a change due a tick early.
-        let elapsed = now.duration_since(self.started).as_nanos();
-        let owed = elapsed * u128::from(self.per_second) / 1_000_000_000;
-        let owed = u64::try_from(owed).unwrap_or(u64::MAX);
-        let mut due = owed.saturating_sub(self.made);
+        let mut due = self.owed(now).saturating_sub(self.made + self.forgiven);
         if due > self.most {
-            self.made += due - self.most;
+            self.forgiven += due - self.most;
             due = self.most;
         }
         usize::try_from(due).unwrap_or(usize::MAX)
     }
+
+    /// How many changes the loop is short of its schedule at `now`, those forgiven
+    /// included; 0 while it is ahead (a rollout made more than was due).
+    fn short(&self, now: Instant) -> u64 {
+        self.owed(now).saturating_sub(self.made)
+    }
+}
+
+/// The most changes one tick makes: [`MOST_TICKS_AT_ONCE`] ticks' worth, at least 1.
+fn most_at_once(pace: ChurnPace) -> u64 {
+    let burst = pace.tick.saturating_mul(MOST_TICKS_AT_ONCE).as_nanos();
+    let most = burst * u128::from(pace.per_second) / 1_000_000_000;
+    u64::try_from(most).unwrap_or(u64::MAX).max(1)
 }
 
 /// What a finished report window says of the pace.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PaceVerdict {
-    /// At least 90 % of the asked pace.
+    /// The loop fell short of its schedule by at most a tenth of the window's changes.
     Kept {
         /// Pod changes a second in the window.
         achieved: f64,
     },
-    /// More than 10 % short of the asked pace.
+    /// The loop fell short of its schedule by more than a tenth of the window's changes.
     Behind {
         /// Pod changes a second in the window.
         achieved: f64,
@@ -175,6 +196,11 @@ pub struct PaceReport {
     window: Duration,
     window_start: Instant,
     made: u64,
+    /// How short of its schedule the loop was when the window started.
+    short_at_start: u64,
+    /// How far a loop at pace may lag at a window's end: what one tick makes at most
+    /// (a tick may find nothing to change, and leave its change to the next).
+    slack: u64,
     behind: u32,
 }
 
@@ -186,21 +212,31 @@ impl PaceReport {
             window: pace.report_every.max(Duration::from_millis(1)),
             window_start: now,
             made: 0,
+            short_at_start: 0,
+            slack: most_at_once(pace),
             behind: 0,
         }
     }
 
-    /// Counts `made` pod changes at `now`; the verdict on the window when `now` ends it.
-    pub fn record(&mut self, now: Instant, made: u64) -> Option<PaceVerdict> {
+    /// Counts `made` pod changes at `now`, when the loop is `short` changes short of
+    /// its schedule; the verdict on the window when `now` ends it. A window is behind
+    /// when the loop fell short during it by more than a tenth of the window's changes
+    /// and more than the slack of a tick (the same at the default tick and window): one
+    /// that makes fewer because a rollout made more before is not.
+    pub fn record(&mut self, now: Instant, made: u64, short: u64) -> Option<PaceVerdict> {
         self.made += made;
         let elapsed = now.duration_since(self.window_start);
         if elapsed < self.window {
             return None;
         }
-        let achieved = self.made as f64 / elapsed.as_secs_f64();
+        let seconds = elapsed.as_secs_f64();
+        let achieved = self.made as f64 / seconds;
+        let fell_short = short.saturating_sub(self.short_at_start) as f64;
         self.window_start = now;
         self.made = 0;
-        if achieved < KEPT_SHARE * self.asked {
+        self.short_at_start = short;
+        let allowed = ((1.0 - KEPT_SHARE) * self.asked * seconds).max(self.slack as f64);
+        if fell_short > allowed {
             self.behind += 1;
             return Some(PaceVerdict::Behind {
                 achieved,
@@ -262,17 +298,22 @@ mod tests {
     #[test]
     fn due_follows_the_clock_and_forgives_more_than_ten_ticks() {
         let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
         let mut due = Due::new(pace(200), start);
         assert_eq!(due.at(start), 0);
-        assert_eq!(due.at(start + Duration::from_millis(100)), 20);
+        assert_eq!(due.at(at(100)), 20);
         due.made += 25;
-        // A rollout made more than was due: the next tick makes that much less.
-        assert_eq!(due.at(start + Duration::from_millis(200)), 15);
+        // A rollout made more than was due: the loop is ahead, and the next tick makes
+        // that much less.
+        assert_eq!(due.short(at(100)), 0);
+        assert_eq!(due.at(at(200)), 15);
         due.made += 15;
-        // Ten seconds without a tick: ten ticks' worth now, the rest forgiven.
-        assert_eq!(due.at(start + Duration::from_millis(10_200)), 200);
+        // Ten seconds without a tick: ten ticks' worth now, the rest forgiven, and the
+        // loop short of its schedule by all it did not make.
+        assert_eq!(due.at(at(10_200)), 200);
         due.made += 200;
-        assert_eq!(due.at(start + Duration::from_millis(10_300)), 20);
+        assert_eq!(due.short(at(10_200)), 1_800);
+        assert_eq!(due.at(at(10_300)), 20);
     }
 
     #[test]
@@ -280,32 +321,63 @@ mod tests {
         let start = Instant::now();
         let mut report = PaceReport::new(pace(100), start);
         let at = |ms: u64| start + Duration::from_millis(ms);
-        assert_eq!(report.record(at(5_000), 500), None);
+        assert_eq!(report.record(at(5_000), 500, 0), None);
         assert_eq!(
-            report.record(at(10_000), 450),
+            report.record(at(10_000), 450, 50),
             Some(PaceVerdict::Kept { achieved: 95.0 })
         );
         assert_eq!(
-            report.record(at(20_000), 890),
+            report.record(at(20_000), 890, 160),
             Some(PaceVerdict::Behind {
                 achieved: 89.0,
                 windows: 1
             })
         );
         assert_eq!(
-            report.record(at(30_000), 100),
+            report.record(at(30_000), 100, 1_060),
             Some(PaceVerdict::Behind {
                 achieved: 10.0,
                 windows: 2
             })
         );
+        // What was forgiven stays short; a window that falls no further is at pace.
         assert_eq!(
-            report.record(at(40_000), 1_000),
+            report.record(at(40_000), 1_000, 1_060),
             Some(PaceVerdict::CaughtUp { achieved: 100.0 })
         );
         assert_eq!(
-            report.record(at(50_000), 1_000),
+            report.record(at(50_000), 1_000, 1_060),
             Some(PaceVerdict::Kept { achieved: 100.0 })
+        );
+    }
+
+    #[test]
+    fn a_window_after_an_overshoot_or_a_ticks_lag_is_not_behind() {
+        let start = Instant::now();
+        let mut report = PaceReport::new(pace(100), start);
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        // Rollouts made 400 more than was due, so the next window makes 400 fewer.
+        assert_eq!(
+            report.record(at(10_000), 1_400, 0),
+            Some(PaceVerdict::Kept { achieved: 140.0 })
+        );
+        assert_eq!(
+            report.record(at(20_000), 600, 0),
+            Some(PaceVerdict::Kept { achieved: 60.0 })
+        );
+        // At one change a second, the change a tick left to the next is a tenth of the
+        // window, and no fall behind.
+        let mut slow = PaceReport::new(pace(1), start);
+        assert_eq!(
+            slow.record(at(10_000), 9, 1),
+            Some(PaceVerdict::Kept { achieved: 0.9 })
+        );
+        assert_eq!(
+            slow.record(at(20_000), 8, 3),
+            Some(PaceVerdict::Behind {
+                achieved: 0.8,
+                windows: 1
+            })
         );
     }
 }
