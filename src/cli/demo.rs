@@ -96,8 +96,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let server_handle = server.handle();
     actix_rt::spawn(server);
     let churn = (args.churn > 0).then(|| {
-        Churn::new(args.seed, ChurnRates::default())
-            .start_per_second(sim.sim().clone(), args.churn as usize)
+        Churn::new(args.seed, ChurnRates::default()).start_per_second(sim.sim().clone(), args.churn)
     });
     show_live(&args, &header(&args, &sim, bound), &jobs).await;
     if let Some(c) = churn {
