@@ -38,7 +38,7 @@ struct Args {
     seed: u64,
     /// Pods in the generated cluster.
     pods: usize,
-    /// Churn actions per batch.
+    /// Pod changes per batch of churn.
     batch: usize,
     /// A fault every this many batches.
     fault_every: u64,
@@ -237,12 +237,8 @@ fn engine_options() -> EngineOptions {
 /// What changes the cluster: churn in batches, dependencies touched, faults fired.
 struct Driver {
     rng: fastrand::Rng,
-    /// Churn adds about as many pods as it deletes, but half its deletes only mark a
-    /// pod terminating, so the population drifts up; above the target, `shrink`
-    /// (which deletes more) takes over, so the cluster's size is steady and memory can
-    /// be judged.
+    /// Churn keeps the pod count at the generated size, so memory can be judged.
     churn: Churn,
-    shrink: Churn,
     faults: std::collections::BTreeMap<&'static str, u64>,
     stalled: bool,
     batches: u64,
@@ -258,14 +254,6 @@ impl Driver {
             metrics,
             rng: fastrand::Rng::with_seed(args.seed),
             churn: Churn::new(args.seed, ChurnRates::default()),
-            shrink: Churn::new(
-                args.seed ^ 1,
-                ChurnRates {
-                    add: 1,
-                    delete: 6,
-                    ..ChurnRates::default()
-                },
-            ),
             faults: Default::default(),
             stalled: false,
             batches: 0,
@@ -278,14 +266,7 @@ impl Driver {
     /// `fault_every`-th a fault), then a wait for the engine to go quiet.
     async fn step(&mut self, sim: &Simulator, args: &Args) {
         let t = Instant::now();
-        let over = sim.store().count(Resource::Pods) > args.pods;
-        if over {
-            &mut self.shrink
-        } else {
-            &mut self.churn
-        }
-        .step(sim, args.batch)
-        .expect("churn");
+        self.churn.step(sim, args.batch).expect("churn");
         self.churn_time += t.elapsed();
         self.batches += 1;
         if self.batches.is_multiple_of(10) {

@@ -16,6 +16,10 @@
 //! proxy tunnels, OAuth 2.0, credential plugins), are in `kubesd-actors`; an agent uses
 //! both through the `kubesd` crate, which re-exports them.
 
+// The public surface is what the other crates and an agent use: an item no one outside
+// can reach says `pub(crate)`, and every type a public item exposes can be named.
+#![warn(unreachable_pub, unnameable_types)]
+
 pub mod api;
 pub mod build_info;
 pub mod config;

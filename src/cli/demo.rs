@@ -115,8 +115,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let server_handle = server.handle();
     actix_rt::spawn(server);
     let churn = (args.churn > 0).then(|| {
-        Churn::new(args.seed, ChurnRates::default())
-            .start_per_second(sim.sim().clone(), args.churn as usize)
+        Churn::new(args.seed, ChurnRates::default()).start_per_second(sim.sim().clone(), args.churn)
     });
     let monitor_churn = (args.churn > 0)
         .then(|| start_monitor_churn(sim.sim().clone(), args.seed, MONITOR_CHURN_EVERY));

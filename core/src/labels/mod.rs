@@ -31,7 +31,7 @@ impl fmt::Debug for Label {
 /// Stored in up to three sorted parts: `base`, the labels an object's targets share (a
 /// pod's ~40 metadata labels, built once per pod); the part `base` inherits, if any (a
 /// node's ~20 labels, built once per node and shared by every pod on it, see
-/// [`LabelsBuilder::inherit`]); and `own`, the target's few own labels (a container's
+/// `LabelsBuilder::inherit`); and `own`, the target's few own labels (a container's
 /// port, its address). Where a name is in more than one, `own` wins over `base`, and
 /// `base` over what it inherits. Iteration and look-up see the merged set; equality,
 /// order and hashing are those of the merged sequence, whatever the split.
@@ -208,14 +208,9 @@ impl Labels {
         self.len == 0
     }
 
-    /// The labels as a vector, in name order.
-    pub fn into_vec(self) -> Vec<Label> {
-        self.iter().cloned().collect()
-    }
-
     /// True when both are the same shared label set (a cheap test before comparing).
     /// (A base part carries what it inherits, so two bases are the same only if that is.)
-    pub fn ptr_eq(&self, other: &Labels) -> bool {
+    pub(crate) fn ptr_eq(&self, other: &Labels) -> bool {
         self.base.ptr_eq(&other.base) && self.own.ptr_eq(&other.own)
     }
 
@@ -256,19 +251,18 @@ impl Labels {
     /// carry the same eight), so how many base names they override is worked out once,
     /// and the next target with the same names (told by pointer: names are interned)
     /// reuses it: counting per target would be a large share of a pod's label work.
-    pub fn merged_each(&self, overrides: impl IntoIterator<Item = LabelsBuilder>) -> Vec<Labels> {
+    pub(crate) fn merged_each(
+        &self,
+        overrides: impl IntoIterator<Item = LabelsBuilder>,
+    ) -> Vec<Labels> {
         self.flat()
             .merged_parts(overrides.into_iter().map(|o| Part::new(o.sorted_unique())))
     }
 
-    /// This target's own labels laid over `base` instead of the base they were merged
-    /// with: how a changed object's targets keep their unchanged own parts (shared, not
-    /// rebuilt). Equal to `base.merged(<this target's own labels>)`.
-    pub fn rebased(&self, base: &Labels) -> Labels {
-        base.flat().over(self.own.clone())
-    }
-
-    /// [`Labels::rebased`] for each of an object's targets, as [`Labels::merged_each`].
+    /// Each of an object's `targets` with its own labels laid over `base` instead of the
+    /// base they were merged with: how a changed object's targets keep their unchanged
+    /// own parts (shared, not rebuilt). Each equals `base` merged with that target's own
+    /// labels; the base's names are counted once for targets with the same own names.
     pub fn rebased_each(targets: &[Labels], base: &Labels) -> Vec<Labels> {
         base.flat()
             .merged_parts(targets.iter().map(|t| t.own.clone()))
@@ -612,7 +606,7 @@ impl LabelsBuilder {
     }
 
     /// An empty builder with room for `n` labels.
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         LabelsBuilder {
             labels: Vec::with_capacity(n),
             inherited: None,
@@ -620,7 +614,7 @@ impl LabelsBuilder {
     }
 
     /// A builder that starts with `labels`.
-    pub fn from_labels(labels: &Labels) -> Self {
+    pub(crate) fn from_labels(labels: &Labels) -> Self {
         let mut b = LabelsBuilder::with_capacity(labels.len() + 16);
         b.add_all(labels);
         b
@@ -648,7 +642,7 @@ impl LabelsBuilder {
     }
 
     /// How many labels have been added.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.labels.len()
     }
 
@@ -661,7 +655,7 @@ impl LabelsBuilder {
     /// name keeps its order, so the last still wins). Label code that adds a block of
     /// names which may arrive out of order sorts just that block, so that the builder
     /// usually finds the whole set in order and skips its own sort.
-    pub fn sort_from(&mut self, start: usize) {
+    pub(crate) fn sort_from(&mut self, start: usize) {
         let start = start.min(self.labels.len());
         let block = &mut self.labels[start..];
         if !block.is_sorted_by(|a, b| a.name <= b.name) {
@@ -678,7 +672,7 @@ impl LabelsBuilder {
     /// one set; `labels` is copied in instead when this builder already inherits one
     /// (it then wins over that one), or when `labels` has more than one part. Copied,
     /// they still lose to every label added.
-    pub fn inherit(&mut self, labels: &Labels) {
+    pub(crate) fn inherit(&mut self, labels: &Labels) {
         let shareable = labels.own.is_empty() && labels.base.inherited().is_empty();
         if shareable && self.inherited.is_none() {
             self.inherited = Some(labels.base.clone());
@@ -691,13 +685,13 @@ impl LabelsBuilder {
 
     /// Adds every label of `labels` (in name order, so a builder that is in order stays
     /// so when they sort after what it has).
-    pub fn add_all(&mut self, labels: &Labels) {
+    pub(crate) fn add_all(&mut self, labels: &Labels) {
         self.labels.extend(labels.iter().cloned());
     }
 
     /// Drops the labels whose names `labels` has: what a builder whose labels would
     /// lose to `labels` (added later) keeps, when the two are merged as parts.
-    pub fn remove_names_in(&mut self, labels: &Labels) {
+    pub(crate) fn remove_names_in(&mut self, labels: &Labels) {
         self.copy_inherited();
         self.labels.retain(|l| labels.get(&l.name).is_none());
     }
@@ -771,11 +765,11 @@ impl LabelsBuilder {
 /// Not part of the object's identity: equal objects are equal whatever their memos
 /// hold, and a decoded object starts with an empty one.
 #[derive(Clone, Debug, Default)]
-pub struct LabelsMemo(std::sync::OnceLock<Labels>);
+pub(crate) struct LabelsMemo(std::sync::OnceLock<Labels>);
 
 impl LabelsMemo {
     /// The memoised set, computed by `build` the first time.
-    pub fn get_or_init(&self, build: impl FnOnce() -> Labels) -> &Labels {
+    pub(crate) fn get_or_init(&self, build: impl FnOnce() -> Labels) -> &Labels {
         self.0.get_or_init(build)
     }
 }
@@ -792,7 +786,5 @@ mod names;
 #[cfg(test)]
 mod tests;
 
-pub use names::{
-    INTERNED_NAMES_LIMIT, LabelName, port_string, prefixed_label_name, prefixed_label_names,
-    sanitize_label_name, static_name,
-};
+pub use names::{LabelName, sanitize_label_name};
+pub(crate) use names::{port_string, prefixed_label_name, prefixed_label_names};

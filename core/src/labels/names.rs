@@ -5,7 +5,7 @@
 use arcstr::ArcStr;
 use std::cell::RefCell;
 
-/// What [`LabelsBuilder::add`] accepts as a label name.
+/// What [`LabelsBuilder::add`](super::LabelsBuilder::add) accepts as a label name.
 pub trait LabelName {
     /// The name as a shared string.
     fn into_label_name(self) -> ArcStr;
@@ -42,7 +42,7 @@ type AddressMap<K, V> = foldhash::HashMap<K, V>;
 
 /// The shared string for a static label name (interned per thread, keyed by address:
 /// there are only as many as the source code has).
-pub fn static_name(name: &'static str) -> ArcStr {
+pub(crate) fn static_name(name: &'static str) -> ArcStr {
     thread_local! {
         static NAMES: RefCell<AddressMap<(usize, usize), ArcStr>> = RefCell::default();
     }
@@ -58,7 +58,7 @@ pub fn static_name(name: &'static str) -> ArcStr {
 
 /// The shared decimal string of a port number (interned per thread for 0..=65535, the
 /// only valid ports; anything else is formatted each time).
-pub fn port_string(port: i64) -> ArcStr {
+pub(crate) fn port_string(port: i64) -> ArcStr {
     thread_local! {
         static PORTS: RefCell<AddressMap<i64, ArcStr>> = RefCell::default();
     }
@@ -90,7 +90,7 @@ pub fn sanitize_label_name(name: &str) -> String {
 /// of a cluster, so after warm-up this is a hash look-up and a reference count, not a
 /// string build and an allocation. The table is dropped if it ever grows past
 /// [`INTERNED_NAMES_LIMIT`], so a stream of unique annotation keys cannot grow memory.
-pub fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
+pub(crate) fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
     thread_local! {
         static NAMES: RefCell<InternedNames<ArcStr>> = RefCell::default();
     }
@@ -108,7 +108,7 @@ pub fn prefixed_label_name(prefix: &'static str, key: &str) -> ArcStr {
 /// Every key of an object's labels and annotations needs both, so one look-up serves
 /// the two (hashing the key twice would be a noticeable part of a pod's labels).
 /// Interned as [`prefixed_label_name`] is.
-pub fn prefixed_label_names(
+pub(crate) fn prefixed_label_names(
     prefix: &'static str,
     present: &'static str,
     key: &str,
@@ -142,7 +142,7 @@ fn prefixed(prefix: &str, key: &str) -> ArcStr {
 
 /// The most label names (or name pairs) [`prefixed_label_name`] and
 /// [`prefixed_label_names`] each keep per thread.
-pub const INTERNED_NAMES_LIMIT: usize = 200_000;
+pub(crate) const INTERNED_NAMES_LIMIT: usize = 200_000;
 
 /// Interned names: prefix (by address: prefixes are static), then the unsanitized key,
 /// to the full sanitized name (or names).

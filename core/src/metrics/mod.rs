@@ -32,7 +32,7 @@ pub use reasons::{
     ListMethod, RejectReason, RelistReason, RequestError, ResponseEncoding, StallReason,
 };
 pub use sets::{EngineMetrics, RoleMetrics};
-pub use values::{Counter, Gauge, ModeGauge, Reason, ReasonCounter, Samples};
+pub use values::{Counter, Gauge, ModeGauge, Reason, ReasonCounter};
 
 /// The discovery metrics of one API server, one [`RoleMetrics`] per role.
 #[derive(Default, Debug)]

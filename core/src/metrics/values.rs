@@ -10,7 +10,7 @@ pub struct Counter(AtomicU64);
 
 impl Counter {
     /// A counter at zero.
-    pub const fn new() -> Counter {
+    pub(crate) const fn new() -> Counter {
         Counter(AtomicU64::new(0))
     }
 
@@ -40,7 +40,7 @@ pub struct Gauge(AtomicI64);
 
 impl Gauge {
     /// A gauge at zero.
-    pub const fn new() -> Gauge {
+    pub(crate) const fn new() -> Gauge {
         Gauge(AtomicI64::new(0))
     }
 
@@ -57,19 +57,6 @@ impl Gauge {
     /// Adds `n` (negative to subtract).
     pub fn add(&self, n: i64) {
         self.0.fetch_add(n, Ordering::Relaxed);
-    }
-
-    /// Adds `n` unless the value would then exceed `limit`; true if it did. (A budget
-    /// shared by threads: the check and the add are one atomic step.)
-    pub fn add_within(&self, n: u64, limit: u64) -> bool {
-        let (Ok(n), Ok(limit)) = (i64::try_from(n), i64::try_from(limit)) else {
-            return false;
-        };
-        self.0
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                v.checked_add(n).filter(|&total| total <= limit)
-            })
-            .is_ok()
     }
 
     /// Sets the value.
@@ -89,7 +76,7 @@ impl Gauge {
 
 /// How a metric shows its samples: its Prometheus type, and each value with the value
 /// of its `reason` (or [`Samples::LABEL`]) label if it has one.
-pub trait Samples {
+pub(crate) trait Samples {
     /// Prometheus' type name.
     const TYPE: &'static str;
 
@@ -137,7 +124,7 @@ pub(crate) const MAX_REASONS: usize = 16;
 
 impl<R: Reason> ReasonCounter<R> {
     /// Every count at zero.
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         ReasonCounter {
             counts: [const { AtomicU64::new(0) }; MAX_REASONS],
             reason: std::marker::PhantomData,
@@ -202,7 +189,7 @@ pub struct ModeGauge<R> {
 
 impl<R: Reason> ModeGauge<R> {
     /// Every value at zero.
-    pub const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         ModeGauge {
             values: [const { AtomicI64::new(0) }; MAX_REASONS],
             mode: std::marker::PhantomData,

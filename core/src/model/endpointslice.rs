@@ -35,7 +35,7 @@ impl EndpointSlice {
     /// Points the endpoints' topology maps (an update of `previous`) at `previous`'s
     /// equal strings, endpoint by endpoint: decoding interns them, except for a
     /// `MODIFIED` event's object, which holds copies.
-    pub fn share_strings_of(&mut self, previous: &EndpointSlice) {
+    pub(crate) fn share_strings_of(&mut self, previous: &EndpointSlice) {
         for (new, old) in self.endpoints.iter_mut().zip(previous.endpoints.iter()) {
             new.topology.share_strings_of(&old.topology);
             new.deprecated_topology

@@ -21,7 +21,7 @@ pub struct Node {
     /// The labels and annotations of `metadata` as `__meta_kubernetes_node_*` labels,
     /// built on first use (by `targets`) and shared by every target that carries them.
     #[serde(skip)]
-    pub metadata_labels: LabelsMemo,
+    pub(crate) metadata_labels: LabelsMemo,
     /// `spec`.
     #[serde(default, deserialize_with = "null_default")]
     pub spec: NodeSpec,

@@ -73,7 +73,7 @@ pub struct Container {
 
 impl Container {
     /// True for an init container that runs alongside the pod (a native sidecar).
-    pub fn is_sidecar(&self) -> bool {
+    pub(crate) fn is_sidecar(&self) -> bool {
         &*self.restart_policy == "Always"
     }
 }
@@ -82,7 +82,7 @@ impl PodSpec {
     /// The CPU the pod requests while it runs, in millicores: the sum of its
     /// containers' and native sidecars' requests (init containers that run to
     /// completion before them are not counted); `None` when none of them requests any.
-    pub fn cpu_request(&self) -> Option<u64> {
+    pub(crate) fn cpu_request(&self) -> Option<u64> {
         let sidecars = self.init_containers.iter().filter(|c| c.is_sidecar());
         self.containers
             .iter()
@@ -252,7 +252,7 @@ impl Pod {
     /// (`targets::pod_targets_after`), and those hold the old pod's container IDs: without
     /// sharing them, every updated pod would keep two copies of each (long strings, one
     /// per container).
-    pub fn share_strings_of(&mut self, previous: &Pod) {
+    pub(crate) fn share_strings_of(&mut self, previous: &Pod) {
         share_str(&mut self.spec.node_name, &previous.spec.node_name);
         share_str(&mut self.status.phase, &previous.status.phase);
         share_str(&mut self.status.host_ip, &previous.status.host_ip);
@@ -288,17 +288,6 @@ impl Pod {
                 share_str(&mut new.container_id, &old.container_id);
             }
         }
-    }
-
-    /// The status of container `name` (looked up among init container statuses when
-    /// `init`).
-    pub fn container_status(&self, name: &str, init: bool) -> Option<&ContainerStatus> {
-        let statuses = if init {
-            &self.status.init_container_statuses
-        } else {
-            &self.status.container_statuses
-        };
-        statuses.iter().find(|s| &*s.name == name)
     }
 }
 

@@ -68,13 +68,6 @@ pub struct NativeHistogramConfig {
     pub convert_classic_histograms_to_nhcb: Option<bool>,
 }
 
-impl NativeHistogramConfig {
-    /// Every field unset.
-    pub fn is_zero(&self) -> bool {
-        self == &NativeHistogramConfig::default()
-    }
-}
-
 /// A Kubernetes quantity (`1.5`, `500m`, `2Ki`), kept as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Quantity(pub String);

@@ -9,7 +9,15 @@
 //! continue tokens) by rolling the history back. All state sits behind one
 //! mutex, which keeps the ordering trivially correct; watchers get changes
 //! through unbounded channels so a slow client never blocks a writer.
+//!
+//! Beside the objects it keeps, under the same lock, the indexes the controllers and
+//! the churn look objects up by ([`pairs`]: labels, selectors, owners; [`sampler`]: a
+//! random object), so their writes cost the same in a cluster of any size.
 
+mod pairs;
+mod sampler;
+
+use super::json_pointer::at;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,6 +30,9 @@ use super::faults::WatchFault;
 use super::resource::Resource;
 use super::selector::Selector;
 use super::timestamp;
+pub use pairs::Field;
+use pairs::PairIndex;
+use sampler::Sampler;
 
 /// Identifies an object within a resource: (namespace, name); the namespace
 /// is empty for cluster-scoped resources. Ordered, so lists are sorted by it.
@@ -93,6 +104,8 @@ pub struct Subscription {
 pub struct Written {
     /// The new resourceVersion.
     pub rv: u64,
+    /// Whether the write created, replaced or deleted the object.
+    pub change_type: ChangeType,
     /// The object as stored (for a delete: its final state).
     pub object: Arc<Value>,
     /// The state before the write, if any.
@@ -138,6 +151,10 @@ impl Watcher {
 
 struct Inner {
     objects: [BTreeMap<ObjectKey, Arc<Value>>; Resource::ALL.len()],
+    /// Each resource's keys, for a random pick.
+    samplers: [Sampler; Resource::ALL.len()],
+    /// Objects by label, selector and owner.
+    pairs: PairIndex,
     rv: u64,
     /// Bumped by every restart, so continue tokens from before one expire.
     epoch: u64,
@@ -166,6 +183,8 @@ impl Store {
         Store {
             inner: Mutex::new(Inner {
                 objects: Default::default(),
+                samplers: Default::default(),
+                pairs: PairIndex::default(),
                 rv: 0,
                 epoch: 0,
                 history: VecDeque::new(),
@@ -225,6 +244,34 @@ impl Store {
             .collect()
     }
 
+    /// The objects of `resource` in `namespace` whose `field` holds `key=value`, in name
+    /// order: pods and EndpointSlices by label, services by selector, pods by owner
+    /// (`key` its kind, `value` its name). Other resources index nothing.
+    pub fn find(
+        &self,
+        resource: Resource,
+        field: Field,
+        namespace: &str,
+        key: &str,
+        value: &str,
+    ) -> Vec<Arc<Value>> {
+        let inner = self.lock();
+        let objects = &inner.objects[slot(resource)];
+        inner
+            .pairs
+            .names(resource, field, namespace, key, value)
+            .filter_map(|name| objects.get(&(namespace.to_string(), name.to_string())))
+            .cloned()
+            .collect()
+    }
+
+    /// A uniformly random object of `resource`, `None` when there is none.
+    pub fn sample(&self, resource: Resource, rng: &mut fastrand::Rng) -> Option<Arc<Value>> {
+        let inner = self.lock();
+        let key = inner.samplers[slot(resource)].pick(rng)?;
+        inner.objects[slot(resource)].get(key).cloned()
+    }
+
     /// Creates, replaces or upserts `object` (see [`WriteMode`]), stamping
     /// `resourceVersion` and, on create, `uid` and `creationTimestamp`.
     pub fn write(
@@ -236,8 +283,7 @@ impl Store {
         let mut inner = self.lock();
         let (key, mut object) = normalize(resource, object, &mut inner.rng)?;
         let previous = inner.objects[slot(resource)].get(&key).cloned();
-        let expected_rv = object
-            .pointer("/metadata/resourceVersion")
+        let expected_rv = at(&object, "/metadata/resourceVersion")
             .and_then(Value::as_str)
             .filter(|rv| !rv.is_empty())
             .map(str::to_string);
@@ -258,6 +304,10 @@ impl Store {
         meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
         let object = Arc::new(object);
         inner.objects[slot(resource)].insert(key.clone(), object.clone());
+        inner.samplers[slot(resource)].insert(&key);
+        inner
+            .pairs
+            .update(resource, &key, previous.as_deref(), Some(&object));
         inner.record(Change {
             rv,
             resource,
@@ -268,6 +318,7 @@ impl Store {
         });
         Ok(Written {
             rv,
+            change_type,
             object,
             previous,
         })
@@ -285,6 +336,8 @@ impl Store {
         let Some(previous) = inner.objects[slot(resource)].remove(&key) else {
             return Err(ApiError::not_found(resource.plural(), name));
         };
+        inner.samplers[slot(resource)].remove(&key);
+        inner.pairs.update(resource, &key, Some(&previous), None);
         inner.rv += 1;
         let rv = inner.rv;
         let mut last = (*previous).clone();
@@ -302,6 +355,7 @@ impl Store {
         });
         Ok(Written {
             rv,
+            change_type: ChangeType::Deleted,
             object,
             previous: Some(previous),
         })
@@ -570,16 +624,14 @@ fn change_type(
 
 /// True if the client expected a resourceVersion other than the stored object's.
 fn is_stale(expected_rv: Option<&str>, stored: &Value) -> bool {
-    let current_rv = stored
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str);
+    let current_rv = at(stored, "/metadata/resourceVersion").and_then(Value::as_str);
     expected_rv.is_some() && expected_rv != current_rv
 }
 
 /// Server-owned fields survive a replace whatever the client sent.
 fn keep_server_fields(meta: &mut Map<String, Value>, stored: &Value) {
     for field in ["uid", "creationTimestamp"] {
-        if let Some(v) = stored.pointer(&format!("/metadata/{field}")) {
+        if let Some(v) = at(stored, &format!("/metadata/{field}")) {
             meta.insert(field.to_string(), v.clone());
         }
     }
