@@ -424,6 +424,45 @@ async fn monitors_as_the_operators_generated_config() {
     check("monitors").await;
 }
 
+/// The same monitors' jobs as collectors read them: `/scrape_configs` serves each
+/// as Prometheus ran it (its Secret's password redacted, as Prometheus shows it),
+/// `/jobs` links each to its targets, and `/sd/<job>` serves its targets.
+#[actix_rt::test]
+async fn monitors_jobs_are_served_to_collectors() {
+    let running = cluster().await;
+    let url = running.url();
+    let service = Service::start(&load("monitors", &url)).await;
+    let (status, configs) = service.get("/scrape_configs").await;
+    assert_eq!(status, 200);
+    let prometheus = recorded_scrape_configs("monitors", &url);
+    let (_, links) = service.get("/jobs").await;
+    let jobs = prometheus.as_array().expect("jobs");
+    assert!(!jobs.is_empty());
+    for job in jobs {
+        let name = job["job_name"].as_str().expect("a name");
+        assert_eq!(&configs[name], job, "/scrape_configs: {name}");
+        let escaped = name.replace('/', "%2F");
+        assert_eq!(
+            links[name]["_link"],
+            format!("/jobs/{escaped}/targets"),
+            "/jobs: {name}"
+        );
+        let (status, groups) = service.get(&format!("/sd/{name}")).await;
+        assert_eq!(status, 200, "/sd/{name}");
+        let targets: usize = (groups.as_array().expect("groups").iter())
+            .map(|g| g["targets"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert!(targets > 0, "/sd/{name}: no targets");
+    }
+    assert_eq!(
+        configs.as_object().map(|c| c.len()),
+        Some(jobs.len()),
+        "/scrape_configs: the monitors' jobs and no other"
+    );
+    service.stop().await;
+    running.stop().await;
+}
+
 /// Every role, with every metadata attachment it takes.
 #[actix_rt::test]
 async fn every_role_and_attachment() {
