@@ -38,4 +38,4 @@ pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
 pub use target::{ADDRESS_LABEL, PARAM_PREFIX, ScrapeSettings, Target, process};
 pub use trace::{Step, Trace, relabel_steps, seeded, trace};
-pub use visibility::Visibility;
+pub use visibility::{ReadableMemo, ReadableMeta, Visibility};
