@@ -200,6 +200,17 @@ impl Assignment {
         self.zones.get(node).map_or("", |z| z.as_str())
     }
 
+    /// True when a target on `node` is assigned outside its zone: zone-aware, the
+    /// node has a zone, and no member is in it (the same as [`Owner::cross_zone`]
+    /// without scoring anyone).
+    pub fn assigns_across(&self, node: &str) -> bool {
+        let zone = self.zone_of(node);
+        self.zone_aware
+            && !zone.is_empty()
+            && !self.by_zone.contains_key(zone)
+            && !self.members.is_empty()
+    }
+
     /// The nodes' zones it assigns by.
     pub fn zones(&self) -> &NodeZones {
         &self.zones

@@ -53,6 +53,8 @@ pub struct JobActor {
     subscription: Option<ActorSubscription>,
     /// Where the members' changes come from.
     members: Option<watch::Receiver<Members>>,
+    /// The members now, published with each snapshot for the member views.
+    fleet: Members,
     /// The least time between two snapshots while changes keep coming.
     publish_every: Duration,
     /// When the last snapshot was published.
@@ -76,17 +78,17 @@ impl JobActor {
         members: watch::Receiver<Members>,
         publish_every: Duration,
     ) -> JobActor {
-        let mut state = JobState::new(relabelling);
-        state.set_members(members.borrow().clone());
+        let fleet = members.borrow().clone();
         JobActor {
             name,
-            state,
+            state: JobState::new(relabelling),
             cell,
             synced: false,
             stats: JobStats::default(),
             seen: SlotSet::default(),
             subscription: None,
             members: Some(members),
+            fleet,
             publish_every,
             published_at: Instant::now(),
             unpublished: None,
@@ -156,8 +158,8 @@ impl JobActor {
             synced: self.synced,
             stats: self.stats.clone(),
             work: self.state.work,
-            fleet: self.state.fleet_counts,
-            members: Arc::clone(&self.state.fleet),
+            members: Arc::clone(&self.fleet),
+            placing: self.state.placing(),
         });
     }
 
@@ -253,8 +255,8 @@ impl Handler<TargetsReplaced> for JobActor {
     }
 }
 
-/// Sent to a job actor by itself when the members changed: reassigns the member
-/// partition.
+/// Sent to a job actor by itself when the members changed: publishes them, for the
+/// member views to be assigned by.
 #[derive(Message)]
 #[rtype(result = "()")]
 struct MembersChanged(Members);
@@ -263,16 +265,21 @@ impl Handler<MembersChanged> for JobActor {
     type Result = ();
 
     fn handle(&mut self, MembersChanged(members): MembersChanged, _: &mut Context<Self>) {
-        if self.state.set_members(members) {
+        if members != self.fleet {
+            self.fleet = members;
             self.publish(false);
+            // Assigned apart now, not by the next member's request.
+            self.cell.assign_soon();
         }
     }
 }
 
 /// Sent by a job's handle ([`crate::service::jobs::job::Job`]) to a job actor when a view of partition
 /// `0` was asked for and its snapshot does not hold it: the actor builds the partition
-/// from every object and publishes it. Answered once published. Only a partition's
-/// first request (or the first after it was dropped) waits for this.
+/// from every object (for the member views, makes each body entry carry what assigning
+/// reads, see [`JobState::keep_placements`]) and publishes it. Answered once published.
+/// Only a partition's first request (or the first after it was dropped) waits for
+/// this.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct KeepView(pub ViewKind);
