@@ -138,6 +138,15 @@ struct Args {
     /// collector's allocator client uses (they poll with plain GETs).
     #[arg(long)]
     fleet_conditional: bool,
+    /// Fleet scenario: the job, `pods` (the pod job the service scenario runs, with
+    /// the member views' gaps and zones checked) or `service-monitor` (role endpoints,
+    /// relabelling as prometheus-operator generates it for a ServiceMonitor).
+    #[arg(long, default_value = "pods", value_parser = ["pods", "service-monitor"])]
+    fleet_job: String,
+    /// Fleet scenario: the discovered labels collectors are served, `readable` (those
+    /// the job's rules read; kubesd's default) or `all` (`--allocator.keep-unread-labels`).
+    #[arg(long, default_value = "readable", value_parser = ["readable", "all"])]
+    fleet_collector_labels: String,
     /// Fleet scenario: seeds the consumers' random phases.
     #[arg(long, default_value_t = 1)]
     fleet_seed: u64,

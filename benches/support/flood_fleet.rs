@@ -22,9 +22,13 @@ pub async fn fleet_run(args: &Args, server: &Server) -> Vec<Row> {
     server.roll(0);
     let sync_meter = Meter::start();
     let membership = (args.fleet_members > 0).then_some(args.fleet_handover.as_str());
-    let (mut set, http, addr) = start_service(args, server, BenchJobs::Pods(1), membership).await;
+    let (jobs, objects) = match args.fleet_job.as_str() {
+        "service-monitor" => (BenchJobs::ServiceMonitor, args.services),
+        _ => (BenchJobs::Pods(1), args.pods),
+    };
+    let (mut set, http, addr) = start_service(args, server, jobs, membership).await;
     let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-    while set.work().objects_relabelled < args.pods as u64 && Instant::now() < deadline {
+    while set.work().objects_relabelled < objects as u64 && Instant::now() < deadline {
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
     let synced = sync_meter.finish();
@@ -283,11 +287,13 @@ pub fn fleet_row(
     let (serving_s, consumers_s) = serving_and_consumers_s(&m);
     let event_path_us = (m.cpu_s - serving_s - consumers_s) * 1e6 / args.events.max(1) as f64;
     let extra = format!(
-        "{}views {}{}: {} consumers: {} answers 200, {} 304, {} failed, {:.1} MB; {kinds}\
+        "{}job {}, collectors served {} labels; views {}{}: {} consumers: {} answers 200, {} 304, {} failed, {:.1} MB; {kinds}\
          {idle}{members}process less consumers {:.3} of a core (serving threads {:.3}); \
          event path {event_path_us:.1} us CPU per event; peak rss {:.0} MB \
          (synced and views asked {:.0} MB, flood {:.0} MB)",
         if ok { "" } else { "TIMED OUT; " },
+        args.fleet_job,
+        args.fleet_collector_labels,
         args.fleet_views,
         if args.fleet_conditional {
             " (conditional GETs)"
@@ -323,6 +329,10 @@ pub fn fleet_row(
 pub fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
     use fleet_consumers::Consumer;
     let every = Duration::from_secs_f64(args.fleet_poll_s);
+    let (job, pods) = match args.fleet_job.as_str() {
+        "service-monitor" => ("servicemonitor-0", false),
+        _ => ("pods-0", true),
+    };
     let view = |path: String, kind| Consumer {
         path,
         every,
@@ -330,19 +340,20 @@ pub fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
         member: None,
     };
     let mut all: Vec<Consumer> = (0..args.fleet_nodes)
-        .map(|n| view(format!("/sd/pods-0?node=node-{n:04}"), "node"))
+        .map(|n| view(format!("/sd/{job}?node=node-{n:04}"), "node"))
         .collect();
     for i in 0..args.fleet_shards {
-        let path = format!("/sd/pods-0?shard={i}&shards={}", args.fleet_shards);
+        let path = format!("/sd/{job}?shard={i}&shards={}", args.fleet_shards);
         all.push(view(path, "shard"));
     }
     for m in 0..args.fleet_members {
         let name = flood_members::member_name(m);
+        // The coverage knows the pod job's targets alone.
         all.push(Consumer {
-            path: format!("/sd/pods-0?member={name}"),
+            path: format!("/sd/{job}?member={name}"),
             every: Duration::from_secs_f64(args.fleet_member_poll_s),
             kind: "member",
-            member: Some(m),
+            member: pods.then_some(m),
         });
         if args.fleet_collector_poll_s > 0.0 {
             let every = Duration::from_secs_f64(args.fleet_collector_poll_s);
@@ -353,7 +364,7 @@ pub fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
                 member: None,
             });
             all.push(Consumer {
-                path: format!("/jobs/pods-0/targets?collector_id={name}"),
+                path: format!("/jobs/{job}/targets?collector_id={name}"),
                 every,
                 kind: "collector",
                 member: None,
@@ -364,9 +375,9 @@ pub fn fleet_consumers_of(args: &Args) -> Vec<fleet_consumers::Consumer> {
 }
 
 /// Opens the gate at `--fleet-rate` events/s until every event is out, rolling the
-/// members one step every `--fleet-roll-ms` meanwhile, then waits for the deletion that
-/// follows the last event to show in the job's target count. Whether it did, and the
-/// roll steps taken.
+/// members one step every `--fleet-roll-ms` meanwhile, then (the pod job) waits for the
+/// deletion that follows the last event to show in the job's target count. Whether it
+/// did, and the roll steps taken.
 pub async fn fleet_flood(
     args: &Args,
     server: &Server,
@@ -394,6 +405,10 @@ pub async fn fleet_flood(
             break;
         }
         actix_rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The endpoints of the ServiceMonitor's job keep pod 0's address: nothing to see.
+    if args.fleet_job != "pods" {
+        return (true, steps);
     }
     while Instant::now() < deadline {
         let status = job.status();

@@ -21,15 +21,7 @@ use crate::Args;
 /// users commonly do: the pod's labels mapped, namespace and pod copied from the meta
 /// labels, and a drop rule that never matches.
 pub fn service_config(api_server: &str, jobs: usize, membership: Option<&str>) -> String {
-    let mut out = String::new();
-    if let Some(handover) = membership {
-        out.push_str(&format!(
-            "membership:\n  namespace: {}\n  label_selector: {}\n  api_server: {api_server}\n  \
-             zone_aware: true\n  weight_from: annotation:kubesd.io/weight\n  handover: {handover}\n",
-            flood_members::NAMESPACE,
-            flood_members::SELECTOR,
-        ));
-    }
+    let mut out = membership_section(api_server, membership);
     out.push_str("scrape_configs:\n");
     for j in 0..jobs {
         out.push_str(&format!(
@@ -50,6 +42,54 @@ pub fn service_config(api_server: &str, jobs: usize, membership: Option<&str>) -
 "#
         ));
     }
+    out
+}
+
+/// The `membership` section of the flood server's scraper pods, zone-aware, weighed by
+/// their annotation, with `handover`; none without.
+fn membership_section(api_server: &str, handover: Option<&str>) -> String {
+    let Some(handover) = handover else {
+        return String::new();
+    };
+    format!(
+        "membership:\n  namespace: {}\n  label_selector: {}\n  api_server: {api_server}\n  \
+         zone_aware: true\n  weight_from: annotation:kubesd.io/weight\n  handover: {handover}\n",
+        flood_members::NAMESPACE,
+        flood_members::SELECTOR,
+    )
+}
+
+/// The job of a ServiceMonitor selecting every service's `http` port, relabelling as
+/// prometheus-operator generates it (`$(SHARD)` as 0, as its config reloader expands
+/// it), named `servicemonitor-0`: role endpoints, whose targets carry their pods'
+/// labels too.
+pub fn service_monitor_config(api_server: &str, membership: Option<&str>) -> String {
+    let mut out = membership_section(api_server, membership);
+    out.push_str(&format!(
+        r#"scrape_configs:
+  - job_name: servicemonitor-0
+    kubernetes_sd_configs:
+      - role: endpoints
+        api_server: {api_server}
+    relabel_configs:
+      - {{source_labels: [job], target_label: __tmp_prometheus_job_name}}
+      - {{action: keep, source_labels: [__meta_kubernetes_endpoint_port_name], regex: http}}
+      - {{source_labels: [__meta_kubernetes_endpoint_address_target_kind, __meta_kubernetes_endpoint_address_target_name],
+          separator: ;, regex: Node;(.*), replacement: '${{1}}', target_label: node}}
+      - {{source_labels: [__meta_kubernetes_endpoint_address_target_kind, __meta_kubernetes_endpoint_address_target_name],
+          separator: ;, regex: Pod;(.*), replacement: '${{1}}', target_label: pod}}
+      - {{source_labels: [__meta_kubernetes_namespace], target_label: namespace}}
+      - {{source_labels: [__meta_kubernetes_service_name], target_label: service}}
+      - {{source_labels: [__meta_kubernetes_pod_name], target_label: pod}}
+      - {{source_labels: [__meta_kubernetes_pod_container_name], target_label: container}}
+      - {{action: drop, source_labels: [__meta_kubernetes_pod_phase], regex: (Failed|Succeeded)}}
+      - {{source_labels: [__meta_kubernetes_service_name], target_label: job, replacement: '${{1}}'}}
+      - {{target_label: endpoint, replacement: http}}
+      - {{source_labels: [__address__, __tmp_hash], target_label: __tmp_hash, regex: (.+);, replacement: $1, action: replace}}
+      - {{source_labels: [__tmp_hash], target_label: __tmp_hash, modulus: 1, action: hashmod}}
+      - {{source_labels: [__tmp_hash, __tmp_disable_sharding], regex: '0;|.+;.+', action: keep}}
+"#
+    ));
     out
 }
 
@@ -133,6 +173,8 @@ pub enum BenchJobs {
     Roles,
     /// The clusters scenario's two pod jobs ([`clusters_config`]).
     Clusters,
+    /// A ServiceMonitor's job ([`service_monitor_config`]).
+    ServiceMonitor,
 }
 
 /// `kubesd run`'s job set for `jobs` against `server`, served over HTTP SD on a free
@@ -147,7 +189,9 @@ pub async fn start_service(
     actix_web::dev::ServerHandle,
     String,
 ) {
-    use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+    use kubesd::service::{
+        CollectorLabels, JobSet, JobSetOptions, ServiceState, Shard, serve_http,
+    };
     use std::collections::BTreeMap;
     use std::sync::RwLock;
 
@@ -155,6 +199,7 @@ pub async fn start_service(
         BenchJobs::Roles => roles_config(&server.url),
         BenchJobs::Clusters => clusters_config(&server.url),
         BenchJobs::Pods(n) => service_config(&server.url, n, membership),
+        BenchJobs::ServiceMonitor => service_monitor_config(&server.url, membership),
     };
     let config = kubesd::promconfig::parse_config(&text, std::path::Path::new("bench.yml"))
         .expect("the bench's config loads");
@@ -167,7 +212,11 @@ pub async fn start_service(
             publish_interval: Duration::from_millis(args.publish_ms),
         },
         Arc::clone(&published),
-    );
+    )
+    .serving_collectors(match args.fleet_collector_labels.as_str() {
+        "all" => CollectorLabels::All,
+        _ => CollectorLabels::Readable,
+    });
     set.apply(&config).await.expect("jobs start");
     let state = Arc::new(ServiceState {
         jobs: published,
