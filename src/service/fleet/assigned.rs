@@ -15,13 +15,15 @@
 //! each collector (written only when sent).
 //!
 //! Assigned partitions are published and shared by every request until the snapshot
-//! or the members change. When the members change, the job actor has them assigned
-//! anew at once on a blocking thread, and a request waits for that. When only objects
-//! changed, a request serves the published partitions if they were made at most
-//! [`RECENT`] ago, and newer ones are assigned meanwhile on a blocking thread; older
-//! ones it waits for. So assigning happens at most once per snapshot (a snapshot is
-//! published at most once per publish interval while changes keep coming) and per
-//! membership, mostly off the requests' way.
+//! or the members change. When the members change, the job actor has the partitions
+//! assigned by them on a blocking thread before its snapshots name them, so a request
+//! never waits for that (meanwhile it is served by the members before or after). When
+//! only objects changed, a request serves the published partitions if they were made
+//! at most [`RECENT`] ago or newer ones are being assigned, and has newer ones assigned
+//! meanwhile on a blocking thread; older ones it waits for. So assigning happens at
+//! most once per snapshot (a snapshot is published at most once per publish interval
+//! while changes keep coming) and per membership, off the requests' way but for a view
+//! nobody asked for in a while.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,8 +60,11 @@ pub struct AssignedViews {
     working: Mutex<Option<Assigned>>,
     /// The partitions assigned last.
     published: ArcSwapOption<Published>,
-    /// True while partitions are assigned on a blocking thread.
+    /// True while partitions are assigned on a blocking thread for a request.
     running: AtomicBool,
+    /// True while the job actor has partitions assigned by new members, before its
+    /// snapshots name them.
+    switching: AtomicBool,
 }
 
 /// Partitions assigned from one snapshot, as requests read them.
@@ -104,8 +109,9 @@ pub struct MemberCounts {
 pub enum Lookup {
     /// Assigned from it.
     Current(Partition),
-    /// Assigned from an earlier one with the same members at most [`RECENT`] ago: to
-    /// serve while newer ones are assigned.
+    /// Assigned from an earlier one with the same members at most [`RECENT`] ago, or
+    /// while newer ones are assigned, or by the members the job actor is switching to
+    /// or from: to serve while newer ones are assigned.
     Recent(Partition),
     /// None, assigned by other members, or too old: to assign now.
     Missing,
@@ -130,18 +136,29 @@ impl AssignedViews {
         let Some(partition) = p.partition(kind) else {
             return Lookup::Missing;
         };
-        // Members that changed are never served late: a member's view is always of
-        // the members the snapshot names.
+        let under_way = self.switching.load(Ordering::Acquire);
+        // Other members: those the snapshot named before the switch under way, or
+        // those it is switching to; else they are assigned now.
         if !Arc::ptr_eq(&p.fleet, fleet) {
-            return Lookup::Missing;
+            return match under_way {
+                true => Lookup::Recent(partition.clone()),
+                false => Lookup::Missing,
+            };
         }
         if p.body.same_map(body) {
             return Lookup::Current(partition.clone());
         }
-        match p.at.elapsed() <= RECENT {
+        let under_way = under_way || self.running.load(Ordering::Acquire);
+        match under_way || p.at.elapsed() <= RECENT {
             true => Lookup::Recent(partition.clone()),
             false => Lookup::Missing,
         }
+    }
+
+    /// Notes that the job actor has the partitions assigned by new members (`true`),
+    /// or that its snapshots name them (`false`).
+    pub fn switching(&self, under_way: bool) {
+        self.switching.store(under_way, Ordering::Release);
     }
 
     /// Partition `kind` of `body` by `fleet`, assigned now (made whole when first
@@ -168,12 +185,16 @@ impl AssignedViews {
         }
     }
 
+    /// True once a member view was asked for (partitions are kept and published).
+    pub fn kept(&self) -> bool {
+        self.published.load().is_some()
+    }
+
     /// True when the caller should assign the kept partitions on a blocking thread
     /// ([`AssignedViews::assign_kept`], then [`AssignedViews::assigned_apart`]): some
     /// were asked for and no thread does it already.
     pub fn start_apart(&self) -> bool {
-        let kept = self.published.load().is_some();
-        kept && !self.running.swap(true, Ordering::AcqRel)
+        self.kept() && !self.running.swap(true, Ordering::AcqRel)
     }
 
     /// Ends what [`AssignedViews::start_apart`] started.
@@ -237,7 +258,8 @@ struct Owned {
 struct Placement {
     /// What it was placed from.
     placed: Arc<PlacedGroups>,
-    /// The one node of its targets (`None`: several), read once from its labels.
+    /// The one node of its targets (`None`: several), read once from its labels,
+    /// whether the fleet reads zones or not (it may later).
     node: Option<ArcStr>,
     /// That node's zone, by the fleet it was placed by.
     zone: ArcStr,
@@ -350,7 +372,7 @@ impl Assigned {
             if !may_have_moved {
                 continue;
             }
-            let node = p.node.as_deref();
+            let node = walked_node(&fleet, p.node.as_deref());
             walk_owners(&fleet, &p.placed, node, &mut self.scratch);
             if *p.owned != *self.scratch {
                 changed.push((key.clone(), Arc::clone(&p.placed)));
@@ -404,16 +426,14 @@ impl Assigned {
     /// member's part that holds what it held keeps its share.
     fn place(&mut self, key: &ObjectKey, placed: &Arc<PlacedGroups>, moving: bool) {
         let held = self.objects.remove(key);
+        // A pod's targets are all on its node: read once per entry.
         let node = match &held {
             Some(h) if Arc::ptr_eq(&h.placed, placed) => h.node.clone(),
-            _ => match self.fleet.zone_aware() {
-                // A pod's targets are all on its node: read once.
-                true => one_node(&placed.discovered),
-                false => Some(ArcStr::default()),
-            },
+            _ => one_node(&placed.discovered),
         };
         let fleet = Arc::clone(&self.fleet);
-        walk_owners(&fleet, placed, node.as_deref(), &mut self.scratch);
+        let walked = walked_node(&fleet, node.as_deref());
+        walk_owners(&fleet, placed, walked, &mut self.scratch);
         let owned: Box<[Owned]> = self.scratch.drain(..).collect();
         let mut member = match self.member {
             Some(_) => member_parts(placed, &owned),
@@ -440,7 +460,7 @@ impl Assigned {
                 None => index.insert(key, &allocator),
             }
         }
-        let cross_zone = crossing(&fleet, placed, node.as_deref());
+        let cross_zone = crossing(&fleet, placed, walked);
         let before = held.map_or(0, |h| u64::from(h.cross_zone));
         let crossing = self.counts.cross_zone + u64::from(cross_zone);
         self.counts.cross_zone = crossing.saturating_sub(before);
@@ -539,6 +559,15 @@ fn crossing(fleet: &Fleet, placed: &PlacedGroups, node: Option<&str>) -> u32 {
         Some(node) if current.assigns_across(node) => places(&|_| true),
         Some(_) => 0,
         None => places(&|t| current.assigns_across(&target_node(&placed.discovered, t))),
+    }
+}
+
+/// The node an object's targets are walked on: its one node (`None`: several), or, when
+/// `fleet` reads no zones, any (the empty name).
+fn walked_node<'a>(fleet: &Fleet, node: Option<&'a str>) -> Option<&'a str> {
+    match fleet.zone_aware() {
+        true => node,
+        false => Some(""),
     }
 }
 

@@ -53,8 +53,13 @@ pub struct JobActor {
     subscription: Option<ActorSubscription>,
     /// Where the members' changes come from.
     members: Option<watch::Receiver<Members>>,
-    /// The members now, published with each snapshot for the member views.
+    /// The members its snapshots name: the member views asked for are assigned by
+    /// them.
     fleet: Members,
+    /// The members heard last, published once the views are assigned by them.
+    wanted: Members,
+    /// True while the member views are assigned by `wanted` on a blocking thread.
+    assigning: bool,
     /// The least time between two snapshots while changes keep coming.
     publish_every: Duration,
     /// When the last snapshot was published.
@@ -88,7 +93,9 @@ impl JobActor {
             seen: SlotSet::default(),
             subscription: None,
             members: Some(members),
+            wanted: Arc::clone(&fleet),
             fleet,
+            assigning: false,
             publish_every,
             published_at: Instant::now(),
             unpublished: None,
@@ -255,8 +262,35 @@ impl Handler<TargetsReplaced> for JobActor {
     }
 }
 
-/// Sent to a job actor by itself when the members changed: publishes them, for the
-/// member views to be assigned by.
+impl JobActor {
+    /// Publishes the members heard last once the member views asked for are assigned
+    /// by them, on a blocking thread (so a request never waits for a change of
+    /// members: the members a snapshot names have their views ready); at once when none
+    /// was asked for. One assignment at a time: the end of the one under way switches
+    /// again if the members changed meanwhile.
+    fn switch_members(&mut self, ctx: &mut Context<Self>) {
+        if self.assigning {
+            return;
+        }
+        let wanted = Arc::clone(&self.wanted);
+        if !self.cell.assigned.kept() {
+            self.fleet = wanted;
+            self.publish(false);
+            return;
+        }
+        self.assigning = true;
+        self.cell.assigned.switching(true);
+        let (cell, me) = (Arc::clone(&self.cell), ctx.address());
+        actix_rt::task::spawn_blocking(move || {
+            let body = cell.load().body.clone();
+            cell.assigned.assign_kept(&body, &wanted);
+            me.do_send(MembersAssigned(wanted));
+        });
+    }
+}
+
+/// Sent to a job actor by itself when the members changed: switches to them
+/// ([`JobActor::switch_members`]).
 #[derive(Message)]
 #[rtype(result = "()")]
 struct MembersChanged(Members);
@@ -264,12 +298,30 @@ struct MembersChanged(Members);
 impl Handler<MembersChanged> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, MembersChanged(members): MembersChanged, _: &mut Context<Self>) {
-        if members != self.fleet {
-            self.fleet = members;
-            self.publish(false);
-            // Assigned apart now, not by the next member's request.
-            self.cell.assign_soon();
+    fn handle(&mut self, MembersChanged(members): MembersChanged, ctx: &mut Context<Self>) {
+        if members != self.wanted {
+            self.wanted = members;
+            self.switch_members(ctx);
+        }
+    }
+}
+
+/// Sent to a job actor by the blocking thread that assigned its member views by
+/// `members`: publishes them.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct MembersAssigned(Members);
+
+impl Handler<MembersAssigned> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, MembersAssigned(members): MembersAssigned, ctx: &mut Context<Self>) {
+        self.assigning = false;
+        self.fleet = members;
+        self.publish(false);
+        self.cell.assigned.switching(false);
+        if self.wanted != self.fleet {
+            self.switch_members(ctx);
         }
     }
 }

@@ -545,6 +545,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Member views first asked for before any member is known (no zones read yet)
+    /// serve each target's owners once the zone-aware members come.
+    #[test]
+    fn views_asked_before_the_members_follow_them_when_they_come(
+        pods in pods(),
+        members in prop::collection::vec((1u8..6, 1u8..3), 1..5),
+    ) {
+        let mut p = state();
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        let queries: Vec<ViewQuery> = (0..members.len())
+            .flat_map(|i| {
+                let name = ArcStr::from(format!("scraper-{i}"));
+                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
+            })
+            .collect();
+        for q in &queries {
+            prop_assert!(view_list(&mut p, q).is_empty());
+        }
+        let fleet = zoned_fleet(&members, None);
+        p.set_members(Arc::clone(&fleet));
+        check_owners(&mut p, &queries, &pods, &fleet)?;
+    }
+}
+
 /// Pod `p` with a `note` annotation, a label no rule reads and the output drops.
 fn object_noted(p: &Pod, note: &str) -> TargetChange {
     let mut change = object(p);
