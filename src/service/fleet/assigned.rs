@@ -47,7 +47,7 @@ use crate::service::views::{Bucket, ObjectParts, ViewKind, node_of, one_node};
 
 /// How old published partitions may be to serve a request while newer ones are
 /// assigned: consumers that refresh every few seconds or minutes do not see it.
-pub const RECENT: Duration = Duration::from_secs(1);
+pub const RECENT: Duration = Duration::from_secs(2);
 
 /// A job actor's member and allocator partitions, made from its snapshots when asked
 /// for. Shared by the requests that read the actor's snapshots.
@@ -62,9 +62,9 @@ pub struct AssignedViews {
     published: ArcSwapOption<Published>,
     /// True while partitions are assigned on a blocking thread for a request.
     running: AtomicBool,
-    /// True while the job actor has partitions assigned by new members, before its
-    /// snapshots name them.
-    switching: AtomicBool,
+    /// The members the job actor has partitions assigned by, before its snapshots
+    /// name them; `None` when it is not switching.
+    switching: ArcSwapOption<Fleet>,
 }
 
 /// Partitions assigned from one snapshot, as requests read them.
@@ -136,7 +136,7 @@ impl AssignedViews {
         let Some(partition) = p.partition(kind) else {
             return Lookup::Missing;
         };
-        let under_way = self.switching.load(Ordering::Acquire);
+        let under_way = self.switching.load().is_some();
         // Other members: those the snapshot named before the switch under way, or
         // those it is switching to; else they are assigned now.
         if !Arc::ptr_eq(&p.fleet, fleet) {
@@ -155,10 +155,18 @@ impl AssignedViews {
         }
     }
 
-    /// Notes that the job actor has the partitions assigned by new members (`true`),
-    /// or that its snapshots name them (`false`).
-    pub fn switching(&self, under_way: bool) {
-        self.switching.store(under_way, Ordering::Release);
+    /// Notes that the job actor has the partitions assigned by new members `to`, or
+    /// (`None`) that its snapshots name them.
+    pub fn switching(&self, to: Option<Arc<Fleet>>) {
+        self.switching.store(to);
+    }
+
+    /// The members to assign by for a snapshot naming `fleet`: those the job actor is
+    /// switching to, if it is (assigning by the members before would undo the switch).
+    pub fn members_for(&self, fleet: &Arc<Fleet>) -> Arc<Fleet> {
+        self.switching
+            .load_full()
+            .unwrap_or_else(|| Arc::clone(fleet))
     }
 
     /// Partition `kind` of `body` by `fleet`, assigned now (made whole when first

@@ -283,8 +283,8 @@ async fn assigned_partition(cell: &Arc<SnapshotCell>, kind: ViewKind) -> Partiti
             let cell = Arc::clone(cell);
             actix_rt::task::spawn_blocking(move || {
                 let snapshot = cell.load();
-                cell.assigned
-                    .assign(kind, &snapshot.body, &snapshot.members)
+                let members = cell.assigned.members_for(&snapshot.members);
+                cell.assigned.assign(kind, &snapshot.body, &members)
             })
             .await
             .unwrap_or_default()

@@ -279,7 +279,7 @@ impl JobActor {
             return;
         }
         self.assigning = true;
-        self.cell.assigned.switching(true);
+        self.cell.assigned.switching(Some(Arc::clone(&wanted)));
         let (cell, me) = (Arc::clone(&self.cell), ctx.address());
         actix_rt::task::spawn_blocking(move || {
             let body = cell.load().body.clone();
@@ -319,7 +319,7 @@ impl Handler<MembersAssigned> for JobActor {
         self.assigning = false;
         self.fleet = members;
         self.publish(false);
-        self.cell.assigned.switching(false);
+        self.cell.assigned.switching(None);
         if self.wanted != self.fleet {
             self.switch_members(ctx);
         }

@@ -130,7 +130,8 @@ impl SnapshotCell {
         let cell = Arc::clone(self);
         actix_rt::task::spawn_blocking(move || {
             let snapshot = cell.load();
-            cell.assigned.assign_kept(&snapshot.body, &snapshot.members);
+            let members = cell.assigned.members_for(&snapshot.members);
+            cell.assigned.assign_kept(&snapshot.body, &members);
             cell.assigned.assigned_apart();
         });
     }
