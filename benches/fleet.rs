@@ -6,6 +6,7 @@
 //! - `assign/whole`: both partitions made from every object (a first request).
 //! - `assign/roll_step`: brought up to date after one step of a rolling restart (a
 //!   member NotReady, or Ready again), with the steps before still in handover.
+//! - `assign/roll_steps_7_to_12`: six steps of the roll and back to where they began.
 //! - `assign/changes`: brought up to date after 500 pods changed.
 //!
 //! Run with `cargo bench --bench fleet`.
@@ -152,6 +153,16 @@ fn assign(c: &mut Criterion) {
             )
         });
     }
+    // Steps 7 to 12 and back, over and over: what a profile of the roll reads.
+    let views = assigned(&body, &fleets[6]);
+    group.bench_function("roll_steps_7_to_12", |b| {
+        b.iter(|| {
+            for fleet in &fleets[7..=12] {
+                views.assign_kept(&body, fleet);
+            }
+            views.assign_kept(&body, &fleets[6]);
+        })
+    });
     let mut changed = body.clone();
     for (i, discovered) in pods.iter().enumerate().step_by(PODS / 500) {
         let mut moved: Vec<Labels> = discovered.to_vec();

@@ -216,6 +216,19 @@ fn serving_and_consumers_s(m: &Measured) -> (f64, f64) {
     (named(&SERVING_THREADS), named(&["fleet-consumer"]))
 }
 
+/// `m`'s CPU seconds by thread name (the threads of one pool summed), busiest first.
+fn cpu_by_name(m: &Measured) -> String {
+    let mut by_name: BTreeMap<&str, f64> = BTreeMap::new();
+    for (name, s) in &m.threads {
+        let name = name.split('[').next().unwrap_or(name);
+        *by_name.entry(name).or_default() += s;
+    }
+    let mut named: Vec<(&str, f64)> = by_name.into_iter().filter(|(_, s)| *s >= 0.01).collect();
+    named.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let named: Vec<String> = named.iter().map(|(n, s)| format!("{n} {s:.2}")).collect();
+    format!("cpu s by thread name: {}", named.join(", "))
+}
+
 /// The figures of one kind of consumer: latencies, and for collectors their first
 /// bytes and rates.
 fn kind_figures(kind: &str, k: &mut fleet_consumers::KindPolled) -> String {
@@ -290,7 +303,7 @@ pub fn fleet_row(
         "{}job {}, collectors served {} labels; views {}{}: {} consumers: {} answers 200, {} 304, {} failed, {:.1} MB; {kinds}\
          {idle}{members}process less consumers {:.3} of a core (serving threads {:.3}); \
          event path {event_path_us:.1} us CPU per event; peak rss {:.0} MB \
-         (synced and views asked {:.0} MB, flood {:.0} MB)",
+         (synced and views asked {:.0} MB, flood {:.0} MB); {}",
         if ok { "" } else { "TIMED OUT; " },
         args.fleet_job,
         args.fleet_collector_labels,
@@ -310,6 +323,7 @@ pub fn fleet_row(
         peak_after_first.max(m.peak_rss_mb),
         peak_after_first,
         m.peak_rss_mb,
+        cpu_by_name(&m),
     );
     Row {
         scenario: "fleet".into(),

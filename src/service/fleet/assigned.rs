@@ -383,7 +383,8 @@ impl Assigned {
             let node = walked_node(&fleet, p.node.as_deref());
             walk_owners(&fleet, &p.placed, node, &mut self.scratch);
             if *p.owned != *self.scratch {
-                changed.push((key.clone(), Arc::clone(&p.placed)));
+                let owned: Box<[Owned]> = self.scratch.drain(..).collect();
+                changed.push((key.clone(), Arc::clone(&p.placed), owned));
                 continue;
             }
             let crossing = crossing(&fleet, &p.placed, node);
@@ -392,8 +393,11 @@ impl Assigned {
             p.zone = zone_of(&fleet, node);
         }
         self.counts.cross_zone = cross_zone;
-        for (key, placed) in changed {
-            self.place(&key, &placed, true);
+        for (key, placed, owned) in changed {
+            if let Some(held) = self.objects.remove(&key) {
+                let node = held.node.clone();
+                self.place_owned(&key, &placed, (node, owned), Some(held), true);
+            }
         }
     }
 
@@ -439,10 +443,24 @@ impl Assigned {
             Some(h) if Arc::ptr_eq(&h.placed, placed) => h.node.clone(),
             _ => one_node(&placed.discovered),
         };
+        let walked = walked_node(&self.fleet, node.as_deref());
+        walk_owners(&self.fleet, placed, walked, &mut self.scratch);
+        let owned: Box<[Owned]> = self.scratch.drain(..).collect();
+        self.place_owned(key, placed, (node, owned), held, moving);
+    }
+
+    /// [`Assigned::place`] of an object whose one node and owners are known (`node`,
+    /// `owned`), in place of `held`.
+    fn place_owned(
+        &mut self,
+        key: &ObjectKey,
+        placed: &Arc<PlacedGroups>,
+        (node, owned): (Option<ArcStr>, Box<[Owned]>),
+        held: Option<Placement>,
+        moving: bool,
+    ) {
         let fleet = Arc::clone(&self.fleet);
         let walked = walked_node(&fleet, node.as_deref());
-        walk_owners(&fleet, placed, walked, &mut self.scratch);
-        let owned: Box<[Owned]> = self.scratch.drain(..).collect();
         let mut member = match self.member {
             Some(_) => member_parts(placed, &owned),
             None => Box::default(),
