@@ -1,7 +1,7 @@
 //! kubesd's actors: how objects move, as `ARCHITECTURE.md` describes, and their messages.
 //!
 //! ```text
-//! UrlWatcher ──WatcherOutput──▶ GroupWatcher ──TargetsChanged/Replaced/CaughtUp──▶ Subscriber ──▶ agent
+//! UrlWatcher ──WatcherOutput──▶ GroupWatcher ──TargetsPush──▶ Subscriber ──▶ agent
 //!  (per URL)                    (per group key)  ◀──FlushDirty── DirtyFlusher
 //! ```
 

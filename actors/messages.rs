@@ -110,50 +110,73 @@ pub struct TargetChange {
     pub targets: Option<ObjectTargets>,
 }
 
-/// Sent by a group to each subscriber of a role when objects' targets changed: after
-/// watch events, a relist (only what differs), or a dirty flush. One batch is shared by
-/// all subscribers. `changes` may be empty when only `synced` is news.
+/// Sent by a group to each subscriber of a variant: what became of its targets, and
+/// whether every URL the variant needs has been listed. The one message a group pushes;
+/// handled by `Subscriber` and by an agent's own actor (`kubesd run`'s job actors).
 ///
 /// The reply is the group's flow control: each message holds one of the subscriber's
 /// `subscriber_in_flight` permits until it is answered ([`crate::window`]), and the
 /// group holds batches back while none is left (see [`crate::backlog`]).
 #[derive(Message, Debug, Clone)]
 #[rtype(result = "()")]
-pub struct TargetsChanged {
-    /// The changes, in order.
-    pub changes: Arc<[TargetChange]>,
-    /// True once every URL the role needs has been listed.
+pub struct TargetsPush {
+    /// What changed.
+    pub push: Push,
+    /// True once every URL the variant needs has been listed.
     pub synced: bool,
-    /// When the group received the events these changes come from (for the latency
-    /// from an event's arrival to its visibility downstream).
+    /// When the group received the events these changes come from (the oldest's, for
+    /// held-back batches; for a replacement, when it was made): for the latency from
+    /// an event's arrival to its visibility downstream.
     pub received: Instant,
 }
 
-/// Sent by a group to a subscriber when it registers (and when it must be resynced):
-/// every target of the role now, replacing whatever the subscriber had.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct TargetsReplaced {
-    /// Every object with targets, each change carrying `Some`.
-    pub targets: Arc<[TargetChange]>,
-    /// True once every URL the role needs has been listed.
-    pub synced: bool,
+/// What a [`TargetsPush`] carries.
+#[derive(Debug, Clone)]
+pub enum Push {
+    /// Objects' new targets, in order, after watch events, a relist (only what
+    /// differs) or a dirty flush; one batch shared by every subscriber of the variant.
+    /// Empty when only `synced` is news.
+    Changed(Arc<[TargetChange]>),
+    /// The batches held back while the subscriber lagged, oldest first, each shared
+    /// with other subscribers (see [`crate::backlog`]): only each slot's latest change
+    /// counts.
+    CaughtUp(Vec<Arc<[TargetChange]>>),
+    /// Every target of the variant now (each change carrying `Some`), replacing
+    /// whatever the subscriber had: when it registers, or must be resynced.
+    Replaced(Arc<[TargetChange]>),
 }
 
-/// Sent by a group to a subscriber that fell behind, once it has answered every batch
-/// sent to it: the
-/// batches held back meanwhile, oldest first, each shared with other subscribers (see
-/// [`crate::backlog`]). The subscriber applies only the latest change of each
-/// slot.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "()")]
-pub struct TargetsCaughtUp {
-    /// The held-back batches, oldest first.
-    pub batches: Vec<Arc<[TargetChange]>>,
-    /// True once every URL the role needs has been listed.
-    pub synced: bool,
-    /// When the group received the events of the oldest held-back batch.
-    pub received: Instant,
+impl TargetsPush {
+    /// A batch of changes received at `received`.
+    pub fn changed(changes: Arc<[TargetChange]>, synced: bool, received: Instant) -> TargetsPush {
+        TargetsPush {
+            push: Push::Changed(changes),
+            synced,
+            received,
+        }
+    }
+
+    /// Held-back batches, the oldest received at `received`.
+    pub fn caught_up(
+        batches: Vec<Arc<[TargetChange]>>,
+        synced: bool,
+        received: Instant,
+    ) -> TargetsPush {
+        TargetsPush {
+            push: Push::CaughtUp(batches),
+            synced,
+            received,
+        }
+    }
+
+    /// Every target now.
+    pub fn replaced(targets: Arc<[TargetChange]>, synced: bool) -> TargetsPush {
+        TargetsPush {
+            push: Push::Replaced(targets),
+            synced,
+            received: Instant::now(),
+        }
+    }
 }
 
 /// How a group reaches one subscriber, whatever the subscriber's target type.
@@ -161,12 +184,8 @@ pub struct TargetsCaughtUp {
 pub struct SubscriberLink {
     /// The subscriber.
     pub id: SubscriberId,
-    /// Where change batches go.
-    pub changed: Recipient<TargetsChanged>,
-    /// Where replacements go.
-    pub replaced: Recipient<TargetsReplaced>,
-    /// Where held-back batches go once it has caught up.
-    pub caught_up: Recipient<TargetsCaughtUp>,
+    /// Where its pushes go.
+    pub push: Recipient<TargetsPush>,
 }
 
 /// Sent by the Discovery facade to a group: register a subscriber of a role, with

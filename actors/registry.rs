@@ -6,7 +6,7 @@ use actix::Addr;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 
-use crate::group::{GroupKey, GroupWatcher};
+use crate::group::{GroupDirectory, GroupKey, GroupWatcher};
 
 /// A running group.
 #[derive(Clone)]
@@ -52,5 +52,11 @@ impl Registry {
     /// True when no group runs.
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
+    }
+}
+
+impl GroupDirectory for Registry {
+    fn remove(&self, key: &GroupKey, id: u64) {
+        Registry::remove(self, key, id);
     }
 }

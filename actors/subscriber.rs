@@ -18,11 +18,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::backlog::{SlotSet, for_latest_per_slot};
 use crate::labels::Labels;
-use crate::messages::{
-    ObjectSlot, SubscriberId, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
-    TargetsUpdated,
-};
-use crate::metrics::METRICS;
+use crate::messages::{ObjectSlot, Push, SubscriberId, TargetChange, TargetsPush, TargetsUpdated};
+use crate::metrics::Metrics;
 use crate::model::ObjectKey;
 
 /// What a subscriber can hold: the agent's own target type.
@@ -36,6 +33,8 @@ pub type Constructor<T> = Arc<dyn Fn(&Labels) -> Option<T> + Send + Sync>;
 /// A scrape job's view of its targets.
 pub struct Subscriber<T: TargetValue> {
     id: SubscriberId,
+    /// The engine's metrics, which count running subscribers.
+    metrics: Arc<Metrics>,
     constructor: Constructor<T>,
     /// Each object's key (for the snapshot's order) and values, at its slot
     /// ([`crate::messages::ObjectSlot`]); `None` where no object with
@@ -94,10 +93,11 @@ impl ChangeLog {
 }
 
 impl<T: TargetValue> Subscriber<T> {
-    /// A subscriber with `constructor`.
-    pub fn new(id: SubscriberId, constructor: Constructor<T>) -> Self {
+    /// A subscriber with `constructor`, counted in `metrics`.
+    pub fn new(id: SubscriberId, constructor: Constructor<T>, metrics: Arc<Metrics>) -> Self {
         Subscriber {
             id,
+            metrics,
             constructor,
             by_slot: Vec::new(),
             snapshot: None,
@@ -191,59 +191,48 @@ impl<T: TargetValue> Actor for Subscriber<T> {
         // replies; the mailbox must never make it wait otherwise (a request to a full
         // mailbox is parked, not queued).
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
-        METRICS.engine.subscribers.inc();
+        self.metrics.engine.subscribers.inc();
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        METRICS.engine.subscribers.dec();
+        self.metrics.engine.subscribers.dec();
     }
 }
 
-impl<T: TargetValue> Handler<TargetsChanged> for Subscriber<T> {
+impl<T: TargetValue> Handler<TargetsPush> for Subscriber<T> {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsChanged, _: &mut Context<Self>) {
-        for change in msg.changes.iter() {
-            self.update(change);
-        }
-        if !msg.changes.is_empty() {
-            self.changes.received(msg.received);
-        }
-        if !msg.changes.is_empty() || (msg.synced && !self.synced) {
-            self.changed(msg.synced);
-        }
-    }
-}
-
-impl<T: TargetValue> Handler<TargetsCaughtUp> for Subscriber<T> {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsCaughtUp, _: &mut Context<Self>) {
-        // Only each slot's latest change: what came before it is its past, and running
-        // the constructor on it would be work thrown away.
-        let mut seen = std::mem::take(&mut self.seen);
-        for_latest_per_slot(&msg.batches, &mut seen, |change| self.update(change));
-        self.seen = seen;
-        let any = msg.batches.iter().any(|b| !b.is_empty());
+    fn handle(&mut self, msg: TargetsPush, _: &mut Context<Self>) {
+        let any = match &msg.push {
+            Push::Changed(changes) => {
+                for change in changes.iter() {
+                    self.update(change);
+                }
+                !changes.is_empty()
+            }
+            Push::CaughtUp(batches) => {
+                // Only each slot's latest change: what came before it is its past, and
+                // running the constructor on it would be work thrown away.
+                let mut seen = std::mem::take(&mut self.seen);
+                for_latest_per_slot(batches, &mut seen, |change| self.update(change));
+                self.seen = seen;
+                batches.iter().any(|b| !b.is_empty())
+            }
+            Push::Replaced(targets) => {
+                self.by_slot.clear();
+                self.changes.replaced();
+                for change in targets.iter() {
+                    self.update(change);
+                }
+                return self.changed(msg.synced);
+            }
+        };
         if any {
             self.changes.received(msg.received);
         }
         if any || (msg.synced && !self.synced) {
             self.changed(msg.synced);
         }
-    }
-}
-
-impl<T: TargetValue> Handler<TargetsReplaced> for Subscriber<T> {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsReplaced, _: &mut Context<Self>) {
-        self.by_slot.clear();
-        self.changes.replaced();
-        for change in msg.targets.iter() {
-            self.update(change);
-        }
-        self.changed(msg.synced);
     }
 }
 
@@ -433,13 +422,9 @@ mod tests {
     }
 
     async fn apply(sub: &Addr<Subscriber<String>>, changes: Vec<TargetChange>) {
-        sub.send(TargetsChanged {
-            changes: changes.into(),
-            synced: true,
-            received: Instant::now(),
-        })
-        .await
-        .expect("subscriber alive");
+        sub.send(TargetsPush::changed(changes.into(), true, Instant::now()))
+            .await
+            .expect("subscriber alive");
     }
 
     /// A subscriber whose constructor keeps each target's address, and how many times
@@ -453,7 +438,10 @@ mod tests {
                 l.get("__address__").map(str::to_string)
             })
         };
-        (Subscriber::new(SubscriberId(1), constructor).start(), calls)
+        (
+            Subscriber::new(SubscriberId(1), constructor, Arc::default()).start(),
+            calls,
+        )
     }
 
     #[actix_rt::test]
@@ -464,13 +452,9 @@ mod tests {
             vec![change(0, "a", Some("a:2")), change(1, "b", None)].into(),
             vec![change(0, "a", Some("a:3")), change(2, "c", Some("c:1"))].into(),
         ];
-        sub.send(TargetsCaughtUp {
-            batches,
-            synced: true,
-            received: Instant::now(),
-        })
-        .await
-        .expect("subscriber alive");
+        sub.send(TargetsPush::caught_up(batches, true, Instant::now()))
+            .await
+            .expect("subscriber alive");
         assert_eq!(targets(&sub).await, ["a:3", "c:1"]);
         assert_eq!(calls.load(SeqCst), 2, "a:3 and c:1 only");
     }
@@ -484,7 +468,7 @@ mod tests {
     async fn changes_apply_by_slot_in_any_order_and_slots_are_reused() {
         let constructor: Constructor<String> =
             Arc::new(|l: &Labels| l.get("__address__").map(str::to_string));
-        let sub = Subscriber::new(SubscriberId(1), constructor).start();
+        let sub = Subscriber::new(SubscriberId(1), constructor, Arc::default()).start();
         apply(
             &sub,
             vec![change(0, "a", Some("a:1")), change(1, "b", Some("b:1"))],
@@ -564,10 +548,10 @@ mod tests {
         );
         assert_eq!(take(&sub).await, (false, vec![]), "nothing since");
         // The group resends everything: the next take is a reset.
-        sub.send(TargetsReplaced {
-            targets: vec![change(4, "c", Some("c:1"))].into(),
-            synced: true,
-        })
+        sub.send(TargetsPush::replaced(
+            vec![change(4, "c", Some("c:1"))].into(),
+            true,
+        ))
         .await
         .expect("alive");
         assert_eq!(

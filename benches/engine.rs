@@ -12,7 +12,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use kubesd::actors::group::VariantId;
 use kubesd::actors::group::labeller::Labeller;
 use kubesd::actors::group::store::{Store, Upserted};
-use kubesd::actors::messages::{ObjectSlot, TargetChange, TargetsChanged, UrlId};
+use kubesd::actors::messages::{ObjectSlot, TargetChange, TargetsPush, UrlId};
 use kubesd::actors::subscriber::{Constructor, Subscriber};
 use kubesd::model::{Object, Role};
 use kubesd::targets::{AttachMetadata, EmptyCache, TargetContext, target_labels};
@@ -217,7 +217,7 @@ fn subscriber_apply(c: &mut Criterion) {
     let system = System::new();
     let addr = system.block_on(async {
         let ctor: Constructor<Labels> = Arc::new(|l: &Labels| Some(l.clone()));
-        Subscriber::new(SubscriberId(1), ctor).start()
+        Subscriber::new(SubscriberId(1), ctor, Default::default()).start()
     });
     let mut group = c.benchmark_group("subscriber");
     group.throughput(Throughput::Elements(BATCH as u64));
@@ -225,11 +225,8 @@ fn subscriber_apply(c: &mut Criterion) {
     group.bench_function("apply_1000_changes_keep_labels", |b| {
         b.iter(|| {
             turn += 1;
-            let msg = TargetsChanged {
-                changes: Arc::clone(&batches[turn % 2]),
-                synced: true,
-                received: std::time::Instant::now(),
-            };
+            let changes = Arc::clone(&batches[turn % 2]);
+            let msg = TargetsPush::changed(changes, true, std::time::Instant::now());
             system.block_on(addr.send(msg)).expect("subscriber alive");
             black_box(());
         })

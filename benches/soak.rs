@@ -22,12 +22,13 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use kubesd::metrics::{METRICS, RoleMetrics};
+use kubesd::metrics::{Metrics, RoleMetrics};
 use kubesd::model::Role;
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster, Simulator, SimulatorConfig,
 };
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
+use std::sync::Arc;
 
 struct Args {
     /// Engine events to process.
@@ -37,7 +38,7 @@ struct Args {
     seed: u64,
     /// Pods in the generated cluster.
     pods: usize,
-    /// Churn actions per batch.
+    /// Pod changes per batch of churn.
     batch: usize,
     /// A fault every this many batches.
     fault_every: u64,
@@ -89,23 +90,25 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn total(f: fn(&RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| METRICS.role_total(*r, f)).sum()
+fn total(metrics: &Metrics, f: fn(&RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| metrics.role_total(*r, f)).sum()
 }
 
 /// Watch events the engine has decoded, over every role.
-fn engine_events() -> u64 {
-    total(|m| m.events_added.get() + m.events_modified.get() + m.events_deleted.get())
+fn engine_events(metrics: &Metrics) -> u64 {
+    total(metrics, |m| {
+        m.events_added.get() + m.events_modified.get() + m.events_deleted.get()
+    })
 }
 
 /// Waits until the engine decodes no event for a few milliseconds (or 2 s pass).
-async fn settle() {
+async fn settle(metrics: &Metrics) {
     let deadline = Instant::now() + Duration::from_secs(2);
     let mut quiet = 0;
     while quiet < 2 && Instant::now() < deadline {
-        let before = engine_events();
+        let before = engine_events(metrics);
         actix_rt::time::sleep(Duration::from_millis(2)).await;
-        quiet = if engine_events() == before {
+        quiet = if engine_events(metrics) == before {
             quiet + 1
         } else {
             0
@@ -157,7 +160,8 @@ async fn soak(args: Args) -> bool {
     let jobs = support::all_jobs(&running.url());
     let subs = support::subscribe_all(&discovery, &jobs).await;
 
-    let start_events = engine_events();
+    let metrics = Arc::clone(discovery.metrics());
+    let start_events = engine_events(&metrics);
     let start = Instant::now();
     println!(
         "synced: {} objects, RSS {} MiB",
@@ -168,10 +172,10 @@ async fn soak(args: Args) -> bool {
         rss_kib() / 1024
     );
     print_header();
-    let mut driver = Driver::new(&args);
+    let mut driver = Driver::new(&args, Arc::clone(&metrics));
     let mut progress = Progress::new(args.every);
     loop {
-        let done = engine_events() - start_events;
+        let done = engine_events(&metrics) - start_events;
         progress.report(done, start.elapsed(), &sim, args.events, &driver);
         if done >= args.events {
             break;
@@ -179,7 +183,7 @@ async fn soak(args: Args) -> bool {
         driver.step(&sim, &args).await;
     }
     let elapsed = start.elapsed();
-    let done = engine_events() - start_events;
+    let done = engine_events(&metrics) - start_events;
 
     let converged = converge(&sim, &subs, &jobs).await;
     print_summary(done, elapsed, &sim, &driver);
@@ -233,32 +237,23 @@ fn engine_options() -> EngineOptions {
 /// What changes the cluster: churn in batches, dependencies touched, faults fired.
 struct Driver {
     rng: fastrand::Rng,
-    /// Churn adds about as many pods as it deletes, but half its deletes only mark a
-    /// pod terminating, so the population drifts up; above the target, `shrink`
-    /// (which deletes more) takes over, so the cluster's size is steady and memory can
-    /// be judged.
+    /// Churn keeps the pod count at the generated size, so memory can be judged.
     churn: Churn,
-    shrink: Churn,
     faults: std::collections::BTreeMap<&'static str, u64>,
     stalled: bool,
     batches: u64,
     churn_time: Duration,
     settle_time: Duration,
+    /// The engine's metrics: what it decoded, what it met.
+    metrics: Arc<Metrics>,
 }
 
 impl Driver {
-    fn new(args: &Args) -> Driver {
+    fn new(args: &Args, metrics: Arc<Metrics>) -> Driver {
         Driver {
+            metrics,
             rng: fastrand::Rng::with_seed(args.seed),
             churn: Churn::new(args.seed, ChurnRates::default()),
-            shrink: Churn::new(
-                args.seed ^ 1,
-                ChurnRates {
-                    add: 1,
-                    delete: 6,
-                    ..ChurnRates::default()
-                },
-            ),
             faults: Default::default(),
             stalled: false,
             batches: 0,
@@ -271,14 +266,7 @@ impl Driver {
     /// `fault_every`-th a fault), then a wait for the engine to go quiet.
     async fn step(&mut self, sim: &Simulator, args: &Args) {
         let t = Instant::now();
-        let over = sim.store().count(Resource::Pods) > args.pods;
-        if over {
-            &mut self.shrink
-        } else {
-            &mut self.churn
-        }
-        .step(sim, args.batch)
-        .expect("churn");
+        self.churn.step(sim, args.batch).expect("churn");
         self.churn_time += t.elapsed();
         self.batches += 1;
         if self.batches.is_multiple_of(10) {
@@ -294,7 +282,7 @@ impl Driver {
             *self.faults.entry(fault).or_default() += 1;
         }
         let t = Instant::now();
-        settle().await;
+        settle(&self.metrics).await;
         self.settle_time += t.elapsed();
     }
 }
@@ -335,10 +323,12 @@ impl Progress {
             sim.store().open_watches(),
             Role::ALL
                 .iter()
-                .map(|r| METRICS.role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
+                .map(|r| d
+                    .metrics
+                    .role_total(*r, |m| u64::try_from(m.objects.get()).unwrap_or(0)))
                 .sum::<u64>(),
             // Interned strings made permanent: must level off as RSS does.
-            METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
+            kubesd::model::permanent_string_bytes() as f64 / 1024.0
         );
         self.samples.push(Sample {
             events: done,
@@ -416,12 +406,12 @@ fn print_summary(done: u64, elapsed: Duration, sim: &Simulator, d: &Driver) {
     );
     println!(
         "engine: relists {}, 410s {}, watch restarts {}, stalls {}, decode errors {}, request errors {}",
-        total(|m| m.relists.total()),
-        total(|m| m.gone.get()),
-        total(|m| m.watch_restarts.get()),
-        total(|m| m.stalls.total()),
-        total(|m| m.rejected.total()),
-        total(|m| m.request_errors.total()),
+        total(&d.metrics, |m| m.relists.total()),
+        total(&d.metrics, |m| m.gone.get()),
+        total(&d.metrics, |m| m.watch_restarts.get()),
+        total(&d.metrics, |m| m.stalls.total()),
+        total(&d.metrics, |m| m.rejected.total()),
+        total(&d.metrics, |m| m.request_errors.total()),
     );
 }
 

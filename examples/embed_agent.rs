@@ -107,8 +107,7 @@ async fn main() -> std::io::Result<()> {
     let sim = SimulatedCluster::start(SimulatorConfig::default(), &ClusterSpec::default())
         .await
         .map_err(std::io::Error::other)?;
-    let churn =
-        Churn::new(7, ChurnRates::default()).start(sim.sim().clone(), Duration::from_millis(50), 2);
+    let churn = Churn::new(7, ChurnRates::default()).start_per_second(sim.sim().clone(), 40);
 
     let discovery = Discovery::start(EngineOptions::default());
     let pods = discovery

@@ -35,8 +35,8 @@ use futures_util::Stream;
 use crate::actors::DirtyFlusher;
 use crate::actors::group::{GroupKey, GroupSetup, GroupWatcher, TargetVariant, watchers_on};
 use crate::actors::messages::{
-    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsCaughtUp,
-    TargetsChanged, TargetsReplaced, TargetsUpdated, Unsubscribe, UrlStatusChanged, WatchUrlStatus,
+    AwaitSyncOrFailure, GetUrlStatus, Subscribe, SubscriberId, SubscriberLink, TargetsPush,
+    TargetsUpdated, Unsubscribe, UrlStatusChanged, WatchUrlStatus,
 };
 use crate::actors::registry::{GroupEntry, Registry};
 pub use crate::actors::subscriber::MAILBOX_CAPACITY as SUBSCRIBER_MAILBOX_CAPACITY;
@@ -53,6 +53,7 @@ use crate::http::{
     read_http_headers, resolve_endpoint,
 };
 use crate::labels::Labels;
+use crate::metrics::Metrics;
 use crate::model::Role;
 
 /// Why a subscription could not be made.
@@ -83,6 +84,8 @@ struct Inner {
     group_arbiters: ArbiterPool,
     watcher_arbiter: Arbiter,
     options: EngineOptions,
+    /// What the engine's groups, watchers and subscribers count.
+    metrics: Arc<Metrics>,
     next_id: AtomicU64,
     own_namespace_file: PathBuf,
 }
@@ -108,6 +111,7 @@ impl Discovery {
                 group_arbiters: ArbiterPool::per_core(true),
                 watcher_arbiter: Arbiter::new(),
                 options,
+                metrics: Arc::default(),
                 next_id: AtomicU64::new(1),
                 own_namespace_file: PathBuf::from(SERVICE_ACCOUNT_NAMESPACE_FILE),
             }),
@@ -121,6 +125,11 @@ impl Discovery {
             inner.own_namespace_file = path.into();
         }
         self
+    }
+
+    /// The engine's metrics (`Metrics::render` is their Prometheus text).
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
     }
 
     /// How many groups are running.
@@ -185,12 +194,12 @@ impl Discovery {
         let (key, variant, tls) = self.prepare(config).await?;
         let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let ctor: Constructor<T> = Arc::new(constructor);
-        let subscriber = Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor));
+        let metrics = Arc::clone(&self.inner.metrics);
+        let subscriber =
+            Subscriber::start_in_arbiter(arbiter, move |_| Subscriber::new(id, ctor, metrics));
         let link = SubscriberLink {
             id,
-            changed: subscriber.clone().recipient(),
-            replaced: subscriber.clone().recipient(),
-            caught_up: subscriber.clone().recipient(),
+            push: subscriber.clone().recipient(),
         };
         match self.register(&key, variant, tls, link).await {
             Ok(link) => Ok(Subscription { link, subscriber }),
@@ -201,8 +210,8 @@ impl Discovery {
         }
     }
 
-    /// Subscribes an actor of the agent's own that handles the group's batches itself
-    /// ([`TargetsChanged`], [`TargetsReplaced`], [`TargetsCaughtUp`]): for an agent
+    /// Subscribes an actor of the agent's own that handles the group's pushes itself
+    /// ([`TargetsPush`]): for an agent
     /// that keeps its own state per object where the changes arrive, with no generic
     /// subscriber in between (`kubesd run`'s job actors are such actors). Its handlers'
     /// returns are the group's flow control: handle each message and return. It should
@@ -215,18 +224,13 @@ impl Discovery {
         actor: &Addr<A>,
     ) -> Result<ActorSubscription, SubscribeError>
     where
-        A: Actor<Context = Context<A>>
-            + Handler<TargetsChanged>
-            + Handler<TargetsReplaced>
-            + Handler<TargetsCaughtUp>,
+        A: Actor<Context = Context<A>> + Handler<TargetsPush>,
     {
         let (key, variant, tls) = self.prepare(config).await?;
         let id = SubscriberId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let link = SubscriberLink {
             id,
-            changed: actor.clone().recipient(),
-            replaced: actor.clone().recipient(),
-            caught_up: actor.clone().recipient(),
+            push: actor.clone().recipient(),
         };
         self.register(&key, variant, tls, link).await
     }
@@ -322,7 +326,8 @@ impl Discovery {
                 tls,
                 start_watcher: watchers_on(inner.watcher_arbiter.handle()),
                 flusher: inner.flusher.clone().recipient(),
-                registry: Arc::clone(&inner.registry),
+                registry: inner.registry.clone(),
+                metrics: Arc::clone(&inner.metrics),
             };
             let arbiter = inner.group_arbiters.next();
             let addr = GroupWatcher::start_in_arbiter(&arbiter, move |_| GroupWatcher::new(setup));

@@ -29,6 +29,7 @@ mod arbiter_pool;
 #[cfg(feature = "cli")]
 pub mod cli;
 mod discovery;
+pub mod monitors;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;
@@ -40,8 +41,7 @@ pub use kubesd_simulator as simulator;
 
 pub use actors::messages::{ObjectSlot, SubscriberId, TargetsUpdated, UrlStatusChanged};
 pub use actors::subscriber::{SlotTargets, TargetChanges};
-pub use actors::url_watcher::machine::Step;
-pub use actors::url_watcher::{UrlError, UrlPhase, UrlProblem, UrlStatus};
+pub use actors::url_watcher::{Step, UrlError, UrlPhase, UrlProblem, UrlStatus};
 /// The shared string type of object fields and label names and values (a [`Label`]'s
 /// fields), re-exported so that an agent can build or match labels without naming the
 /// `arcstr` crate itself.

@@ -1,7 +1,9 @@
 //! Bounded LIST attempts, against a fake server on 127.0.0.1 that counts requests:
 //! pages that never end, a continue token when no `limit` was asked for, pages that
-//! come round again, and redirect loops each end the attempt after a bounded number of
-//! requests; the last good targets are kept and the next attempt waits for the backoff.
+//! come round again or bring nothing new, and redirect loops each end the attempt
+//! after a bounded number of requests; the last good targets are kept and the next
+//! attempt waits for the backoff. A server whose every page names a next one costs at
+//! most 20 requests a minute in each list mode.
 
 mod support;
 
@@ -10,7 +12,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use kubesd::config::ListMode;
-use kubesd::metrics::{METRICS, RequestError};
+use kubesd::metrics::RequestError;
 use kubesd::model::Role;
 use kubesd::simulator::SimulatedCluster;
 use kubesd::{Discovery, EngineOptions, SdConfig};
@@ -71,21 +73,22 @@ fn attempts(api: &FakeApi, since: Instant, starts: impl Fn(&Request) -> bool) ->
     out
 }
 
-fn endless_errors() -> u64 {
-    METRICS.role_total(Role::Pod, |m| {
+fn endless_errors(discovery: &Discovery) -> u64 {
+    discovery.metrics().role_total(Role::Pod, |m| {
         m.request_errors.get(RequestError::EndlessList)
     })
 }
 
 /// Syncs a pod job against `api` (one pod, `old`), then answers LISTs with `list` and
-/// watches with a 410 until at least `n` attempts were made after the sync.
+/// watches with a 410 until at least `n` attempts were made after the sync; those
+/// attempts, and how many ended as endless.
 async fn after_a_good_sync(
     api: &FakeApi,
     list_from_watch_cache: bool,
     list: impl Fn(&Request) -> Reply + 'static,
     starts: impl Fn(&Request) -> bool,
     n: usize,
-) -> (Vec<Vec<Request>>, Vec<support::Target>) {
+) -> (Vec<Vec<Request>>, u64) {
     api.set(|r: &Request| {
         if r.is_watch() {
             // Ends soon: the watcher then watches again, and meets what is set below.
@@ -112,7 +115,7 @@ async fn after_a_good_sync(
     let made = attempts(api, since, &starts);
     sub.stop().await;
     // The last one may still be under way.
-    (made[..n].to_vec(), good)
+    (made[..n].to_vec(), endless_errors(&discovery))
 }
 
 /// Each attempt made exactly `requests` requests, and the next began after the
@@ -141,16 +144,17 @@ fn first_page(r: &Request) -> bool {
 async fn pages_that_never_end_end_the_attempt_after_its_budget() {
     support::init_logs();
     let api = FakeApi::start(|_: &Request| Reply::json("{}")).await;
-    let before = endless_errors();
     let n = Rc::new(Cell::new(0u64));
+    // A new pod on every page: only the budget ends the attempt.
     let list = move |_: &Request| {
         n.set(n.get() + 1);
-        Reply::json(page("new", Some(&format!("t{}", n.get()))))
+        let name = format!("new-{}", n.get());
+        Reply::json(page(&name, Some(&format!("t{}", n.get()))))
     };
-    let (made, _) = after_a_good_sync(&api, false, list, first_page, 2).await;
+    let (made, endless) = after_a_good_sync(&api, false, list, first_page, 2).await;
     assert_bounded(&made, BUDGET, "endless pages");
     assert!(made[0][0].target.contains("limit="), "a paged LIST");
-    assert!(endless_errors() > before);
+    assert!(endless > 0);
 }
 
 #[actix_rt::test]
@@ -160,7 +164,8 @@ async fn a_continue_token_when_no_limit_was_sent_ends_the_attempt_after_its_budg
     let n = Rc::new(Cell::new(0u64));
     let list = move |_: &Request| {
         n.set(n.get() + 1);
-        Reply::json(page("new", Some(&format!("t{}", n.get()))))
+        let name = format!("new-{}", n.get());
+        Reply::json(page(&name, Some(&format!("t{}", n.get()))))
     };
     let (made, _) = after_a_good_sync(&api, true, list, first_page, 2).await;
     assert!(
@@ -209,4 +214,95 @@ async fn a_redirect_loop_ends_the_attempt_at_once() {
     let (made, _) = after_a_good_sync(&api, false, list, starts, 2).await;
     // The LIST, /a, /b: then back to /a, which the attempt already asked for.
     assert_bounded(&made, 3, "redirect loop");
+}
+
+#[actix_rt::test]
+async fn pages_that_bring_nothing_new_end_the_attempt_at_the_third() {
+    support::init_logs();
+    let api = FakeApi::start(|_: &Request| Reply::json("{}")).await;
+    // A fresh continue token every time, the same pod on every page: the third page
+    // brings nothing the second did not.
+    let n = Rc::new(Cell::new(0u64));
+    let list = move |_: &Request| {
+        n.set(n.get() + 1);
+        Reply::json(page("new", Some(&format!("t{}", n.get()))))
+    };
+    let (made, _) = after_a_good_sync(&api, false, list, first_page, 2).await;
+    assert_bounded(&made, 3, "nothing new");
+}
+
+/// The longest retry delay of the rate test (30 s in production).
+const CAP: Duration = Duration::from_millis(400);
+
+/// How long the rate test's server pages without end.
+const FAULT: Duration = Duration::from_millis(2500);
+
+/// A server that lists one pod and then, for [`FAULT`], names a next page on every
+/// page (a fresh continue token, the same pod) and ends every watch with a 410: in
+/// every list mode the URL makes at most 20 requests per two backoff caps (20 a minute
+/// with the default 30 s cap) with the default page budget, and the last good targets
+/// are served throughout. Streaming lists are refused (403), so the stream mode lists
+/// with LIST.
+#[actix_rt::test]
+async fn a_server_whose_pages_never_end_costs_at_most_twenty_requests_a_minute_in_every_list_mode()
+{
+    support::init_logs();
+    for mode in [ListMode::Auto, ListMode::List, ListMode::Stream] {
+        let api = FakeApi::start(|_: &Request| Reply::json("{}")).await;
+        let refuse_streaming = |r: &Request| {
+            r.target
+                .contains("sendInitialEvents=true")
+                .then(|| Reply::k8s_status(403, "Forbidden", "sendInitialEvents is forbidden"))
+        };
+        api.set(move |r: &Request| {
+            if let Some(refused) = refuse_streaming(r) {
+                refused
+            } else if r.is_watch() {
+                Reply::watch(Vec::new(), Duration::from_millis(100))
+            } else {
+                Reply::json(page("old", None))
+            }
+        });
+        let options = EngineOptions {
+            list_mode: mode,
+            ..support::field_fault_options()
+        };
+        let discovery = Discovery::start(options);
+        let sub = discovery
+            .subscribe(&SdConfig::new(Role::Pod, &api.url), keep_all)
+            .await
+            .expect("subscribes");
+        sub.synced().await;
+        let good = actual(&sub).await;
+        assert_eq!(good.len(), 1, "{mode}");
+
+        let n = Rc::new(Cell::new(0u64));
+        api.set(move |r: &Request| {
+            if let Some(refused) = refuse_streaming(r) {
+                return refused;
+            }
+            if r.is_watch() {
+                return gone();
+            }
+            n.set(n.get() + 1);
+            Reply::json(page("new", Some(&format!("t{}", n.get()))))
+        });
+        let start = Instant::now();
+        while start.elapsed() < FAULT {
+            assert_eq!(actual(&sub).await, good, "{mode}: the last good targets");
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+        let during = api.requests_since(start);
+        let allowed = 20 * FAULT.as_millis() / (2 * CAP.as_millis());
+        assert!(
+            during.len() as u128 <= allowed,
+            "{mode}: {} requests in {FAULT:?}, over {allowed} (20 per two backoff caps)",
+            during.len()
+        );
+        assert!(
+            during.iter().filter(|r| !r.is_watch()).count() >= 6,
+            "{mode}: it does list again"
+        );
+        sub.stop().await;
+    }
 }

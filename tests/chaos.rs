@@ -10,7 +10,7 @@ mod support;
 use std::time::Duration;
 
 use kubesd::config::ListMode;
-use kubesd::metrics::METRICS;
+use kubesd::metrics::Metrics;
 use kubesd::model::Role;
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, Failure, Injection, SimulatedCluster, Simulator,
@@ -134,7 +134,12 @@ async fn random_faults_with_restarts_converge_through_the_relist_safety_net() {
 
 /// Runs `fault` once under churn against a pod and an endpoints job, keeps it armed for
 /// `hold`, then checks they converge and that `metric` moved.
-async fn focused(name: &str, fault: impl Fn(&Simulator), hold: Duration, metric: fn() -> u64) {
+async fn focused(
+    name: &str,
+    fault: impl Fn(&Simulator),
+    hold: Duration,
+    metric: fn(&Metrics) -> u64,
+) {
     focused_with(chaos_options(), name, fault, hold, metric).await;
 }
 
@@ -144,7 +149,7 @@ async fn focused_with(
     name: &str,
     fault: impl Fn(&Simulator),
     hold: Duration,
-    metric: fn() -> u64,
+    metric: fn(&Metrics) -> u64,
 ) {
     let guard = seed();
     let running = cluster(guard.0, 2_000).await;
@@ -155,7 +160,7 @@ async fn focused_with(
         .filter(|c| matches!(c.role, Role::Pod | Role::Endpoints))
         .collect();
     let subs = subscribe_all(&discovery, &jobs).await;
-    let before = metric();
+    let before = metric(discovery.metrics());
     let mut churn = Churn::new(guard.0, ChurnRates::default());
     fault(sim);
     churn.step(sim, 10).expect("churn");
@@ -165,15 +170,15 @@ async fn focused_with(
     sim.stall_watches(false);
     converge_all(&subs, sim, &jobs, name).await;
     assert!(
-        metric() > before,
+        metric(discovery.metrics()) > before,
         "{name}: the fault was not observed by the engine"
     );
     running.stop().await;
 }
 
 /// A counter summed over every role: the watchers of one group share the faults.
-fn total(f: fn(&kubesd::metrics::RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| METRICS.role_total(*r, f)).sum()
+fn total(metrics: &Metrics, f: fn(&kubesd::metrics::RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| metrics.role_total(*r, f)).sum()
 }
 
 const BRIEF: Duration = Duration::from_millis(50);
@@ -184,7 +189,7 @@ async fn a_watch_dropped_mid_event_resumes() {
         "drop mid-event",
         |s| s.drop_watches(true),
         BRIEF,
-        || total(|m| m.watch_restarts.get()),
+        |m| total(m, |r| r.watch_restarts.get()),
     )
     .await;
 }
@@ -195,7 +200,7 @@ async fn events_split_across_chunks_are_reassembled() {
         "split events",
         |s| s.faults().split_next_events(50),
         BRIEF,
-        || total(|m| m.events_modified.get()) + total(|m| m.events_added.get()),
+        |m| total(m, |r| r.events_modified.get()) + total(m, |r| r.events_added.get()),
     )
     .await;
 }
@@ -209,7 +214,7 @@ async fn gone_as_status_relists() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| m.gone.get()),
+        |m| total(m, |r| r.gone.get()),
     )
     .await;
 }
@@ -223,7 +228,7 @@ async fn server_errors_back_off_and_recover() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| m.watch_restarts.get()),
+        |m| total(m, |r| r.watch_restarts.get()),
     )
     .await;
 }
@@ -237,7 +242,7 @@ async fn too_many_requests_honours_retry_after() {
             s.drop_watches(false);
         },
         BRIEF,
-        || total(|m| m.watch_restarts.get()),
+        |m| total(m, |r| r.watch_restarts.get()),
     )
     .await;
 }
@@ -252,7 +257,7 @@ async fn a_silent_stream_is_reopened_at_its_deadline() {
         "silent stream",
         |s| s.stall_watches(true),
         Duration::from_millis(1600),
-        || total(|m| m.watch_restarts.get()),
+        |m| total(m, |r| r.watch_restarts.get()),
     )
     .await;
 }
@@ -268,7 +273,7 @@ async fn malformed_unknown_and_wrong_kind_events_relist() {
             &format!("{injection:?}"),
             move |s| s.inject(injection),
             BRIEF,
-            || total(|m| m.rejected.total()),
+            |m| total(m, |r| r.rejected.total()),
         )
         .await;
     }
@@ -280,7 +285,7 @@ async fn a_restart_with_reset_resource_versions_converges() {
         "restart",
         |s| s.restart(),
         BRIEF,
-        || total(|m| m.relists.total()),
+        |m| total(m, |r| r.relists.total()),
     )
     .await;
 }
@@ -298,7 +303,7 @@ async fn an_expired_continue_token_restarts_the_list() {
     };
     let discovery = Discovery::start(options);
     let config = running.sd_config(Role::Pod);
-    let gone_before = total(|m| m.gone.get());
+    let gone_before = total(discovery.metrics(), |r| r.gone.get());
     let sub = discovery
         .subscribe(&config, keep_all)
         .await
@@ -320,7 +325,7 @@ async fn an_expired_continue_token_restarts_the_list() {
     )
     .await;
     assert!(
-        total(|m| m.gone.get()) > gone_before,
+        total(discovery.metrics(), |r| r.gone.get()) > gone_before,
         "a continue token expired"
     );
     running.stop().await;

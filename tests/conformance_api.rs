@@ -1,8 +1,9 @@
 //! The targets API against the conformance corpus, under Prometheus' semantics: each
 //! case's objects are served by the simulator, one job discovers them, and
 //! `/api/v1/targets` must list as each target's discovered labels the case's
-//! `expected` label sets (with the job's settings seeded, as Prometheus lists them),
-//! as its labels what Prometheus' relabelling makes of them, and `relabel_steps` must
+//! `expected` label sets (with the job's settings seeded, as Prometheus lists them;
+//! those Prometheus cannot scrape left out, those with the same labels once), as its
+//! labels what Prometheus' relabelling makes of them, and `relabel_steps` must
 //! end where kubesd's relabelling (`tests/relabel.rs` checks it against Prometheus'
 //! cases) ends.
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 use kubesd::model::Role;
 use kubesd::promconfig::parse_config;
 use kubesd::relabel::{Target, process, relabel, seeded};
+use kubesd::service::api::listing::prometheus_target;
 use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use kubesd::simulator::server::{RunningSimulator, serve};
 use kubesd::simulator::{Resource, SimulatedCluster, SimulatorConfig};
@@ -163,6 +165,8 @@ async fn run_case(case: &Case) -> Result<(), String> {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let addr = "127.0.0.1:0".parse().map_err(|_| "addr")?;
     let (server, bound) = serve_http(addr, state, None).map_err(|e| e.to_string())?;
@@ -190,7 +194,10 @@ async fn get(url: &str) -> Result<Value, String> {
     Ok(value["data"].clone())
 }
 
-/// What the API says against what the corpus and kubesd's relabelling say.
+/// What the API says against what the corpus and kubesd's relabelling say. As in
+/// Prometheus, a target Prometheus cannot scrape (no address) is not listed, and
+/// active targets with the same labels are one, with the discovered labels of any of
+/// them.
 async fn compare(
     case: &Case,
     job: &kubesd::promconfig::Job,
@@ -198,13 +205,21 @@ async fn compare(
     server: &RunningSimulator,
 ) -> Result<(), String> {
     let data = get(&format!("{base}/api/v1/targets")).await?;
-    let mut want_discovered = Vec::new();
-    let mut want_active = Vec::new();
+    let mut want_dropped = Vec::new();
+    let mut want_active: BTreeMap<LabelMap, Vec<LabelMap>> = BTreeMap::new();
     for expected in &case.expected {
         let input = labels(&with_served_uid(expected, server));
-        want_discovered.push(map(&seeded(&input, &job.scrape)));
-        if let Target::Keep(kept) = process(&input, &job.scrape, &job.rules) {
-            want_active.push(shown(&kept));
+        let discovered = map(&seeded(&input, &job.scrape));
+        let target = process(&input, &job.scrape, &job.rules);
+        if !prometheus_target(&target, &job.scrape) {
+            continue;
+        }
+        match target {
+            Target::Keep(kept) => want_active
+                .entry(shown(&kept))
+                .or_default()
+                .push(discovered),
+            _ => want_dropped.push(discovered),
         }
     }
     let field = |list: &str, name: &str| -> Vec<LabelMap> {
@@ -214,32 +229,38 @@ async fn compare(
             .filter_map(|t| serde_json::from_value(t[name].clone()).ok())
             .collect()
     };
-    let mut got_discovered = field("activeTargets", "discoveredLabels");
-    got_discovered.extend(field("droppedTargets", "discoveredLabels"));
-    let mut got_active = field("activeTargets", "labels");
-    for list in [
-        &mut want_discovered,
-        &mut got_discovered,
-        &mut want_active,
-        &mut got_active,
-    ] {
-        list.sort();
-    }
-    if got_discovered != want_discovered {
+    let mut got_dropped = field("droppedTargets", "discoveredLabels");
+    want_dropped.sort();
+    got_dropped.sort();
+    if got_dropped != want_dropped {
         return Err(format!(
-            "discovered labels: got {}, want {}; only got: {:?}; only wanted: {:?}",
-            got_discovered.len(),
-            want_discovered.len(),
-            only_in(&got_discovered, &want_discovered),
-            only_in(&want_discovered, &got_discovered),
+            "dropped targets' discovered labels: got {}, want {}; only got: {:?}; only wanted: {:?}",
+            got_dropped.len(),
+            want_dropped.len(),
+            only_in(&got_dropped, &want_dropped),
+            only_in(&want_dropped, &got_dropped),
         ));
     }
-    if got_active != want_active {
+    let got_active = field("activeTargets", "labels");
+    let got_discovered = field("activeTargets", "discoveredLabels");
+    let mut shown_got = got_active.clone();
+    shown_got.sort();
+    let shown_want: Vec<LabelMap> = want_active.keys().cloned().collect();
+    if shown_got != shown_want {
         return Err(format!(
-            "active labels:\n got {got_active:?}\nwant {want_active:?}"
+            "active labels:\n got {shown_got:?}\nwant {shown_want:?}"
         ));
     }
-    check_steps(job, base, &got_discovered).await
+    for (shown, discovered) in got_active.iter().zip(&got_discovered) {
+        if !want_active[shown].contains(discovered) {
+            return Err(format!(
+                "active target {shown:?}: discovered labels {discovered:?} are none of its"
+            ));
+        }
+    }
+    let mut discovered = got_discovered;
+    discovered.extend(got_dropped);
+    check_steps(job, base, &discovered).await
 }
 
 /// The labels of `a`'s sets that are in none of `b`'s, for a short message.

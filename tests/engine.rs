@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kubesd::api::RoleSelector;
-use kubesd::metrics::METRICS;
+use kubesd::metrics::Metrics;
 use kubesd::model::Role;
 use kubesd::simulator::owners::{create_cron_job, create_deployment};
 use kubesd::simulator::{Churn, ChurnRates, ClusterSpec, Failure, Resource, SimulatedCluster};
@@ -29,12 +29,12 @@ async fn cluster(seed: u64) -> SimulatedCluster {
         .expect("cluster starts")
 }
 
-fn gone_count() -> u64 {
-    METRICS.role_total(Role::Pod, |m| m.gone.get())
+fn gone_count(metrics: &Metrics) -> u64 {
+    metrics.role_total(Role::Pod, |m| m.gone.get())
 }
 
-fn relist_count() -> u64 {
-    METRICS.role_total(Role::Pod, |m| m.relists.total())
+fn relist_count(metrics: &Metrics) -> u64 {
+    metrics.role_total(Role::Pod, |m| m.relists.total())
 }
 
 fn churn(seed: u64) -> Churn {
@@ -83,8 +83,8 @@ async fn dropped_connections_and_410s_lose_nothing() {
     converge(&sub, sim, &config, "after a mid-event drop").await;
 
     // The next watch is answered 410 as an HTTP status: relist.
-    let gone_before = gone_count();
-    let relists_before = relist_count();
+    let gone_before = gone_count(discovery.metrics());
+    let relists_before = relist_count(discovery.metrics());
     sim.faults().gone_next_watches(1);
     sim.drop_watches(false);
     churn.step(sim, 20).expect("churn");
@@ -99,9 +99,12 @@ async fn dropped_connections_and_410s_lose_nothing() {
     sim.compact();
     sim.faults().fail_next(Failure::ServerError, 0);
     converge(&sub, sim, &config, "after compaction").await;
-    assert!(gone_count() >= gone_before + 2, "both 410s were seen");
     assert!(
-        relist_count() >= relists_before + 2,
+        gone_count(discovery.metrics()) >= gone_before + 2,
+        "both 410s were seen"
+    );
+    assert!(
+        relist_count(discovery.metrics()) >= relists_before + 2,
         "and both caused a relist"
     );
 

@@ -22,7 +22,7 @@ use kubesd::http::{
     Credentials, ExecSource, PluginProblem, build_client, endpoint_tls_config, run_plugin,
 };
 use kubesd::kubeconfig::parse_kubeconfig;
-use kubesd::metrics::{METRICS, RequestError};
+use kubesd::metrics::RequestError;
 use kubesd::model::Role;
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig, UrlProblem};
@@ -649,7 +649,7 @@ async fn a_failing_plugin_is_reported_by_the_job_and_retried_with_backoff() {
         .await
         .expect("subscribes");
     let credential_errors = || {
-        METRICS.role_total(Role::Ingress, |m| {
+        discovery.metrics().role_total(Role::Ingress, |m| {
             m.request_errors.get(RequestError::Credentials)
         })
     };

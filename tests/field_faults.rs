@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use kubesd::config::ListMode;
-use kubesd::metrics::METRICS;
+use kubesd::metrics::Metrics;
 use kubesd::model::Role;
 use kubesd::{Discovery, EngineOptions, SdConfig};
 use serde_json::{Value, json};
@@ -140,6 +140,8 @@ struct Seen {
     healed_in: Duration,
     /// Requests in the first second after the new pods were served.
     after: Vec<Request>,
+    /// The engine's metrics.
+    metrics: std::sync::Arc<Metrics>,
 }
 
 /// Runs one scenario: healthy, then `fault` (built from the healthy server's world)
@@ -219,6 +221,7 @@ where
         during,
         healed_in,
         after,
+        metrics: std::sync::Arc::clone(discovery.metrics()),
     }
 }
 
@@ -346,7 +349,6 @@ async fn a_deeply_nested_event_is_rejected_and_relisted_at_a_bounded_rate() {
 
 #[actix_rt::test]
 async fn an_event_of_the_wrong_kind_is_rejected_and_watches_are_calm_after_healing() {
-    let rejected_before = METRICS.role_total(Role::Pod, |m| m.rejected.total());
     let seen = scenario("wrong kind", options(), |w| {
         list_ok_and(Rc::clone(w), |_| {
             let node = json!({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
@@ -355,7 +357,7 @@ async fn an_event_of_the_wrong_kind_is_rejected_and_watches_are_calm_after_heali
         })
     })
     .await;
-    assert!(METRICS.role_total(Role::Pod, |m| m.rejected.total()) > rejected_before);
+    assert!(seen.metrics.role_total(Role::Pod, |m| m.rejected.total()) > 0);
     // Nothing resumed from the rejected event's resourceVersion.
     assert!(
         seen.after
@@ -424,7 +426,6 @@ async fn retry_after_a_day_is_honoured_only_up_to_the_backoff_cap() {
 
 #[actix_rt::test]
 async fn a_watch_that_drips_a_byte_at_a_time_is_cut_and_resumed() {
-    let stalls_before = METRICS.role_total(Role::Pod, |m| m.stalls.total());
     let seen = scenario("dripping watch", options(), |w| {
         list_ok_and(Rc::clone(w), |_| {
             Reply::Stream(Box::new(|mut body: BodyWriter| {
@@ -440,7 +441,7 @@ async fn a_watch_that_drips_a_byte_at_a_time_is_cut_and_resumed() {
         })
     })
     .await;
-    assert!(METRICS.role_total(Role::Pod, |m| m.stalls.total()) > stalls_before);
+    assert!(seen.metrics.role_total(Role::Pod, |m| m.stalls.total()) > 0);
     // Cut and resumed from the last resourceVersion: watches, not relists.
     assert_eq!(lists(&seen.during), 0);
 }

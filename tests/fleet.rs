@@ -184,6 +184,8 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
@@ -396,6 +398,8 @@ async fn members_keep_to_their_zone_and_hand_over() {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
@@ -542,6 +546,8 @@ scrape_configs:
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");

@@ -142,6 +142,7 @@ fn setup(
         },
         tls: None,
         options,
+        metrics: Default::default(),
         group,
         group_id: 1,
     }

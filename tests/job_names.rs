@@ -156,6 +156,8 @@ async fn sd_answers_for_any_job_name_raw_or_escaped() {
         Arc::new(ServiceState {
             jobs: published,
             reload: None,
+            engine_metrics: Default::default(),
+            service_metrics: Default::default(),
         }),
         None,
     )

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use kubesd::config::{Authorization, BasicAuth, Secret, TlsConfig};
-use kubesd::metrics::METRICS;
 use kubesd::model::Role;
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use kubesd::{Discovery, SdConfig};
@@ -108,9 +107,15 @@ async fn a_rejected_token_is_not_logged_or_exported() {
         .subscribe(&wrong, keep_all)
         .await
         .expect("subscribes");
-    let errors_before = METRICS.role_total(Role::Pod, |m| m.request_errors.total());
+    let errors_before = discovery
+        .metrics()
+        .role_total(Role::Pod, |m| m.request_errors.total());
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while METRICS.role_total(Role::Pod, |m| m.request_errors.total()) < errors_before + 2 {
+    while discovery
+        .metrics()
+        .role_total(Role::Pod, |m| m.request_errors.total())
+        < errors_before + 2
+    {
         assert!(
             std::time::Instant::now() < deadline,
             "the 401s were not seen"
@@ -135,7 +140,7 @@ async fn a_rejected_token_is_not_logged_or_exported() {
     assert!(!ok.targets().await.is_empty());
 
     assert_no_secret("the logs", &log_text());
-    assert_no_secret("/metrics", &METRICS.render());
+    assert_no_secret("/metrics", &discovery.metrics().render());
     running.stop().await;
 }
 
@@ -156,7 +161,11 @@ async fn tls_is_verified_unless_turned_off_and_turning_it_off_is_a_warning() {
     std::fs::write(&ca, running.server.ca_pem().expect("a CA")).expect("ca written");
 
     // No CA given: the self-signed certificate is not trusted, nothing is discovered.
-    let node_errors = || METRICS.role_total(Role::Node, |m| m.request_errors.total());
+    let node_errors = || {
+        discovery
+            .metrics()
+            .role_total(Role::Node, |m| m.request_errors.total())
+    };
     let before = node_errors();
     let untrusted = running.sd_config(Role::Node);
     let sub = discovery

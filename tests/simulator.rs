@@ -8,15 +8,15 @@
 //! instead of hanging), and time-based behaviour uses millisecond settings.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use awc::Client;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use kubesd::simulator::{
-    Churn, ChurnRates, ClusterSpec, Failure, Injection, Resource, RunningSimulator, Simulator,
-    SimulatorConfig, StreamingLists, generate, serve,
+    Churn, ChurnPace, ChurnRates, ClusterSpec, Failure, Injection, Resource, RunningSimulator,
+    Simulator, SimulatorConfig, StreamingLists, generate, serve,
 };
 use serde_json::{Value, json};
 
@@ -55,6 +55,16 @@ async fn get_json(url: &str) -> (u16, Value) {
     (
         resp.status().as_u16(),
         serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
+}
+
+/// GET returning (status, body as text).
+async fn get_text(url: &str) -> (u16, String) {
+    let mut resp = client().get(url).send().await.expect("request");
+    let body = resp.body().limit(16 << 20).await.expect("body");
+    (
+        resp.status().as_u16(),
+        String::from_utf8_lossy(&body).into_owned(),
     )
 }
 
@@ -1170,8 +1180,12 @@ async fn churn_driver_runs_on_an_interval() {
     let rv = sim.resource_version();
     let url = format!("{}/api/v1/pods?watch=1&resourceVersion={rv}", running.url());
     let mut watch = Watch::open(&url).await;
-    let handle =
-        Churn::new(9, ChurnRates::default()).start(sim.clone(), Duration::from_millis(2), 2);
+    let pace = ChurnPace {
+        per_second: 1000,
+        tick: Duration::from_millis(2),
+        report_every: Duration::from_secs(10),
+    };
+    let handle = Churn::new(9, ChurnRates::default()).start(sim.clone(), pace);
     // Events arrive without anyone calling step(): the interval drives churn.
     for _ in 0..10 {
         let ev = watch.change().await;
@@ -1180,6 +1194,172 @@ async fn churn_driver_runs_on_an_interval() {
     handle.stop();
     check_endpoints_consistent(sim).expect("consistent after driven churn");
     running.stop().await;
+}
+
+/// Captured log output, with a notice on every write, so that a test awaits a line
+/// rather than polling for it.
+#[derive(Clone, Default)]
+struct Logs {
+    text: Arc<std::sync::Mutex<Vec<u8>>>,
+    written: Arc<tokio::sync::Notify>,
+}
+
+impl Logs {
+    /// This binary's log, captured from the first call on: one subscriber for every
+    /// thread, since a subscriber set for one thread missed events while other tests
+    /// ran beside it.
+    fn captured() -> &'static Logs {
+        static LOGS: OnceLock<Logs> = OnceLock::new();
+        LOGS.get_or_init(|| {
+            let logs = Logs::default();
+            let writer = logs.clone();
+            let _ = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .try_init();
+            logs
+        })
+    }
+
+    fn text(&self) -> String {
+        let text = self.text.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    /// Waits (at most [`SAFETY`]) until the log holds a line with each of `words`.
+    async fn wait_for(&self, words: &[&str]) {
+        let has = |text: String| text.lines().any(|l| words.iter().all(|w| l.contains(w)));
+        let found = tokio::time::timeout(SAFETY, async {
+            while !has(self.text()) {
+                self.written.notified().await;
+            }
+        });
+        if found.await.is_err() {
+            panic!("no log line with {words:?}:\n{}", self.text());
+        }
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut text = self.text.lock().unwrap_or_else(|e| e.into_inner());
+        text.extend_from_slice(buf);
+        self.written.notify_one();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `--churn` is pod changes a second as a pod watch counts them: over 10 s (of paused
+/// time) at 100 a second, the watch sees 1,000 events within 10 %, and the simulator's
+/// `/metrics` counts as many.
+#[actix_rt::test]
+async fn churn_delivers_its_pace_on_a_watch() {
+    let running = start(config()).await;
+    let sim = running.sim();
+    let spec = ClusterSpec {
+        pods: 200,
+        nodes: 4,
+        namespaces: 2,
+        ..ClusterSpec::default()
+    };
+    generate(sim, &spec).expect("generate");
+    let rv = sim.resource_version();
+    let url = format!("{}/api/v1/pods?watch=1&resourceVersion={rv}", running.url());
+    let mut watch = Watch::open(&url).await;
+    tokio::time::pause();
+    let churn =
+        Churn::new(13, ChurnRates::default()).start(sim.clone(), ChurnPace::per_second(100));
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    churn.stop();
+    tokio::time::resume();
+    // The window's end, as the watch sees it.
+    sim.create(Resource::Pods, pod("default", "end-of-window", json!({})))
+        .expect("create");
+    let mut events = 0u64;
+    while summary(&watch.change().await) != ("ADDED".into(), "end-of-window".into()) {
+        events += 1;
+    }
+    assert!(
+        (900..=1100).contains(&events),
+        "{events} pod events in 10 s at 100 a second"
+    );
+    // In paused time a step takes no time: the churn was never behind.
+    assert_eq!(sim.metrics().churn_behind.get(), 0);
+    let (status, metrics) = get_text(&format!("{}/metrics", running.url())).await;
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains(&format!(
+            "\nkubesd_simulator_churn_pod_changes_total {events}\n"
+        )),
+        "{metrics}"
+    );
+    // Stopped, the churn asks for nothing.
+    assert!(metrics.contains("\nkubesd_simulator_churn_asked_pod_changes_per_second 0\n"));
+    running.stop().await;
+}
+
+/// Asked for more than any machine makes (50,000 pod changes a second, at most 500 in a
+/// step of its 1 ms ticks), the churn says so: a warning with both paces, and the windows
+/// behind counted on `/metrics`.
+#[actix_rt::test]
+async fn churn_reports_falling_behind_its_pace() {
+    let logs = Logs::captured();
+    let running = start(config()).await;
+    let sim = running.sim();
+    generate(sim, &ClusterSpec::default()).expect("generate");
+    let pace = ChurnPace {
+        per_second: 50_000,
+        tick: Duration::from_millis(1),
+        report_every: Duration::from_millis(20),
+    };
+    let churn = Churn::new(17, ChurnRates::default()).start(sim.clone(), pace);
+    // Other tests log here too: this churn's warning names its pace.
+    logs.wait_for(&["falls behind its pace", "asked=50000"])
+        .await;
+    churn.stop();
+    let (_, metrics) = get_text(&format!("{}/metrics", running.url())).await;
+    let behind = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("kubesd_simulator_churn_behind_windows_total "))
+        .and_then(|v| v.parse::<u64>().ok());
+    assert!(behind.is_some_and(|n| n >= 1), "{metrics}");
+    running.stop().await;
+}
+
+/// Adds and deletes keep the cluster near its size: over an hour (of paused time) at one
+/// pod change a second, 3,600 changes to 100 pods, the count stays within 5 % of 100 at
+/// every minute, and the endpoints stay consistent.
+#[actix_rt::test]
+async fn churn_keeps_the_pod_count_near_its_size() {
+    tokio::time::pause();
+    let sim = config().simulator();
+    let spec = ClusterSpec {
+        pods: 100,
+        nodes: 4,
+        namespaces: 2,
+        ..ClusterSpec::default()
+    };
+    generate(&sim, &spec).expect("generate");
+    let churn = Churn::new(19, ChurnRates::default()).start(sim.clone(), ChurnPace::per_second(1));
+    let mut counts = Vec::new();
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        counts.push(sim.store().count(Resource::Pods));
+    }
+    churn.stop();
+    assert!(
+        counts.iter().all(|c| (95..=105).contains(c)),
+        "pods each minute: {counts:?}"
+    );
+    assert!(sim.metrics().churn_pod_changes.get() >= 3_590);
+    // Rollouts make a window's changes lumpy at one a second; none is behind for it.
+    assert_eq!(sim.metrics().churn_behind.get(), 0);
+    check_endpoints_consistent(&sim).expect("consistent after an hour of churn");
+    check_owners_resolve(&sim);
 }
 
 /// A streaming list: the current state as ADDED events, the bookmark annotated

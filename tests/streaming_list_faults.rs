@@ -12,9 +12,10 @@ mod support;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kubesd::metrics::{METRICS, RequestError};
+use kubesd::metrics::{Metrics, RequestError};
 use kubesd::model::Role;
 use kubesd::simulator::{Resource, protobuf};
 use kubesd::{Discovery, EngineOptions, SdConfig};
@@ -67,6 +68,9 @@ enum Fault {
     MostlyRejected,
     /// Distinct new objects without end, never the bookmark.
     Endless,
+    /// A plain watch: an `ADDED` event, then a `MODIFIED` one before any bookmark, as
+    /// a server (or a proxy in between) that ignores `sendInitialEvents` answers.
+    PlainWatch,
 }
 
 fn pod(name: &str, ip: &str, rv: u64) -> Value {
@@ -225,6 +229,10 @@ impl World {
                 self.stream(events, Duration::from_millis(400))
             }
             Fault::Endless => self.endless(),
+            Fault::PlainWatch => {
+                let events = vec![added(&self.pods[0]), self.event("MODIFIED", &self.pods[0])];
+                self.stream(events, Duration::from_millis(400))
+            }
         }
     }
 
@@ -349,8 +357,8 @@ fn busiest_window(requests: &[Request]) -> usize {
 }
 
 /// One fault in one encoding, from the first sync to the server healing; the fake's
-/// URL and world, for what a test checks more.
-async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>) {
+/// URL and world, and the engine's metrics, for what a test checks more.
+async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>, Arc<Metrics>) {
     let what = format!("{fault:?} in {wire:?}");
     let world = Rc::new(RefCell::new(World::new(wire, fault)));
     let answering = Rc::clone(&world);
@@ -412,7 +420,7 @@ async fn scenario(fault: Fault, wire: Wire) -> (String, Rc<RefCell<World>>) {
         actix_rt::time::sleep(Duration::from_millis(20)).await;
     }
     sub.stop().await;
-    (api.url.clone(), world)
+    (api.url.clone(), world, Arc::clone(discovery.metrics()))
 }
 
 #[actix_rt::test]
@@ -471,8 +479,8 @@ async fn initial_events_mostly_rejected_are_refused_whole_and_listed() {
 async fn endless_initial_events_end_at_the_object_cap_and_are_listed() {
     support::init_logs();
     for wire in [Wire::Json, Wire::Protobuf] {
-        let (url, world) = scenario(Fault::Endless, wire).await;
-        let role = METRICS.api_server(&url);
+        let (url, world, metrics) = scenario(Fault::Endless, wire).await;
+        let role = metrics.api_server(&url);
         let bad_bodies = role
             .role(Role::Pod)
             .request_errors
@@ -515,6 +523,87 @@ async fn list_mode_list_never_asks_for_a_streaming_list() {
                     && !r.target.starts_with("/version")),
             "{wire:?}: {requests:?}"
         );
+        sub.stop().await;
+    }
+}
+
+/// Waits (at most `within`) until `api` has a request since `since` that `wanted` picks.
+async fn a_request(
+    api: &FakeApi,
+    since: Instant,
+    within: Duration,
+    wanted: impl Fn(&Request) -> bool,
+) {
+    let started = Instant::now();
+    while !api.requests_since(since).iter().any(&wanted) {
+        assert!(
+            started.elapsed() < within,
+            "no such request within {within:?}"
+        );
+        actix_rt::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A server that served a streaming list, and then answers one with a plain watch (a
+/// proxy in between that drops `sendInitialEvents`): the URL lists with LIST while it
+/// does, the last good targets served, and once the server serves them again it gets
+/// a streaming list at the first relist after a healthy watch. Streaming lists are off
+/// for good only where the server never served one.
+#[actix_rt::test]
+async fn a_server_that_served_a_streaming_list_gets_one_again_after_a_plain_watch() {
+    support::init_logs();
+    for wire in [Wire::Json, Wire::Protobuf] {
+        let world = Rc::new(RefCell::new(World::new(wire, Fault::PlainWatch)));
+        world.borrow_mut().fault = None;
+        let answering = Rc::clone(&world);
+        let api = FakeApi::start(move |r| answering.borrow().answer(r)).await;
+        let discovery = Discovery::start(options());
+        let config = SdConfig::new(Role::Pod, &api.url);
+        let sub = discovery
+            .subscribe(&config, support::keep_all)
+            .await
+            .expect("subscribes");
+        actix_rt::time::timeout(CAP * 4, sub.synced())
+            .await
+            .expect("synced");
+        assert_eq!(support::addresses(&sub).await, OLD, "{wire:?}");
+        let is_list = |r: &Request| !r.is_watch() && !r.target.starts_with("/version");
+        assert!(
+            !api.requests().iter().any(is_list),
+            "{wire:?}: synced through a streaming list"
+        );
+
+        // Healthy, then streaming lists are answered with plain watches and watches
+        // with 410: the URL lists with LIST.
+        actix_rt::time::sleep(Duration::from_millis(300)).await;
+        let fault = Instant::now();
+        world.borrow_mut().fault = Some(Fault::PlainWatch);
+        world.borrow_mut().gone_watches = true;
+        a_request(&api, fault, CAP * 10, is_list).await;
+        assert_eq!(
+            support::addresses(&sub).await,
+            OLD,
+            "{wire:?}: last good targets"
+        );
+
+        // The server heals: new pods come through LIST and watch; once the watch has
+        // been healthy, the next relist (forced by a 410) is a streaming list again.
+        world.borrow_mut().heal();
+        let healed = Instant::now();
+        while support::addresses(&sub).await != NEW {
+            assert!(
+                healed.elapsed() < CAP * 10,
+                "{wire:?}: the new targets did not come"
+            );
+            actix_rt::time::sleep(Duration::from_millis(20)).await;
+        }
+        actix_rt::time::sleep(Duration::from_millis(300)).await;
+        let relist = Instant::now();
+        world.borrow_mut().gone_watches = true;
+        a_request(&api, relist, CAP * 10, |r| {
+            r.target.contains("sendInitialEvents=true")
+        })
+        .await;
         sub.stop().await;
     }
 }

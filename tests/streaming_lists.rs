@@ -7,7 +7,7 @@
 mod support;
 
 use kubesd::config::ListMode;
-use kubesd::metrics::{ListMethod, METRICS};
+use kubesd::metrics::{ListMethod, Metrics};
 use kubesd::model::Role;
 use kubesd::simulator::{
     Churn, ChurnRates, ClusterSpec, SimulatedCluster, Simulator, StreamingLists,
@@ -45,8 +45,8 @@ fn jobs(url: &str) -> Vec<SdConfig> {
 }
 
 /// URL watchers of `url` that list with `method` now, over every role.
-fn watchers_listing(url: &str, method: ListMethod) -> i64 {
-    let server = METRICS.api_server(url);
+fn watchers_listing(metrics: &Metrics, url: &str, method: ListMethod) -> i64 {
+    let server = metrics.api_server(url);
     Role::ALL
         .into_iter()
         .map(|role| server.role(role).list_mode.get(method))
@@ -54,8 +54,8 @@ fn watchers_listing(url: &str, method: ListMethod) -> i64 {
 }
 
 /// 410s met at `url`, over every role.
-fn gone_at(url: &str) -> u64 {
-    let server = METRICS.api_server(url);
+fn gone_at(metrics: &Metrics, url: &str) -> u64 {
+    let server = metrics.api_server(url);
     Role::ALL
         .into_iter()
         .map(|role| server.role(role).gone.get())
@@ -63,11 +63,11 @@ fn gone_at(url: &str) -> u64 {
 }
 
 /// Answers every watch request with 410 until one was met, so that the URLs relist.
-async fn force_410(running: &SimulatedCluster) {
-    let before = gone_at(&running.url());
+async fn force_410(metrics: &Metrics, running: &SimulatedCluster) {
+    let before = gone_at(metrics, &running.url());
     running.sim().faults().gone_next_watches(u32::MAX);
     running.sim().drop_watches(false);
-    while gone_at(&running.url()) == before {
+    while gone_at(metrics, &running.url()) == before {
         actix_rt::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     running.sim().faults().gone_next_watches(0);
@@ -102,8 +102,9 @@ async fn every_role_and_attachment_gives_the_same_targets_streamed_as_listed() {
     let streaming = Discovery::start(options(ListMode::Stream));
     let streamed = subscribe_all(&streaming, &jobs).await;
     assert!(sim.faults().streaming_list_requests() > 0);
-    assert!(watchers_listing(&running.url(), ListMethod::Streaming) > 0);
-    assert!(watchers_listing(&running.url(), ListMethod::List) > 0);
+    let url = running.url();
+    assert!(watchers_listing(streaming.metrics(), &url, ListMethod::Streaming) > 0);
+    assert!(watchers_listing(listing.metrics(), &url, ListMethod::List) > 0);
     for ((a, b), config) in listed.iter().zip(&streamed).zip(&jobs) {
         let (a, b) = (actual(a).await, actual(b).await);
         assert!(
@@ -137,13 +138,13 @@ async fn falls_back_and_remembers(seed: u64, mode: StreamingLists) {
     let asked = sim.faults().streaming_list_requests();
     assert!(asked > 0, "{mode:?}: a streaming list was tried");
     assert_eq!(
-        watchers_listing(&running.url(), ListMethod::Streaming),
+        watchers_listing(discovery.metrics(), &running.url(), ListMethod::Streaming),
         0,
         "{mode:?}: every URL fell back"
     );
     // Served from now on, but the watchers remember: their relists after a 410 LIST.
     sim.faults().set_streaming_lists(StreamingLists::Served);
-    force_410(&running).await;
+    force_410(discovery.metrics(), &running).await;
     let mut churn = Churn::new(seed, ChurnRates::default());
     churn.step(sim, 20).expect("churn");
     converge_all(&subs, sim, &jobs, &format!("{mode:?}, after a 410")).await;
@@ -180,7 +181,7 @@ async fn a_410_relists_through_a_streaming_list() {
     let subs = subscribe_all(&discovery, &jobs).await;
     let asked = sim.faults().streaming_list_requests();
     // The watch is cut and its reconnect answered 410: the URL is listed again.
-    force_410(&running).await;
+    force_410(discovery.metrics(), &running).await;
     let mut churn = Churn::new(3051, ChurnRates::default());
     churn.step(sim, 20).expect("churn");
     converge_all(&subs, sim, &jobs, "after a 410").await;
@@ -191,7 +192,7 @@ async fn a_410_relists_through_a_streaming_list() {
     // A streaming list that met the 410 too was followed by a LIST; streaming lists
     // come back once the watch is healthy.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while watchers_listing(&running.url(), ListMethod::Streaming) == 0 {
+    while watchers_listing(discovery.metrics(), &running.url(), ListMethod::Streaming) == 0 {
         assert!(
             std::time::Instant::now() < deadline,
             "streaming lists came back"
@@ -315,7 +316,7 @@ async fn a_410_event_and_the_streams_end_read_together_relist_streaming() {
             .all(|t| t.contains("sendInitialEvents=true")),
         "no LIST: {requests:?}"
     );
-    assert!(watchers_listing(&api.url, ListMethod::Streaming) > 0);
+    assert!(watchers_listing(discovery.metrics(), &api.url, ListMethod::Streaming) > 0);
     sub.stop().await;
 }
 

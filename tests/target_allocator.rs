@@ -10,7 +10,8 @@
 //! computes; served with every label (`--allocator.keep-unread-labels`) they relabel
 //! to the same. Inline secrets in `/scrape_configs` are redacted but to a client whose
 //! TLS client certificate the web config's client CA verified; an unknown collector
-//! gets `[]`.
+//! gets `[]`; without `collector_id`, every collector's share; `/jobs` lists the jobs
+//! with targets.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -183,6 +184,8 @@ async fn start(labels: CollectorLabels) -> Running {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
@@ -272,11 +275,11 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
     );
     for (job, c) in &configs {
         assert_eq!(c["basic_auth"]["password"], "<secret>", "{job}");
-        assert!(c.get("kubernetes_sd_configs").is_none(), "{job}");
+        // As Prometheus fills a job in: the collector takes no default of its own.
+        assert_eq!(c["scrape_interval"], "30s", "{job}");
+        assert_eq!(c["metrics_path"], "/metrics", "{job}");
+        assert_eq!(c["kubernetes_sd_configs"][0]["role"], "pod", "{job}");
     }
-    let (_, body) = get(&client, &format!("{base}/jobs")).await;
-    let links: Value = serde_json::from_slice(&body).expect("JSON");
-    assert_eq!(links["job-1"]["_link"], "/jobs/job-1/targets");
 
     // Each share relabels to its member view, though it carries only the `__meta_*`
     // labels a rule of its job reads: the pods' uid, read by one job's `labelmap`
@@ -297,19 +300,106 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
     }
     assert_eq!(pruned, served.len() - 1, "{served:?}");
 
-    // An unknown collector gets an empty list; a missing collector_id is a 400.
-    let (status, body) = get(
-        &client,
-        &format!("{base}/jobs/job-0/targets?collector_id=nobody"),
-    )
-    .await;
-    assert_eq!((status, body.as_slice()), (200, b"[]".as_slice()));
-    let (status, _) = get(&client, &format!("{base}/jobs/job-0/targets")).await;
-    assert_eq!(status, 400);
+    // Every job has targets now, and is listed.
+    let (_, body) = get(&client, &format!("{base}/jobs")).await;
+    let links: Value = serde_json::from_slice(&body).expect("JSON");
+    for job in configs.keys() {
+        assert_eq!(links[job]["_link"], format!("/jobs/{job}/targets"));
+    }
+
+    // An unknown collector, or an empty `collector_id`, gets an empty list.
+    for id in ["nobody", ""] {
+        let path = format!("{base}/jobs/job-0/targets?collector_id={id}");
+        let (status, body) = get(&client, &path).await;
+        assert_eq!((status, body.as_slice()), (200, b"[]".as_slice()), "{id:?}");
+    }
+    // Without `collector_id`, every collector's share keyed by its name, as the
+    // allocator's `GetAllTargetsByJob` answers: `{"<id>": {"_link":
+    // "/debug/jobs/<url.QueryEscape(job)>/targets?collector_id=<id>", "targets":
+    // <what ?collector_id=<id> answers>}}`.
+    let (status, body) = get(&client, &format!("{base}/jobs/job-0/targets")).await;
+    assert_eq!(status, 200);
+    let every: Value = serde_json::from_slice(&body).expect("JSON");
+    let mut want = serde_json::Map::new();
+    for member in MEMBERS {
+        let path = format!("{base}/jobs/job-0/targets?collector_id={member}");
+        let (_, share) = get(&client, &path).await;
+        let share: Value = serde_json::from_slice(&share).expect("JSON");
+        assert!(share.as_array().is_some_and(|s| !s.is_empty()), "{member}");
+        let link = format!("/debug/jobs/job-0/targets?collector_id={member}");
+        want.insert(member.into(), json!({"_link": link, "targets": share}));
+    }
+    assert_eq!(every, Value::Object(want));
 
     handle.stop(false).await;
     jobs.stop_all().await;
     cluster.stop().await;
+}
+
+/// `/jobs` lists a job only while it has a target, as the allocator lists the jobs of
+/// the targets it holds (`JobsHandler` walks `TargetItems()`); `/scrape_configs`
+/// serves every job.
+#[actix_rt::test]
+async fn jobs_lists_only_the_jobs_that_have_targets() {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 4,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(5, spec).await.expect("cluster");
+    let url = running.url();
+    let text = format!(
+        "scrape_configs:
+  - job_name: nodes
+    kubernetes_sd_configs: [{{role: node, api_server: '{url}'}}]
+  - job_name: all dropped
+    kubernetes_sd_configs: [{{role: node, api_server: '{url}'}}]
+    relabel_configs: [{{source_labels: [__address__], regex: '.+', action: drop}}]
+"
+    );
+    let config = parse_config(&text, Path::new("ta.yml")).expect("config loads");
+    let mut jobs = JobSet::new(
+        Discovery::start(SimulatedCluster::engine_options()),
+        JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+            publish_interval: Duration::ZERO,
+        },
+        Arc::new(RwLock::new(BTreeMap::new())),
+    );
+    jobs.apply(&config).await.expect("starts");
+    for (name, job) in jobs.jobs() {
+        let mut polls = 0;
+        while !job.status().synced {
+            polls += 1;
+            assert!(polls < 4_000, "job {name} never synced");
+            actix_rt::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    let state = Arc::new(ServiceState {
+        jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
+        reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
+    });
+    let (server, bound) =
+        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
+    let handle = server.handle();
+    actix_rt::spawn(server);
+    let client = awc::Client::default();
+    let (_, body) = get(&client, &format!("http://{bound}/jobs")).await;
+    let links: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(links, json!({"nodes": {"_link": "/jobs/nodes/targets"}}));
+    let (_, body) = get(&client, &format!("http://{bound}/scrape_configs")).await;
+    let configs: BTreeMap<String, Value> = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(
+        configs.keys().collect::<Vec<_>>(),
+        ["all dropped", "nodes"],
+        "every job's config"
+    );
+    handle.stop(false).await;
+    jobs.stop_all().await;
+    running.stop().await;
 }
 
 /// Served every discovered label (`--allocator.keep-unread-labels`), the shares hold
@@ -457,7 +547,7 @@ async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
         ),
     )
     .expect("web config");
-    let guard = WebGuard::load(&web, false).expect("web config loads");
+    let guard = WebGuard::load(&web, false, Default::default()).expect("web config loads");
     let entry: serde_norway::Value = serde_norway::from_str(
         "{job_name: job-0, basic_auth: {username: u, password: hunter0}, kubernetes_sd_configs: [{role: pod}]}",
     )
@@ -466,6 +556,8 @@ async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (server, bound) =
         serve_http("127.0.0.1:0".parse().expect("addr"), state, Some(guard)).expect("listens");

@@ -1,7 +1,8 @@
 //! Prometheus' targets API, relabel steps and config on kubesd's listener, and
 //! kubesd's own JSON for its status page, against the simulator: active targets are
-//! what `/sd/{job}` serves, dropped ones are counted in full, each has the rule that
-//! dropped it, and the steps agree with it; secrets never show.
+//! what `/sd/{job}` serves, dropped ones are listed and counted in full (past the
+//! status page's own bound), each has the rule that dropped it, and the steps agree
+//! with it; secrets never show.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use kubesd::Discovery;
 use kubesd::promconfig::parse_config;
+use kubesd::service::api::kubesd_api::DROPPED_TARGETS_LIMIT;
 use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use serde_json::Value;
@@ -56,7 +58,13 @@ async fn start() -> Service {
         pods: 12,
         ..ClusterSpec::default()
     };
-    let cluster = SimulatedCluster::start(SimulatorConfig::default(), &spec)
+    start_with(&spec, config).await
+}
+
+/// `kubesd run` with the config `config` writes for the cluster `spec` describes, once
+/// every job has synced.
+async fn start_with(spec: &ClusterSpec, config: fn(&str) -> String) -> Service {
+    let cluster = SimulatedCluster::start(SimulatorConfig::default(), spec)
         .await
         .expect("cluster starts");
     let loaded = parse_config(&config(&cluster.url()), Path::new("k.yml")).expect("loads");
@@ -80,6 +88,8 @@ async fn start() -> Service {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let addr = "127.0.0.1:0".parse().expect("addr");
     let (server, bound) = serve_http(addr, state, None).expect("listens");
@@ -201,7 +211,7 @@ async fn state_and_pool_filter_as_prometheus_does() {
     let service = start().await;
     let active = service.data("/api/v1/targets?state=active").await;
     assert_eq!(active["droppedTargets"], serde_json::json!([]));
-    assert!(active.get("droppedTargetCounts").is_none());
+    assert_eq!(active["droppedTargetCounts"], Value::Null);
     let pools: BTreeSet<&str> = active["activeTargets"]
         .as_array()
         .expect("active")
@@ -213,9 +223,22 @@ async fn state_and_pool_filter_as_prometheus_does() {
         .data("/api/v1/targets?state=dropped&scrapePool=nodes")
         .await;
     assert_eq!(dropped["activeTargets"], serde_json::json!([]));
+    // Every pool's count, whichever pool is listed.
+    let all = service.data("/api/v1/targets?state=dropped").await;
+    let pods_dropped = &all["droppedTargetCounts"]["pods"];
+    assert!(pods_dropped.as_u64().is_some_and(|n| n > 0), "{all}");
     assert_eq!(dropped["droppedTargetCounts"]["nodes"], 0);
+    assert_eq!(&dropped["droppedTargetCounts"]["pods"], pods_dropped);
     let none = service.data("/api/v1/targets?scrapePool=absent").await;
     assert_eq!(none["activeTargets"], serde_json::json!([]));
+    assert_eq!(&none["droppedTargetCounts"]["pods"], pods_dropped);
+    // A state Prometheus does not know lists nothing.
+    let neither = service.data("/api/v1/targets?state=unknown").await;
+    assert_eq!(
+        (&neither["activeTargets"], &neither["droppedTargets"]),
+        (&serde_json::json!([]), &serde_json::json!([]))
+    );
+    assert_eq!(neither["droppedTargetCounts"], Value::Null);
 
     let (status, body) = service
         .get("/api/v1/targets/relabel_steps?labels=%7B%7D")
@@ -264,6 +287,57 @@ async fn kubesd_targets_filter_and_bound_and_count_all() {
     );
     let (status, _) = service.get("/api/v1/kubesd/targets?filter=a%3D~(").await;
     assert_eq!(status, 400, "a bad regex");
+    service.stop().await;
+}
+
+/// A pod job whose rule drops every target.
+fn all_dropped(url: &str) -> String {
+    format!(
+        r#"scrape_configs:
+  - job_name: dropped
+    kubernetes_sd_configs: [{{role: pod, api_server: {url:?}}}]
+    relabel_configs: [{{source_labels: [__address__], regex: '.+', action: drop}}]
+"#
+    )
+}
+
+/// A pool with more dropped targets than the status page lists: `/api/v1/targets`
+/// lists every one, as Prometheus does, while the status page's own answer lists
+/// `DROPPED_TARGETS_LIMIT` of them and counts them all.
+#[actix_rt::test]
+async fn every_dropped_target_is_listed_past_the_status_pages_bound() {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 500,
+        ..ClusterSpec::default()
+    };
+    let service = start_with(&spec, all_dropped).await;
+    let prometheus = service
+        .data("/api/v1/targets?state=dropped&scrapePool=dropped")
+        .await;
+    let total = prometheus["droppedTargetCounts"]["dropped"]
+        .as_u64()
+        .expect("a count") as usize;
+    assert!(
+        total > DROPPED_TARGETS_LIMIT,
+        "{total} dropped targets: too few"
+    );
+    let listed = prometheus["droppedTargets"].as_array().expect("dropped");
+    let distinct: BTreeSet<String> = listed
+        .iter()
+        .map(|t| t["discoveredLabels"].to_string())
+        .collect();
+    assert_eq!((listed.len(), distinct.len()), (total, total));
+    let all = service.data("/api/v1/targets").await;
+    assert_eq!(all["droppedTargets"].as_array().map(Vec::len), Some(total));
+    let page = service
+        .data("/api/v1/kubesd/targets?scrapePool=dropped&state=dropped")
+        .await;
+    assert_eq!(
+        page["droppedTargets"].as_array().map(Vec::len),
+        Some(DROPPED_TARGETS_LIMIT)
+    );
+    assert_eq!(page["droppedTargetCounts"]["dropped"], total);
     service.stop().await;
 }
 

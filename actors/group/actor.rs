@@ -24,7 +24,6 @@ use crate::messages::{
     FlushDirty, FlushReport, FlusherMembership, StopWatcher, Subscribe, TargetChange, Unsubscribe,
     UrlId, WatcherOutput,
 };
-use crate::metrics::METRICS;
 use crate::model::{Object, Role};
 use crate::url_watcher::UrlError;
 use crate::wire::json::WatchEvent;
@@ -59,10 +58,10 @@ impl GroupWatcher {
             tracing::info_span!("group", id = setup.id, api_server = %setup.key.endpoint.base_url);
         let (options, semantics) = (&setup.options, setup.key.semantics);
         GroupWatcher {
-            store: Store::new(METRICS.api_server(&setup.key.endpoint.base_url)),
+            store: Store::new(setup.metrics.api_server(&setup.key.endpoint.base_url)),
             labeller: Labeller::new(semantics),
             urls: Urls::new(semantics),
-            subscribers: Subscribers::new(options.subscriber_in_flight),
+            subscribers: Subscribers::new(options.subscriber_in_flight, Arc::clone(&setup.metrics)),
             lists: ListAssembly::default(),
             pace: FlushPace::new(options.flush_soon_delay, options.flush_soon_max),
             setup,
@@ -88,7 +87,11 @@ impl GroupWatcher {
         if changes.is_empty() && !force {
             return;
         }
-        METRICS.engine.target_updates.add(changes.len() as u64);
+        self.setup
+            .metrics
+            .engine
+            .target_updates
+            .add(changes.len() as u64);
         let synced = self.labeller.variants().synced(variant);
         let bound = Backlog::bound(self.store.len(role));
         let batch: Arc<[TargetChange]> = changes.into();
@@ -123,8 +126,12 @@ impl GroupWatcher {
             self.push(to, changes, false, start);
         }
         let (recomputed, took) = (flushed.recomputed, start.elapsed());
-        METRICS.engine.flushes.inc();
-        METRICS.engine.flush_recomputed.add(recomputed as u64);
+        self.setup.metrics.engine.flushes.inc();
+        self.setup
+            .metrics
+            .engine
+            .flush_recomputed
+            .add(recomputed as u64);
         FlushReport { recomputed, took }
     }
 
@@ -251,7 +258,7 @@ impl Actor for GroupWatcher {
         if let Some(answered) = self.subscribers.answered() {
             ctx.add_stream(answered);
         }
-        METRICS.engine.groups.inc();
+        self.setup.metrics.engine.groups.inc();
         self.setup.flusher.do_send(FlusherMembership::Join(
             self.setup.id,
             ctx.address().recipient(),
@@ -268,7 +275,7 @@ impl Actor for GroupWatcher {
         self.setup
             .flusher
             .do_send(FlusherMembership::Leave(self.setup.id));
-        METRICS.engine.groups.dec();
+        self.setup.metrics.engine.groups.dec();
         info!(parent: &self.span, "group stopped");
     }
 }

@@ -14,8 +14,8 @@ use crate::backlog::{SlotSet, for_latest_per_slot};
 use crate::group::{GroupKey, WatcherFactory, WatcherLink};
 use crate::http::ApiEndpoint;
 use crate::messages::{
-    FlushDirty, FlusherMembership, StopWatcher, Subscribe, SubscriberId, SubscriberLink,
-    TargetsCaughtUp, TargetsChanged, TargetsReplaced, Unsubscribe, UrlId, WatcherOutput,
+    FlushDirty, FlusherMembership, Push, StopWatcher, Subscribe, SubscriberId, SubscriberLink,
+    TargetChange, TargetsPush, Unsubscribe, UrlId, WatcherOutput,
 };
 use crate::model::{Object, Role};
 use crate::registry::{GroupEntry, Registry};
@@ -72,28 +72,31 @@ impl Actor for Recorder {
     type Context = Context<Self>;
 }
 
-impl Handler<TargetsChanged> for Recorder {
+impl Handler<TargetsPush> for Recorder {
     type Result = ResponseFuture<()>;
-    fn handle(&mut self, m: TargetsChanged, _: &mut Context<Self>) -> Self::Result {
-        self.note_zones(&m.changes);
-        let changes = m
-            .changes
-            .iter()
-            .map(|c| (c.key.to_string(), c.targets.as_ref().map_or(0, |t| t.len())))
-            .collect();
-        self.got
-            .lock()
-            .unwrap()
-            .push(Got::Changed(changes, m.synced));
+    fn handle(&mut self, m: TargetsPush, _: &mut Context<Self>) -> Self::Result {
+        match m.push {
+            Push::Changed(changes) => self.changed(&changes, m.synced),
+            Push::CaughtUp(batches) => self.caught_up(&batches, m.synced),
+            Push::Replaced(targets) => self.replaced(&targets, m.synced),
+        }
         self.reply()
     }
 }
 
-impl Handler<TargetsCaughtUp> for Recorder {
-    type Result = ResponseFuture<()>;
-    fn handle(&mut self, m: TargetsCaughtUp, _: &mut Context<Self>) -> Self::Result {
+impl Recorder {
+    fn changed(&mut self, changes: &[TargetChange], synced: bool) {
+        self.note_zones(changes);
+        let changes = changes
+            .iter()
+            .map(|c| (c.key.to_string(), c.targets.as_ref().map_or(0, |t| t.len())))
+            .collect();
+        self.got.lock().unwrap().push(Got::Changed(changes, synced));
+    }
+
+    fn caught_up(&mut self, batches: &[Arc<[TargetChange]>], synced: bool) {
         let mut latest = Vec::new();
-        for_latest_per_slot(&m.batches, &mut SlotSet::default(), |c| {
+        for_latest_per_slot(batches, &mut SlotSet::default(), |c| {
             latest.push((
                 c.key.to_string(),
                 c.slot.0,
@@ -104,19 +107,14 @@ impl Handler<TargetsCaughtUp> for Recorder {
         self.got
             .lock()
             .unwrap()
-            .push(Got::CaughtUp(latest, m.synced, m.batches.len()));
-        self.reply()
+            .push(Got::CaughtUp(latest, synced, batches.len()));
     }
-}
 
-impl Handler<TargetsReplaced> for Recorder {
-    type Result = ResponseFuture<()>;
-    fn handle(&mut self, m: TargetsReplaced, _: &mut Context<Self>) -> Self::Result {
-        self.note_zones(&m.targets);
-        let mut keys: Vec<String> = m.targets.iter().map(|c| c.key.to_string()).collect();
+    fn replaced(&mut self, targets: &[TargetChange], synced: bool) {
+        self.note_zones(targets);
+        let mut keys: Vec<String> = targets.iter().map(|c| c.key.to_string()).collect();
         keys.sort();
-        let mut values: Vec<String> = m
-            .targets
+        let mut values: Vec<String> = targets
             .iter()
             .map(|c| {
                 let (k, t) = (&c.key, c.targets.as_deref().unwrap_or_default());
@@ -130,8 +128,7 @@ impl Handler<TargetsReplaced> for Recorder {
         self.got
             .lock()
             .unwrap()
-            .push(Got::Replaced(keys, m.synced, values));
-        self.reply()
+            .push(Got::Replaced(keys, synced, values));
     }
 }
 
@@ -206,7 +203,8 @@ fn start_with(options: crate::config::EngineOptions) -> Harness {
         tls: None,
         start_watcher: factory,
         flusher: NullFlusher.start().recipient(),
-        registry: Arc::clone(&registry),
+        registry: registry.clone(),
+        metrics: Arc::default(),
     };
     let group = GroupWatcher::new(setup).start();
     registry.get_or_start(&key(), || GroupEntry {
@@ -268,9 +266,7 @@ async fn subscribe_attaching(
     .start();
     let link = SubscriberLink {
         id: SubscriberId(id),
-        changed: rec.clone().recipient(),
-        replaced: rec.clone().recipient(),
-        caught_up: rec.recipient(),
+        push: rec.recipient(),
     };
     let variant = TargetVariant::new(role, attach);
     h.group.send(Subscribe { variant, link }).await.unwrap();

@@ -10,7 +10,7 @@
 //! holds them back in a [`Backlog`] (a pointer per batch, compacted to the latest
 //! change per object when it outgrows [`Backlog::bound`], so bounded by the number of
 //! objects, not of events). Once every permit is back the subscriber gets the whole
-//! backlog in one message ([`TargetsCaughtUp`]). Other subscribers are never held up,
+//! backlog in one message ([`crate::messages::Push::CaughtUp`]). Other subscribers are never held up,
 //! and nothing travels upstream but the replies.
 
 use std::sync::Arc;
@@ -20,10 +20,7 @@ use futures_util::stream::Stream;
 use tokio::sync::mpsc;
 
 use crate::backlog::Backlog;
-use crate::messages::{
-    SubscriberId, SubscriberLink, TargetChange, TargetsCaughtUp, TargetsChanged, TargetsReplaced,
-};
-use crate::metrics::METRICS;
+use crate::messages::{SubscriberId, SubscriberLink, TargetChange, TargetsPush};
 use crate::model::Role;
 use crate::window::{InOrder, Permit, Window};
 
@@ -112,7 +109,7 @@ impl SubscriberSlot {
     /// Sends the full set of targets, replacing what the subscriber had.
     pub fn replace(&mut self, targets: Arc<[TargetChange]>, synced: bool) {
         self.backlog = None;
-        let reply = self.link.replaced.send(TargetsReplaced { targets, synced });
+        let reply = self.link.push.send(TargetsPush::replaced(targets, synced));
         let permits = self.with_unawaited(self.window.try_permit());
         self.replies.push(reply, permits);
     }
@@ -121,7 +118,7 @@ impl SubscriberSlot {
     /// how many changes its backlog may hold before it is compacted
     /// ([`Backlog::bound`]). `received` is when the group received the batch's events.
     /// When the slot starts holding batches back, `answered` will say when the
-    /// subscriber has answered everything (as `from`).
+    /// subscriber has answered everything (as `from`), and it returns true.
     pub fn push(
         &mut self,
         batch: &Arc<[TargetChange]>,
@@ -130,35 +127,31 @@ impl SubscriberSlot {
         bound: usize,
         answered: &AnsweredAll,
         from: ReplyFrom,
-    ) {
+    ) -> bool {
         if let Some(backlog) = &mut self.backlog {
             backlog.push(batch);
             if backlog.changes() > bound {
                 backlog.compact();
             }
-            return;
+            return false;
         }
         let Some(permit) = self.window.try_permit() else {
-            METRICS.engine.subscriber_coalesced.inc();
             let mut backlog = Backlog::new(received);
             backlog.push(batch);
             self.backlog = Some(backlog);
             answered.watch(from, &self.window);
-            return;
+            return true;
         };
-        let changes = TargetsChanged {
-            changes: Arc::clone(batch),
-            synced,
-            received,
-        };
+        let changes = TargetsPush::changed(Arc::clone(batch), synced, received);
         let permits = self.with_unawaited(Some(permit));
         let count = permits.as_ref().map_or(0, Permit::num_permits);
         if count < AWAIT_EVERY && !self.window.is_full() {
-            self.link.changed.do_send(changes);
+            self.link.push.do_send(changes);
             self.unawaited = permits;
         } else {
-            self.replies.push(self.link.changed.send(changes), permits);
+            self.replies.push(self.link.push.send(changes), permits);
         }
+        false
     }
 
     /// `permit` with those of the messages sent since the last awaited reply.
@@ -177,11 +170,9 @@ impl SubscriberSlot {
         let Some(backlog) = self.backlog.take() else {
             return;
         };
-        let reply = self.link.caught_up.send(TargetsCaughtUp {
-            received: backlog.received(),
-            batches: backlog.into_batches(),
-            synced,
-        });
+        let received = backlog.received();
+        let caught_up = TargetsPush::caught_up(backlog.into_batches(), synced, received);
+        let reply = self.link.push.send(caught_up);
         let permits = self.with_unawaited(self.window.try_permit());
         self.replies.push(reply, permits);
     }

@@ -24,5 +24,5 @@ mod waiting;
 
 pub use actor::GroupWatcher;
 pub use key::GroupKey;
-pub use setup::{GroupSetup, WatcherFactory, WatcherLink, watchers_on};
+pub use setup::{GroupDirectory, GroupSetup, WatcherFactory, WatcherLink, watchers_on};
 pub use variant::{TargetVariant, VariantId};

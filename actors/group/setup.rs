@@ -9,7 +9,7 @@ use super::key::GroupKey;
 use crate::api::ResourceUrl;
 use crate::config::EngineOptions;
 use crate::messages::{FlusherMembership, StopWatcher, UrlId, WatcherOutput};
-use crate::registry::Registry;
+use crate::metrics::Metrics;
 use crate::url_watcher::{UrlWatcher, UrlWatcherSetup};
 
 /// Everything a group needs to start.
@@ -26,8 +26,10 @@ pub struct GroupSetup {
     pub start_watcher: WatcherFactory,
     /// The dirty flusher, to join and leave.
     pub flusher: Recipient<FlusherMembership>,
-    /// The registry, to leave when stopping.
-    pub registry: Arc<Registry>,
+    /// Where the group takes itself off when it stops (the engine's registry).
+    pub registry: Arc<dyn GroupDirectory>,
+    /// The engine's metrics, which the group and its watchers count in.
+    pub metrics: Arc<Metrics>,
 }
 
 impl GroupSetup {
@@ -44,10 +46,19 @@ impl GroupSetup {
             endpoint: self.key.endpoint.clone(),
             tls: self.tls.clone(),
             options: self.options.clone(),
+            metrics: self.metrics.api_server(&self.key.endpoint.base_url),
             group,
             group_id: self.id,
         })
     }
+}
+
+/// Where running groups are found by key: a stopping group takes itself off, so that
+/// the next subscriber of its key starts a new one. (The engine's `Registry`; the group
+/// knows it only by this, so that the registry may name the group's actor.)
+pub trait GroupDirectory: Send + Sync {
+    /// Forgets group `id` of `key`, unless another group has taken the key since.
+    fn remove(&self, key: &GroupKey, id: u64);
 }
 
 /// Starts URL watchers: on the engine's watcher arbiter in production

@@ -13,6 +13,7 @@ use futures_util::stream::Stream;
 use super::fanout::{AnsweredAll, ReplyFrom, SubscriberSlot};
 use super::variant::{TargetVariant, VariantId};
 use crate::messages::{SubscriberId, SubscriberLink, TargetChange};
+use crate::metrics::Metrics;
 use crate::model::Role;
 
 /// A registered subscriber: the variant it asked for, and its slot.
@@ -31,6 +32,8 @@ pub struct Subscribers {
     scheduled: bool,
     /// How many messages each subscriber may leave unanswered.
     in_flight: usize,
+    /// Where a slot's holding batches back is counted.
+    metrics: Arc<Metrics>,
     /// Says when a subscriber it holds batches back for has answered every message,
     /// which makes it due its backlog.
     answered: AnsweredAll,
@@ -38,8 +41,9 @@ pub struct Subscribers {
 
 impl Subscribers {
     /// No subscriber yet; each will be allowed `in_flight` unanswered messages.
-    pub fn new(in_flight: usize) -> Subscribers {
+    pub fn new(in_flight: usize, metrics: Arc<Metrics>) -> Subscribers {
         Subscribers {
+            metrics,
             by_role: HashMap::new(),
             pending: Vec::new(),
             scheduled: false,
@@ -101,8 +105,12 @@ impl Subscribers {
             }
             let id = s.slot.link.id;
             let from = ReplyFrom { role, index, id };
-            s.slot
+            let held = s
+                .slot
                 .push(batch, synced, received, bound, &self.answered, from);
+            if held {
+                self.metrics.engine.subscriber_coalesced.inc();
+            }
         }
     }
 

@@ -210,7 +210,7 @@ mod tests {
     use crate::http::ApiEndpoint;
     use crate::metrics::ListMethod;
     use crate::targets::AttachMetadata;
-    use crate::url_watcher::machine::Step;
+    use crate::url_watcher::Step;
     use crate::url_watcher::{UrlPhase, UrlProblem};
 
     fn key(namespaces: &[&str]) -> GroupKey {

@@ -117,8 +117,8 @@ mod tests {
     use super::*;
     use crate::model::Role;
     use crate::targets::AttachMetadata;
+    use crate::url_watcher::Step;
     use crate::url_watcher::UrlProblem;
-    use crate::url_watcher::machine::Step;
 
     fn variant(role: Role) -> TargetVariant {
         TargetVariant::new(role, AttachMetadata::default())

@@ -1,35 +1,46 @@
 //! Talking to the API server: where it is (explicit or in-cluster), how to authenticate
 //! (tokens re-read when their file changes, basic auth, OAuth 2.0, client
 //! certificates, kubeconfig credential plugins), TLS, `http_headers`, proxies (HTTP
-//! CONNECT tunnels), and the awc client the URL watchers use.
+//! CONNECT tunnels), and the client the URL watchers use: [`ApiClient`], which answers
+//! each LIST attempt and watch with a stream of decoded items.
 //!
 //! This is the I/O half of talking to the API server, kept out of `kubesd-core` as
 //! kube-rs keeps `kube-client` out of `kube-core`: what can be decided from the config
 //! alone (which proxy, `no_proxy`, whether headers are valid) is the core's
 //! ([`crate::config`]), and re-exported here under the names it has always had.
 
+mod api_client;
 mod credentials;
 mod endpoint;
 mod exec_plugin;
 mod exec_source;
+mod failure;
 mod headers;
+mod initial_events;
+mod list_reader;
+mod list_requests;
 mod oauth2;
 mod proxy;
+mod received;
 mod tls;
 mod user_agent;
+mod watch_reader;
 
+pub use api_client::{ApiClient, ClientSetup};
 pub use credentials::{Credentials, CredentialsError};
 pub use endpoint::{
     ApiEndpoint, IN_CLUSTER_CA_FILE, IN_CLUSTER_TOKEN_FILE, resolve_endpoint, resolve_endpoint_with,
 };
 pub use exec_plugin::{PluginCredential, PluginError, PluginProblem, run_plugin};
 pub use exec_source::{ExecClientCert, ExecHeader, ExecSource};
+pub use failure::{Failure, status_text, status_words};
 pub use headers::read_http_headers;
 pub use kubesd_core::config::{
     ProxyError, ProxyRoute, bypasses, check_http_headers, check_proxy_url, proxy_for,
 };
 pub use oauth2::TokenSource;
 pub use proxy::{TunnelConnector, open_tunnel};
+pub use received::{Item, ListEnd, Received, Skipped, StreamEnd};
 pub use tls::{TlsError, build_tls_config};
 pub use user_agent::user_agent;
 

@@ -1,12 +1,34 @@
 //! What an embedding agent can know of one watched URL: where its list/watch is, how
 //! it lists and in which encoding, the last problem (typed, with the API server's
-//! message and its time), when it last listed, and how often. The URL watcher keeps it, sends it to its group when it changes, and the
-//! group hands it to the subscriptions whose role needs the URL.
+//! message, the step it met and its time), when it last listed, and how often. The URL
+//! watcher keeps it, sends it to its group when it changes, and the group hands it to
+//! the subscriptions whose role needs the URL.
 
 use std::time::SystemTime;
 
-use super::machine::Step;
 use crate::metrics::{ListMethod, RejectReason, RequestError, ResponseEncoding, StallReason};
+
+/// The step of the protocol a problem happened in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A LIST request or its body.
+    List,
+    /// A WATCH request or its stream.
+    Watch,
+    /// A streaming list: a WATCH request with `sendInitialEvents`, up to its
+    /// initial-events-end bookmark.
+    StreamingList,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Step::List => "LIST",
+            Step::Watch => "WATCH",
+            Step::StreamingList => "streaming LIST",
+        })
+    }
+}
 
 /// Where one URL's list/watch is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

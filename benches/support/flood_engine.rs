@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use kubesd::config::Secret;
-use kubesd::metrics::METRICS;
+use kubesd::metrics::Metrics;
 use kubesd::model::Role;
 use kubesd::targets::AttachMetadata;
 use kubesd::{Discovery, EngineOptions, Labels, SdConfig, Subscription};
@@ -113,11 +113,11 @@ pub async fn pod_run(
         extra: format!(
             "objects/s; {targets} targets at the subscriber; rss before {baseline:.0} MB; \
              permanent strings {:.0} KB",
-            METRICS.engine.permanent_string_bytes.get() as f64 / 1024.0
+            kubesd::model::permanent_string_bytes() as f64 / 1024.0
         ),
     };
     let flood_row = if flood {
-        Some(pod_flood(args, server, &probe, subs, name).await)
+        Some(pod_flood(args, server, &probe, subs, name, discovery.metrics()).await)
     } else {
         None
     };
@@ -185,12 +185,13 @@ pub async fn pod_flood(
     probe: &Probe,
     subs: usize,
     name: &str,
+    metrics: &Metrics,
 ) -> Row {
     let events = args.events;
     probe.expect(events);
-    let coalesced0 = METRICS.engine.subscriber_coalesced.get();
+    let coalesced0 = metrics.engine.subscriber_coalesced.get();
     let meter = Meter::start();
-    let modified0 = METRICS.role_total(Role::Pod, |m| m.events_modified.get());
+    let modified0 = metrics.role_total(Role::Pod, |m| m.events_modified.get());
     server.gate(events);
     let ok = if server.addr.is_some() {
         probe
@@ -198,7 +199,7 @@ pub async fn pod_flood(
             .await
     } else {
         let deadline = Instant::now() + Duration::from_secs(args.timeout_s);
-        while METRICS.role_total(Role::Pod, |m| m.events_modified.get()) - modified0 < events as u64
+        while metrics.role_total(Role::Pod, |m| m.events_modified.get()) - modified0 < events as u64
             && Instant::now() < deadline
         {
             actix_rt::time::sleep(Duration::from_millis(5)).await;
@@ -219,7 +220,7 @@ pub async fn pod_flood(
             "{}{seen} distinct events seen, {:.2} per subscriber; coalesced {}x",
             if ok { "" } else { "TIMED OUT; " },
             seen_total as f64 / subs as f64 / events as f64,
-            METRICS.engine.subscriber_coalesced.get() - coalesced0,
+            metrics.engine.subscriber_coalesced.get() - coalesced0,
         ),
     }
 }
@@ -256,23 +257,23 @@ pub async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
     // must be recomputed.
     actix_rt::time::sleep(Duration::from_millis(args.flush_ms * 2 + 200)).await;
     let (f0, r0) = (
-        METRICS.engine.flushes.get(),
-        METRICS.engine.flush_recomputed.get(),
+        discovery.metrics().engine.flushes.get(),
+        discovery.metrics().engine.flush_recomputed.get(),
     );
     probe.expect(1);
     server.gate(1);
     probe.wait_done(1, Duration::from_secs(60)).await;
     actix_rt::time::sleep(Duration::from_millis(args.flush_ms + 200)).await;
-    let one = METRICS.engine.flush_recomputed.get() - r0;
+    let one = discovery.metrics().engine.flush_recomputed.get() - r0;
     let _ = f0;
 
     // The churn.
     let events = args.deps_events.max(2);
     probe.expect(events);
     let (f0, r0, u0) = (
-        METRICS.engine.flushes.get(),
-        METRICS.engine.flush_recomputed.get(),
-        METRICS.engine.target_updates.get(),
+        discovery.metrics().engine.flushes.get(),
+        discovery.metrics().engine.flush_recomputed.get(),
+        discovery.metrics().engine.target_updates.get(),
     );
     let meter = Meter::start();
     server.gate(events);
@@ -280,9 +281,9 @@ pub async fn deps_run(args: &Args, server: &Server) -> Vec<Row> {
         .wait_done(1, Duration::from_secs(args.timeout_s))
         .await;
     let m = meter.finish();
-    let flushes = METRICS.engine.flushes.get() - f0;
-    let recomputed = METRICS.engine.flush_recomputed.get() - r0;
-    let updates = METRICS.engine.target_updates.get() - u0;
+    let flushes = discovery.metrics().engine.flushes.get() - f0;
+    let recomputed = discovery.metrics().engine.flush_recomputed.get() - r0;
+    let updates = discovery.metrics().engine.target_updates.get() - u0;
     let (p50, p99, _) = probe.percentiles();
     let cpu_per_recompute = m.cpu_s * 1e6 / recomputed.max(1) as f64;
     rows.push(Row {

@@ -221,6 +221,8 @@ pub async fn start_service(
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Default::default(),
+        service_metrics: Default::default(),
     });
     let (http, bound) =
         serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");

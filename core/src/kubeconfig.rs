@@ -14,14 +14,15 @@
 //! which Kubernetes removed in favour of `exec` plugins.
 
 mod exec;
+mod file;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use base64::Engine;
-use serde::Deserialize;
 
+use self::file::{Cluster, Context, File, User, find};
 use crate::config::{BasicAuth, HttpClientConfig, Secret, TlsConfig};
 
 /// Where a kubeconfig's current context points, in kubesd's terms.
@@ -32,8 +33,7 @@ pub struct KubeconfigTarget {
     /// How to authenticate and verify the server.
     pub http: HttpClientConfig,
     /// The current context's namespace (`default` when it names none): what
-    /// `namespaces.own_namespace` means with this kubeconfig
-    /// ([`crate::api::context_namespace`]).
+    /// `namespaces.own_namespace` means with this kubeconfig.
     pub namespace: String,
 }
 
@@ -45,91 +45,6 @@ pub struct KubeconfigError {
     pub path: PathBuf,
     /// What is wrong, naming the context, cluster or user and field.
     pub problem: String,
-}
-
-/// The parts of a kubeconfig kubesd reads. Other keys (`preferences`, `extensions`,
-/// ...) are allowed and ignored, as kubectl does.
-#[derive(Deserialize, Default)]
-struct File {
-    #[serde(default, rename = "current-context")]
-    current_context: String,
-    #[serde(default)]
-    contexts: Vec<Named<Context>>,
-    #[serde(default)]
-    clusters: Vec<Named<Cluster>>,
-    #[serde(default)]
-    users: Vec<Named<User>>,
-}
-
-/// A list entry: `{name, <kind>: {...}}`; the inner key differs per list.
-#[derive(Deserialize)]
-struct Named<T> {
-    name: String,
-    #[serde(alias = "context", alias = "cluster", alias = "user")]
-    value: Option<T>,
-}
-
-#[derive(Deserialize, Default)]
-struct Context {
-    #[serde(default)]
-    cluster: String,
-    #[serde(default)]
-    user: String,
-    #[serde(default)]
-    namespace: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-struct Cluster {
-    #[serde(default)]
-    server: String,
-    #[serde(default)]
-    certificate_authority: Option<PathBuf>,
-    #[serde(default)]
-    certificate_authority_data: Option<String>,
-    #[serde(default)]
-    insecure_skip_tls_verify: bool,
-    #[serde(default)]
-    tls_server_name: Option<String>,
-    #[serde(default)]
-    proxy_url: Option<String>,
-    #[serde(default)]
-    extensions: Vec<Extension>,
-}
-
-/// A named extension of a cluster (`client.authentication.k8s.io/exec` is read).
-#[derive(Deserialize)]
-struct Extension {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    extension: serde_json::Value,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-struct User {
-    #[serde(default)]
-    token: Option<String>,
-    #[serde(default, rename = "tokenFile")]
-    token_file: Option<PathBuf>,
-    #[serde(default)]
-    client_certificate: Option<PathBuf>,
-    #[serde(default)]
-    client_certificate_data: Option<String>,
-    #[serde(default)]
-    client_key: Option<PathBuf>,
-    #[serde(default)]
-    client_key_data: Option<String>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    password: Option<String>,
-    #[serde(default)]
-    exec: Option<serde_json::Value>,
-    #[serde(default, rename = "auth-provider")]
-    auth_provider: Option<serde_json::Value>,
 }
 
 /// Reads the kubeconfig at `path` and resolves its current context.
@@ -338,13 +253,6 @@ impl<'a> Current<'a> {
         }
         Ok(())
     }
-}
-
-/// The entry called `name`.
-fn find<'a, T>(list: &'a [Named<T>], name: &str) -> Option<&'a T> {
-    list.iter()
-        .find(|n| n.name == name)
-        .and_then(|n| n.value.as_ref())
 }
 
 /// Where a PEM comes from: inline (decoded) or a file.

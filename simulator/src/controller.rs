@@ -7,14 +7,19 @@
 //! test sees consistent endpoints as soon as its write returns. Unchanged
 //! objects are not rewritten, so a pod edit that does not touch endpoints
 //! produces no endpoint events, as in a real cluster.
+//!
+//! A pod's services and a service's pods and slices are found through the store's
+//! indexes (by selector and by label), never by scanning a namespace: a write costs
+//! the same in a cluster of any size.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::json_pointer::{at, str_at};
 use super::resource::Resource;
-use super::store::{Store, WriteMode, Written};
+use super::store::{ChangeType, Field, Store, WriteMode, Written};
 
 /// The `managed-by` label value the real endpointslice controller sets.
 pub const SLICE_MANAGER: &str = "endpointslice-controller.k8s.io";
@@ -27,10 +32,16 @@ const MAX_ENDPOINTS_PER_SLICE: usize = 100;
 pub fn on_write(store: &Store, resource: Resource, written: &Written) {
     match resource {
         Resource::Pods => {
+            let before = written.previous.as_deref();
+            if written.change_type == ChangeType::Modified
+                && before.is_some_and(|b| endpoint_inputs(b) == endpoint_inputs(&written.object))
+            {
+                return;
+            }
             let ns = namespace_of(&written.object);
-            for svc in store.list(Resource::Services, Some(&ns)) {
+            for svc in services_of(store, &ns, [Some(&*written.object), before]) {
                 let selects = |pod: &Value| selector_of(&svc).is_some_and(|s| selects(&s, pod));
-                if selects(&written.object) || written.previous.as_deref().is_some_and(selects) {
+                if selects(&written.object) || before.is_some_and(selects) {
                     reconcile_service(store, &ns, name_of(&svc));
                 }
             }
@@ -46,33 +57,49 @@ pub fn on_write(store: &Store, resource: Resource, written: &Written) {
     }
 }
 
-/// Reconciles every service, and removes endpoints left by deleted services.
-pub fn reconcile_all(store: &Store) {
-    // Index each namespace's pods by label pair once, so a service only
-    // looks at pods sharing its first selector pair: a whole-cluster resync
-    // stays linear instead of services x pods.
-    let mut by_label: HashMap<(String, String, String), Vec<Arc<Value>>> = HashMap::new();
-    for pod in store.list(Resource::Pods, None) {
-        let ns = namespace_of(&pod);
-        let labels = pod.pointer("/metadata/labels").and_then(Value::as_object);
+/// What of a pod its services' Endpoints and EndpointSlices are made of. An update
+/// that changes none of it (an annotation, a container's status) leaves them as they
+/// are, and the real controllers skip it too (`podEndpointsChanged`).
+fn endpoint_inputs(pod: &Value) -> (bool, [Option<&Value>; 7]) {
+    let field = |pointer: &str| at(pod, pointer);
+    (
+        is_ready(pod),
+        [
+            field("/metadata/labels"),
+            field("/metadata/uid"),
+            field("/metadata/deletionTimestamp"),
+            field("/spec/nodeName"),
+            field("/spec/containers"),
+            field("/status/podIP"),
+            field("/status/phase"),
+        ],
+    )
+}
+
+/// The services of namespace `ns` whose selector shares a pair with the labels of one
+/// of `pods` (the candidates to select them), in name order, each once.
+fn services_of<'a>(
+    store: &Store,
+    ns: &str,
+    pods: impl IntoIterator<Item = Option<&'a Value>>,
+) -> impl Iterator<Item = Arc<Value>> {
+    let mut services: BTreeMap<String, Arc<Value>> = BTreeMap::new();
+    for pod in pods.into_iter().flatten() {
+        let labels = at(pod, "/metadata/labels").and_then(Value::as_object);
         for (k, v) in labels.into_iter().flatten() {
-            if let Some(v) = v.as_str() {
-                let key = (ns.clone(), k.clone(), v.to_string());
-                by_label.entry(key).or_default().push(pod.clone());
+            let Some(v) = v.as_str() else { continue };
+            for svc in store.find(Resource::Services, Field::Selector, ns, k, v) {
+                services.insert(name_of(&svc).to_string(), svc);
             }
         }
     }
+    services.into_values()
+}
+
+/// Reconciles every service, and removes endpoints left by deleted services.
+pub fn reconcile_all(store: &Store) {
     for svc in store.list(Resource::Services, None) {
-        let ns = namespace_of(&svc);
-        let first_pair = selector_of(&svc).and_then(|s| {
-            let (k, v) = s.iter().next()?;
-            Some((ns.clone(), k.clone(), v.as_str()?.to_string()))
-        });
-        let candidates = first_pair
-            .and_then(|pair| by_label.get(&pair))
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        reconcile_service_with(store, &ns, name_of(&svc), candidates);
+        reconcile_service(store, &namespace_of(&svc), name_of(&svc));
     }
     for ep in store.list(Resource::Endpoints, None) {
         let ns = namespace_of(&ep);
@@ -93,12 +120,6 @@ pub fn reconcile_all(store: &Store) {
 
 /// Brings the Endpoints and EndpointSlices of one service up to date.
 pub fn reconcile_service(store: &Store, ns: &str, name: &str) {
-    reconcile_service_with(store, ns, name, &store.list(Resource::Pods, Some(ns)));
-}
-
-/// [`reconcile_service`] choosing endpoints among `candidates`, which must
-/// include every pod of the namespace the service selects.
-fn reconcile_service_with(store: &Store, ns: &str, name: &str, candidates: &[Arc<Value>]) {
     let service = store.get(Resource::Services, ns, name);
     let selector = service.as_deref().and_then(selector_of);
     let (Some(service), Some(selector)) = (service, selector) else {
@@ -110,6 +131,12 @@ fn reconcile_service_with(store: &Store, ns: &str, name: &str, candidates: &[Arc
         }
         return;
     };
+    // Every pod the selector selects carries its first pair (a selector is not empty).
+    let candidates = selector
+        .iter()
+        .next()
+        .and_then(|(k, v)| Some(store.find(Resource::Pods, Field::Label, ns, k, v.as_str()?)))
+        .unwrap_or_default();
     let pods: Vec<Arc<Value>> = candidates
         .iter()
         .filter(|pod| selects(&selector, pod) && has_ip_and_runs(pod))
@@ -128,15 +155,14 @@ type PortGroups = BTreeMap<Vec<(String, i64, String)>, Vec<Arc<Value>>>;
 
 fn group_by_ports(service: &Value, pods: &[Arc<Value>]) -> PortGroups {
     let mut groups = PortGroups::new();
-    let ports = service.pointer("/spec/ports").and_then(Value::as_array);
+    let ports = at(service, "/spec/ports").and_then(Value::as_array);
     for pod in pods {
         let resolved: Vec<(String, i64, String)> = ports
             .into_iter()
             .flatten()
             .filter_map(|port| {
                 let name = str_at(port, "/name").to_string();
-                let protocol = port
-                    .pointer("/protocol")
+                let protocol = at(port, "/protocol")
                     .and_then(Value::as_str)
                     .unwrap_or("TCP");
                 let target = resolve_target_port(port, pod)?;
@@ -161,7 +187,7 @@ fn resolve_target_port(port: &Value, pod: &Value) -> Option<i64> {
             if let Ok(n) = name.parse::<i64>() {
                 return Some(n);
             }
-            pod.pointer("/spec/containers")
+            at(pod, "/spec/containers")
                 .and_then(Value::as_array)?
                 .iter()
                 .filter_map(|c| c.get("ports").and_then(Value::as_array))
@@ -175,8 +201,7 @@ fn resolve_target_port(port: &Value, pod: &Value) -> Option<i64> {
 }
 
 fn endpoints_object(service: &Value, groups: &PortGroups) -> Value {
-    let publish_not_ready = service
-        .pointer("/spec/publishNotReadyAddresses")
+    let publish_not_ready = at(service, "/spec/publishNotReadyAddresses")
         .and_then(Value::as_bool)
         .unwrap_or(false);
     let mut subsets = Vec::new();
@@ -220,7 +245,7 @@ fn endpoints_object(service: &Value, groups: &PortGroups) -> Value {
         "metadata": {
             "name": name_of(service),
             "namespace": namespace_of(service),
-            "labels": service.pointer("/metadata/labels").cloned().unwrap_or_else(|| json!({})),
+            "labels": at(service, "/metadata/labels").cloned().unwrap_or_else(|| json!({})),
         },
     });
     if !subsets.is_empty() {
@@ -231,12 +256,10 @@ fn endpoints_object(service: &Value, groups: &PortGroups) -> Value {
 
 fn slice_objects(store: &Store, service: &Value, groups: &PortGroups) -> Vec<Value> {
     let svc_name = name_of(service);
-    let publish_not_ready = service
-        .pointer("/spec/publishNotReadyAddresses")
+    let publish_not_ready = at(service, "/spec/publishNotReadyAddresses")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let mut labels = service
-        .pointer("/metadata/labels")
+    let mut labels = at(service, "/metadata/labels")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
@@ -305,7 +328,7 @@ fn slice_endpoint(store: &Store, pod: &Value, publish_not_ready: bool) -> Value 
         "targetRef": pod_ref(pod),
     });
     let zone = store.get(Resource::Nodes, "", node).and_then(|n| {
-        n.pointer("/metadata/labels/topology.kubernetes.io~1zone")
+        at(&n, "/metadata/labels/topology.kubernetes.io~1zone")
             .and_then(Value::as_str)
             .map(str::to_string)
     });
@@ -318,7 +341,13 @@ fn slice_endpoint(store: &Store, pod: &Value, publish_not_ready: bool) -> Value 
 /// Writes `desired` slices and deletes the service's other managed slices.
 fn sync_slices(store: &Store, ns: &str, service: &str, desired: Vec<Value>) {
     let desired_names: Vec<String> = desired.iter().map(|s| name_of(s).to_string()).collect();
-    for existing in store.list(Resource::EndpointSlices, Some(ns)) {
+    for existing in store.find(
+        Resource::EndpointSlices,
+        Field::Label,
+        ns,
+        SERVICE_NAME_LABEL,
+        service,
+    ) {
         if managed_slice_service(&existing) == Some(service)
             && !desired_names.iter().any(|n| n == name_of(&existing))
         {
@@ -336,8 +365,7 @@ fn write_if_changed(store: &Store, resource: Resource, desired: Value) {
     let existing = store.get(resource, &namespace_of(&desired), name_of(&desired));
     if let Some(existing) = existing {
         let same_meta = ["labels", "ownerReferences"].iter().all(|f| {
-            existing.pointer(&format!("/metadata/{f}"))
-                == desired.pointer(&format!("/metadata/{f}"))
+            at(&existing, &format!("/metadata/{f}")) == at(&desired, &format!("/metadata/{f}"))
         });
         let same_body = desired
             .as_object()
@@ -363,7 +391,7 @@ fn write_if_changed(store: &Store, resource: Resource, desired: Value) {
 }
 
 fn managed_slice_service(slice: &Value) -> Option<&str> {
-    let labels = slice.pointer("/metadata/labels")?;
+    let labels = at(slice, "/metadata/labels")?;
     if labels
         .get("endpointslice.kubernetes.io/managed-by")?
         .as_str()?
@@ -376,18 +404,17 @@ fn managed_slice_service(slice: &Value) -> Option<&str> {
 
 /// The service's selector, if the endpoints controllers manage it.
 fn selector_of(service: &Value) -> Option<Map<String, Value>> {
-    if service.pointer("/spec/type").and_then(Value::as_str) == Some("ExternalName") {
+    if at(service, "/spec/type").and_then(Value::as_str) == Some("ExternalName") {
         return None;
     }
-    service
-        .pointer("/spec/selector")
+    at(service, "/spec/selector")
         .and_then(Value::as_object)
         .filter(|s| !s.is_empty())
         .cloned()
 }
 
 fn selects(selector: &Map<String, Value>, pod: &Value) -> bool {
-    let labels = pod.pointer("/metadata/labels");
+    let labels = at(pod, "/metadata/labels");
     selector
         .iter()
         .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
@@ -401,7 +428,7 @@ fn has_ip_and_runs(pod: &Value) -> bool {
 
 /// Whether the pod's `Ready` condition is `True`.
 pub fn is_ready(pod: &Value) -> bool {
-    pod.pointer("/status/conditions")
+    at(pod, "/status/conditions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -412,8 +439,7 @@ pub fn is_ready(pod: &Value) -> bool {
 }
 
 fn is_terminating(pod: &Value) -> bool {
-    pod.pointer("/metadata/deletionTimestamp")
-        .is_some_and(|t| !t.is_null())
+    at(pod, "/metadata/deletionTimestamp").is_some_and(|t| !t.is_null())
 }
 
 fn pod_ref(pod: &Value) -> Value {
@@ -431,10 +457,6 @@ fn port_json(name: &str, port: i64, protocol: &str, always_name: bool) -> Value 
         p["name"] = json!(name);
     }
     p
-}
-
-fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
 fn name_of(v: &Value) -> &str {

@@ -122,11 +122,10 @@ pub fn generate(
 /// or dropped, or the route moved to the Gateway's other listener. False when there is
 /// no HTTPRoute to change.
 pub fn churn_route(sim: &Simulator, rng: &mut fastrand::Rng) -> Result<bool, ApiError> {
-    let routes = sim.store().list(Resource::HttpRoutes, None);
-    if routes.is_empty() {
+    let Some(route) = sim.store().sample(Resource::HttpRoutes, rng) else {
         return Ok(false);
-    }
-    let mut route = (*routes[rng.usize(..routes.len())]).clone();
+    };
+    let mut route = (*route).clone();
     match rng.u8(..3) {
         0 => toggle_last(
             &mut route,

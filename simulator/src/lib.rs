@@ -33,6 +33,8 @@ pub mod faults;
 pub mod gateway_api;
 pub mod generator;
 pub mod http;
+mod json_pointer;
+pub mod metrics;
 pub mod owners;
 pub mod patch;
 pub mod protobuf;
@@ -46,7 +48,7 @@ pub mod streaming_lists;
 pub mod timestamp;
 pub mod tls;
 
-pub use churn::{Churn, ChurnHandle, ChurnRates};
+pub use churn::{Churn, ChurnHandle, ChurnPace, ChurnRates};
 pub use cluster::{SimulatedCluster, SimulatedClusterError};
 pub use error::ApiError;
 pub use faults::{Failure, FaultRequest, Injection};

@@ -163,7 +163,9 @@ impl ScraperRoll {
     /// is stopped (`kubesd simulate --roll-scrapers-every`). Errors are logged and
     /// skipped, as the churn's are.
     pub fn start(mut self, sim: Simulator, every: Duration) -> ChurnHandle {
+        let looping = sim.clone();
         let task = actix_rt::spawn(async move {
+            let sim = looping;
             let mut interval = tokio::time::interval(every.max(Duration::from_millis(1)));
             loop {
                 interval.tick().await;
@@ -174,7 +176,7 @@ impl ScraperRoll {
                 }
             }
         });
-        ChurnHandle { task }
+        ChurnHandle::new(task, sim, 0)
     }
 }
 

@@ -6,6 +6,7 @@
 //! joined by commas (AND). Field selectors support `=`, `==` and `!=` on the
 //! fields the real server indexes; any other field is a 400, as there.
 
+use super::json_pointer::at;
 use serde_json::Value;
 
 use super::error::ApiError;
@@ -55,7 +56,7 @@ impl LabelSelector {
 
     /// Whether `object`'s `metadata.labels` satisfy every requirement.
     pub fn matches(&self, object: &Value) -> bool {
-        let labels = object.pointer("/metadata/labels");
+        let labels = at(object, "/metadata/labels");
         let get = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
         self.requirements.iter().all(|req| match req {
             LabelRequirement::Equals(k, v) => get(k) == Some(v.as_str()),
@@ -218,8 +219,7 @@ impl FieldSelector {
     /// Whether `object` satisfies every term; a missing field reads as "".
     pub fn matches(&self, object: &Value) -> bool {
         self.requirements.iter().all(|req| {
-            let actual = object
-                .pointer(req.pointer)
+            let actual = at(object, req.pointer)
                 .and_then(Value::as_str)
                 .unwrap_or("");
             (actual == req.value) != req.negated

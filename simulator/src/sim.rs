@@ -15,12 +15,14 @@ use serde_json::Value;
 use super::controller;
 use super::error::ApiError;
 use super::faults::{FaultRequest, Faults, Injection, WatchFault};
+use super::metrics::SimulatorMetrics;
 use super::patch::merge_patch;
 use super::resource::Resource;
 use super::store::{Store, WriteMode, Written};
 
 struct Shared {
     store: Store,
+    metrics: SimulatorMetrics,
     faults: Faults,
     write_lock: Mutex<()>,
     controllers: AtomicBool,
@@ -40,6 +42,7 @@ impl Simulator {
         Simulator {
             shared: Arc::new(Shared {
                 store: Store::new(history_limit, seed),
+                metrics: SimulatorMetrics::default(),
                 faults: Faults::default(),
                 write_lock: Mutex::new(()),
                 controllers: AtomicBool::new(controllers),
@@ -51,6 +54,11 @@ impl Simulator {
     /// The underlying store (read access, resourceVersions, watch registry).
     pub fn store(&self) -> &Store {
         &self.shared.store
+    }
+
+    /// The simulator's own metrics (the churn's pace), served at `/metrics`.
+    pub fn metrics(&self) -> &SimulatorMetrics {
+        &self.shared.metrics
     }
 
     /// The request-level fault switches.

@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use super::run::collect_once;
-use crate::metrics::METRICS;
+use crate::metrics::Metrics;
 use crate::model::Role;
 use crate::promconfig::parse_config;
 use crate::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
@@ -84,6 +84,8 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let state = Arc::new(ServiceState {
         jobs: published,
         reload: None,
+        engine_metrics: Arc::clone(jobs.discovery().metrics()),
+        service_metrics: Arc::default(),
     });
     let (server, bound) = serve_http(args.listen, state, None).map_err(|e| {
         format!(
@@ -94,8 +96,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let server_handle = server.handle();
     actix_rt::spawn(server);
     let churn = (args.churn > 0).then(|| {
-        Churn::new(args.seed, ChurnRates::default())
-            .start_per_second(sim.sim().clone(), args.churn as usize)
+        Churn::new(args.seed, ChurnRates::default()).start_per_second(sim.sim().clone(), args.churn)
     });
     show_live(&args, &header(&args, &sim, bound), &jobs).await;
     if let Some(c) = churn {
@@ -169,7 +170,7 @@ async fn show_live(args: &DemoArgs, header: &str, jobs: &JobSet) {
         println!("{header}");
     }
     let started = Instant::now();
-    let mut summary = Summary::new();
+    let mut summary = Summary::new(Arc::clone(jobs.discovery().metrics()));
     let mut tick = actix_rt::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
@@ -202,17 +203,20 @@ async fn show_live(args: &DemoArgs, header: &str, jobs: &JobSet) {
 /// What the live summary remembers from one second to the next: each job's targets
 /// (to show what changed), the last changes, and the event count.
 struct Summary {
+    /// The engine's metrics, which the counters read.
+    metrics: Arc<Metrics>,
     previous: BTreeMap<String, BTreeSet<String>>,
     recent: VecDeque<String>,
     last_events: u64,
 }
 
 impl Summary {
-    fn new() -> Summary {
+    fn new(metrics: Arc<Metrics>) -> Summary {
         Summary {
+            last_events: events_total(&metrics),
+            metrics,
             previous: BTreeMap::new(),
             recent: VecDeque::new(),
-            last_events: events_total(),
         }
     }
 
@@ -248,14 +252,15 @@ impl Summary {
 
     /// Watch events per second since the last call, relists, 410s and decode errors.
     fn counters(&mut self) -> String {
-        let events = events_total();
+        let m = &self.metrics;
+        let events = events_total(m);
         let rate = events.saturating_sub(self.last_events);
         self.last_events = events;
         format!(
             "watch events: {rate}/s (total {events})   relists: {}   410s: {}   decode errors: {}",
-            sum(|r| r.relists.total()),
-            sum(|r| r.gone.get()),
-            sum(|r| r.rejected.total()),
+            sum(m, |r| r.relists.total()),
+            sum(m, |r| r.gone.get()),
+            sum(m, |r| r.rejected.total()),
         )
     }
 
@@ -276,12 +281,14 @@ impl Summary {
     }
 }
 
-fn sum(f: impl Fn(&crate::metrics::RoleMetrics) -> u64) -> u64 {
-    Role::ALL.iter().map(|r| METRICS.role_total(*r, &f)).sum()
+fn sum(metrics: &Metrics, f: impl Fn(&crate::metrics::RoleMetrics) -> u64) -> u64 {
+    Role::ALL.iter().map(|r| metrics.role_total(*r, &f)).sum()
 }
 
-fn events_total() -> u64 {
-    sum(|r| r.events_added.get() + r.events_modified.get() + r.events_deleted.get())
+fn events_total(metrics: &Metrics) -> u64 {
+    sum(metrics, |r| {
+        r.events_added.get() + r.events_modified.get() + r.events_deleted.get()
+    })
 }
 
 /// A target in one line: its address and a few identifying labels.

@@ -12,13 +12,13 @@ use tracing::{error, info, warn};
 
 use crate::config::{ListMode, WireEncoding};
 use crate::http::resolve_endpoint;
-use crate::metrics::METRICS;
 use crate::promconfig::{LoadOptions, LoadedConfig, load_config_with};
 use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::web::guard::WebGuard;
 use crate::service::{
-    CollectorLabels, JobSet, JobSetOptions, ReloadRequest, ServiceState, Shard, serve_http,
+    CollectorLabels, JobSet, JobSetOptions, ReloadRequest, ServiceMetrics, ServiceState, Shard,
+    serve_http,
 };
 use crate::{Discovery, EngineOptions, Semantics};
 
@@ -170,11 +170,15 @@ fn modified(path: &Path) -> Option<SystemTime> {
 
 /// Loads the config `args` name and applies it to `jobs`, recording the outcome in
 /// `kubesd_config_last_reload_*`.
-async fn apply_config(jobs: &mut JobSet, args: &JobArgs) -> Result<usize, String> {
+async fn apply_config(
+    jobs: &mut JobSet,
+    args: &JobArgs,
+    metrics: &ServiceMetrics,
+) -> Result<usize, String> {
     let outcome = match load(args) {
         Ok(config) => match jobs.apply(&config).await {
             Ok(()) => {
-                METRICS.set_job_discoveries(config.jobs.iter().flat_map(|job| {
+                metrics.set_job_discoveries(config.jobs.iter().flat_map(|job| {
                     job.sd_configs.iter().map(|sd| {
                         // In-cluster configs name no server: the resolved one, as the
                         // discovery metrics' `api_server` label has it.
@@ -190,7 +194,7 @@ async fn apply_config(jobs: &mut JobSet, args: &JobArgs) -> Result<usize, String
         },
         Err(e) => Err(e),
     };
-    let service = &METRICS.service;
+    let service = metrics;
     match &outcome {
         Ok(_) => {
             service.config_last_reload_successful.set(1);
@@ -209,10 +213,13 @@ async fn apply_config(jobs: &mut JobSet, args: &JobArgs) -> Result<usize, String
 
 /// Runs the service until SIGINT or SIGTERM.
 pub async fn run(args: RunArgs) -> Result<(), String> {
+    let metrics = Arc::new(ServiceMetrics::default());
     // A bad web config stops kubesd before anything starts, naming the key.
     let web = match &args.web_config_file {
         Some(path) => {
-            Some(WebGuard::load(path, args.web_open_health_endpoints).map_err(|e| e.to_string())?)
+            let open_health = args.web_open_health_endpoints;
+            let guard = WebGuard::load(path, open_health, Arc::clone(&metrics));
+            Some(guard.map_err(|e| e.to_string())?)
         }
         None => None,
     };
@@ -227,11 +234,13 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         Arc::clone(&published),
     )
     .serving_collectors(collectors);
-    let job_count = apply_config(&mut jobs, &args.jobs).await?;
+    let job_count = apply_config(&mut jobs, &args.jobs, &metrics).await?;
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     let state = ServiceState {
         jobs: published,
         reload: Some(reload_tx),
+        engine_metrics: Arc::clone(jobs.discovery().metrics()),
+        service_metrics: Arc::clone(&metrics),
     };
     let scheme = url_scheme(web.as_deref());
     let (server, bound) = serve_http(args.listen, Arc::new(state), web)
@@ -243,7 +252,12 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         "kubesd serving {scheme}://{bound}/sd/{{job}} for {job_count} job(s); SIGHUP reloads"
     );
 
-    reload_until_stopped(&mut jobs, &args.jobs, args.reload_check, &mut reload_rx).await?;
+    let reloads = Reloads {
+        every: args.reload_check,
+        asked: &mut reload_rx,
+        metrics: &metrics,
+    };
+    reload_until_stopped(&mut jobs, &args.jobs, reloads).await?;
     info!("stopping");
     jobs.stop_all().await;
     server_handle.stop(true).await;
@@ -260,13 +274,22 @@ fn url_scheme(web: Option<&WebGuard>) -> &'static str {
     }
 }
 
+/// When the run loop reloads its config, and where it counts the outcome.
+struct Reloads<'a> {
+    /// How often the file's modification time is checked.
+    every: Duration,
+    /// `POST /-/reload`'s requests.
+    asked: &'a mut tokio::sync::mpsc::Receiver<ReloadRequest>,
+    /// `kubesd_config_last_reload_*`.
+    metrics: &'a ServiceMetrics,
+}
+
 /// Reloads the config on SIGHUP, on `POST /-/reload`, or when the file's
 /// modification time changes (checked every `reload_check`), until SIGTERM or SIGINT.
 async fn reload_until_stopped(
     jobs: &mut JobSet,
     args: &JobArgs,
-    reload_check: Duration,
-    reload_rx: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
+    reloads: Reloads<'_>,
 ) -> Result<(), String> {
     let signals = (
         signal(SignalKind::hangup()),
@@ -277,13 +300,13 @@ async fn reload_until_stopped(
         return Err("cannot install signal handlers".into());
     };
     let mut last_modified = modified(&args.config);
-    let mut check = actix_rt::time::interval(reload_check);
+    let mut check = actix_rt::time::interval(reloads.every);
     loop {
         let (reload, reply) = tokio::select! {
             _ = hup.recv() => (true, None),
             _ = term.recv() => (false, None),
             _ = int.recv() => (false, None),
-            Some(request) = reload_rx.recv() => (true, Some(request.done)),
+            Some(request) = reloads.asked.recv() => (true, Some(request.done)),
             _ = check.tick() => {
                 let now = modified(&args.config);
                 if now == last_modified { continue; }
@@ -294,7 +317,7 @@ async fn reload_until_stopped(
         if !reload {
             break;
         }
-        apply_reload(jobs, args, reply).await;
+        apply_reload(jobs, args, reloads.metrics, reply).await;
     }
     Ok(())
 }
@@ -304,10 +327,11 @@ async fn reload_until_stopped(
 async fn apply_reload(
     jobs: &mut JobSet,
     args: &JobArgs,
+    metrics: &ServiceMetrics,
     reply: Option<tokio::sync::oneshot::Sender<Result<(), String>>>,
 ) {
     info!(config = %args.config.display(), "reloading");
-    let outcome = apply_config(jobs, args).await;
+    let outcome = apply_config(jobs, args, metrics).await;
     match &outcome {
         Ok(n) => info!(jobs = n, "reloaded"),
         Err(e) => error!("reload failed, keeping the running jobs: {e}"),

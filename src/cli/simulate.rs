@@ -38,7 +38,9 @@ pub struct SimulateArgs {
     /// Where to write the certificate clients must trust (with --tls).
     #[arg(long, default_value = "kubesd-simulator-ca.pem")]
     pub ca_file: PathBuf,
-    /// Pod changes per second (adds, updates, deletes, rollouts); 0 for a still cluster.
+    /// Pod changes a second (adds, updates, deletes, rollouts: each one event on a pod
+    /// watch), the pod count kept near its size; 0 for a still cluster. The pace
+    /// achieved is on the simulator's /metrics, and logged when it falls behind.
     #[arg(long, default_value_t = 0)]
     pub churn: u32,
     /// Watch events kept for resuming watches (older resourceVersions get 410 Gone).
@@ -68,15 +70,22 @@ pub struct SimulateArgs {
 /// Runs the simulator until interrupted.
 pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let running = start(&args).await?;
-    let churn = (args.churn > 0).then(|| {
-        Churn::new(args.seed, ChurnRates::default())
-            .start_per_second(running.sim().clone(), args.churn as usize)
-    });
     print_cluster(&running, &args);
     let roll = start_scrapers(&running, &args)?;
+    // After the scrapers: the churn keeps the pod count it first finds.
+    let churn = (args.churn > 0).then(|| {
+        Churn::new(args.seed, ChurnRates::default())
+            .start_per_second(running.sim().clone(), args.churn)
+    });
     println!("try: {} get pods -A", kubectl(&running.url(), &args));
     if args.churn > 0 {
-        println!("churn: about {} pod changes per second", args.churn);
+        println!(
+            "churn: {} pod changes a second (adds, updates, deletes, rollouts), the pod count \
+             kept near its size; the pace achieved: {}/metrics, and a warning when it falls \
+             more than 10 % behind",
+            args.churn,
+            running.url()
+        );
     }
     println!("Ctrl-C stops it.");
     let _ = actix_rt::signal::ctrl_c().await;

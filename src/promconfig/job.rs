@@ -9,6 +9,8 @@ use arcstr::ArcStr;
 use serde_norway::{Mapping, Value};
 
 use super::duration::{format_duration, parse_duration};
+use super::filled::keep_dropped_targets;
+use super::global::GlobalScrape;
 use super::keys::IGNORED_JOB_KEYS;
 use super::paths::resolve_relative_paths;
 use super::served_config::ServedConfig;
@@ -23,6 +25,9 @@ use crate::relabel::{
 pub struct Job {
     /// `job_name`, unique in the file.
     pub name: String,
+    /// Its place among the file's jobs (those of `scrape_config_files` after the
+    /// file's own), as Prometheus lists them.
+    pub position: usize,
     /// Its `kubernetes_sd_configs`, validated, with relative file names resolved and any
     /// `kubeconfig_file` read into `api_server` and client settings.
     pub sd_configs: Vec<SdConfig>,
@@ -35,14 +40,20 @@ pub struct Job {
     /// What its targets are seeded with before relabelling: `job`, `scheme`,
     /// `metrics_path`, `params`, `scrape_interval`, `scrape_timeout`.
     pub scrape: ScrapeSettings,
-    /// The entry as the target allocator's `/scrape_configs` serves it.
+    /// `params` with every value, in name order: the scrape URL's query.
+    pub params: Vec<(String, Vec<String>)>,
+    /// `keep_dropped_targets` (its own, else `global`'s): how many dropped targets
+    /// Prometheus' targets API lists; 0 lists them all.
+    pub keep_dropped_targets: u64,
+    /// The entry as Prometheus fills it in and writes it back: what
+    /// `/api/v1/status/config` and the target allocator's `/scrape_configs` show.
     pub served: ServedConfig,
 }
 
 /// What one `scrape_configs` entry turned out to be.
 pub enum Parsed {
     /// A job with Kubernetes discovery.
-    Job(Job),
+    Job(Box<Job>),
     /// A job without `kubernetes_sd_configs`, ignored; its name is still taken.
     Ignored,
 }
@@ -66,27 +77,6 @@ pub struct JobContext<'a> {
     /// The kubeconfig for discovery configs that say nowhere to discover from
     /// ([`super::LoadOptions::default_kubeconfig`]), when kubesd is not in a cluster.
     pub default_kubeconfig: Option<&'a Path>,
-}
-
-/// The `global` settings a job's own take their defaults from.
-#[derive(Clone, Debug)]
-pub struct GlobalScrape {
-    /// `global.scrape_interval` (default 1m).
-    pub scrape_interval: Duration,
-    /// `global.scrape_timeout` (default 10s).
-    pub scrape_timeout: Duration,
-    /// `global.metric_name_validation_scheme` (default `utf8`, as Prometheus 3).
-    pub names: NameValidation,
-}
-
-impl Default for GlobalScrape {
-    fn default() -> GlobalScrape {
-        GlobalScrape {
-            scrape_interval: Duration::from_secs(60),
-            scrape_timeout: Duration::from_secs(10),
-            names: NameValidation::Utf8,
-        }
-    }
 }
 
 /// Reads one `scrape_configs` entry. Every problem found is pushed to `errors` (one
@@ -131,14 +121,18 @@ pub fn parse_job(
     }
     let job = Job {
         name: name.clone(),
+        // The loader numbers the jobs it keeps.
+        position: 0,
         sd_configs,
         relabel,
         rules,
         dialect: ctx.dialect,
         scrape,
-        served: ServedConfig::of(entry),
+        params: keys.scrape.params.clone(),
+        keep_dropped_targets: keep_dropped_targets(map, ctx.global),
+        served: ServedConfig::filled(entry, ctx.global, ctx.dir),
     };
-    (Some(name), Some(Parsed::Job(job)))
+    (Some(name), Some(Parsed::Job(Box::new(job))))
 }
 
 /// Where one entry's problems go, and whether any was found since `bad` was cleared.
@@ -217,6 +211,11 @@ impl<'v> JobKeys<'v> {
             "relabel_configs" => self.relabel = list(value)?,
             "scheme" | "metrics_path" | "params" | "scrape_interval" | "scrape_timeout" => {
                 self.scrape.read(key, value)?
+            }
+            "keep_dropped_targets" => {
+                if !value.is_null() && value.as_u64().is_none() {
+                    return Err("expected a number of targets".into());
+                }
             }
             "metric_name_validation_scheme" => self.names = name_validation(value)?,
             k if IGNORED_JOB_KEYS.contains(&k) => {
@@ -325,7 +324,7 @@ pub fn name_validation(value: &Value) -> Result<NameValidation, String> {
 struct ScrapeKeys {
     scheme: Option<String>,
     metrics_path: Option<String>,
-    params: Vec<(String, String)>,
+    params: Vec<(String, Vec<String>)>,
     scrape_interval: Option<Duration>,
     scrape_timeout: Option<Duration>,
 }
@@ -350,12 +349,7 @@ impl ScrapeKeys {
                 let params: Option<std::collections::BTreeMap<String, Vec<String>>> =
                     serde_norway::from_value(value.clone())
                         .map_err(|e| format!("expected a map of lists of strings: {e}"))?;
-                // Prometheus seeds the first value of each (`__param_<name>`).
-                self.params = params
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|(name, values)| Some((name, values.into_iter().next()?)))
-                    .collect();
+                self.params = params.unwrap_or_default().into_iter().collect();
             }
             "scrape_interval" => self.scrape_interval = Some(parse_duration(&string(value)?)?),
             "scrape_timeout" => self.scrape_timeout = Some(parse_duration(&string(value)?)?),
@@ -393,9 +387,9 @@ impl ScrapeKeys {
         if let Some(path) = &self.metrics_path {
             settings.metrics_path = ArcStr::from(path.as_str());
         }
-        settings.params = self
-            .params
-            .iter()
+        // Prometheus seeds the first value of each (`__param_<name>`).
+        settings.params = (self.params.iter())
+            .filter_map(|(n, values)| Some((n, values.first()?)))
             .map(|(n, v)| {
                 (
                     ArcStr::from(format!("{PARAM_PREFIX}{n}")),

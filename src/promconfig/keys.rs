@@ -21,7 +21,8 @@ pub const IGNORED_TOP_LEVEL: &[&str] = &[
 /// scrape's own HTTP client (not the discovery's, which is inside
 /// `kubernetes_sd_configs`), and other discovery mechanisms; Prometheus' and vmagent's.
 /// (`scheme`, `metrics_path`, `params`, `scrape_interval` and `scrape_timeout` are read:
-/// targets are seeded with them.)
+/// targets are seeded with them; `keep_dropped_targets` bounds the targets API's
+/// dropped targets.)
 pub const IGNORED_JOB_KEYS: &[&str] = &[
     // Scraping.
     "honor_labels",
@@ -43,7 +44,6 @@ pub const IGNORED_JOB_KEYS: &[&str] = &[
     "label_value_length_limit",
     "native_histogram_bucket_limit",
     "native_histogram_min_bucket_factor",
-    "keep_dropped_targets",
     "metric_name_escaping_scheme",
     "extra_scrape_metrics",
     "metric_relabel_configs",

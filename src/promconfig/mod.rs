@@ -11,6 +11,8 @@
 
 mod duration;
 mod error;
+mod filled;
+mod global;
 mod job;
 mod keys;
 mod membership;
@@ -33,8 +35,11 @@ pub use paths::resolve_relative_paths;
 pub use placeholders::{Expanded, expand_placeholders};
 pub use served_config::{REDACTED, ServedConfig};
 
+use crate::config::SdConfig;
+use crate::monitors::section::{MonitorsSection, parse_section};
 use crate::relabel::Dialect;
-use job::{GlobalScrape, JobContext, Parsed, parse_job};
+use global::GlobalScrape;
+use job::{JobContext, Parsed, parse_job};
 
 /// How to read a config file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -62,6 +67,8 @@ pub struct LoadedConfig {
     pub warnings: Vec<String>,
     /// The scrapers kubesd assigns targets to (`?member=`), if the file names them.
     pub membership: Option<Membership>,
+    /// The prometheus-operator resources whose jobs kubesd runs, if the file names them.
+    pub monitors: Option<MonitorsSection>,
 }
 
 /// Reads and checks the config file at `path`, with default options.
@@ -141,6 +148,7 @@ pub fn parse_config_with(
             }
             "global" => {}
             "membership" => loader.membership(value, &dir),
+            "monitors" => loader.monitors(value, &dir),
             k if IGNORED_TOP_LEVEL.contains(&k) => loader.loaded.warnings.push(format!(
                 "ignoring top-level section {k:?}: kubesd only does service discovery"
             )),
@@ -154,6 +162,17 @@ pub fn parse_config_with(
         loader.scrape_config_files(&dir, &pattern);
     }
     loader.finish(path)
+}
+
+/// One `kubernetes_sd_configs` entry, checked and ready to run, as a job's is (relative
+/// file names from `dir`; `default_kubeconfig` for an entry that names no server); on
+/// error, the key at fault (empty if none in particular) and the problem.
+pub fn check_sd_config(
+    value: &Value,
+    dir: &Path,
+    default_kubeconfig: Option<&Path>,
+) -> Result<SdConfig, (String, String)> {
+    job::sd_config(value, dir, default_kubeconfig)
 }
 
 /// One load in progress: what it found so far.
@@ -220,8 +239,9 @@ impl Loader<'_> {
         Ok(root)
     }
 
-    /// `global.scrape_interval` and `global.scrape_timeout`; its other keys are
-    /// ignored with a warning.
+    /// `global.scrape_interval`, `global.scrape_timeout`, `metric_name_validation_scheme`
+    /// and `keep_dropped_targets`; its other keys are ignored with a warning (and kept
+    /// as written for the jobs' defaults as Prometheus shows them).
     fn read_global(&mut self, global: &Value) {
         let Value::Mapping(map) = global else {
             if !global.is_null() {
@@ -229,9 +249,18 @@ impl Loader<'_> {
             }
             return;
         };
+        self.global.written = map.clone();
         let mut ignored = Vec::new();
         for (key, value) in map {
             let key = key.as_str().unwrap_or_default();
+            if key == "keep_dropped_targets" {
+                match value.as_u64() {
+                    Some(n) => self.global.keep_dropped_targets = n,
+                    None if value.is_null() => {}
+                    None => self.problem("global.keep_dropped_targets", "expected a number"),
+                }
+                continue;
+            }
             if key == "metric_name_validation_scheme" {
                 match job::name_validation(value) {
                     Ok(names) => self.global.names = names,
@@ -293,6 +322,28 @@ impl Loader<'_> {
         }
     }
 
+    /// The `monitors` section, checked.
+    fn monitors(&mut self, value: &Value, dir: &Path) {
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
+        let kubeconfig = self
+            .options
+            .default_kubeconfig
+            .as_deref()
+            .filter(|_| !in_cluster);
+        match parse_section(value, dir, kubeconfig) {
+            Ok(m) => {
+                self.loaded.monitors = Some(m);
+                self.loaded.warnings.push(
+                    "monitors: the section is checked, but kubesd does not watch monitors \
+                     yet: it adds no jobs"
+                        .into(),
+                );
+            }
+            Err((key, why)) if key.is_empty() => self.problem("monitors", &why),
+            Err((key, why)) => self.problem(&format!("monitors.{key}"), &why),
+        }
+    }
+
     fn job(&mut self, entry: &Value, dir: &Path, at: &str) {
         // In a pod, a config without a server means the pod's cluster, as in Prometheus.
         let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
@@ -334,11 +385,12 @@ impl Loader<'_> {
             }
         }
         match parsed {
-            Some(Parsed::Job(job)) => {
+            Some(Parsed::Job(mut job)) => {
                 self.loaded
                     .warnings
                     .extend(warnings.into_iter().map(|w| format!("{at}: {w}")));
-                self.loaded.jobs.push(job);
+                job.position = self.loaded.jobs.len();
+                self.loaded.jobs.push(*job);
             }
             Some(Parsed::Ignored) => self.loaded.warnings.push(format!(
                 "{at}: ignoring the job: it has no kubernetes_sd_configs"

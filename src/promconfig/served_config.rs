@@ -1,78 +1,76 @@
-//! A `scrape_configs` entry as the OpenTelemetry target allocator's `/scrape_configs`
-//! serves it to collectors: as written, in JSON, without `kubernetes_sd_configs` (the
-//! collector discovers through the allocator instead), with every inline secret
-//! replaced by `<secret>` as Prometheus writes a secret out; the form with the secrets
-//! only for a client authenticated by a verified TLS client certificate.
+//! A `scrape_configs` entry as Prometheus fills it in and writes it back
+//! ([`super::filled`]): what `/api/v1/status/config` shows, secrets redacted, and what
+//! the OpenTelemetry target allocator's `/scrape_configs` serves to collectors
+//! (redacted, or with its secrets for a client authenticated by a verified TLS client
+//! certificate).
 
+use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::Value as Json;
-use serde_norway::Value;
+use serde_norway::{Mapping, Value};
 
-/// What Prometheus writes in place of a secret.
-pub const REDACTED: &str = "<secret>";
+use super::filled::filled_job;
+use super::filled::values::Secrets;
+use super::global::GlobalScrape;
 
-/// Keys whose string value is a secret wherever they appear: `basic_auth.password`,
-/// `authorization.credentials`, `bearer_token`, `oauth2.client_secret`.
-const SECRET_KEYS: [&str; 4] = ["password", "credentials", "bearer_token", "client_secret"];
+pub use super::filled::values::REDACTED;
 
-/// Maps whose every value is secret (Prometheus' `proxy_connect_header` values).
-const SECRET_VALUE_MAPS: [&str; 1] = ["proxy_connect_header"];
-
-/// An entry as served; its `Debug` shows the redacted form only.
+/// An entry as Prometheus writes it back; its `Debug` shows the redacted form only.
 #[derive(Clone, PartialEq, Default)]
 pub struct ServedConfig {
     /// Secrets replaced by [`REDACTED`].
-    pub redacted: Arc<Json>,
+    pub redacted: Arc<Value>,
     /// With its secrets.
-    pub with_secrets: Arc<Json>,
+    pub with_secrets: Arc<Value>,
 }
 
 impl std::fmt::Debug for ServedConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ServedConfig({})", self.redacted)
+        let text = serde_norway::to_string(&*self.redacted).unwrap_or_default();
+        write!(f, "ServedConfig({text})")
     }
 }
 
 impl ServedConfig {
-    /// The entry `entry` (a mapping) served: its keys but `kubernetes_sd_configs`,
-    /// secrets redacted. An entry YAML cannot express in JSON (a non-string key) is
-    /// served with what can.
-    pub fn of(entry: &Value) -> ServedConfig {
-        let mut json = serde_json::to_value(entry).unwrap_or(Json::Null);
-        if let Json::Object(map) = &mut json {
-            map.remove("kubernetes_sd_configs");
-        }
-        let with_secrets = Arc::new(json.clone());
-        redact(&mut json, None);
+    /// The entry `entry` (a mapping) filled in with `global`'s defaults, its relative
+    /// file names taken from `dir`.
+    pub fn filled(entry: &Value, global: &GlobalScrape, dir: &Path) -> ServedConfig {
+        let empty = Mapping::new();
+        let map = entry.as_mapping().unwrap_or(&empty);
         ServedConfig {
-            redacted: Arc::new(json),
-            with_secrets,
+            redacted: Arc::new(filled_job(map, global, dir, Secrets::Redacted)),
+            with_secrets: Arc::new(filled_job(map, global, dir, Secrets::Shown)),
         }
     }
-}
 
-/// Replaces the secrets in `value` (the value of key `key`) by [`REDACTED`].
-fn redact(value: &mut Json, key: Option<&str>) {
-    match value {
-        Json::Object(map) => {
-            let every_value = key.is_some_and(|k| SECRET_VALUE_MAPS.contains(&k));
-            let tls = key == Some("tls_config");
-            for (k, v) in map.iter_mut() {
-                let secret = SECRET_KEYS.contains(&k.as_str()) || (tls && k == "key");
-                if (secret || every_value) && !v.is_null() {
-                    *v = Json::String(REDACTED.into());
-                } else {
-                    redact(v, Some(k));
+    /// The entry `entry` filled in with Prometheus' global defaults, file names as
+    /// written.
+    pub fn of(entry: &Value) -> ServedConfig {
+        ServedConfig::filled(entry, &GlobalScrape::default(), Path::new(""))
+    }
+
+    /// The form the target allocator serves, as JSON (its server turns Prometheus'
+    /// YAML into JSON): with secrets or not, and without `regex` in `keepequal` and
+    /// `dropequal` rules, which the allocator removes because collectors refuse it.
+    pub fn allocator_json(&self, secrets: bool) -> serde_json::Value {
+        let form = if secrets {
+            &self.with_secrets
+        } else {
+            &self.redacted
+        };
+        let mut json = serde_json::to_value(&**form).unwrap_or(serde_json::Value::Null);
+        for key in ["relabel_configs", "metric_relabel_configs"] {
+            let rules = json.get_mut(key).and_then(|r| r.as_array_mut());
+            for rule in rules.into_iter().flatten() {
+                let action = rule.get("action").and_then(|a| a.as_str());
+                if matches!(action, Some("keepequal" | "dropequal"))
+                    && let Some(rule) = rule.as_object_mut()
+                {
+                    rule.remove("regex");
                 }
             }
         }
-        Json::Array(items) => {
-            for item in items {
-                redact(item, key);
-            }
-        }
-        _ => {}
+        json
     }
 }
 
@@ -80,35 +78,47 @@ fn redact(value: &mut Json, key: Option<&str>) {
 mod tests {
     use super::*;
 
+    fn filled(text: &str) -> ServedConfig {
+        let entry: Value = serde_norway::from_str(text).expect("yaml");
+        ServedConfig::filled(&entry, &GlobalScrape::default(), Path::new("/etc/p"))
+    }
+
     #[test]
-    fn secrets_are_redacted_and_discovery_left_out() {
-        let entry: Value = serde_norway::from_str(
+    fn secrets_are_redacted_and_defaults_filled_in() {
+        let served = filled(
             "job_name: pods
-scrape_interval: 30s
-basic_auth: {username: u, password: hunter2, password_file: /p}
-authorization: {credentials: tok}
-oauth2: {client_id: c, client_secret: s, tls_config: {key: PEM, key_file: /k}}
+scrape_interval: 90s
+basic_auth: {username: u, password: hunter2, password_file: p}
+oauth2: {client_id: c, client_secret: s, token_url: 'http://t', tls_config: {key: PEM, key_file: /k}}
 tls_config: {cert: C, key: K}
 proxy_connect_header: {X-Auth: [v]}
 kubernetes_sd_configs: [{role: pod, bearer_token: b}]
-relabel_configs: [{action: keep, source_labels: [a], regex: password}]",
-        )
-        .expect("yaml");
-        let served = ServedConfig::of(&entry);
-        let text = serde_json::to_string(&*served.redacted).expect("json");
-        for secret in ["hunter2", "tok", "\"s\"", "PEM", "\"K\"", "[\"v\"]"] {
+relabel_configs: [{action: keepequal, source_labels: [a], target_label: c, regex: '(.*)'}]",
+        );
+        let text = serde_norway::to_string(&*served.redacted).expect("yaml");
+        for secret in ["hunter2", ": s\n", "PEM", ": K\n", "- v\n", ": b\n"] {
             assert!(!text.contains(secret), "{secret} in {text}");
         }
         assert!(!format!("{served:?}").contains("hunter2"));
-        assert_eq!(served.with_secrets["basic_auth"]["password"], "hunter2");
-        assert!(served.with_secrets.get("kubernetes_sd_configs").is_none());
-        let j = &*served.redacted;
+        let j = served.allocator_json(false);
         assert_eq!(j["basic_auth"]["password"], REDACTED);
-        assert_eq!(j["basic_auth"]["password_file"], "/p");
+        assert_eq!(j["basic_auth"]["password_file"], "/etc/p/p");
         assert_eq!(j["oauth2"]["tls_config"]["key_file"], "/k");
         assert_eq!(j["tls_config"]["cert"], "C");
-        assert_eq!(j["relabel_configs"][0]["regex"], "password");
-        assert!(j.get("kubernetes_sd_configs").is_none());
-        assert_eq!(j["scrape_interval"], "30s");
+        assert_eq!(j["scrape_interval"], "1m30s");
+        assert_eq!(j["scrape_timeout"], "10s");
+        assert_eq!(j["metrics_path"], "/metrics");
+        assert_eq!(
+            j["kubernetes_sd_configs"][0]["authorization"]["type"],
+            "Bearer"
+        );
+        assert_eq!(j["kubernetes_sd_configs"][0]["kubeconfig_file"], "");
+        assert!(j["relabel_configs"][0].get("regex").is_none());
+        let shown = served.allocator_json(true);
+        assert_eq!(shown["basic_auth"]["password"], "hunter2");
+        assert_eq!(
+            shown["kubernetes_sd_configs"][0]["authorization"]["credentials"],
+            "b"
+        );
     }
 }

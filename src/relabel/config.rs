@@ -435,37 +435,58 @@ impl RelabelConfig {
         self.source_labels.as_deref().unwrap_or(&[])
     }
 
-    /// The rule as Prometheus shows it in JSON (`relabel_steps`' `rule`): its defaults
-    /// filled in, `source_labels`, `modulus` and `target_label` only when set; vmagent's
-    /// `if`, `match` and `labels` when written.
+    /// The rule as Prometheus shows it in JSON (`relabel_steps`' `rule`): the fields of
+    /// [`RelabelConfig::prometheus_fields`], and `regex` always (its default when not
+    /// written: Go's JSON encoder writes a struct even when empty).
     pub fn prometheus_json(&self) -> serde_json::Value {
         let mut rule = serde_json::Map::new();
-        if !self.sources_or_empty().is_empty() {
-            rule.insert("source_labels".into(), self.sources_or_empty().into());
+        for (name, value) in self.prometheus_fields() {
+            rule.insert(name.into(), value);
         }
-        rule.insert("separator".into(), self.separator_or_default().into());
-        let regex = self.regex.as_deref().unwrap_or(DEFAULT_REGEX);
-        rule.insert("regex".into(), regex.into());
+        rule.entry("regex").or_insert_with(|| DEFAULT_REGEX.into());
+        serde_json::Value::Object(rule)
+    }
+
+    /// The rule's fields as Prometheus writes them back, in its order: `separator`,
+    /// `replacement` and `action` filled in with their defaults; `source_labels`,
+    /// `separator`, `modulus`, `target_label` and `replacement` left out when empty;
+    /// `regex` only when written (Prometheus' YAML encoder leaves the default one out);
+    /// vmagent's `if`, `match` and `labels` when written.
+    pub fn prometheus_fields(&self) -> Vec<(&'static str, serde_json::Value)> {
+        let mut fields: Vec<(&'static str, serde_json::Value)> = Vec::new();
+        if !self.sources_or_empty().is_empty() {
+            fields.push(("source_labels", self.sources_or_empty().into()));
+        }
+        let separator = self.separator_or_default();
+        if !separator.is_empty() {
+            fields.push(("separator", separator.into()));
+        }
+        if let Some(regex) = &self.regex {
+            fields.push(("regex", regex.as_str().into()));
+        }
         if let Some(modulus) = self.modulus.filter(|m| *m != 0) {
-            rule.insert("modulus".into(), modulus.into());
+            fields.push(("modulus", modulus.into()));
         }
         if !self.target_or_empty().is_empty() {
-            rule.insert("target_label".into(), self.target_or_empty().into());
+            fields.push(("target_label", self.target_or_empty().into()));
         }
-        rule.insert("replacement".into(), self.replacement_or_default().into());
+        let replacement = self.replacement_or_default();
+        if !replacement.is_empty() {
+            fields.push(("replacement", replacement.into()));
+        }
         let action = self.action.unwrap_or(Action::Replace);
-        rule.insert("action".into(), action.as_str().into());
+        fields.push(("action", action.as_str().into()));
         if let Some(selectors) = &self.if_selectors {
-            rule.insert("if".into(), selectors.clone().into());
+            fields.push(("if", selectors.clone().into()));
         }
         if let Some(glob) = &self.graphite_match {
-            rule.insert("match".into(), glob.clone().into());
+            fields.push(("match", glob.clone().into()));
         }
         if let Some(labels) = &self.labels {
             let labels = labels.iter().map(|(k, v)| (k.clone(), v.clone().into()));
-            rule.insert("labels".into(), serde_json::Map::from_iter(labels).into());
+            fields.push(("labels", serde_json::Map::from_iter(labels).into()));
         }
-        serde_json::Value::Object(rule)
+        fields
     }
 
     /// [`RelabelConfig::compile_with`] in Prometheus' dialect with its legacy name

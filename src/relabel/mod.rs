@@ -36,6 +36,9 @@ pub use config::{
 pub use dialect::Dialect;
 pub use memo::{MAX_NAMES, Relabeller};
 pub use names::{NameValidation, is_valid_label_name};
-pub use target::{ADDRESS_LABEL, PARAM_PREFIX, ScrapeSettings, Target, process};
+pub use target::{
+    ADDRESS_LABEL, PARAM_PREFIX, SCRAPE_INTERVAL_LABEL, SCRAPE_TIMEOUT_LABEL, ScrapeSettings,
+    Target, process,
+};
 pub use trace::{Step, Trace, relabel_steps, seeded, trace};
 pub use visibility::{ReadableMemo, ReadableMeta, Visibility};

@@ -254,8 +254,9 @@ impl SdBody {
     }
 
     /// The body in pieces of about `BODY_CHUNK` bytes, written as they are taken: a
-    /// response streams them, and no request keeps a copy of the whole body.
-    pub fn chunks(&self) -> impl Iterator<Item = bytes::Bytes> + Send + 'static {
+    /// response streams them, and no request keeps a copy of the whole body. The
+    /// pieces hold their own handle on the body: they outlive `self`.
+    pub fn chunks(&self) -> impl Iterator<Item = bytes::Bytes> + Send + use<> {
         self.chunks_of(BODY_CHUNK)
     }
 

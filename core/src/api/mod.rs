@@ -7,9 +7,8 @@ mod query;
 mod selectors;
 mod server_version;
 
-pub use namespaces::{
-    OwnNamespaceError, SERVICE_ACCOUNT_NAMESPACE_FILE, context_namespace, read_own_namespace,
-};
+pub(crate) use namespaces::context_namespace;
+pub use namespaces::{OwnNamespaceError, SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 pub use paths::{ApiGroupVersion, ResourceUrl, resource_urls};
 pub use query::{ListQuery, WatchQuery};
 pub use selectors::{RoleSelector, SelectorError, selectors_for_role};

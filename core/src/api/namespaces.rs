@@ -36,7 +36,7 @@ pub enum OwnNamespaceError {
 
 /// The namespace a kubeconfig context means: its own, or `default` when it names none
 /// (client-go's `DirectClientConfig::Namespace`).
-pub fn context_namespace(namespace: &str) -> String {
+pub(crate) fn context_namespace(namespace: &str) -> String {
     let namespace = namespace.trim();
     if namespace.is_empty() {
         "default".to_string()

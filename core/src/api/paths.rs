@@ -18,7 +18,7 @@ pub enum ApiGroupVersion {
 
 impl ApiGroupVersion {
     /// The path prefix of `role`'s collection in this version, e.g. `/apis/discovery.k8s.io/v1`.
-    pub fn prefix(self, role: Role) -> &'static str {
+    pub(crate) fn prefix(self, role: Role) -> &'static str {
         match (role, self) {
             (Role::EndpointSlice, ApiGroupVersion::Current) => "/apis/discovery.k8s.io/v1",
             (Role::EndpointSlice, ApiGroupVersion::Beta) => "/apis/discovery.k8s.io/v1beta1",
@@ -82,7 +82,7 @@ pub struct ResourceUrl {
 
 impl ResourceUrl {
     /// The path of the collection in `version`, e.g. `/api/v1/namespaces/ns1/pods`.
-    pub fn path(&self, version: ApiGroupVersion) -> String {
+    pub(crate) fn path(&self, version: ApiGroupVersion) -> String {
         let prefix = version.prefix(self.role);
         let resource = resource_name(self.role);
         match &self.namespace {

@@ -47,13 +47,13 @@ impl ServerVersion {
     /// Whether the server encodes a LIST response as it writes it instead of building
     /// it whole (KEP-5116: `StreamingCollectionEncodingToJSON` and `…ToProtobuf`, on
     /// by default from 1.33).
-    pub fn streams_list_responses(self) -> bool {
+    pub(crate) fn streams_list_responses(self) -> bool {
         (self.major, self.minor) >= (1, 33)
     }
 
     /// Whether the server serves streaming lists unless turned off (the `WatchList`
     /// feature, on by default from 1.32).
-    pub fn serves_streaming_lists_by_default(self) -> bool {
+    pub(crate) fn serves_streaming_lists_by_default(self) -> bool {
         (self.major, self.minor) >= (1, 32)
     }
 }

@@ -40,8 +40,10 @@ pub struct EngineOptions {
     /// no `limit` was asked for, and keeps doing so) ends the attempt as a failure
     /// after this many; a continue token that comes round again, or a redirect back to
     /// a URL the attempt already asked for, ends it at once. The last good targets are
-    /// kept and the next attempt waits for the backoff. Default 1000 (500,000 objects
-    /// at the default page size).
+    /// kept and the next attempt waits for the backoff. So does a page that names a
+    /// next one but brings no object the attempt has not had (the API server fills
+    /// every page but the last). Default 1000 (500,000 objects at the default page
+    /// size).
     pub max_list_pages: usize,
     /// The most objects one list attempt may bring, a LIST's pages or a streaming
     /// list's initial events alike; past it the attempt fails, the last good targets
@@ -49,10 +51,10 @@ pub struct EngineOptions {
     pub max_list_objects: usize,
     /// `limit` of each LIST page for consistent reads.
     pub list_page_size: u32,
-    /// The largest LIST response body accepted, in bytes (a `Content-Length` over it is
-    /// refused before the body is read), and the most bytes a streaming list's initial
-    /// events may take. Default 1 GiB: a watch-cache LIST of 100,000 pods is about
-    /// 500 MB.
+    /// The most bytes one list attempt may bring: a LIST's pages together (a
+    /// `Content-Length` over what is left is refused before the body is read), or a
+    /// streaming list's initial events. Default 1 GiB: a watch-cache LIST of 100,000
+    /// pods is about 500 MB.
     pub max_list_body: usize,
     /// The largest single object accepted, in bytes: a watch event's line, or one item
     /// of a LIST. Enforced as the bytes arrive, so a larger one is never held whole: a
@@ -102,8 +104,10 @@ pub struct EngineOptions {
     /// How long a kubeconfig's credential plugin (`exec`) may run before it is killed
     /// and the run counts as failed.
     pub credential_plugin_timeout: Duration,
-    /// How long reading a whole LIST body may take (each item must also arrive within
-    /// `watch_stall_timeout` of the previous one).
+    /// How long one list attempt may take the server: a LIST's pages together, or a
+    /// streaming list's initial events (each item must also arrive within
+    /// `watch_stall_timeout` of the previous one). Waits for the group's room are not
+    /// counted.
     pub list_body_timeout: Duration,
     /// A safety net: every URL is relisted this often even when its watch is healthy.
     /// Watches cannot notice every server-side loss: after an etcd restore, or an API

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::http::Secret;
+use super::secret::Secret;
 
 /// `users[].user.exec`: a program that prints an `ExecCredential`. Part of the group
 /// key (through [`super::HttpClientConfig`]), and the key of the process-wide plugin

@@ -28,10 +28,10 @@ pub enum ListMode {
 
 impl ListMode {
     /// Every mode, in the order the flag's help lists them.
-    pub const ALL: [ListMode; 3] = [ListMode::Auto, ListMode::List, ListMode::Stream];
+    pub(crate) const ALL: [ListMode; 3] = [ListMode::Auto, ListMode::List, ListMode::Stream];
 
     /// The mode's name on the command line.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ListMode::Auto => "auto",
             ListMode::List => "list",

@@ -324,8 +324,7 @@ fn check_oauth2(o: &crate::config::OAuth2) -> Result<(), ConfigError> {
 impl SdConfig {
     /// Replaces `kubeconfig_file` by what it says: `api_server` and the client settings
     /// of its current context (see [`crate::kubeconfig`]), and `own_namespace` by the
-    /// context's namespace (see [`crate::api::context_namespace`]). Does nothing
-    /// without one.
+    /// context's namespace (`default` when it names none). Does nothing without one.
     ///
     /// Run after [`SdConfig::validate`], which rejects a kubeconfig with `api_server` or
     /// client settings; afterwards the config is like one that named its server itself.

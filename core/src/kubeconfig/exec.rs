@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use base64::Engine;
 use serde::Deserialize;
 
-use super::Cluster;
+use super::file::Cluster;
 use crate::config::{ExecApiVersion, ExecCluster, ExecConfig, ExecEnv, InteractiveMode, Secret};
 
 /// The name of the cluster extension whose content is `spec.cluster.config`.

@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes Endpoints object: the addresses behind the service of the same name.
@@ -85,3 +85,5 @@ pub struct EndpointPort {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub app_protocol: ArcStr,
 }
+
+scratch_elements!(EndpointSubset, EndpointAddress, EndpointPort);

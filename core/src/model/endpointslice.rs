@@ -5,7 +5,9 @@ use arcstr::ArcStr;
 use serde::Deserialize;
 
 use super::endpoints::{EndpointPort, ObjectReference};
-use super::json::{StringMap, empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{
+    StringMap, empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements,
+};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes EndpointSlice.
@@ -33,7 +35,7 @@ impl EndpointSlice {
     /// Points the endpoints' topology maps (an update of `previous`) at `previous`'s
     /// equal strings, endpoint by endpoint: decoding interns them, except for a
     /// `MODIFIED` event's object, which holds copies.
-    pub fn share_strings_of(&mut self, previous: &EndpointSlice) {
+    pub(crate) fn share_strings_of(&mut self, previous: &EndpointSlice) {
         for (new, old) in self.endpoints.iter_mut().zip(previous.endpoints.iter()) {
             new.topology.share_strings_of(&old.topology);
             new.deprecated_topology
@@ -85,3 +87,5 @@ pub struct EndpointConditions {
     #[serde(default)]
     pub terminating: Option<bool>,
 }
+
+scratch_elements!(Endpoint);

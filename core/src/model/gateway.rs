@@ -5,7 +5,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Gateway API Gateway.
@@ -50,3 +50,5 @@ pub struct Listener {
     #[serde(default = "empty_str", deserialize_with = "enum_str")]
     pub protocol: ArcStr,
 }
+
+scratch_elements!(Listener);

@@ -5,7 +5,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, exact_slice, null_default, nullable_str, scratch_elements};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes ingress.
@@ -71,3 +71,5 @@ pub struct HttpIngressPath {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub path: ArcStr,
 }
+
+scratch_elements!(IngressTls, IngressRule, HttpIngressPath);

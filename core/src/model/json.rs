@@ -5,8 +5,7 @@
 
 use arcstr::ArcStr;
 use std::fmt;
-
-use crate::metrics::{Gauge, METRICS};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -15,7 +14,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 /// Kubernetes omits empty fields, but hand-written objects and some proxies send
 /// `"ports": null` or `"conditions": null`; Go decodes those as empty, so must we.
 /// Use as `#[serde(default, deserialize_with = "null_default")]`.
-pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,
@@ -35,7 +34,7 @@ where
 /// than a `Vec`: 16 bytes in the object instead of 24 (with the string maps likewise, a
 /// cached pod is 192 bytes, not 264). Use as
 /// `#[serde(default, deserialize_with = "exact_slice")]`.
-pub fn exact_slice<'de, D, T>(deserializer: D) -> Result<Box<[T]>, D::Error>
+pub(crate) fn exact_slice<'de, D, T>(deserializer: D) -> Result<Box<[T]>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + ScratchElement,
@@ -92,7 +91,7 @@ pub(crate) fn collect_exact<T: ScratchElement, E>(
 }
 
 /// A list element type with a per-thread scratch vector, for `collect_exact`.
-pub trait ScratchElement: Sized + 'static {
+pub(crate) trait ScratchElement: Sized + 'static {
     /// This type's scratch vector.
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>>;
 }
@@ -101,7 +100,7 @@ pub trait ScratchElement: Sized + 'static {
 macro_rules! scratch_elements {
     ($($t:ty),* $(,)?) => {
         $(
-            impl ScratchElement for $t {
+            impl $crate::model::json::ScratchElement for $t {
                 fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Vec<Self>>> {
                     thread_local! {
                         static SCRATCH: std::cell::RefCell<Vec<$t>> =
@@ -114,26 +113,10 @@ macro_rules! scratch_elements {
     };
 }
 
-scratch_elements!(
-    ArcStr,
-    (ArcStr, ArcStr),
-    super::pod::Container,
-    super::pod::ContainerPort,
-    super::pod::ContainerStatus,
-    super::meta::OwnerReference,
-    super::node::NodeAddress,
-    super::node::NodeCondition,
-    super::service::LoadBalancerIngress,
-    super::service::ServicePort,
-    super::endpoints::EndpointSubset,
-    super::endpoints::EndpointAddress,
-    super::endpoints::EndpointPort,
-    super::endpointslice::Endpoint,
-    super::ingress::IngressTls,
-    super::ingress::IngressRule,
-    super::ingress::HttpIngressPath,
-    super::gateway::Listener,
-);
+pub(crate) use scratch_elements;
+
+// The kinds give their own element types theirs, each in its file.
+scratch_elements!(ArcStr, (ArcStr, ArcStr));
 
 /// A string-to-string map (labels, annotations, topology) in the order the API sent it.
 ///
@@ -148,7 +131,7 @@ impl StringMap {
     /// Points this map's keys and values at `previous`'s equal ones, pair by pair while
     /// the keys line up (the API server sends maps sorted by key, so an update's keys
     /// line up with the old ones up to the first key added or removed).
-    pub fn share_strings_of(&mut self, previous: &StringMap) {
+    pub(crate) fn share_strings_of(&mut self, previous: &StringMap) {
         for ((key, value), (old_key, old_value)) in self.0.iter_mut().zip(previous.0.iter()) {
             if key != old_key {
                 break;
@@ -167,18 +150,13 @@ impl StringMap {
     }
 
     /// How many pairs there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// Iterates the pairs in the order they were decoded.
     pub fn iter(&self) -> impl Iterator<Item = (&ArcStr, &ArcStr)> {
         self.0.iter().map(|(k, v)| (k, v))
-    }
-
-    /// True when the map holds no pairs.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 
@@ -275,7 +253,7 @@ pub(crate) fn without_interning<T>(decode: impl FnOnce() -> T) -> T {
 /// strings are the shared ones. Nothing to do when they are already one string (a
 /// listed or re-added object, decoded through the intern table; a static enum value):
 /// re-pointing would cost two reference-count writes per string for nothing.
-pub fn share_str(new: &mut ArcStr, old: &ArcStr) {
+pub(crate) fn share_str(new: &mut ArcStr, old: &ArcStr) {
     if !ArcStr::ptr_eq(new, old) && new.as_str() == old.as_str() {
         *new = ArcStr::clone(old);
     }
@@ -451,7 +429,17 @@ const PERMANENT_MIN_HOLDERS: usize = 32;
 /// process; once it is spent, interned strings stay reference-counted. A cluster's
 /// repeating strings (namespaces, node names, images, label keys) take a small fraction
 /// of it.
-pub const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
+pub(crate) const PERMANENT_STRING_BYTES_LIMIT: u64 = 16 << 20;
+
+/// Bytes made permanent so far, by every thread's interner: process-wide, as the
+/// budget it is held to (the interners are per thread, their budget is not).
+static PERMANENT_STRING_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes of interned strings made permanent so far, process-wide
+/// (`kubesd_permanent_string_bytes`; at most `PERMANENT_STRING_BYTES_LIMIT`).
+pub fn permanent_string_bytes() -> u64 {
+    PERMANENT_STRING_BYTES.load(Ordering::Relaxed)
+}
 
 /// What one permanent string is charged against [`PERMANENT_STRING_BYTES_LIMIT`]: its
 /// bytes and `ArcStr`'s 16-byte header.
@@ -469,8 +457,14 @@ fn permanent_cost(s: &str) -> u64 {
 /// count change takes the string's cache line from the other core, and the watcher's
 /// read of the string behind the next clone waits for it. Read-only, the line stays in
 /// both cores' caches.
-fn make_permanent(s: &ArcStr, used: &Gauge, limit: u64) -> bool {
-    let charged = used.add_within(permanent_cost(s), limit);
+fn make_permanent(s: &ArcStr, used: &AtomicU64, limit: u64) -> bool {
+    // The budget is shared by threads: the check and the add are one atomic step.
+    let charged = used
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            v.checked_add(permanent_cost(s))
+                .filter(|&total| total <= limit)
+        })
+        .is_ok();
     if charged {
         s.leak();
     }
@@ -563,7 +557,7 @@ impl Interner {
                 && ArcStr::strong_count(&entry.s).is_some_and(|n| n >= PERMANENT_MIN_HOLDERS)
                 && make_permanent(
                     &entry.s,
-                    &METRICS.engine.permanent_string_bytes,
+                    &PERMANENT_STRING_BYTES,
                     PERMANENT_STRING_BYTES_LIMIT,
                 )
             {
@@ -621,20 +615,20 @@ fn recently_interned(v: &[u8]) -> Option<ArcStr> {
 }
 
 /// The empty string: static, so absent string fields cost no allocation at all.
-pub fn empty_str() -> ArcStr {
+pub(crate) fn empty_str() -> ArcStr {
     ArcStr::new()
 }
 
 /// Deserializes a string that may be `null` or absent into a shared string.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "nullable_str")]`.
-pub fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
+pub(crate) fn nullable_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     Ok(NullableString::deserialize(deserializer)?.0)
 }
 
 /// Deserializes a string that repeats across objects (a namespace, an image, a node
 /// name), possibly `null`, into a shared, interned string.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "interned_str")]`.
-pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
+pub(crate) fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     map_str(deserializer, |v| shared_str(v, InternRule::Always))
 }
 
@@ -644,7 +638,7 @@ pub fn interned_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr
 /// strings, so they cost no allocation, no look-up and no reference count (every
 /// target clones its port's protocol); others are interned.
 /// Use as `#[serde(default = "empty_str", deserialize_with = "enum_str")]`.
-pub fn enum_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
+pub(crate) fn enum_str<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ArcStr, D::Error> {
     map_str(deserializer, |v| {
         well_known_str(v.as_bytes()).unwrap_or_else(|| shared_str(v, InternRule::Always))
     })
@@ -711,7 +705,7 @@ mod tests {
     fn null_is_the_zero_value() {
         let h: Holder = serde_json::from_str(r#"{"list":null,"map":null,"text":null}"#).unwrap();
         assert!(h.list.is_empty());
-        assert!(h.map.is_empty());
+        assert_eq!(h.map.len(), 0);
         assert_eq!(&*h.text, "");
     }
 
@@ -818,7 +812,7 @@ mod tests {
             ArcStr::is_static(&first),
             "permanent, and so are earlier clones"
         );
-        assert!(METRICS.engine.permanent_string_bytes.get() >= 11 + 16);
+        assert!(permanent_string_bytes() >= 11 + 16);
         drop((clones, more));
     }
 
@@ -834,15 +828,15 @@ mod tests {
 
     #[test]
     fn permanent_strings_stop_at_the_byte_limit() {
-        let used = Gauge::new();
+        let used = AtomicU64::new(0);
         let fits = ArcStr::from("x".repeat(50));
         assert!(make_permanent(&fits, &used, 100));
         assert!(ArcStr::is_static(&fits));
-        assert_eq!(used.get(), 66, "bytes and header");
+        assert_eq!(used.load(Ordering::Relaxed), 66, "bytes and header");
         let over = ArcStr::from("y".repeat(50));
         assert!(!make_permanent(&over, &used, 100));
         assert!(!ArcStr::is_static(&over), "left reference-counted");
-        assert_eq!(used.get(), 66);
+        assert_eq!(used.load(Ordering::Relaxed), 66);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::json::{
     StringMap, empty_str, enum_str, exact_slice, interned_str, null_default, nullable_str,
-    share_str,
+    scratch_elements, share_str,
 };
 
 /// The fields of `metadata` that discovery uses. `managedFields` and the rest are
@@ -40,7 +40,7 @@ pub struct ObjectMeta {
 impl ObjectMeta {
     /// Points this metadata's namespace, label and annotation keys and values, and
     /// owners at `previous`'s equal strings (it is an update of `previous`).
-    pub fn share_strings_of(&mut self, previous: &ObjectMeta) {
+    pub(crate) fn share_strings_of(&mut self, previous: &ObjectMeta) {
         share_str(&mut self.namespace, &previous.namespace);
         self.labels.share_strings_of(&previous.labels);
         self.annotations.share_strings_of(&previous.annotations);
@@ -87,7 +87,7 @@ pub struct OwnerReference {
 
 impl ObjectMeta {
     /// The cache key of the object: `namespace/name` (`/name` for cluster-scoped ones).
-    pub fn key(&self) -> ObjectKey {
+    pub(crate) fn key(&self) -> ObjectKey {
         ObjectKey::new(&self.namespace, &self.name)
     }
 }
@@ -137,3 +137,5 @@ impl PartialEq for Kind {
 }
 
 impl Eq for Kind {}
+
+scratch_elements!(OwnerReference);

@@ -5,7 +5,7 @@ mod endpoints;
 mod endpointslice;
 mod gateway;
 mod ingress;
-pub mod json;
+pub(crate) mod json;
 mod meta;
 mod namespace;
 mod node;
@@ -23,7 +23,7 @@ pub use gateway::{Gateway, GatewaySpec, Listener};
 pub use ingress::{
     HttpIngressPath, HttpIngressRuleValue, Ingress, IngressRule, IngressSpec, IngressTls,
 };
-pub use json::StringMap;
+pub use json::{StringMap, permanent_string_bytes};
 pub use meta::{Kind, ObjectKey, ObjectMeta, OwnerReference};
 pub use namespace::Namespace;
 pub use node::{
@@ -34,7 +34,7 @@ pub(crate) use object::ObjectSeed;
 pub use pod::{
     Container, ContainerPort, ContainerState, ContainerStatus, Pod, PodSpec, PodStatus, Terminated,
 };
-pub use quantity::cpu_millis;
+pub(crate) use quantity::cpu_millis;
 pub use role::{Role, UnknownRole};
 pub use route::{
     GrpcMethodMatch, GrpcRoute, GrpcRouteMatch, GrpcRouteRule, HttpPathMatch, HttpRoute,

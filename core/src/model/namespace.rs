@@ -19,5 +19,5 @@ pub struct Namespace {
     /// The labels and annotations of `metadata` as `__meta_kubernetes_namespace_*` labels,
     /// built on first use (by `targets`) and shared by every target that carries them.
     #[serde(skip)]
-    pub metadata_labels: LabelsMemo,
+    pub(crate) metadata_labels: LabelsMemo,
 }

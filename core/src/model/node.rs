@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::labels::LabelsMemo;
 
-use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes node.
@@ -21,7 +21,7 @@ pub struct Node {
     /// The labels and annotations of `metadata` as `__meta_kubernetes_node_*` labels,
     /// built on first use (by `targets`) and shared by every target that carries them.
     #[serde(skip)]
-    pub metadata_labels: LabelsMemo,
+    pub(crate) metadata_labels: LabelsMemo,
     /// `spec`.
     #[serde(default, deserialize_with = "null_default")]
     pub spec: NodeSpec,
@@ -98,3 +98,5 @@ pub struct KubeletEndpoint {
     #[serde(default, alias = "Port", deserialize_with = "null_default")]
     pub port: i64,
 }
+
+scratch_elements!(NodeAddress, NodeCondition);

@@ -80,7 +80,7 @@ impl Object {
     /// Makes this object (an update of `previous`) share `previous`'s strings where they
     /// are equal: the ones decoding interns, which a `MODIFIED` event's decoding copies
     /// instead (see [`crate::wire::json::decode_event`]), and a pod's container IDs, which its
-    /// old targets may still hold (see [`Pod::share_strings_of`]).
+    /// old targets may still hold (see `Pod::share_strings_of`).
     pub fn share_strings_of(&mut self, previous: &Object) {
         self.metadata_mut().share_strings_of(previous.metadata());
         match (self, previous) {
@@ -140,7 +140,7 @@ impl Object {
     }
 
     /// The object's `kind` as sent, if it was.
-    pub fn kind(&self) -> Option<&str> {
+    pub(crate) fn kind(&self) -> Option<&str> {
         let kind = match self {
             Object::Node(o) => &o.kind,
             Object::Pod(o) => &o.kind,

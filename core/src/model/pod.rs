@@ -11,7 +11,8 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
 use super::json::{
-    empty_str, enum_str, exact_slice, interned_str, map_str, null_default, nullable_str, share_str,
+    empty_str, enum_str, exact_slice, interned_str, map_str, null_default, nullable_str,
+    scratch_elements, share_str,
 };
 use super::meta::{Kind, ObjectMeta};
 
@@ -72,7 +73,7 @@ pub struct Container {
 
 impl Container {
     /// True for an init container that runs alongside the pod (a native sidecar).
-    pub fn is_sidecar(&self) -> bool {
+    pub(crate) fn is_sidecar(&self) -> bool {
         &*self.restart_policy == "Always"
     }
 }
@@ -81,7 +82,7 @@ impl PodSpec {
     /// The CPU the pod requests while it runs, in millicores: the sum of its
     /// containers' and native sidecars' requests (init containers that run to
     /// completion before them are not counted); `None` when none of them requests any.
-    pub fn cpu_request(&self) -> Option<u64> {
+    pub(crate) fn cpu_request(&self) -> Option<u64> {
         let sidecars = self.init_containers.iter().filter(|c| c.is_sidecar());
         self.containers
             .iter()
@@ -251,7 +252,7 @@ impl Pod {
     /// (`targets::pod_targets_after`), and those hold the old pod's container IDs: without
     /// sharing them, every updated pod would keep two copies of each (long strings, one
     /// per container).
-    pub fn share_strings_of(&mut self, previous: &Pod) {
+    pub(crate) fn share_strings_of(&mut self, previous: &Pod) {
         share_str(&mut self.spec.node_name, &previous.spec.node_name);
         share_str(&mut self.status.phase, &previous.status.phase);
         share_str(&mut self.status.host_ip, &previous.status.host_ip);
@@ -288,18 +289,9 @@ impl Pod {
             }
         }
     }
-
-    /// The status of container `name` (looked up among init container statuses when
-    /// `init`).
-    pub fn container_status(&self, name: &str, init: bool) -> Option<&ContainerStatus> {
-        let statuses = if init {
-            &self.status.init_container_statuses
-        } else {
-            &self.status.container_statuses
-        };
-        statuses.iter().find(|s| &*s.name == name)
-    }
 }
+
+scratch_elements!(Container, ContainerPort, ContainerStatus);
 
 #[cfg(test)]
 mod tests {

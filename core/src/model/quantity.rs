@@ -23,7 +23,7 @@ fn milli_value(text: &str) -> Option<u64> {
 
 /// A CPU quantity in millicores as a container keeps it: 4 bytes, enough for four
 /// million cores (a larger request counts as that many).
-pub fn cpu_millis(text: &str) -> Option<u32> {
+pub(crate) fn cpu_millis(text: &str) -> Option<u32> {
     milli_value(text).map(|milli| u32::try_from(milli).unwrap_or(u32::MAX))
 }
 

@@ -4,7 +4,7 @@ use arcstr::ArcStr;
 
 use serde::Deserialize;
 
-use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str};
+use super::json::{empty_str, enum_str, exact_slice, null_default, nullable_str, scratch_elements};
 use super::meta::{Kind, ObjectMeta};
 
 /// A Kubernetes service.
@@ -97,3 +97,5 @@ pub struct LoadBalancerIngress {
     #[serde(default = "empty_str", deserialize_with = "nullable_str")]
     pub ip: ArcStr,
 }
+
+scratch_elements!(LoadBalancerIngress, ServicePort);

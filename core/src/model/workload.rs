@@ -32,7 +32,7 @@ pub struct Job {
 
 impl ObjectMeta {
     /// The owner reference marked `controller: true`, as Kubernetes' `GetControllerOf`.
-    pub fn controller(&self) -> Option<&OwnerReference> {
+    pub(crate) fn controller(&self) -> Option<&OwnerReference> {
         self.owner_references.iter().find(|o| o.controller)
     }
 }

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 
 use arcstr::ArcStr;
 
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::pod::{Related, add_container_labels, add_pod_common_labels};
-use super::{EndpointNode, InitContainers, TargetContext, join_host_port};
+use super::semantics::{EndpointNode, InitContainers};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, Pod};
 

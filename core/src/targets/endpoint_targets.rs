@@ -12,13 +12,14 @@ use std::collections::HashMap;
 use arcstr::ArcStr;
 
 use super::backing_pods::{BackingPods, related_of_backing_pod};
+use super::context::TargetContext;
 use super::meta::{
     ENDPOINTS, ENDPOINTSLICE, MetaPrefixes, add_labels_and_annotations, add_namespace_metadata,
     add_node_metadata,
 };
 use super::pod::add_pod_common_labels;
+use super::semantics::{EndpointNode, InitContainers};
 use super::service::add_service_labels_for_endpoints;
-use super::{EndpointNode, InitContainers, TargetContext};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{ObjectMeta, ObjectReference, Pod, Service};
 

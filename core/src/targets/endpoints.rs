@@ -4,9 +4,9 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::endpoint_targets::{ENDPOINTS_ROLE, EndpointTargets};
-use super::join_host_port;
 use super::meta::bool_str;
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{EndpointAddress, EndpointPort, Endpoints};

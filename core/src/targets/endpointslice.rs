@@ -3,9 +3,11 @@
 
 use arcstr::ArcStr;
 
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::endpoint_targets::{ENDPOINTSLICE_ROLE, EndpointTargets};
 use super::meta::{bool_str, true_str};
-use super::{InitContainers, TargetContext, join_host_port};
+use super::semantics::InitContainers;
 use crate::labels::{Labels, LabelsBuilder, prefixed_label_name};
 use crate::model::{Endpoint, EndpointPort, EndpointSlice, Service, StringMap};
 

@@ -3,8 +3,9 @@
 
 use arcstr::ArcStr;
 
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::meta::{GATEWAY, add_labels_and_annotations, add_namespace_metadata};
-use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder, port_string};
 use crate::model::Gateway;
 

@@ -3,7 +3,7 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use super::listeners::{admitted_hostnames, attached_listeners};
 use super::meta::GRPCROUTE;
 use super::route_common::{RouteNames, own_hostnames, route_common_labels};

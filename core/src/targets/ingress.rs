@@ -3,7 +3,7 @@
 use arcstr::ArcStr;
 use std::collections::HashSet;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use super::meta::{INGRESS, add_labels_and_annotations, add_namespace_metadata};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Ingress, IngressTls};

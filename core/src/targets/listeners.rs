@@ -10,7 +10,7 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use crate::model::ParentReference;
 
 /// One listener a route is attached to (a Gateway listener, or a Service port).

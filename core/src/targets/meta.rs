@@ -2,7 +2,7 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use crate::labels::{Labels, LabelsBuilder, LabelsMemo, prefixed_label_names};
 use crate::model::{ObjectMeta, StringMap};
 

@@ -3,8 +3,9 @@
 use arcstr::ArcStr;
 use std::collections::HashSet;
 
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::meta::{NODE, add_labels_and_annotations};
-use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder, prefixed_label_name};
 use crate::model::{Node, NodeAddress};
 

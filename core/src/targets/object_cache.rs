@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::CacheView;
+use super::cache_view::CacheView;
 use crate::model::{Gateway, Job, Namespace, Node, Object, Pod, ReplicaSet, Service};
 
 /// Objects other roles' labels look up, by name (nodes, namespaces) or

@@ -7,7 +7,7 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use crate::labels::LabelsBuilder;
 use crate::model::{ObjectMeta, Pod};
 

@@ -3,11 +3,13 @@
 use arcstr::ArcStr;
 use std::collections::HashMap;
 
+use super::address::join_host_port;
+use super::attach_metadata::CPU_REQUEST_LABEL;
+use super::context::TargetContext;
 use super::meta::{
     NODE, POD, add_annotations, add_labels, add_namespace_metadata, bool_str, metadata_labels,
 };
 use super::owners::add_workload_labels;
-use super::{CPU_REQUEST_LABEL, TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{Container, ContainerPort, ContainerStatus, Pod};
 

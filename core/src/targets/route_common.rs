@@ -4,7 +4,7 @@
 
 use arcstr::ArcStr;
 
-use super::TargetContext;
+use super::context::TargetContext;
 use super::meta::{MetaPrefixes, add_labels_and_annotations, add_namespace_metadata};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::{ObjectMeta, ParentReference};

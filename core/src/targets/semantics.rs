@@ -25,7 +25,7 @@ pub enum Semantics {
 
 /// Where the node labels (`attach_metadata.node`) of an endpoint target come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndpointNode {
+pub(crate) enum EndpointNode {
     /// The address' own `nodeName`, else its `targetRef` when that names a Node
     /// (Prometheus).
     FromAddress,
@@ -36,7 +36,7 @@ pub enum EndpointNode {
 /// Which init containers an endpoint port may match, and which give uncovered-port
 /// targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InitContainers {
+pub(crate) enum InitContainers {
     /// Every init container, sidecar or not (Prometheus, both roles).
     All,
     /// Only sidecars (`restartPolicy: Always`).
@@ -48,7 +48,7 @@ impl Semantics {
     pub const ALL: [Semantics; 2] = [Semantics::Prometheus, Semantics::VictoriaMetrics];
 
     /// The name used on the command line and in conformance files.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Semantics::Prometheus => "prometheus",
             Semantics::VictoriaMetrics => "victoriametrics",
@@ -57,25 +57,25 @@ impl Semantics {
 
     /// Pod role: finished pods (`Succeeded`, `Failed`) and terminated containers still
     /// give targets (Prometheus), or give none (VictoriaMetrics).
-    pub fn keeps_finished_pods(self) -> bool {
+    pub(crate) fn keeps_finished_pods(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Pod role: a port-less container of an IPv6 pod is addressed by the bare IP
     /// (Prometheus), or by `[ip]` (VictoriaMetrics).
-    pub fn brackets_portless_ipv6(self) -> bool {
+    pub(crate) fn brackets_portless_ipv6(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 
     /// Pod role with `attach_metadata.node`: a pod whose node is not cached (filtered
     /// out by a node selector, or not listed yet) gives no targets (Prometheus), or its
     /// targets without node labels (VictoriaMetrics).
-    pub fn pod_needs_its_node(self) -> bool {
+    pub(crate) fn pod_needs_its_node(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Endpoints and endpointslice roles: where node labels come from.
-    pub fn endpoint_node(self) -> EndpointNode {
+    pub(crate) fn endpoint_node(self) -> EndpointNode {
         match self {
             Semantics::Prometheus => EndpointNode::FromAddress,
             Semantics::VictoriaMetrics => EndpointNode::FromPod,
@@ -85,19 +85,19 @@ impl Semantics {
     /// Endpoints and endpointslice roles: the service's `cluster_ip`, `type` and
     /// `external_name` are on the targets (VictoriaMetrics), or only its name, labels
     /// and annotations (Prometheus).
-    pub fn endpoints_carry_service_spec(self) -> bool {
+    pub(crate) fn endpoints_carry_service_spec(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 
     /// Endpoints and endpointslice roles with `attach_metadata.namespace`: the
     /// namespace's labels come with the object itself (Prometheus), or with its service
     /// and backing pods, when found (VictoriaMetrics).
-    pub fn endpoints_namespace_from_object(self) -> bool {
+    pub(crate) fn endpoints_namespace_from_object(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Endpoints role: the init containers an endpoint port may match.
-    pub fn endpoints_port_match(self) -> InitContainers {
+    pub(crate) fn endpoints_port_match(self) -> InitContainers {
         match self {
             Semantics::Prometheus => InitContainers::All,
             Semantics::VictoriaMetrics => InitContainers::SidecarsOnly,
@@ -106,7 +106,7 @@ impl Semantics {
 
     /// Endpoints and endpointslice roles: the init containers whose ports no endpoint
     /// port covers still get a target of their own.
-    pub fn uncovered_port_containers(self) -> InitContainers {
+    pub(crate) fn uncovered_port_containers(self) -> InitContainers {
         match self {
             Semantics::Prometheus => InitContainers::All,
             Semantics::VictoriaMetrics => InitContainers::SidecarsOnly,
@@ -115,32 +115,32 @@ impl Semantics {
 
     /// Endpoints role: a matched container port's protocol label is the endpoint
     /// port's (Prometheus) or the container port's (VictoriaMetrics).
-    pub fn endpoints_protocol_from_endpoint(self) -> bool {
+    pub(crate) fn endpoints_protocol_from_endpoint(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Endpoints and endpointslice roles: an uncovered-port target names its pod in
     /// `…_address_target_kind`/`_name` (VictoriaMetrics), or does not (Prometheus).
-    pub fn uncovered_ports_name_their_pod(self) -> bool {
+    pub(crate) fn uncovered_ports_name_their_pod(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 
     /// Endpoints and endpointslice roles: a pod without an IP gives no uncovered-port
     /// targets (Prometheus).
-    pub fn uncovered_ports_need_pod_ip(self) -> bool {
+    pub(crate) fn uncovered_ports_need_pod_ip(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Endpointslice role: the slice of a dual-stack service whose address type is not
     /// the service's primary family gives no targets (Prometheus: they would repeat the
     /// primary slice's).
-    pub fn skips_secondary_family_slices(self) -> bool {
+    pub(crate) fn skips_secondary_family_slices(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Endpointslice role: the value of an endpoint condition the API server left out:
     /// no label (Prometheus) or `"false"` (VictoriaMetrics).
-    pub fn absent_condition(self) -> Option<bool> {
+    pub(crate) fn absent_condition(self) -> Option<bool> {
         match self {
             Semantics::Prometheus => None,
             Semantics::VictoriaMetrics => Some(false),
@@ -150,7 +150,7 @@ impl Semantics {
     /// Endpointslice role: the number of a slice port without one ("all ports"): none,
     /// so the target is the bare address without a port label (Prometheus), or 0
     /// (VictoriaMetrics).
-    pub fn absent_slice_port(self) -> Option<i64> {
+    pub(crate) fn absent_slice_port(self) -> Option<i64> {
         match self {
             Semantics::Prometheus => None,
             Semantics::VictoriaMetrics => Some(0),
@@ -159,38 +159,38 @@ impl Semantics {
 
     /// Endpointslice role: v1's `zone` and `deprecatedTopology` become labels
     /// (Prometheus), or only v1beta1's `topology` does (VictoriaMetrics).
-    pub fn reads_v1_topology(self) -> bool {
+    pub(crate) fn reads_v1_topology(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Service role: `LoadBalancer` services get `__meta_kubernetes_service_loadbalancer_ip`
     /// (Prometheus).
-    pub fn labels_load_balancer_ip(self) -> bool {
+    pub(crate) fn labels_load_balancer_ip(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Node role: every condition becomes `__meta_kubernetes_node_condition_<type>`
     /// (Prometheus).
-    pub fn labels_node_conditions(self) -> bool {
+    pub(crate) fn labels_node_conditions(self) -> bool {
         self == Semantics::Prometheus
     }
 
     /// Node role: the scraped address is the first address of the first type present,
     /// even empty (Prometheus), or the next type is tried when it is empty
     /// (VictoriaMetrics).
-    pub fn node_address_skips_empty(self) -> bool {
+    pub(crate) fn node_address_skips_empty(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 
     /// Ingress role: a rule whose `http` is present but lists no paths gives no targets
     /// (Prometheus), or one for `/` as a rule without `http` does (VictoriaMetrics).
-    pub fn empty_http_rule_gives_root(self) -> bool {
+    pub(crate) fn empty_http_rule_gives_root(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 
     /// Ingress role: a bare `*` TLS host covers every one-label host (Prometheus'
     /// pattern match).
-    pub fn bare_wildcard_tls_host(self) -> bool {
+    pub(crate) fn bare_wildcard_tls_host(self) -> bool {
         self == Semantics::Prometheus
     }
 
@@ -198,7 +198,7 @@ impl Semantics {
     /// named by its own hostnames, with `…_parent_ref_name` (Prometheus' draft), or one
     /// per attached listener, hostname and match, with the listener's `…_scheme`, the
     /// route's Gateways and Services looked up (VictoriaMetrics).
-    pub fn routes_follow_listeners(self) -> bool {
+    pub(crate) fn routes_follow_listeners(self) -> bool {
         self == Semantics::VictoriaMetrics
     }
 }

@@ -2,8 +2,9 @@
 
 use arcstr::ArcStr;
 
+use super::address::join_host_port;
+use super::context::TargetContext;
 use super::meta::{SERVICE, add_labels_and_annotations, add_namespace_metadata};
-use super::{TargetContext, join_host_port};
 use crate::labels::{Labels, LabelsBuilder};
 use crate::model::Service;
 

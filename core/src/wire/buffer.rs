@@ -33,7 +33,7 @@ pub(crate) struct Overflow {
 
 impl EventBuffer {
     /// An empty buffer that holds at most `limit` bytes.
-    pub fn new(limit: usize) -> EventBuffer {
+    pub(crate) fn new(limit: usize) -> EventBuffer {
         EventBuffer {
             held: Vec::new(),
             limit,
@@ -42,19 +42,19 @@ impl EventBuffer {
     }
 
     /// The bytes held of an unfinished event.
-    pub fn held(&self) -> &[u8] {
+    pub(crate) fn held(&self) -> &[u8] {
         &self.held
     }
 
     /// True when no unfinished event is held.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.held.is_empty()
     }
 
     /// Checks that `more` bytes would fit after those held, without copying them: the
     /// bound holds for an event read straight from a chunk as for one held. When they
     /// would not fit, what is held is dropped.
-    pub fn admit(&mut self, more: usize) -> Result<(), Overflow> {
+    pub(crate) fn admit(&mut self, more: usize) -> Result<(), Overflow> {
         let size = self.held.len().saturating_add(more);
         if size > self.limit {
             self.held.clear();
@@ -68,7 +68,7 @@ impl EventBuffer {
 
     /// Appends the next bytes of the unfinished event, refused whole (see
     /// [`Self::admit`]) if they would pass the bound.
-    pub fn append(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), Overflow> {
         self.admit(bytes.len())?;
         self.held.extend_from_slice(bytes);
         Ok(())
@@ -76,23 +76,23 @@ impl EventBuffer {
 
     /// Hands the held bytes, now a whole event, to `on_event`, then empties the buffer
     /// (its allocation kept for the next cut event).
-    pub fn take_held(&mut self, on_event: impl FnOnce(&[u8])) {
+    pub(crate) fn take_held(&mut self, on_event: impl FnOnce(&[u8])) {
         on_event(&self.held);
         self.held.clear();
     }
 
     /// Counts one more completed event, held or read straight from a chunk.
-    pub fn count_event(&mut self) {
+    pub(crate) fn count_event(&mut self) {
         self.completed += 1;
     }
 
     /// How many events have been completed.
-    pub fn completed(&self) -> u64 {
+    pub(crate) fn completed(&self) -> u64 {
         self.completed
     }
 
     /// Forgets any unfinished event (a new stream starts); the count goes on.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.held.clear();
     }
 }

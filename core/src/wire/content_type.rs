@@ -44,14 +44,6 @@ impl Encoding {
             Err(UnknownContentType(value.to_string()))
         }
     }
-
-    /// The name metrics and logs use: `json` or `protobuf`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::Json => "json",
-            Encoding::Protobuf => "protobuf",
-        }
-    }
 }
 
 #[cfg(test)]

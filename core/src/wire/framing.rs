@@ -26,14 +26,6 @@ impl EventFraming {
         }
     }
 
-    /// The encoding of the events.
-    pub fn encoding(&self) -> Encoding {
-        match self {
-            EventFraming::Lines(_) => Encoding::Json,
-            EventFraming::Frames(_) => Encoding::Protobuf,
-        }
-    }
-
     /// Feeds one chunk, calling `on_event` with each complete event's bytes in order.
     /// An event over the limit is an error (its limit is what [`LineTooLong`] carries
     /// for either framing).
@@ -63,32 +55,6 @@ impl EventFraming {
         match self {
             EventFraming::Lines(lines) => lines.completed(),
             EventFraming::Frames(frames) => frames.completed(),
-        }
-    }
-
-    /// Forgets any unfinished event.
-    pub fn clear(&mut self) {
-        match self {
-            EventFraming::Lines(lines) => lines.clear(),
-            EventFraming::Frames(frames) => frames.clear(),
-        }
-    }
-}
-
-/// Appends `event` (as [`EventFraming`] of `encoding` produced it) to `out` framed
-/// again as the stream carried it: a line and its newline, or a frame after its
-/// big-endian length. What a reader hands back to the framing to read again.
-pub fn frame_event(encoding: Encoding, event: &[u8], out: &mut Vec<u8>) {
-    match encoding {
-        Encoding::Json => {
-            out.extend_from_slice(event);
-            out.push(b'\n');
-        }
-        Encoding::Protobuf => {
-            // A frame's length was read from four bytes, so it fits in them.
-            let length = u32::try_from(event.len()).unwrap_or(u32::MAX);
-            out.extend_from_slice(&length.to_be_bytes());
-            out.extend_from_slice(event);
         }
     }
 }

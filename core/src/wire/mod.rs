@@ -14,8 +14,9 @@ pub mod json;
 mod list_decoder;
 pub mod proto;
 mod status;
+mod status_body;
 
 pub use content_type::{ACCEPT_PROTOBUF, Encoding, PROTOBUF, UnknownContentType};
-pub use framing::{EventFraming, decode_event_in, frame_event};
+pub use framing::{EventFraming, decode_event_in};
 pub use list_decoder::ListDecoder;
 pub use status::Status;

@@ -25,18 +25,6 @@ impl Status {
     pub fn is_gone(&self) -> bool {
         self.code == 410 || self.reason == "Expired" || self.reason == "Gone"
     }
-
-    /// Decodes a `Status` from an HTTP error body, in JSON or (to a request that
-    /// preferred it) protobuf; `None` when it is not one.
-    pub fn from_body(body: &[u8]) -> Option<Status> {
-        if body.starts_with(crate::wire::proto::MAGIC) {
-            let envelope = crate::wire::proto::Envelope::open(body).ok()?;
-            return (envelope.kind == "Status")
-                .then(|| crate::wire::proto::status(envelope.raw).ok())
-                .flatten();
-        }
-        serde_json::from_slice(body).ok()
-    }
 }
 
 impl std::fmt::Display for Status {

@@ -1,6 +1,7 @@
 //! The simulator's HTTP front: Kubernetes API paths served by actix-web.
 //!
-//! One dispatcher handles every request: it checks the bearer token, lets an
+//! One dispatcher handles every request: it checks the bearer token, serves
+//! `/sim/faults` and `/metrics` (the simulator's own, [`crate::metrics`]), lets an
 //! armed fault fail the request, then routes by parsing the path the way the
 //! API server lays it out (`/api/v1/...`, `/apis/{group}/{version}/...`,
 //! optionally under `namespaces/{ns}/`). Parsing by hand rather than
@@ -73,6 +74,12 @@ async fn dispatch(req: HttpRequest, body: Bytes, state: web::Data<HttpState>) ->
     let path = req.path().trim_end_matches('/');
     if path == "/sim/faults" {
         return fault_endpoint(&req, &body, &state.sim);
+    }
+    // Before an armed fault is taken: a scrape must not use up a fault meant for a client.
+    if path == "/metrics" && req.method() == actix_web::http::Method::GET {
+        return HttpResponse::Ok()
+            .content_type("text/plain; version=0.0.4; charset=utf-8")
+            .body(state.sim.metrics().render(state.sim.store()));
     }
     if let Some(failure) = state.sim.faults().take_failure() {
         return failure_response(failure);

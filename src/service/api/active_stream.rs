@@ -13,26 +13,25 @@ use futures_util::stream;
 use serde_json::Value;
 
 use super::listing::ActiveTarget;
-use super::prometheus_api::active_json;
-use crate::relabel::ScrapeSettings;
+use super::prometheus_api::{Pool, active_json};
 
 /// Active targets serialized per chunk of the body.
 pub const CHUNK_TARGETS: usize = 256;
 
-/// Every job's active targets: the jobs' names and settings, and the targets by job.
+/// Every job's active targets: the jobs as scrape pools, and the targets by job.
 #[derive(Default)]
 pub struct ActiveList {
-    /// Each job's name and scrape settings.
-    pub jobs: Vec<(String, ScrapeSettings)>,
+    /// Each job as a scrape pool.
+    pub jobs: Vec<Pool>,
     /// Each target with the position of its job in `jobs`.
     pub targets: Vec<(usize, ActiveTarget)>,
 }
 
 impl ActiveList {
-    /// Adds `job`'s targets.
-    pub fn add(&mut self, name: &str, scrape: &ScrapeSettings, targets: Vec<ActiveTarget>) {
+    /// Adds the targets of `pool`.
+    pub fn add(&mut self, pool: Pool, targets: Vec<ActiveTarget>) {
         let at = self.jobs.len();
-        self.jobs.push((name.to_string(), scrape.clone()));
+        self.jobs.push(pool);
         self.targets.extend(targets.into_iter().map(|t| (at, t)));
     }
 }
@@ -58,8 +57,7 @@ pub fn success_with_active(active: ActiveList, rest: Value) -> HttpResponse {
                 chunk.push(',');
             }
             first = false;
-            let (name, scrape) = &jobs[job];
-            chunk.push_str(&active_json(name, scrape, &target).to_string());
+            chunk.push_str(&active_json(&jobs[job], &target).to_string());
         }
         Some(Bytes::from(chunk))
     });
@@ -75,6 +73,7 @@ pub fn success_with_active(active: ActiveList, rest: Value) -> HttpResponse {
 mod tests {
     use super::*;
     use crate::labels::Labels;
+    use crate::relabel::ScrapeSettings;
 
     fn target(address: &str) -> ActiveTarget {
         let labels = Labels::from_pairs([("__address__", address), ("job", "j")]);
@@ -87,11 +86,15 @@ mod tests {
     /// The chunks make one JSON document, every target in order, the rest after.
     #[actix_rt::test]
     async fn chunks_make_one_document() {
-        let scrape = ScrapeSettings::new("j");
+        let pool = Pool {
+            name: "j".into(),
+            scrape: ScrapeSettings::new("j"),
+            params: Vec::new(),
+        };
         let mut active = ActiveList::default();
         let n = CHUNK_TARGETS * 2 + 3;
         let targets = (0..n).map(|i| target(&format!("10.0.0.1:{i}"))).collect();
-        active.add("j", &scrape, targets);
+        active.add(pool, targets);
         let rest = serde_json::json!({"droppedTargets": []});
         let response = success_with_active(active, rest);
         let body = actix_web::body::to_bytes(response.into_body()).await;

@@ -8,21 +8,26 @@
 //!   active ones, every one counted (`activeTargetCounts`, `droppedTargetCounts`);
 //! - `GET /api/v1/kubesd/watchers`: each URL watcher's state.
 
-use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use actix::prelude::*;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
 
 use super::active_stream::{ActiveList, success_with_active};
+use super::dropped_counts::dropped_count;
 use super::json::{bad_data, jobs_named, query_param, success};
-use super::listing::{DropReason, DroppedTarget, TargetQuery};
-use super::prometheus_api::{DROPPED_TARGETS_LIMIT, States, dropped_json, list_job, scrape_of};
+use super::listing::{DropReason, DroppedTarget, Lens, TargetQuery, list_job};
+use super::prometheus_api::{Pool, States, dropped_json};
 use super::target_filter::TargetFilter;
 use crate::UrlStatus;
 use crate::service::web::http::{get_or_head, view_query_text};
-use crate::service::{Job, JobActor, JobWork, ServiceState, SnapshotCell};
+use crate::service::{Job, JobActor, ServiceState};
+
+/// Dropped targets one answer lists per job, at most (all are counted): the status
+/// page shows no more.
+pub const DROPPED_TARGETS_LIMIT: usize = 1000;
 
 /// Adds the routes.
 pub fn routes(app: &mut web::ServiceConfig) {
@@ -42,7 +47,7 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
     let mut out = Vec::new();
     for (name, job) in jobs_named(&state, "") {
         let status = job.status();
-        let dropped = dropped_count(&name, &job).await;
+        let dropped = dropped_count(&name, &job, Lens::Kubesd).await;
         let views: Vec<Value> = job
             .views()
             .iter()
@@ -70,67 +75,6 @@ async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
     success(Value::Array(out))
 }
 
-/// How long a job's dropped count is reused while its targets keep changing: counting
-/// relabels every target, and the status page asks every few seconds.
-const DROPPED_COUNT_REUSE: Duration = Duration::from_secs(30);
-
-/// A job's last dropped count: its actors' cells (weak: a stopped job's are let go),
-/// the work they had done then, when, and the count.
-struct DroppedCount {
-    cells: Vec<Weak<SnapshotCell>>,
-    work: JobWork,
-    at: Instant,
-    count: usize,
-}
-
-impl DroppedCount {
-    /// True if it was counted for `job`'s very actors.
-    fn is_of(&self, job: &Job) -> bool {
-        self.cells.len() == job.parts().len()
-            && (self.cells.iter().zip(job.parts()))
-                .all(|(weak, part)| weak.upgrade().is_some_and(|c| Arc::ptr_eq(&c, &part.cell)))
-    }
-}
-
-/// The last dropped count of each job the page asked about, by name.
-static DROPPED_COUNTS: Mutex<Vec<(String, DroppedCount)>> = Mutex::new(Vec::new());
-
-/// `job`'s dropped targets, counted anew when its actors relabelled something since
-/// the last count and that count is [`DROPPED_COUNT_REUSE`] old.
-async fn dropped_count(name: &str, job: &Job) -> usize {
-    let work = job.work();
-    let lock = || DROPPED_COUNTS.lock().unwrap_or_else(|e| e.into_inner());
-    let reusable = lock().iter().any(|(n, last)| {
-        let unchanged = last.work.objects_relabelled == work.objects_relabelled
-            && last.work.objects_changed == work.objects_changed;
-        n == name && last.is_of(job) && (unchanged || last.at.elapsed() < DROPPED_COUNT_REUSE)
-    });
-    if reusable && let Some((_, last)) = lock().iter().find(|(n, _)| n == name) {
-        return last.count;
-    }
-    let query = TargetQuery::new(scrape_of(name, job), false, 0);
-    let count = list_job(job, query).await.dropped_total;
-    let cells = job
-        .parts()
-        .iter()
-        .map(|p| Arc::downgrade(&p.cell))
-        .collect();
-    let mut counts = lock();
-    // Jobs gone (stopped, or renamed by a reload) leave.
-    counts.retain(|(n, last)| n != name && last.cells.iter().all(|c| c.strong_count() > 0));
-    let at = Instant::now();
-    counts.push((
-        name.to_string(),
-        DroppedCount {
-            cells,
-            work,
-            at,
-            count,
-        },
-    ));
-    count
-}
-
 /// `GET /api/v1/kubesd/targets?scrapePool=JOB&state=&filter=&limit=`.
 async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
     let query = req.query_string();
@@ -152,7 +96,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
     let mut counts = serde_json::Map::new();
     let mut active_counts = serde_json::Map::new();
     for (name, job) in jobs_named(&state, &pool) {
-        let scrape = scrape_of(&name, &job);
+        let pool = Pool::of(&name, &job);
         let limit = if states.dropped {
             DROPPED_TARGETS_LIMIT
         } else {
@@ -161,7 +105,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
         let query = TargetQuery {
             active_limit: if states.active { active_limit } else { 0 },
             filter: Some(Arc::clone(&filter)),
-            ..TargetQuery::new(scrape.clone(), states.active, limit)
+            ..TargetQuery::new(pool.scrape.clone(), states.active, limit)
         };
         let listing = list_job(&job, query).await;
         active_counts.insert(name.clone(), listing.active_total.into());
@@ -170,7 +114,7 @@ async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpRespon
             value["droppedBy"] = dropped_by(&job, target);
             dropped.push(value);
         }
-        active.add(&name, &scrape, listing.active);
+        active.add(pool, listing.active);
         counts.insert(name, listing.dropped_total.into());
     }
     let rest = json!({

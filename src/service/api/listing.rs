@@ -12,18 +12,38 @@
 use std::sync::Arc;
 
 use actix::prelude::*;
+use tokio::sync::Semaphore;
 
 use super::target_filter::TargetFilter;
 use crate::labels::Labels;
-use crate::relabel::{ADDRESS_LABEL, ScrapeSettings, Target, trace};
-use crate::service::JobActor;
+use crate::promconfig::parse_duration;
+use crate::relabel::{
+    ADDRESS_LABEL, SCRAPE_INTERVAL_LABEL, SCRAPE_TIMEOUT_LABEL, ScrapeSettings, Target, trace,
+};
 use crate::service::jobs::job_state::JobState;
+use crate::service::{Job, JobActor};
+
+/// Whose account of a job's targets a listing gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lens {
+    /// kubesd's: every target it discovered; one it does not serve is dropped, with
+    /// the reason ([`DropReason`]).
+    Kubesd,
+    /// Prometheus' targets API's: a target Prometheus could not make a scrape target
+    /// of (no address, an address with a path, a scrape interval or timeout that is
+    /// not a duration, zero, or a timeout longer than the interval) is neither listed
+    /// nor counted, and active targets with the same labels are one target (see
+    /// [`Listing::dedup_active`]).
+    Prometheus,
+}
 
 /// What a listing asks for.
 #[derive(Clone, Debug)]
 pub struct TargetQuery {
     /// The job's scrape settings, with its own name (an actor may be shared by jobs).
     pub scrape: ScrapeSettings,
+    /// Whose account to give.
+    pub lens: Lens,
     /// List the active targets, at most this many (all are counted).
     pub active_limit: usize,
     /// List dropped targets, at most this many (all are counted).
@@ -38,6 +58,7 @@ impl TargetQuery {
     pub fn new(scrape: ScrapeSettings, active: bool, dropped_limit: usize) -> TargetQuery {
         TargetQuery {
             scrape,
+            lens: Lens::Kubesd,
             active_limit: if active { usize::MAX } else { 0 },
             dropped_limit,
             filter: None,
@@ -96,6 +117,17 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// Keeps the first of the active targets with the same labels and counts it once,
+    /// as Prometheus keeps one scrape target per label set and URL (two discovery
+    /// configs of a job that find the same object make one target, with the
+    /// discovered labels of either). Only for a listing of every active target.
+    pub fn dedup_active(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        let before = self.active.len();
+        self.active.retain(|t| seen.insert(t.labels.clone()));
+        self.active_total -= before - self.active.len();
+    }
+
     /// Adds `other`'s targets, keeping at most `query`'s limits.
     pub fn extend(&mut self, other: Listing, query: &TargetQuery) {
         let room = query.active_limit.saturating_sub(self.active.len());
@@ -111,12 +143,16 @@ impl Listing {
 /// rule is found by tracing it (only for those listed).
 pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
     let mut listing = Listing::default();
+    let prometheus = query.lens == Lens::Prometheus;
     state.each_object(|relabelling, relabeller, discovered| {
         let mut from = discovered.iter();
         relabeller.process_object(discovered, &query.scrape, |target| {
             let Some(labels) = from.next() else {
                 return;
             };
+            if prometheus && !prometheus_target(&target, &query.scrape) {
+                return;
+            }
             if let Target::Keep(kept) = &target
                 && relabelling
                     .shard
@@ -146,6 +182,57 @@ pub fn list(state: &mut JobState, query: &TargetQuery) -> Listing {
             listing.dropped.push(DroppedTarget { discovered, reason });
         });
     });
+    listing
+}
+
+/// False for a target Prometheus' `PopulateLabels` refuses (it logs it and neither
+/// scrapes nor lists it): no `__address__`, an address with a `/`, or a scrape
+/// interval or timeout (the job's unless a rule set one) that is not a duration, is
+/// zero, or a timeout longer than the interval. A dropped target is one.
+pub fn prometheus_target(target: &Target, scrape: &ScrapeSettings) -> bool {
+    let kept = match target {
+        Target::Dropped => return true,
+        Target::NoAddress => return false,
+        Target::Keep(kept) => kept,
+    };
+    if kept.get(ADDRESS_LABEL).unwrap_or("").contains('/') {
+        return false;
+    }
+    let duration = |name: &str, default: &str| {
+        let text = kept.get(name).unwrap_or(default);
+        parse_duration(text).ok().filter(|d| !d.is_zero())
+    };
+    let interval = duration(SCRAPE_INTERVAL_LABEL, &scrape.scrape_interval);
+    let timeout = duration(SCRAPE_TIMEOUT_LABEL, &scrape.scrape_timeout);
+    matches!((interval, timeout), (Some(i), Some(t)) if t <= i)
+}
+
+/// Listings at once: each relabels every target of its jobs in their actors, so two
+/// clients polling cannot make the actors do nothing else.
+static LISTINGS: Semaphore = Semaphore::const_new(1);
+
+/// A job's scrape settings with its own name: its config's, or the defaults.
+pub fn scrape_of(name: &str, job: &Job) -> ScrapeSettings {
+    match job.config() {
+        Some(config) => config.scrape.clone(),
+        None => ScrapeSettings::new(name),
+    }
+}
+
+/// Every target of `job` as `query` asks, from each of its actors in config order.
+pub async fn list_job(job: &Job, query: TargetQuery) -> Listing {
+    // Never closed: a permit is always given, in turn.
+    let _permit = LISTINGS.acquire().await;
+    let mut listing = Listing::default();
+    for part in job.parts() {
+        // An actor that stopped (its job is stopping) lists nothing.
+        if let Ok(more) = part.addr.send(ListTargets(query.clone())).await {
+            listing.extend(more, &query);
+        }
+    }
+    if query.lens == Lens::Prometheus && query.active_limit == usize::MAX {
+        listing.dedup_active();
+    }
     listing
 }
 

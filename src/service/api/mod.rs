@@ -12,6 +12,7 @@
 
 mod active_stream;
 mod config_yaml;
+mod dropped_counts;
 mod json;
 pub mod kubesd_api;
 pub mod listing;

@@ -1,33 +1,30 @@
-//! Prometheus' HTTP API, the read-only part about targets, in its documented shapes
-//! (`docs/querying/api.md`): `GET /api/v1/targets`, `GET /api/v1/targets/relabel_steps`
-//! and `GET /api/v1/status/config`, each in Prometheus' envelope.
+//! Prometheus' HTTP API, the read-only part about targets, in the shapes Prometheus
+//! 3.12 answers with (`web/api/v1/api.go`): `GET /api/v1/targets`,
+//! `GET /api/v1/targets/relabel_steps` and `GET /api/v1/status/config`, each in
+//! Prometheus' envelope.
 //!
 //! kubesd scrapes nothing, so an active target's scrape fields are those of a target
-//! not yet scraped (`health` `unknown`, no last scrape). Dropped targets are listed up
-//! to [`DROPPED_TARGETS_LIMIT`] per scrape pool, as Prometheus' `keep_dropped_targets`
-//! bounds them; `droppedTargetCounts` counts them all.
+//! not yet scraped (`health` `unknown`, no last scrape). A job's targets are listed as
+//! Prometheus' scrape pool holds them ([`Lens::Prometheus`]): a target Prometheus
+//! could not make a scrape target of is neither listed nor counted, active targets with
+//! the same labels are one, and dropped targets are listed up to the job's
+//! `keep_dropped_targets` (all when 0), every one counted.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
 
 use super::active_stream::{ActiveList, success_with_active};
 use super::config_yaml::config_yaml;
+use super::dropped_counts::dropped_count;
 use super::json::{bad_data, jobs_named, labels_object, query_param, success};
-use super::listing::{ActiveTarget, DroppedTarget, ListTargets, Listing, TargetQuery};
+use super::listing::{ActiveTarget, DroppedTarget, Lens, TargetQuery, list_job, scrape_of};
 use crate::labels::Labels;
 use crate::relabel::{
     ADDRESS_LABEL, PARAM_PREFIX, RelabelConfig, ScrapeSettings, relabel_steps as steps, seeded,
 };
+use crate::service::web::go_query::{encode_values, escape_path};
 use crate::service::web::http::get_or_head;
 use crate::service::{Job, ServiceState};
-
-/// Dropped targets one response lists per scrape pool, at most.
-pub const DROPPED_TARGETS_LIMIT: usize = 1000;
-
-/// Listings at once: each relabels every target of its jobs in their actors, so two
-/// clients polling cannot make the actors do nothing else.
-static LISTINGS: Semaphore = Semaphore::const_new(1);
 
 /// Adds the routes.
 pub fn routes(app: &mut web::ServiceConfig) {
@@ -39,8 +36,9 @@ pub fn routes(app: &mut web::ServiceConfig) {
         .route("/api/v1/status/config", get_or_head().to(status_config));
 }
 
-/// Which targets a request asks for: Prometheus' `state` (`active`, `dropped`,
-/// `any`; anything else is `any`).
+/// Which targets a request asks for: Prometheus' `state`, in any case: `active`,
+/// `dropped`, `any` or empty for both; anything else for neither, as Prometheus reads
+/// it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct States {
     /// Active targets.
@@ -52,84 +50,102 @@ pub struct States {
 impl States {
     /// The states `state` names, as Prometheus reads it.
     pub fn parse(state: &str) -> States {
-        match state.to_lowercase().as_str() {
-            "active" => States {
-                active: true,
-                dropped: false,
-            },
-            "dropped" => States {
-                active: false,
-                dropped: true,
-            },
-            _ => States {
-                active: true,
-                dropped: true,
-            },
+        let state = state.to_lowercase();
+        let any = state.is_empty() || state == "any";
+        States {
+            active: any || state == "active",
+            dropped: any || state == "dropped",
         }
     }
 }
 
-/// A job's scrape settings with its own name: its config's, or the defaults.
-pub fn scrape_of(name: &str, job: &Job) -> ScrapeSettings {
-    match job.config() {
-        Some(config) => config.scrape.clone(),
-        None => ScrapeSettings::new(name),
-    }
+/// A job as a scrape pool: its name and what its targets' URLs are made of.
+#[derive(Clone, Debug)]
+pub struct Pool {
+    /// The job's name.
+    pub name: String,
+    /// Its scrape settings, with its own name.
+    pub scrape: ScrapeSettings,
+    /// Its `params`, every value: the URL's query before `__param_*` labels.
+    pub params: Vec<(String, Vec<String>)>,
 }
 
-/// Every target of `job` as `query` asks, from each of its actors in config order.
-pub async fn list_job(job: &Job, query: TargetQuery) -> Listing {
-    // Never closed: a permit is always given, in turn.
-    let _permit = LISTINGS.acquire().await;
-    let mut listing = Listing::default();
-    for part in job.parts() {
-        // An actor that stopped (its job is stopping) lists nothing.
-        if let Ok(more) = part.addr.send(ListTargets(query.clone())).await {
-            listing.extend(more, &query);
+impl Pool {
+    /// `job`, called `name`: its config's settings, or the defaults.
+    pub fn of(name: &str, job: &Job) -> Pool {
+        Pool {
+            name: name.to_string(),
+            scrape: scrape_of(name, job),
+            params: job.config().map(|c| c.params.clone()).unwrap_or_default(),
         }
     }
-    listing
 }
 
-/// `GET /api/v1/targets?state=&scrapePool=`.
+/// How many dropped targets Prometheus' targets API lists for `job`: its
+/// `keep_dropped_targets`, or all.
+fn dropped_limit(job: &Job) -> usize {
+    match job.config().map(|c| c.keep_dropped_targets) {
+        None | Some(0) => usize::MAX,
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+    }
+}
+
+/// `GET /api/v1/targets?state=&scrapePool=`: the active and dropped targets of the
+/// pool asked for (every pool when none is), and every pool's count of dropped
+/// targets (`null` when dropped targets are not asked for).
 async fn targets(req: HttpRequest, state: web::Data<ServiceState>) -> HttpResponse {
     let query = req.query_string();
     let states = States::parse(&query_param(query, "state"));
-    let pool = query_param(query, "scrapePool");
+    let wanted = query_param(query, "scrapePool");
     let mut active = ActiveList::default();
     let mut dropped = Vec::new();
     let mut counts = serde_json::Map::new();
-    for (name, job) in jobs_named(&state, &pool) {
-        let scrape = scrape_of(&name, &job);
+    for (name, job) in jobs_named(&state, "") {
+        if !wanted.is_empty() && name != wanted {
+            if states.dropped {
+                let count = dropped_count(&name, &job, Lens::Prometheus).await;
+                counts.insert(name, count.into());
+            }
+            continue;
+        }
+        if !states.active && !states.dropped {
+            continue;
+        }
+        let pool = Pool::of(&name, &job);
         let limit = if states.dropped {
-            DROPPED_TARGETS_LIMIT
+            dropped_limit(&job)
         } else {
             0
         };
-        let query = TargetQuery::new(scrape.clone(), states.active, limit);
+        let query = TargetQuery {
+            lens: Lens::Prometheus,
+            ..TargetQuery::new(pool.scrape.clone(), states.active, limit)
+        };
         let listing = list_job(&job, query).await;
         dropped.extend(listing.dropped.iter().map(|t| dropped_json(&name, t)));
-        active.add(&name, &scrape, listing.active);
+        active.add(pool, listing.active);
         if states.dropped {
             counts.insert(name, listing.dropped_total.into());
         }
     }
-    let mut rest = json!({"droppedTargets": dropped});
-    if states.dropped {
-        rest["droppedTargetCounts"] = Value::Object(counts);
-    }
+    let counts = match states.dropped {
+        true => Value::Object(counts),
+        false => Value::Null,
+    };
+    let rest = json!({"droppedTargets": dropped, "droppedTargetCounts": counts});
     success_with_active(active, rest)
 }
 
 /// An active target in Prometheus' shape.
-pub fn active_json(pool: &str, scrape: &ScrapeSettings, target: &ActiveTarget) -> Value {
-    let url = scrape_url(&target.labels);
+pub fn active_json(pool: &Pool, target: &ActiveTarget) -> Value {
+    let url = scrape_url(&target.labels, &pool.params);
+    let scrape = &pool.scrape;
     let interval = target.labels.get("__scrape_interval__");
     let timeout = target.labels.get("__scrape_timeout__");
     json!({
         "discoveredLabels": labels_object(&seeded(&target.discovered, scrape)),
         "labels": labels_object(&public_labels(&target.labels)),
-        "scrapePool": pool,
+        "scrapePool": pool.name,
         "scrapeUrl": url,
         "globalUrl": url,
         "lastError": "",
@@ -160,21 +176,37 @@ pub fn public_labels(labels: &Labels) -> Labels {
     )
 }
 
-/// The URL a target is scraped at: its scheme, address, path and `__param_*` labels
-/// (kubesd's output leaves out the scheme and path when they are the defaults).
-pub fn scrape_url(labels: &Labels) -> String {
+/// The URL a target is scraped at, as Prometheus writes it (`Target.URL`): its
+/// scheme, address and path (kubesd's output leaves out the scheme and path when they
+/// are the defaults), and as query the job's `params`, every value, each one's first
+/// value replaced by its `__param_<name>` label, and the other `__param_*` labels;
+/// names in order, escaped as Go escapes a query.
+pub fn scrape_url(labels: &Labels, params: &[(String, Vec<String>)]) -> String {
     let scheme = labels.get("__scheme__").unwrap_or("http");
     let path = labels.get("__metrics_path__").unwrap_or("/metrics");
     let address = labels.get(ADDRESS_LABEL).unwrap_or("");
-    let mut query = form_urlencoded::Serializer::new(String::new());
+    let mut query: Vec<(String, Vec<String>)> = params.to_vec();
     for label in labels.iter() {
-        if let Some(name) = label.name.strip_prefix(PARAM_PREFIX) {
-            query.append_pair(name, &label.value);
+        let Some(name) = label.name.strip_prefix(PARAM_PREFIX) else {
+            continue;
+        };
+        match query
+            .iter_mut()
+            .find(|(n, values)| n == name && !values.is_empty())
+        {
+            Some((_, values)) => values[0] = label.value.to_string(),
+            None => query.push((name.to_string(), vec![label.value.to_string()])),
         }
     }
-    let query = query.finish();
+    let query = encode_values(&query);
     let separator = if query.is_empty() { "" } else { "?" };
-    format!("{scheme}://{address}{path}{separator}{query}")
+    let slash = if path.is_empty() || path.starts_with('/') {
+        ""
+    } else {
+        "/"
+    };
+    let path = escape_path(path);
+    format!("{scheme}://{address}{slash}{path}{separator}{query}")
 }
 
 /// `GET /api/v1/targets/relabel_steps?scrapePool=&labels=`: the job's rules applied

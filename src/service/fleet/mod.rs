@@ -9,6 +9,7 @@ pub mod handover;
 pub mod metrics;
 pub mod owners;
 pub mod target_allocator;
+pub mod targets_by_collector;
 pub mod weights;
 pub mod zones;
 

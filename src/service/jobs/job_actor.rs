@@ -1,6 +1,6 @@
 //! The job actor: the subscriber of one discovery (one `kubernetes_sd_configs` entry)
-//! on the service path. The group sends it its batches ([`TargetsChanged`],
-//! [`TargetsCaughtUp`], [`TargetsReplaced`]); it relabels and serializes each changed
+//! on the service path. The group pushes it its targets' changes ([`TargetsPush`]); it
+//! relabels and serializes each changed
 //! object as it arrives ([`JobState`]) and, after a message that changed something,
 //! publishes a [`crate::service::jobs::snapshot::JobSnapshot`] in its [`SnapshotCell`], which HTTP
 //! handlers and the file SD writer read without a message. The event's walk ends here:
@@ -30,7 +30,7 @@ use tracing::info;
 
 use crate::ActorSubscription;
 use crate::actors::backlog::{SlotSet, for_latest_per_slot};
-use crate::actors::messages::{TargetsCaughtUp, TargetsChanged, TargetsReplaced};
+use crate::actors::messages::{Push, TargetsPush};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
 use crate::service::jobs::job_state::JobState;
@@ -216,47 +216,33 @@ impl Actor for JobActor {
     }
 }
 
-impl Handler<TargetsChanged> for JobActor {
+impl Handler<TargetsPush> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, msg: TargetsChanged, ctx: &mut Context<Self>) {
-        let changed = self.state.change_all(&msg.changes);
-        self.count(msg.changes.len(), msg.received);
-        if self.note_synced(msg.synced) {
-            self.publish(changed > 0);
-        } else if !msg.changes.is_empty() {
-            self.publish_soon(changed > 0, ctx);
-        }
-    }
-}
-
-impl Handler<TargetsCaughtUp> for JobActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsCaughtUp, ctx: &mut Context<Self>) {
-        // Only each slot's latest change: what came before it is its past.
-        let mut latest = Vec::new();
-        for_latest_per_slot(&msg.batches, &mut self.seen, |change| latest.push(change));
-        let applied = latest.len();
-        let changed = self.state.change_all(&latest);
+    fn handle(&mut self, msg: TargetsPush, ctx: &mut Context<Self>) {
+        let (applied, changed) = match &msg.push {
+            Push::Changed(changes) => (changes.len(), self.state.change_all(changes)),
+            Push::CaughtUp(batches) => {
+                // Only each slot's latest change: what came before it is its past.
+                let mut latest = Vec::new();
+                for_latest_per_slot(batches, &mut self.seen, |change| latest.push(change));
+                (latest.len(), self.state.change_all(&latest))
+            }
+            Push::Replaced(targets) => {
+                let changed = self.state.replace(targets);
+                self.state.work.batches += 1;
+                if self.note_synced(msg.synced) {
+                    self.publish(changed > 0);
+                } else {
+                    self.publish_soon(changed > 0, ctx);
+                }
+                return;
+            }
+        };
         self.count(applied, msg.received);
         if self.note_synced(msg.synced) {
             self.publish(changed > 0);
         } else if applied > 0 {
-            self.publish_soon(changed > 0, ctx);
-        }
-    }
-}
-
-impl Handler<TargetsReplaced> for JobActor {
-    type Result = ();
-
-    fn handle(&mut self, msg: TargetsReplaced, ctx: &mut Context<Self>) {
-        let changed = self.state.replace(&msg.targets);
-        self.state.work.batches += 1;
-        if self.note_synced(msg.synced) {
-            self.publish(changed > 0);
-        } else {
             self.publish_soon(changed > 0, ctx);
         }
     }
@@ -274,6 +260,9 @@ impl JobActor {
         }
         let wanted = Arc::clone(&self.wanted);
         if !self.cell.assigned.kept() {
+            // Published even when no view by member is kept: the snapshot names the
+            // fleet the actor assigns by, so a reader can tell which members a view it
+            // asks for next is split among.
             self.fleet = wanted;
             self.publish(false);
             return;

@@ -1,4 +1,4 @@
-//! Message-level tests of the job actor: the group's three messages in, the published
+//! Message-level tests of the job actor: the group's pushes in, the published
 //! snapshot out (its bytes, its ETag, its views' ETags, the work counted).
 
 use std::sync::Arc;
@@ -71,12 +71,8 @@ fn pod(i: u32, node: &str, app: &str, annotation: &str) -> TargetChange {
     }
 }
 
-fn changed(changes: Vec<TargetChange>) -> TargetsChanged {
-    TargetsChanged {
-        changes: changes.into(),
-        synced: true,
-        received: Instant::now(),
-    }
+fn changed(changes: Vec<TargetChange>) -> TargetsPush {
+    TargetsPush::changed(changes.into(), true, Instant::now())
 }
 
 /// The job's body as the snapshot holds it.
@@ -129,10 +125,10 @@ fn expected(pods: &[(u32, &str, &str)]) -> Vec<u8> {
 #[actix_rt::test]
 async fn replaced_then_changed_objects_reach_the_published_snapshot() {
     let (addr, cell) = actor();
-    addr.send(TargetsReplaced {
-        targets: vec![pod(0, "n1", "web", "1"), pod(1, "n2", "db", "1")].into(),
-        synced: true,
-    })
+    addr.send(TargetsPush::replaced(
+        vec![pod(0, "n1", "web", "1"), pod(1, "n2", "db", "1")].into(),
+        true,
+    ))
     .await
     .expect("actor alive");
     let first = body(&cell);
@@ -172,12 +168,9 @@ async fn replaced_then_changed_objects_reach_the_published_snapshot() {
 #[actix_rt::test]
 async fn catching_up_relabels_each_slots_latest_change_only() {
     let (addr, cell) = actor();
-    addr.send(TargetsReplaced {
-        targets: Arc::from([]),
-        synced: true,
-    })
-    .await
-    .expect("actor alive");
+    addr.send(TargetsPush::replaced(Arc::from([]), true))
+        .await
+        .expect("actor alive");
     let batches: Vec<Arc<[TargetChange]>> = vec![
         vec![pod(0, "n1", "a", "1"), pod(1, "n1", "b", "1")].into(),
         vec![pod(0, "n1", "c", "1")].into(),
@@ -190,13 +183,9 @@ async fn catching_up_relabels_each_slots_latest_change_only() {
         ]
         .into(),
     ];
-    addr.send(TargetsCaughtUp {
-        batches,
-        synced: true,
-        received: Instant::now(),
-    })
-    .await
-    .expect("actor alive");
+    addr.send(TargetsPush::caught_up(batches, true, Instant::now()))
+        .await
+        .expect("actor alive");
     assert_eq!(body(&cell).to_vec(), expected(&[(0, "n1", "d")]));
     assert_eq!(
         cell.load().work.objects_relabelled,
@@ -212,12 +201,9 @@ async fn a_change_moves_only_its_own_views_etag() {
     let pods: Vec<TargetChange> = (0..6)
         .map(|i| pod(i, ["n1", "n2", "n3"][i as usize % 3], "web", "1"))
         .collect();
-    addr.send(TargetsReplaced {
-        targets: pods.into(),
-        synced: true,
-    })
-    .await
-    .expect("actor alive");
+    addr.send(TargetsPush::replaced(pods.into(), true))
+        .await
+        .expect("actor alive");
     addr.send(KeepView(ViewKind::Node))
         .await
         .expect("actor alive");
@@ -248,10 +234,10 @@ async fn changes_within_the_interval_are_published_together_at_its_end() {
     tokio::time::pause();
     let every = Duration::from_millis(100);
     let (addr, cell) = actor_publishing_every(every);
-    addr.send(TargetsReplaced {
-        targets: vec![pod(0, "n1", "web", "1")].into(),
-        synced: true,
-    })
+    addr.send(TargetsPush::replaced(
+        vec![pod(0, "n1", "web", "1")].into(),
+        true,
+    ))
     .await
     .expect("actor alive");
     let synced = body(&cell);

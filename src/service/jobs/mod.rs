@@ -382,6 +382,11 @@ impl JobSet {
         }
     }
 
+    /// The discovery engine its jobs subscribe to.
+    pub fn discovery(&self) -> &Discovery {
+        &self.discovery
+    }
+
     /// The running jobs.
     pub fn jobs(&self) -> Vec<(String, Job)> {
         self.running

@@ -80,7 +80,9 @@ pub struct JobSnapshot {
     pub stats: JobStats,
     /// The work done so far.
     pub work: JobWork,
-    /// The members its targets are assigned to (a pointer to the fleet it was given).
+    /// The fleet it assigns targets by (a pointer to the fleet it was given, published
+    /// whenever that changes): each member's zone, and the members a view asked for
+    /// from now on is split among.
     pub members: Arc<Fleet>,
     /// True when each body entry carries what assigning its targets reads (member
     /// views were asked for).

@@ -23,6 +23,8 @@ use rustls::sign::CertifiedKey;
 use rustls::{RootCertStore, SupportedCipherSuite};
 use serde::Deserialize;
 
+use crate::service::web::tls_settings::{ClientAuth, TlsSettings, TlsVersion, client_verifier};
+
 /// A web config file that cannot be used, naming the key and saying why.
 #[derive(Debug, thiserror::Error)]
 pub enum WebConfigError {
@@ -100,69 +102,6 @@ struct RateLimitFile {
     interval: Option<String>,
     #[serde(default)]
     burst: Option<u32>,
-}
-
-/// Whether and how a client must present a certificate (Go's `tls.ClientAuthType`, by
-/// the names the toolkit reads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientAuth {
-    /// No certificate is asked for.
-    NoClientCert,
-    /// A certificate is asked for and not checked (insecure; as Go).
-    RequestClientCert,
-    /// A certificate is required and not checked (insecure; as Go).
-    RequireAnyClientCert,
-    /// A certificate is asked for and, if sent, must verify against the client CA.
-    VerifyClientCertIfGiven,
-    /// A certificate is required and must verify against the client CA.
-    RequireAndVerifyClientCert,
-}
-
-/// The TLS versions rustls serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum TlsVersion {
-    /// TLS 1.2.
-    Tls12,
-    /// TLS 1.3.
-    Tls13,
-}
-
-/// The TLS settings of a web config.
-pub struct TlsSettings {
-    /// The server's certificate chain and key.
-    pub certified_key: Arc<CertifiedKey>,
-    /// Client certificate policy.
-    pub client_auth: ClientAuth,
-    /// The check of client certificates that `client_auth` and the client CA make.
-    pub client_verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
-    /// Lowest and highest version served.
-    pub versions: (TlsVersion, TlsVersion),
-    /// TLS 1.2 suites allowed, in preference order; empty: rustls' defaults.
-    pub tls12_suites: Vec<SupportedCipherSuite>,
-    /// The server's order of suites wins over the client's.
-    pub prefer_server_cipher_suites: bool,
-    /// Key exchange groups in preference order; empty: rustls' defaults.
-    pub curves: Vec<&'static dyn rustls::crypto::SupportedKxGroup>,
-}
-
-impl TlsSettings {
-    /// The parts a running listener cannot change: versions, suites and curves are
-    /// fixed when it starts.
-    pub fn fixed_part(&self) -> (TlsVersion, TlsVersion, Vec<String>, bool, Vec<String>) {
-        (
-            self.versions.0,
-            self.versions.1,
-            self.tls12_suites
-                .iter()
-                .map(|s| s.suite().as_str().unwrap_or("?").to_string())
-                .collect(),
-            self.prefer_server_cipher_suites,
-            self.curves
-                .iter()
-                .map(|g| g.name().as_str().unwrap_or("?").to_string())
-                .collect(),
-        )
-    }
 }
 
 /// The toolkit's request rate limit: a token bucket over all requests.
@@ -375,8 +314,8 @@ fn tls_settings(t: TlsServerConfigFile, dir: &Path) -> Result<TlsSettings, KeyEr
     let versions = tls_versions(t.min_version.as_deref(), t.max_version.as_deref())?;
     let tls12_suites = tls12_suites(t.cipher_suites.unwrap_or_default())?;
     let curves = curves(t.curve_preferences.unwrap_or_default())?;
-    let client_verifier = crate::service::web::tls::client_verifier(client_auth, client_roots)
-        .map_err(|e| key_err("client_ca_file", e))?;
+    let client_verifier =
+        client_verifier(client_auth, client_roots).map_err(|e| key_err("client_ca_file", e))?;
     Ok(TlsSettings {
         certified_key: Arc::new(certified_key),
         client_auth,

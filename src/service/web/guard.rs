@@ -24,7 +24,7 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tracing::{error, info, warn};
 
-use crate::metrics::METRICS;
+use crate::service::metrics::ServiceMetrics;
 use crate::service::web::config::{WebConfigError, WebSettings, load_web_config};
 
 /// A bcrypt hash (cost 10) of a random string, checked when the offered user does not
@@ -157,6 +157,8 @@ pub struct WebGuard {
     open_health: bool,
     current: RwLock<(Arc<Loaded>, Option<FileStamp>)>,
     failures: Mutex<FailureLimiter>,
+    /// Where its reloads and refusals are counted.
+    metrics: Arc<ServiceMetrics>,
 }
 
 impl std::fmt::Debug for WebGuard {
@@ -168,11 +170,16 @@ impl std::fmt::Debug for WebGuard {
 }
 
 impl WebGuard {
-    /// Loads the web config at `path`; an error names the key and stops kubesd.
-    pub fn load(path: &Path, open_health: bool) -> Result<Arc<WebGuard>, WebConfigError> {
+    /// Loads the web config at `path`; an error names the key and stops kubesd. Its
+    /// reloads and refusals are counted in `metrics`.
+    pub fn load(
+        path: &Path,
+        open_health: bool,
+        metrics: Arc<ServiceMetrics>,
+    ) -> Result<Arc<WebGuard>, WebConfigError> {
         let stamp = FileStamp::of(path);
         let settings = load_web_config(path)?;
-        METRICS.service.web_config_last_reload_successful.set(1);
+        metrics.web_config_last_reload_successful.set(1);
         Ok(Arc::new(WebGuard {
             path: path.to_path_buf(),
             open_health,
@@ -180,6 +187,7 @@ impl WebGuard {
             failures: Mutex::new(FailureLimiter {
                 clients: HashMap::new(),
             }),
+            metrics,
         }))
     }
 
@@ -208,11 +216,11 @@ impl WebGuard {
             Ok(settings) => {
                 warn_about_fixed_tls_changes(&current.0.settings, &settings, &self.path);
                 current.0 = Arc::new(Loaded::new(settings));
-                METRICS.service.web_config_last_reload_successful.set(1);
+                self.metrics.web_config_last_reload_successful.set(1);
                 info!(web_config = %self.path.display(), "web config reloaded");
             }
             Err(e) => {
-                METRICS.service.web_config_last_reload_successful.set(0);
+                self.metrics.web_config_last_reload_successful.set(0);
                 error!("web config reload failed, keeping the previous settings: {e}");
             }
         }
@@ -230,7 +238,7 @@ impl WebGuard {
         let loaded = self.current();
         let now = Instant::now();
         if !loaded.take_request_token(now) {
-            METRICS.service.http_rate_limited.inc();
+            self.metrics.http_rate_limited.inc();
             return Decision::TooManyRequests;
         }
         if loaded.settings.users.is_empty() || (self.open_health && is_health(path)) {
@@ -238,12 +246,12 @@ impl WebGuard {
         }
         let client = client.unwrap_or(IpAddr::from([0, 0, 0, 0]));
         if !self.lock_failures().may_try(client, now) {
-            METRICS.service.http_rate_limited.inc();
+            self.metrics.http_rate_limited.inc();
             warn!(%client, path, "authentication refused: too many failures from this client lately");
             return Decision::TooManyRequests;
         }
         let Some((user, password)) = authorization.and_then(basic_credentials) else {
-            METRICS.service.http_unauthorized.inc();
+            self.metrics.http_unauthorized.inc();
             info!(%client, path, "request without basic auth credentials refused");
             return Decision::Unauthorized;
         };
@@ -277,7 +285,7 @@ impl WebGuard {
             return Decision::Allow;
         }
         self.lock_failures().failed(client, Instant::now());
-        METRICS.service.http_unauthorized.inc();
+        self.metrics.http_unauthorized.inc();
         warn!(%client, path, "authentication failed: wrong user name or password");
         Decision::Unauthorized
     }

@@ -19,11 +19,12 @@ use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::metrics::{METRICS, escape_label_value};
+use crate::metrics::{Metrics, escape_label_value};
 use crate::sd_output::etag_matches;
 use crate::service::SdBody;
 use crate::service::fleet::target_allocator;
 use crate::service::jobs::job::{Job, JobViewCounts};
+use crate::service::metrics::ServiceMetrics;
 use crate::service::views::query::parse_view_query;
 use crate::service::views::{Bucket, ViewKind};
 use crate::service::web::guard::{Decision, WebGuard};
@@ -38,6 +39,10 @@ pub struct ServiceState {
     /// Where `POST /-/reload` asks the run loop to reload the config (run mode only;
     /// without it the endpoint answers 404).
     pub reload: Option<mpsc::Sender<ReloadRequest>>,
+    /// The discovery engine's metrics, rendered on `/metrics`.
+    pub engine_metrics: Arc<Metrics>,
+    /// The service's own, rendered after them.
+    pub service_metrics: Arc<ServiceMetrics>,
 }
 
 /// Sent by `POST /-/reload` to the run loop (`cli::run`), which reloads the config
@@ -121,18 +126,19 @@ pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
         // A body of discovered label sets is serialized as it is sent, which takes
         // a while: on a blocking thread, so that the listener serves other requests
         // meanwhile, and chunked, its length being known only at its end.
-        None => response.streaming(written_apart(body)),
+        None => response.streaming(written_apart(body.chunks())),
     }
 }
 
-/// `body`'s chunks, written on a blocking thread at most [`CHUNKS_AHEAD`] ahead of
-/// the connection; the writing stops when the connection goes.
-fn written_apart(
-    body: SdBody,
+/// `chunks`, written on a blocking thread at most [`CHUNKS_AHEAD`] ahead of the
+/// connection (a body of discovered label sets is serialized as it is taken); the
+/// writing stops when the connection goes.
+pub(crate) fn written_apart(
+    chunks: impl Iterator<Item = bytes::Bytes> + Send + 'static,
 ) -> impl futures_util::Stream<Item = Result<bytes::Bytes, std::convert::Infallible>> {
     let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
     actix_web::rt::task::spawn_blocking(move || {
-        for chunk in body.chunks() {
+        for chunk in chunks {
             if tx.blocking_send(chunk).is_err() {
                 return;
             }
@@ -248,7 +254,8 @@ fn render_views(out: &mut String, views: &[(String, JobViewCounts)]) {
 }
 
 async fn metrics(state: web::Data<ServiceState>) -> HttpResponse {
-    let mut out = METRICS.render();
+    let mut out = state.engine_metrics.render();
+    state.service_metrics.render(&mut out);
     process_metrics::render(&mut out);
     let jobs = state.all();
     // Jobs' status only: never their targets' bodies.

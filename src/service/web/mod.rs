@@ -3,7 +3,9 @@
 //! (TLS, basic auth, headers, rate limits) and the process metrics.
 
 pub mod config;
+pub mod go_query;
 pub mod guard;
 pub(crate) mod http;
 pub(crate) mod process_metrics;
 pub mod tls;
+pub mod tls_settings;

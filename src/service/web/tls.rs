@@ -9,57 +9,15 @@
 use std::sync::Arc;
 
 use rustls::client::danger::HandshakeSignatureValid;
-use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
-use rustls::{
-    DigitallySignedStruct, DistinguishedName, RootCertStore, ServerConfig, SignatureScheme,
-};
+use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
 
-use crate::service::web::config::{ClientAuth, TlsSettings, TlsVersion};
 use crate::service::web::guard::WebGuard;
-
-/// The client-certificate check of one `client_auth_type`.
-pub fn client_verifier(
-    client_auth: ClientAuth,
-    roots: Option<Arc<RootCertStore>>,
-) -> Result<Arc<dyn ClientCertVerifier>, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let algorithms = provider.signature_verification_algorithms;
-    let verifying = |roots: Option<Arc<RootCertStore>>| {
-        roots.ok_or_else(|| "a verifying client_auth_type needs a client CA".to_string())
-    };
-    Ok(match client_auth {
-        ClientAuth::NoClientCert => Arc::new(AnyClientCert {
-            offer: false,
-            mandatory: false,
-            algorithms,
-        }),
-        ClientAuth::RequestClientCert => Arc::new(AnyClientCert {
-            offer: true,
-            mandatory: false,
-            algorithms,
-        }),
-        ClientAuth::RequireAnyClientCert => Arc::new(AnyClientCert {
-            offer: true,
-            mandatory: true,
-            algorithms,
-        }),
-        ClientAuth::VerifyClientCertIfGiven => {
-            WebPkiClientVerifier::builder_with_provider(verifying(roots)?, provider)
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| format!("cannot verify client certificates with this CA: {e}"))?
-        }
-        ClientAuth::RequireAndVerifyClientCert => {
-            WebPkiClientVerifier::builder_with_provider(verifying(roots)?, provider)
-                .build()
-                .map_err(|e| format!("cannot verify client certificates with this CA: {e}"))?
-        }
-    })
-}
+use crate::service::web::tls_settings::{TlsSettings, TlsVersion};
 
 /// The rustls server config of the web config in force when the listener starts; None
 /// when it has no `tls_server_config` (plain HTTP).
@@ -193,61 +151,5 @@ impl ClientCertVerifier for CurrentClientPolicy {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.verifier().supported_verify_schemes()
-    }
-}
-
-/// `NoClientCert`, `RequestClientCert` and `RequireAnyClientCert`: a certificate is not
-/// asked for, or asked for and accepted unverified (Go's semantics, which the toolkit
-/// documents as insecure); the handshake's signature is still checked, so the client
-/// holds the key of what it sent.
-#[derive(Debug)]
-struct AnyClientCert {
-    offer: bool,
-    mandatory: bool,
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ClientCertVerifier for AnyClientCert {
-    fn offer_client_auth(&self) -> bool {
-        self.offer
-    }
-
-    fn client_auth_mandatory(&self) -> bool {
-        self.mandatory
-    }
-
-    fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        &[]
-    }
-
-    fn verify_client_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: UnixTime,
-    ) -> Result<ClientCertVerified, rustls::Error> {
-        Ok(ClientCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algorithms.supported_schemes()
     }
 }

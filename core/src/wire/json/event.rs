@@ -85,7 +85,7 @@ impl EventType {
     /// line (bookmarks, errors, other spacing or key order), which only
     /// [`decode_event`] reads. The rest of the line is not looked at: whoever trusts
     /// this must still decode the line and handle its failure.
-    pub fn of_object_line(line: &[u8]) -> Option<EventType> {
+    pub(crate) fn of_object_line(line: &[u8]) -> Option<EventType> {
         const PREFIXES: [(&[u8], EventType); 3] = [
             (br#"{"type":"MODIFIED","object":"#, EventType::Modified),
             (br#"{"type":"ADDED","object":"#, EventType::Added),

@@ -71,13 +71,8 @@ impl LineBuffer {
 
     /// How many lines have been completed (blank ones too): with [`Self::pending`], how
     /// a caller tells a line that stays incomplete from a stream that makes progress.
-    pub fn completed(&self) -> u64 {
+    pub(crate) fn completed(&self) -> u64 {
         self.buffer.completed()
-    }
-
-    /// Forgets any unfinished line (a new stream starts).
-    pub fn clear(&mut self) {
-        self.buffer.clear();
     }
 }
 
@@ -115,8 +110,6 @@ mod tests {
         );
         assert_eq!(out, ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"]);
         assert_eq!(buf.pending(), b"{\"d\"");
-        buf.clear();
-        assert!(buf.pending().is_empty());
     }
 
     #[test]

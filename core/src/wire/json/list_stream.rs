@@ -121,7 +121,7 @@ impl ListStream {
     }
 
     /// A decoder for a LIST of `role` held to `limits`.
-    pub fn with_limits(role: Role, limits: ListLimits) -> ListStream {
+    pub(crate) fn with_limits(role: Role, limits: ListLimits) -> ListStream {
         ListStream {
             role,
             limits,
@@ -388,7 +388,7 @@ impl ListStream {
 
     /// How many items have been found so far (decoded or skipped): how
     /// a caller sees that a body makes progress.
-    pub fn items_seen(&self) -> usize {
+    pub(crate) fn items_seen(&self) -> usize {
         self.index
     }
 
@@ -404,18 +404,13 @@ impl ListStream {
     /// Takes the items decoded so far, so that a caller can hand a long list on in
     /// parts while the rest of the body is still arriving; [`ListStream::finish`] then
     /// returns only the items decoded after the last take.
-    pub fn take_items(&mut self) -> Vec<Object> {
+    pub(crate) fn take_items(&mut self) -> Vec<Object> {
         std::mem::take(&mut self.items)
     }
 
     /// Items decoded so far (since they were last taken).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.items.len()
-    }
-
-    /// True when no item is waiting to be taken.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
     }
 
     /// The end of the body: the page, and the errors of skipped items.

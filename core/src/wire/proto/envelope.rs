@@ -5,11 +5,11 @@
 use super::reader::{Reader, WireError};
 
 /// The four bytes that start a Kubernetes protobuf body.
-pub const MAGIC: &[u8; 4] = b"k8s\0";
+pub(crate) const MAGIC: &[u8; 4] = b"k8s\0";
 
 /// An opened envelope: its type and the object's bytes, borrowed from the body.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     /// `typeMeta.apiVersion`, e.g. `v1` or `discovery.k8s.io/v1`.
     pub api_version: &'a str,
     /// `typeMeta.kind`, e.g. `PodList`, `Pod` or `Status`.
@@ -21,7 +21,7 @@ pub struct Envelope<'a> {
 impl<'a> Envelope<'a> {
     /// Opens the envelope of `body`. The API server leaves `contentEncoding` and
     /// `contentType` empty (plain protobuf); anything else is refused, not guessed at.
-    pub fn open(body: &'a [u8]) -> Result<Envelope<'a>, WireError> {
+    pub(crate) fn open(body: &'a [u8]) -> Result<Envelope<'a>, WireError> {
         let message = body.strip_prefix(MAGIC).ok_or(WireError::NoMagic)?;
         let mut envelope = Envelope::default();
         let mut has_raw = false;
@@ -60,12 +60,6 @@ impl<'a> Envelope<'a> {
             });
         }
         Ok(envelope)
-    }
-
-    /// True when the object is of API version `version` (the part after the group's
-    /// `/`), e.g. `v1beta1`.
-    pub fn is_version(&self, version: &str) -> bool {
-        self.api_version.rsplit('/').next() == Some(version)
     }
 }
 
@@ -110,7 +104,6 @@ mod tests {
                 raw: b"xy"
             }
         );
-        assert!(envelope.is_version("v1"));
         assert!(Envelope::open(&body(b"", b"application/vnd.kubernetes.protobuf")).is_ok());
     }
 

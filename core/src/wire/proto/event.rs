@@ -83,7 +83,7 @@ fn read_event(message: &[u8]) -> Result<(Option<&str>, Option<&[u8]>), WireError
 }
 
 /// A `metav1.Status`: `message` 3, `reason` 4, `code` 6.
-pub fn status(bytes: &[u8]) -> Result<Status, WireError> {
+pub(crate) fn status(bytes: &[u8]) -> Result<Status, WireError> {
     let mut status = Status::default();
     for_each_field(bytes, "Status", |f| {
         match f.number {

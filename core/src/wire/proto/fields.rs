@@ -28,27 +28,27 @@ pub(crate) struct Field<'a> {
 
 impl<'a> Field<'a> {
     /// An embedded message's bytes.
-    pub fn bytes(self, name: &'static str) -> Result<&'a [u8], WireError> {
+    pub(crate) fn bytes(self, name: &'static str) -> Result<&'a [u8], WireError> {
         self.value.bytes(self.message, name, self.number)
     }
 
     /// A string unique to its object (a name, an IP).
-    pub fn unique(self, name: &'static str) -> Result<ArcStr, WireError> {
+    pub(crate) fn unique(self, name: &'static str) -> Result<ArcStr, WireError> {
         self.kept(name, unique_string)
     }
 
     /// A string that repeats across objects (a namespace, an image, a node name).
-    pub fn repeated(self, name: &'static str) -> Result<ArcStr, WireError> {
+    pub(crate) fn repeated(self, name: &'static str) -> Result<ArcStr, WireError> {
         self.kept(name, repeated_string)
     }
 
     /// A Kubernetes enum's value (a protocol, a phase, a kind).
-    pub fn enum_value(self, name: &'static str) -> Result<ArcStr, WireError> {
+    pub(crate) fn enum_value(self, name: &'static str) -> Result<ArcStr, WireError> {
         self.kept(name, enum_string)
     }
 
     /// A value of a string map (a label's, an annotation's).
-    pub fn map_value(self, name: &'static str) -> Result<ArcStr, WireError> {
+    pub(crate) fn map_value(self, name: &'static str) -> Result<ArcStr, WireError> {
         self.kept(name, map_value_string)
     }
 
@@ -66,19 +66,19 @@ impl<'a> Field<'a> {
     }
 
     /// A string, in the message's bytes.
-    pub fn str(self, name: &'static str) -> Result<&'a str, WireError> {
+    pub(crate) fn str(self, name: &'static str) -> Result<&'a str, WireError> {
         self.value.str(self.message, name, self.number)
     }
 
     /// An `int32` field, truncated to 32 bits as Go's decoder does.
-    pub fn int32(self, name: &'static str) -> Result<i64, WireError> {
+    pub(crate) fn int32(self, name: &'static str) -> Result<i64, WireError> {
         Ok(i64::from(
             self.value.int(self.message, name, self.number)? as i32
         ))
     }
 
     /// A `bool` field.
-    pub fn bool(self, name: &'static str) -> Result<bool, WireError> {
+    pub(crate) fn bool(self, name: &'static str) -> Result<bool, WireError> {
         Ok(self.value.int(self.message, name, self.number)? != 0)
     }
 }
@@ -120,7 +120,7 @@ pub(crate) struct Repeated {
 
 impl Repeated {
     /// Notes one occurrence, `field`, met in the message's scan.
-    pub fn note(&mut self, field: Field<'_>) {
+    pub(crate) fn note(&mut self, field: Field<'_>) {
         if self.count == 0 {
             self.number = field.number;
             self.start = field.start;
@@ -131,7 +131,7 @@ impl Repeated {
 
     /// The occurrences in `message`'s `bytes` (the bytes the scan that noted them
     /// read), decoded by `decode`, in a slice of exactly their number.
-    pub fn decode<'a, T>(
+    pub(crate) fn decode<'a, T>(
         self,
         bytes: &'a [u8],
         message: &'static str,

@@ -116,19 +116,14 @@ impl FrameBuffer {
 
     /// The bytes of an unfinished frame; non-empty at the end of a stream means the
     /// stream was cut inside an event.
-    pub fn pending(&self) -> &[u8] {
+    pub(crate) fn pending(&self) -> &[u8] {
         self.buffer.held()
     }
 
     /// How many frames have been completed: with [`Self::pending`], how a caller tells
     /// a frame that stays incomplete from a stream that makes progress.
-    pub fn completed(&self) -> u64 {
+    pub(crate) fn completed(&self) -> u64 {
         self.buffer.completed()
-    }
-
-    /// Forgets any unfinished frame (a new stream starts).
-    pub fn clear(&mut self) {
-        self.buffer.clear();
     }
 }
 

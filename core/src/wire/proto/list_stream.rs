@@ -252,23 +252,18 @@ impl ProtoListStream {
     }
 
     /// How many items have been found so far (decoded or skipped).
-    pub fn items_seen(&self) -> usize {
+    pub(crate) fn items_seen(&self) -> usize {
         self.index
     }
 
     /// Takes the items decoded so far.
-    pub fn take_items(&mut self) -> Vec<Object> {
+    pub(crate) fn take_items(&mut self) -> Vec<Object> {
         std::mem::take(&mut self.page.items)
     }
 
     /// How many decoded items are waiting to be taken.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.page.items.len()
-    }
-
-    /// True when no decoded item waits to be taken.
-    pub fn is_empty(&self) -> bool {
-        self.page.items.is_empty()
     }
 
     /// Ends the body: the page (with the items not taken yet) and the errors of the

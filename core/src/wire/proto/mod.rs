@@ -6,7 +6,7 @@
 //! stepped over without being built. Generated types (`k8s-pb`, `prost`) would
 //! materialise every field of every object, then need a conversion into the model.
 //!
-//! - [`Envelope`]: the `k8s\0` magic and `runtime.Unknown` around every body;
+//! - `Envelope`: the `k8s\0` magic and `runtime.Unknown` around every body;
 //! - [`decode_list`]: a LIST body, whole; [`ProtoListStream`]: the same as it arrives;
 //!   [`decode_object`]: one object;
 //! - [`FrameBuffer`] and [`decode_event`]: a watch stream's length-prefixed frames.
@@ -27,8 +27,9 @@ mod pod;
 mod reader;
 mod service;
 
-pub use envelope::{Envelope, MAGIC};
-pub use event::{decode_event, status};
+pub(crate) use envelope::{Envelope, MAGIC};
+pub use event::decode_event;
+pub(crate) use event::status;
 pub use frames::{FrameBuffer, FrameTooLong};
 pub use list::decode_list;
 pub use list_stream::ProtoListStream;

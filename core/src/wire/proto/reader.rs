@@ -152,13 +152,8 @@ impl<'a> Reader<'a> {
     }
 
     /// The offset of the next field in the message's bytes.
-    pub fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.pos
-    }
-
-    /// The name of the message read, for errors about its fields.
-    pub fn message(&self) -> &'static str {
-        self.message
     }
 
     #[inline(always)]
@@ -239,7 +234,7 @@ pub(crate) fn read_varint(bytes: &[u8]) -> Result<(u64, usize), VarintError> {
 
 impl<'a> Value<'a> {
     /// The bytes of a length-delimited field (`name` of `message` for the error).
-    pub fn bytes(
+    pub(crate) fn bytes(
         self,
         message: &'static str,
         name: &'static str,
@@ -256,7 +251,7 @@ impl<'a> Value<'a> {
     }
 
     /// A string field, checked as UTF-8.
-    pub fn str(
+    pub(crate) fn str(
         self,
         message: &'static str,
         name: &'static str,
@@ -268,7 +263,7 @@ impl<'a> Value<'a> {
 
     /// An integer field (`int32`, `int64`, `bool`): the varint as Go's decoder reads
     /// it, a negative `int32` being sent as ten bytes of two's complement.
-    pub fn int(
+    pub(crate) fn int(
         self,
         message: &'static str,
         name: &'static str,

@@ -1,0 +1,625 @@
+//! kubesd's answers against a real Prometheus' (version 3.12, recorded under
+//! `tests/prometheus_oracle/`, see its README): the same cluster (the simulator's,
+//! seeded), the same configs, and `/api/v1/targets` (every `state`, with and without
+//! `scrapePool`), `/api/v1/targets/relabel_steps` and the scrape configs of
+//! `/api/v1/status/config` must equal Prometheus' answers as parsed JSON and YAML.
+//!
+//! The exceptions, which no run can fix in advance: an active target's `health`,
+//! `lastScrape`, `lastScrapeDuration` and `lastError` (kubesd scrapes nothing), the
+//! host of `globalUrl` (Prometheus' own external URL for targets on localhost), which
+//! dropped targets a `keep_dropped_targets` bound keeps (Prometheus keeps the first
+//! in an order of its discovery's maps: the test checks how many are listed and that
+//! each is one of the job's), and the text Go's JSON decoder adds to
+//! `error parsing labels:`.
+//!
+//! The target allocator's side: a collector set up as the OpenTelemetry collector's
+//! `targetallocator` manager sets itself up reads kubesd's `/scrape_configs` (equal to
+//! Prometheus' own loading of the jobs) and `/jobs/<url.QueryEscape(job)>/targets`,
+//! for job names with spaces, `+`, `/`, `%` and non-ASCII letters, and what it scrapes
+//! after the jobs' relabelling is what the real Prometheus, set up so, scraped.
+//!
+//! What Prometheus reads from kubesd, `/sd/{job}` and its views (shards, nodes,
+//! members), is held byte for byte to kubesd's recorded answers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use kubesd::promconfig::{LoadOptions, LoadedConfig, parse_config_with};
+use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
+use kubesd::service::api::listing::prometheus_target;
+use kubesd::service::api::prometheus_api::{public_labels, scrape_url};
+use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig, create_scrapers};
+use kubesd::{ArcStr, Discovery, Labels};
+use serde_json::Value;
+
+/// The recorded answers.
+fn oracle_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/prometheus_oracle")
+        .join(name)
+}
+
+/// The cluster Prometheus and kubesd discovered: `kubesd simulate --seed 7 --nodes 3
+/// --pods 40 --namespaces 3` (no churn).
+async fn cluster() -> SimulatedCluster {
+    let config = SimulatorConfig {
+        seed: 7,
+        ..SimulatorConfig::default()
+    };
+    let spec = ClusterSpec {
+        seed: 7,
+        nodes: 3,
+        pods: 40,
+        namespaces: 3,
+        ..ClusterSpec::default()
+    };
+    SimulatedCluster::start(config, &spec)
+        .await
+        .expect("cluster starts")
+}
+
+/// `kubesd run` with `loaded`, once every job has listed everything.
+struct Service {
+    base: String,
+    client: awc::Client,
+    handle: actix_web::dev::ServerHandle,
+    jobs: JobSet,
+}
+
+impl Service {
+    async fn start(loaded: &LoadedConfig) -> Service {
+        let published = Arc::new(RwLock::new(BTreeMap::new()));
+        let options = JobSetOptions {
+            shard: Shard::ALL,
+            output_dir: None,
+            publish_interval: Duration::ZERO,
+        };
+        let discovery = Discovery::start(SimulatedCluster::engine_options());
+        let mut jobs = JobSet::new(discovery, options, Arc::clone(&published));
+        jobs.apply(loaded).await.expect("jobs start");
+        for (name, job) in jobs.jobs() {
+            let mut polls = 0;
+            while !job.status().synced {
+                polls += 1;
+                assert!(polls < 4_000, "job {name} never synced");
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        let state = Arc::new(ServiceState {
+            jobs: published,
+            reload: None,
+            engine_metrics: Default::default(),
+            service_metrics: Default::default(),
+        });
+        let addr = "127.0.0.1:0".parse().expect("addr");
+        let (server, bound) = serve_http(addr, state, None).expect("listens");
+        let handle = server.handle();
+        actix_rt::spawn(server);
+        Service {
+            base: format!("http://{bound}"),
+            client: awc::Client::default(),
+            handle,
+            jobs,
+        }
+    }
+
+    /// Waits until every job's actors assign by a fleet of `count` members: the member
+    /// watch has listed the scrapers and each actor has taken the fleet it published.
+    /// Jobs sync independently of the member watch, so a share asked for before this
+    /// would be split among the members known then (none, early on).
+    async fn wait_for_members(&self, count: usize) {
+        for (name, job) in self.jobs.jobs() {
+            let mut polls = 0;
+            while (job.parts().iter())
+                .any(|p| p.cell.load().members.current().members().len() != count)
+            {
+                polls += 1;
+                assert!(polls < 4_000, "job {name} never took the {count} members");
+                actix_rt::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+
+    async fn get(&self, path: &str) -> (u16, Value) {
+        let (status, body) = self.get_bytes(path).await;
+        let value = serde_json::from_slice(&body).expect("JSON");
+        (status, value)
+    }
+
+    async fn get_bytes(&self, path: &str) -> (u16, Vec<u8>) {
+        let url = format!("{}{path}", self.base);
+        let mut res = self.client.get(&url).send().await.expect("answers");
+        let body = res.body().limit(64 << 20).await.expect("body");
+        (res.status().as_u16(), body.to_vec())
+    }
+
+    async fn stop(mut self) {
+        self.handle.stop(true).await;
+        self.jobs.stop_all().await;
+    }
+}
+
+/// A config of the oracle, its `API_SERVER_URL` the simulator's.
+fn load(name: &str, url: &str) -> LoadedConfig {
+    let text = std::fs::read_to_string(oracle_dir(name).join("config.yml")).expect("config");
+    let text = text.replace("API_SERVER_URL", url);
+    // Relative names in the config are relative to where Prometheus read it.
+    parse_config_with(
+        &text,
+        Path::new("config.yml"),
+        &LoadOptions::default(),
+        &|_| None,
+    )
+    .expect("config loads")
+}
+
+/// Fields of an active target no run fixes in advance.
+const VOLATILE: [&str; 4] = ["health", "lastScrape", "lastScrapeDuration", "lastError"];
+
+/// A targets answer with the fields no run fixes left out, `globalUrl`'s host
+/// removed, and its lists in one order.
+fn normalised(mut answer: Value) -> Value {
+    let Some(data) = answer.get_mut("data").and_then(Value::as_object_mut) else {
+        return answer;
+    };
+    for list in ["activeTargets", "droppedTargets"] {
+        let Some(Value::Array(targets)) = data.get_mut(list) else {
+            continue;
+        };
+        for target in targets.iter_mut().filter_map(Value::as_object_mut) {
+            for field in VOLATILE {
+                target.remove(field);
+            }
+            if let Some(Value::String(url)) = target.get_mut("globalUrl") {
+                *url = without_host(url);
+            }
+        }
+        targets.sort_by_cached_key(|t| t.to_string());
+    }
+    answer
+}
+
+/// `scheme://host/rest` as `scheme:///rest`.
+fn without_host(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let path = rest.find('/').map_or("", |at| &rest[at..]);
+    format!("{scheme}://{path}")
+}
+
+/// Prometheus' recorded targets answers by query, each target written once in a
+/// table and the answers' lists as indexes into it.
+fn recorded_targets(name: &str) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(oracle_dir(name).join("targets.json")).expect("targets");
+    let file: Value = serde_json::from_str(&text).expect("JSON");
+    let table = file["targets"].as_array().expect("a table").clone();
+    let mut answers = BTreeMap::new();
+    for (query, answer) in file["answers"].as_object().expect("answers") {
+        let mut answer = answer.clone();
+        for list in ["activeTargets", "droppedTargets"] {
+            if let Some(Value::Array(indexes)) = answer["data"].get_mut(list) {
+                for index in indexes.iter_mut() {
+                    let at = index.as_u64().expect("an index") as usize;
+                    *index = table[at].clone();
+                }
+            }
+        }
+        answers.insert(query.clone(), normalised(answer));
+    }
+    answers
+}
+
+/// Jobs whose dropped targets a `keep_dropped_targets` bound cuts, each with the job
+/// of the same discovery and rules that lists them all.
+const BOUNDED: [(&str, &str); 2] = [("kept-7", "kept-all"), ("kept-global", "kept-all")];
+
+/// `got` against `want` for one query. For a bounded job: as many dropped targets,
+/// each one its twin job lists in `all_dropped` (Prometheus' answer without a bound).
+fn compare_targets(mut got: Value, mut want: Value, all_dropped: &[Value]) -> Result<(), String> {
+    for (bounded, twin) in BOUNDED {
+        let of = |answer: &mut Value| -> Vec<Value> {
+            let Some(Value::Array(list)) = answer["data"].get_mut("droppedTargets") else {
+                return Vec::new();
+            };
+            let (pool, rest): (Vec<Value>, Vec<Value>) =
+                list.drain(..).partition(|t| t["scrapePool"] == bounded);
+            *list = rest;
+            pool
+        };
+        let (mine, theirs) = (of(&mut got), of(&mut want));
+        if mine.len() != theirs.len() {
+            return Err(format!(
+                "{bounded}: {} dropped targets listed, Prometheus lists {}",
+                mine.len(),
+                theirs.len()
+            ));
+        }
+        for mut target in mine {
+            target["scrapePool"] = twin.into();
+            target["discoveredLabels"]["job"] = twin.into();
+            if !all_dropped.contains(&target) {
+                return Err(format!(
+                    "{bounded}: {target} is none of its dropped targets"
+                ));
+            }
+        }
+    }
+    if got == want {
+        return Ok(());
+    }
+    Err(difference(&got["data"], &want["data"]))
+}
+
+/// What differs between two answers' data, shortly.
+fn difference(got: &Value, want: &Value) -> String {
+    let mut out = String::new();
+    for key in ["activeTargets", "droppedTargets", "droppedTargetCounts"] {
+        let (g, w) = (&got[key], &want[key]);
+        if g == w {
+            continue;
+        }
+        let (Some(gl), Some(wl)) = (g.as_array(), w.as_array()) else {
+            out.push_str(&format!("\n{key}: got {g}, Prometheus {w}"));
+            continue;
+        };
+        let only_got = gl.iter().find(|t| !wl.contains(t));
+        let only_want = wl.iter().find(|t| !gl.contains(t));
+        out.push_str(&format!(
+            "\n{key}: got {}, Prometheus {}\n  e.g. only kubesd's: {}\n  e.g. only Prometheus': {}",
+            gl.len(),
+            wl.len(),
+            only_got.map_or("-".into(), Value::to_string),
+            only_want.map_or("-".into(), Value::to_string),
+        ));
+    }
+    out
+}
+
+/// Every recorded `/api/v1/targets` query against kubesd.
+async fn check_targets(name: &str, service: &Service) {
+    let recorded = recorded_targets(name);
+    let all_dropped = recorded["state=dropped"]["data"]["droppedTargets"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut failures = Vec::new();
+    for (query, want) in &recorded {
+        let (status, got) = service.get(&format!("/api/v1/targets?{query}")).await;
+        assert_eq!(status, 200, "{name}: /api/v1/targets?{query}");
+        if let Err(why) = compare_targets(normalised(got), want.clone(), &all_dropped) {
+            failures.push(format!("{name}: /api/v1/targets?{query}:{why}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Where Go's JSON decoder's words follow Prometheus' own.
+const LABELS_ERROR: &str = "error parsing labels: ";
+
+/// Every recorded `relabel_steps` query against kubesd.
+async fn check_relabel_steps(name: &str, service: &Service) {
+    let text = std::fs::read_to_string(oracle_dir(name).join("relabel_steps.json"))
+        .expect("relabel steps");
+    let recorded: Vec<Value> = serde_json::from_str(&text).expect("JSON");
+    assert!(!recorded.is_empty());
+    for case in recorded {
+        let query = case["query"].as_str().expect("a query");
+        let (status, mut got) = service
+            .get(&format!("/api/v1/targets/relabel_steps?{query}"))
+            .await;
+        let mut want = case["answer"].clone();
+        let decoder_words = want["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with(LABELS_ERROR));
+        if decoder_words
+            && got["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with(LABELS_ERROR))
+        {
+            got["error"] = LABELS_ERROR.into();
+            want["error"] = LABELS_ERROR.into();
+        }
+        assert_eq!(
+            (status, &got),
+            (case["status"].as_u64().unwrap_or(0) as u16, &want),
+            "{name}: relabel_steps?{query}"
+        );
+    }
+}
+
+/// The `scrape_configs` of a status/config YAML, as JSON.
+fn scrape_configs(yaml: &str) -> Value {
+    let config: Value = serde_norway::from_str(yaml).expect("YAML");
+    config["scrape_configs"].clone()
+}
+
+/// Prometheus' recorded scrape configs, its `API_SERVER_URL` `url`.
+fn recorded_scrape_configs(name: &str, url: &str) -> Value {
+    let text =
+        std::fs::read_to_string(oracle_dir(name).join("status_config.yml")).expect("status config");
+    scrape_configs(&text.replace("API_SERVER_URL", url))
+}
+
+/// The scrape configs of `/api/v1/status/config` against Prometheus'.
+async fn check_status_config(name: &str, service: &Service, url: &str) {
+    let (status, answer) = service.get("/api/v1/status/config").await;
+    assert_eq!(status, 200);
+    let got = scrape_configs(answer["data"]["yaml"].as_str().expect("yaml"));
+    let want = recorded_scrape_configs(name, url);
+    let (got, want) = (
+        got.as_array().expect("jobs"),
+        want.as_array().expect("jobs"),
+    );
+    let names =
+        |jobs: &[Value]| -> Vec<Value> { jobs.iter().map(|j| j["job_name"].clone()).collect() };
+    assert_eq!(names(got), names(want), "{name}: the jobs, in order");
+    for (g, w) in got.iter().zip(want) {
+        for key in w.as_object().into_iter().flatten().map(|(k, _)| k) {
+            assert_eq!(
+                g.get(key),
+                w.get(key),
+                "{name}: job {}: {key}",
+                w["job_name"]
+            );
+        }
+        assert_eq!(g, w, "{name}: job {}", w["job_name"]);
+    }
+}
+
+/// `/sd/{job}` and its views, what a Prometheus reading kubesd gets, byte for byte as
+/// recorded (`sd_bodies.json`).
+async fn check_sd_bodies(name: &str, service: &Service) {
+    let text = std::fs::read_to_string(oracle_dir(name).join("sd_bodies.json")).expect("sd bodies");
+    let recorded: Vec<Value> = serde_json::from_str(&text).expect("JSON");
+    assert!(!recorded.is_empty());
+    for answer in recorded {
+        let path = answer["path"].as_str().expect("a path");
+        let (status, body) = service.get_bytes(path).await;
+        assert_eq!(status, 200, "{path}");
+        let body = String::from_utf8(body).expect("text");
+        assert_eq!(body, answer["body"].as_str().expect("a body"), "{path}");
+    }
+}
+
+/// A config of the oracle against every answer recorded for it.
+async fn check(name: &str) {
+    let running = cluster().await;
+    let url = running.url();
+    let service = Service::start(&load(name, &url)).await;
+    if oracle_dir(name).join("targets.json").exists() {
+        check_targets(name, &service).await;
+        check_relabel_steps(name, &service).await;
+    }
+    if oracle_dir(name).join("sd_bodies.json").exists() {
+        check_sd_bodies(name, &service).await;
+    }
+    check_status_config(name, &service, &url).await;
+    service.stop().await;
+    running.stop().await;
+}
+
+/// Every role, with every metadata attachment it takes.
+#[actix_rt::test]
+async fn every_role_and_attachment() {
+    check("roles").await;
+}
+
+/// `keep_dropped_targets`, the job's and `global`'s.
+#[actix_rt::test]
+async fn keep_dropped_targets() {
+    check("keep-dropped").await;
+}
+
+/// `params` with several values, set by a rule, and values a URL escapes.
+#[actix_rt::test]
+async fn multi_valued_params() {
+    check("params").await;
+}
+
+/// Targets without an address, with a path in it, or with a bad interval or timeout.
+#[actix_rt::test]
+async fn targets_prometheus_cannot_scrape() {
+    check("invalid").await;
+}
+
+/// Two discovery configs of a job that find the same targets.
+#[actix_rt::test]
+async fn duplicate_discovery_configs() {
+    check("duplicates").await;
+}
+
+/// Settings Prometheus fills in and writes back: the scrape configs only.
+#[actix_rt::test]
+async fn settings_written_back() {
+    check("settings").await;
+}
+
+/// The repository's example config, which names no API server (Prometheus ran in a
+/// pod's environment; kubesd here reads a kubeconfig, as outside a cluster).
+#[actix_rt::test]
+async fn the_example_config() {
+    let running = cluster().await;
+    let url = running.url();
+    let dir = std::env::temp_dir().join(format!("kubesd-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let kubeconfig = dir.join("kubeconfig");
+    let text = format!(
+        "current-context: c\ncontexts: [{{name: c, context: {{cluster: k, user: u}}}}]\nclusters: [{{name: k, cluster: {{server: \"{url}\"}}}}]\nusers: [{{name: u, user: {{}}}}]\n"
+    );
+    std::fs::write(&kubeconfig, text).expect("kubeconfig");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubesd.yml");
+    let config = std::fs::read_to_string(&example).expect("the example");
+    let options = LoadOptions {
+        default_kubeconfig: Some(kubeconfig),
+        ..LoadOptions::default()
+    };
+    let loaded = parse_config_with(&config, &example, &options, &|_| None).expect("loads");
+    let service = Service::start(&loaded).await;
+    check_targets("example", &service).await;
+    check_relabel_steps("example", &service).await;
+    check_status_config("example", &service, &url).await;
+    service.stop().await;
+    running.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The allocator config's jobs and the paths Go's `url.QueryEscape` makes of their
+/// names (Go 1.27's answers), as the collector asks for their targets.
+const ESCAPED: [(&str, &str); 5] = [
+    ("node exporter+textfile", "node+exporter%2Btextfile"),
+    ("a b", "a+b"),
+    ("a+b", "a%2Bb"),
+    (
+        "serviceMonitor/default/app/0",
+        "serviceMonitor%2Fdefault%2Fapp%2F0",
+    ),
+    ("100%~*ünïcødé", "100%25~%2A%C3%BCn%C3%AFc%C3%B8d%C3%A9"),
+];
+
+/// The collectors of the allocator's check: `create_scrapers`' pods.
+const COLLECTORS: [&str; 3] = ["scraper-0", "scraper-1", "scraper-2"];
+
+/// A scrape target as Prometheus' targets API shows it, for the allocator's check.
+fn shown(pool: &str, labels: &Labels, params: &[(String, Vec<String>)]) -> Value {
+    let public: BTreeMap<String, String> = public_labels(labels)
+        .iter()
+        .map(|l| (l.name.to_string(), l.value.to_string()))
+        .collect();
+    serde_json::json!({"scrapePool": pool, "labels": public, "scrapeUrl": scrape_url(labels, params)})
+}
+
+/// What a collector scrapes of one job: its share's discovered targets (HTTP SD
+/// groups) relabelled with the served config, as Prometheus makes scrape targets.
+fn collector_targets(pool: &str, config: &Value, share: &Value) -> Vec<Value> {
+    let mut rules = match &config["relabel_configs"] {
+        Value::Null => Value::Array(Vec::new()),
+        rules => rules.clone(),
+    };
+    // Prometheus reads a null regex (an empty one, written back) as empty.
+    for rule in rules.as_array_mut().into_iter().flatten() {
+        if rule.get("regex") == Some(&Value::Null) {
+            rule["regex"] = "".into();
+        }
+    }
+    let rules: Vec<RelabelConfig> = serde_json::from_value(rules).expect("rules decode");
+    let rules = compile_all(&rules).expect("rules compile");
+    let text = |key: &str| ArcStr::from(config[key].as_str().expect(key));
+    let params: Vec<(String, Vec<String>)> =
+        serde_json::from_value::<BTreeMap<String, Vec<String>>>(config["params"].clone())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+    let mut scrape = ScrapeSettings::new(pool);
+    (scrape.scheme, scrape.metrics_path) = (text("scheme"), text("metrics_path"));
+    (scrape.scrape_interval, scrape.scrape_timeout) =
+        (text("scrape_interval"), text("scrape_timeout"));
+    scrape.params = (params.iter())
+        .map(|(n, v)| {
+            (
+                ArcStr::from(format!("__param_{n}")),
+                ArcStr::from(v[0].as_str()),
+            )
+        })
+        .collect();
+    let mut out = Vec::new();
+    for group in share.as_array().expect("groups") {
+        for address in group["targets"].as_array().expect("targets") {
+            let labels: BTreeMap<String, String> =
+                serde_json::from_value(group["labels"].clone()).expect("labels");
+            let discovered = Labels::from_pairs(
+                (labels.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+                    .chain([("__address__", address.as_str().expect("an address"))]),
+            );
+            let target = process(&discovered, &scrape, &rules);
+            match target {
+                Target::Keep(kept) if prometheus_target(&Target::Keep(kept.clone()), &scrape) => {
+                    out.push(shown(pool, &kept, &params))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The collector's side: `/scrape_configs` as Prometheus loads the jobs, each job's
+/// targets at the path the collector builds, and per collector what the real
+/// Prometheus, set up as the collector sets itself up, scraped.
+#[actix_rt::test]
+async fn the_target_allocator_as_the_collector_reads_it() {
+    let running = cluster().await;
+    let scrapers = create_scrapers(running.sim(), COLLECTORS.len()).expect("scrapers");
+    assert_eq!(scrapers, COLLECTORS);
+    let url = running.url();
+    let service = Service::start(&load("allocator", &url)).await;
+    service.wait_for_members(COLLECTORS.len()).await;
+    let (status, configs) = service.get("/scrape_configs").await;
+    assert_eq!(status, 200);
+    let prometheus = recorded_scrape_configs("allocator", &url);
+    for job in prometheus.as_array().expect("jobs") {
+        let name = job["job_name"].as_str().expect("a name");
+        assert_eq!(&configs[name], job, "/scrape_configs: {name}");
+    }
+    let (_, links) = service.get("/jobs").await;
+    for (name, escaped) in ESCAPED {
+        assert_eq!(
+            links[name]["_link"],
+            format!("/jobs/{escaped}/targets"),
+            "{name}"
+        );
+    }
+    let text = std::fs::read_to_string(oracle_dir("allocator").join("collectors.json"))
+        .expect("collectors");
+    let scraped: BTreeMap<String, Vec<Value>> = serde_json::from_str(&text).expect("JSON");
+    for (collector, want) in scraped {
+        let mut got = Vec::new();
+        for (name, escaped) in ESCAPED {
+            let path = format!("/jobs/{escaped}/targets?collector_id={collector}");
+            let (status, share) = service.get(&path).await;
+            assert_eq!(status, 200, "{path}");
+            got.extend(collector_targets(name, &configs[name], &share));
+        }
+        let key = |t: &Value| t.to_string();
+        got.sort_by_cached_key(key);
+        got.dedup();
+        let mut want = want;
+        want.sort_by_cached_key(key);
+        assert_eq!(got, want, "{collector}: what it scrapes");
+    }
+    // Without `collector_id`, every collector's share keyed by its name, as the
+    // allocator's `GetAllTargetsByJob` answers: `{"<id>": {"_link":
+    // "/debug/jobs/<url.QueryEscape(job)>/targets?collector_id=<id>", "targets":
+    // <what ?collector_id=<id> answers>}}`; for a job that does not exist, every
+    // collector with none.
+    for (name, escaped) in ESCAPED.into_iter().chain([("no such job", "no+such+job")]) {
+        let (status, every) = service.get(&format!("/jobs/{escaped}/targets")).await;
+        assert_eq!(status, 200, "{name}");
+        let mut want = serde_json::Map::new();
+        for collector in COLLECTORS {
+            let path = format!("/jobs/{escaped}/targets?collector_id={collector}");
+            let (_, share) = service.get(&path).await;
+            let link = format!("/debug/jobs/{escaped}/targets?collector_id={collector}");
+            want.insert(
+                collector.to_string(),
+                serde_json::json!({"_link": link, "targets": share}),
+            );
+        }
+        assert_eq!(
+            every,
+            Value::Object(want),
+            "{name}: every collector's share"
+        );
+    }
+    check_sd_bodies("allocator", &service).await;
+    // A job that does not exist has no targets, as the allocator answers.
+    let (status, none) = service
+        .get("/jobs/no+such+job/targets?collector_id=scraper-0")
+        .await;
+    assert_eq!((status, none), (200, Value::Array(Vec::new())));
+    service.stop().await;
+    running.stop().await;
+}
