@@ -11,6 +11,7 @@ pub mod api;
 pub mod fleet;
 mod jobs;
 pub mod metrics;
+pub mod monitors;
 pub mod views;
 pub mod web;
 
@@ -22,6 +23,7 @@ pub use jobs::relabelling::Relabelling;
 pub use jobs::snapshot::{JobSnapshot, JobStats, JobWork, SnapshotCell};
 pub use jobs::{ApplyError, CollectorLabels, JobSet, JobSetOptions};
 pub use metrics::ServiceMetrics;
+pub use monitors::running::Monitors;
 pub use views::ViewQuery;
 pub use views::members::{MemberPod, MemberWatch, Members, ready_members};
 pub use views::query::parse_view_query;

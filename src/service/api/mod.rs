@@ -16,6 +16,7 @@ mod dropped_counts;
 mod json;
 pub mod kubesd_api;
 pub mod listing;
+pub mod monitors_api;
 pub mod prometheus_api;
 pub mod status_page;
 pub mod target_filter;
@@ -26,5 +27,6 @@ use actix_web::web;
 pub fn routes(app: &mut web::ServiceConfig) {
     prometheus_api::routes(app);
     kubesd_api::routes(app);
+    monitors_api::routes(app);
     status_page::routes(app);
 }
