@@ -23,7 +23,9 @@
 //!
 //! The monitors' side: kubesd watching the simulated cluster's ServiceMonitors and
 //! PodMonitors must give the targets, relabel steps and scrape configs of a Prometheus
-//! that ran the config prometheus-operator generated for the same monitors.
+//! that ran the config prometheus-operator generated for the same monitors; and so
+//! for the monitors of `tests/monitors/`'s cases on that cluster with the objects
+//! they select added (`monitors_cases/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -257,8 +259,8 @@ fn bounds(name: &str, recorded: &BTreeMap<String, Value>) -> Bounds {
                 .unwrap_or_default(),
         };
     };
-    let config = std::fs::read_to_string(oracle_dir(name).join("status_config.yml"))
-        .expect("status config");
+    let config =
+        std::fs::read_to_string(oracle_dir(name).join("status_config.yml")).expect("status config");
     let pools = (scrape_configs(&config).as_array().into_iter().flatten())
         .filter(|job| job.get("keep_dropped_targets").is_some())
         .filter_map(|job| job["job_name"].as_str())
@@ -279,8 +281,9 @@ fn compare_targets(mut got: Value, mut want: Value, bounds: &Bounds) -> Result<(
             let Some(Value::Array(list)) = answer["data"].get_mut("droppedTargets") else {
                 return Vec::new();
             };
-            let (pool, rest): (Vec<Value>, Vec<Value>) =
-                list.drain(..).partition(|t| t["scrapePool"] == bounded.as_str());
+            let (pool, rest): (Vec<Value>, Vec<Value>) = list
+                .drain(..)
+                .partition(|t| t["scrapePool"] == bounded.as_str());
             *list = rest;
             pool
         };
@@ -471,7 +474,9 @@ async fn monitors_as_the_operators_generated_config() {
 /// (`monitors_cases/workloads.yaml`), as Prometheus discovered it.
 async fn monitors_case_cluster(case: &str) -> SimulatedCluster {
     let running = cluster().await;
-    let own = oracle_dir("monitors_cases").join(case).join("resources.yaml");
+    let own = oracle_dir("monitors_cases")
+        .join(case)
+        .join("resources.yaml");
     let resources = if own.exists() {
         own
     } else {
@@ -540,6 +545,12 @@ async fn monitors_pod_monitor() {
 #[actix_rt::test]
 async fn monitors_probe_ingress() {
     check_monitors_case("probe_ingress").await;
+}
+
+/// A ScrapeConfig's `kubernetesSDConfigs`: roles, namespaces, selectors, metadata.
+#[actix_rt::test]
+async fn monitors_scrape_config_kinds() {
+    check_monitors_case("scrape_config_kinds").await;
 }
 
 /// The same monitors' jobs as collectors read them: `/scrape_configs` serves each
