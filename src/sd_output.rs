@@ -18,9 +18,13 @@ use crate::labels::{Label, Labels};
 
 mod body;
 mod discovered;
+mod object_groups;
+mod placed;
 mod share;
-pub use body::{Digest, KeyedGroups, SdBody};
-pub use discovered::DiscoveredShare;
+pub use body::{Change, Digest, KeyedGroups, SdBody};
+pub use discovered::{DiscoveredShare, Pruner};
+pub use object_groups::ObjectGroups;
+pub use placed::{KeptTarget, PlacedGroups};
 pub use share::{MAX_PICKED, Share};
 
 /// The label whose value is a target's address (defined once, in [`crate::relabel`]).
@@ -46,8 +50,20 @@ pub struct TargetGroup {
 /// empty values are left out, as Prometheus treats them as absent. A label set without
 /// `__address__` (or with an empty one) is not a target and is skipped.
 pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<TargetGroup> {
-    let mut all: Vec<(Vec<Label>, ArcStr)> = Vec::new();
-    for labels in targets {
+    group_placed(targets, &mut Vec::new())
+}
+
+/// [`group_targets`], telling in `places` (cleared first) where each label set's
+/// address went: per label set in order, the place of its address among the groups'
+/// addresses, group after group; `u32::MAX` for one that is no target.
+fn group_placed<'a>(
+    targets: impl IntoIterator<Item = &'a Labels>,
+    places: &mut Vec<u32>,
+) -> Vec<TargetGroup> {
+    places.clear();
+    let mut all: Vec<(Vec<Label>, ArcStr, u32)> = Vec::new();
+    for (i, labels) in targets.into_iter().enumerate() {
+        places.push(u32::MAX);
         let mut address = None;
         let mut rest = Vec::with_capacity(labels.len());
         for label in labels {
@@ -60,17 +76,18 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
         let Some(address) = address.filter(|a| !a.is_empty()) else {
             continue;
         };
-        all.push((rest, address));
+        all.push((rest, address, u32::try_from(i).unwrap_or(u32::MAX)));
     }
     // One sort instead of a tree of label vectors: targets share most of their labels
     // by pointer (a pod's targets its shared part, every pod its node's), so comparing
     // two label sets runs at pointer speed until the first label that differs; a tree
     // of label vectors would compare, and allocate, label by label.
-    all.sort_unstable_by(|(la, aa), (lb, ab)| {
+    all.sort_unstable_by(|(la, aa, _), (lb, ab, _)| {
         cmp_label_sets(la, lb).then_with(|| cmp_shared(aa, ab))
     });
     let mut groups: Vec<TargetGroup> = Vec::new();
-    for (labels, address) in all {
+    let mut place = 0u32;
+    for (labels, address, i) in all {
         match groups.last_mut() {
             Some(g) if cmp_label_sets(&g.labels, &labels).is_eq() => {
                 // Sorted: a repeated target is next to its twin.
@@ -79,12 +96,19 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
                     .is_none_or(|last| !cmp_shared(last, &address).is_eq())
                 {
                     g.targets.push(address);
+                    place += 1;
                 }
             }
-            _ => groups.push(TargetGroup {
-                labels,
-                targets: vec![address],
-            }),
+            last => {
+                place += u32::from(last.is_some());
+                groups.push(TargetGroup {
+                    labels,
+                    targets: vec![address],
+                });
+            }
+        }
+        if let Some(at) = places.get_mut(i as usize) {
+            *at = place;
         }
     }
     groups
@@ -92,15 +116,15 @@ pub fn group_targets<'a>(targets: impl IntoIterator<Item = &'a Labels>) -> Vec<T
 
 /// [`group_targets`] of targets that share one base and have only their address of
 /// their own (a pod's port targets, relabelled by rules that leave their own labels
-/// alone): one group, found without copying each target's labels. `None` for other
-/// targets.
-fn one_group_by_address(targets: &[Labels]) -> Option<Vec<TargetGroup>> {
+/// alone): one group, found without copying each target's labels, `places` told as
+/// [`group_placed`] tells them. `None` for other targets (`places` then untouched).
+fn one_group_by_address(targets: &[Labels], places: &mut Vec<u32>) -> Option<Vec<TargetGroup>> {
     let first = targets.first()?;
     if targets.len() < 2 {
         return None;
     }
-    let mut addresses = Vec::with_capacity(targets.len());
-    for target in targets {
+    let mut addresses: Vec<(ArcStr, u32)> = Vec::with_capacity(targets.len());
+    for (i, target) in targets.iter().enumerate() {
         let [own] = target.own_labels() else {
             return None;
         };
@@ -108,14 +132,26 @@ fn one_group_by_address(targets: &[Labels]) -> Option<Vec<TargetGroup>> {
             return None;
         }
         if !own.value.is_empty() {
-            addresses.push(ArcStr::clone(&own.value));
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            addresses.push((ArcStr::clone(&own.value), i));
         }
     }
+    places.clear();
+    places.resize(targets.len(), u32::MAX);
     if addresses.is_empty() {
         return Some(Vec::new());
     }
-    addresses.sort_unstable_by(cmp_shared);
-    addresses.dedup_by(|a, b| cmp_shared(a, b).is_eq());
+    addresses.sort_unstable_by(|(a, _), (b, _)| cmp_shared(a, b));
+    let mut unique: Vec<ArcStr> = Vec::with_capacity(addresses.len());
+    for (address, i) in addresses {
+        if unique
+            .last()
+            .is_none_or(|last| !cmp_shared(last, &address).is_eq())
+        {
+            unique.push(address);
+        }
+        places[i as usize] = u32::try_from(unique.len() - 1).unwrap_or(u32::MAX);
+    }
     let labels = first
         .iter()
         .filter(|l| &*l.name != ADDRESS_LABEL && !l.value.is_empty())
@@ -123,7 +159,7 @@ fn one_group_by_address(targets: &[Labels]) -> Option<Vec<TargetGroup>> {
         .collect();
     Some(vec![TargetGroup {
         labels,
-        targets: addresses,
+        targets: unique,
     }])
 }
 
@@ -181,145 +217,6 @@ pub fn groups_json(groups: &[TargetGroup]) -> Vec<u8> {
     // Serializing strings and maps of strings into a Vec cannot fail; an empty array is
     // still a correct answer should it ever.
     serde_json::to_vec(groups).unwrap_or_else(|_| b"[]".to_vec())
-}
-
-/// One object's target groups in HTTP SD JSON, serialized once and kept, so that a
-/// job's body is assembled from its objects' parts instead of rebuilt from every
-/// target, and a change to one object costs one object's serialization.
-///
-/// The groups are those of [`group_targets`] over the object's targets, written as
-/// [`groups_json`] writes them, without the enclosing brackets. The value of a `job`
-/// label that is the caller's placeholder string (recognised by pointer: in `kubesd run`,
-/// the job actor's `scrape.job_name` when jobs share it) is left out, as a *hole*: each job that
-/// shares these bytes writes its own name there when the body is assembled.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ObjectGroups {
-    /// The groups, comma-separated; empty when the object has no target.
-    bytes: Box<[u8]>,
-    /// Offsets in `bytes` where a job's name (as a JSON string) goes, ascending.
-    holes: Box<[u32]>,
-    /// Targets in the groups.
-    targets: u32,
-    /// FNV-1a of `bytes` and `holes`: what the body's ETag is computed from.
-    hash: u64,
-    /// For an object of one group of two addresses or more: where each address (as a
-    /// JSON string, quotes included) starts and ends in `bytes`, so that a view can
-    /// take some of them without serializing the labels again ([`Share::picked`]).
-    addresses: Box<[(u32, u32)]>,
-}
-
-impl ObjectGroups {
-    /// The groups of `targets` (one object's, after relabelling), with a hole wherever
-    /// a `job` label's value is `job_placeholder` itself.
-    pub fn new(targets: &[Labels], job_placeholder: &ArcStr) -> ObjectGroups {
-        let groups = one_group_by_address(targets).unwrap_or_else(|| group_targets(targets));
-        let mut bytes = Vec::new();
-        let mut holes = Vec::new();
-        let mut addresses = Vec::new();
-        let one_group = groups.len() == 1 && groups[0].targets.len() >= 2;
-        let mut count = 0;
-        for (i, group) in groups.iter().enumerate() {
-            if i > 0 {
-                bytes.push(b',');
-            }
-            count += group.targets.len();
-            bytes.extend_from_slice(b"{\"targets\":[");
-            for (j, target) in group.targets.iter().enumerate() {
-                if j > 0 {
-                    bytes.push(b',');
-                }
-                let start = bytes.len();
-                write_json_str(&mut bytes, target);
-                if one_group {
-                    addresses.push((offset(start), offset(bytes.len())));
-                }
-            }
-            bytes.extend_from_slice(b"],\"labels\":{");
-            for (j, label) in group.labels.iter().enumerate() {
-                if j > 0 {
-                    bytes.push(b',');
-                }
-                write_json_str(&mut bytes, &label.name);
-                bytes.push(b':');
-                if &*label.name == JOB_LABEL && ArcStr::ptr_eq(&label.value, job_placeholder) {
-                    holes.push(u32::try_from(bytes.len()).unwrap_or(u32::MAX));
-                } else {
-                    write_json_str(&mut bytes, &label.value);
-                }
-            }
-            bytes.extend_from_slice(b"}}");
-        }
-        let mut hash = Fnv::default();
-        hash.write(&bytes);
-        for h in &holes {
-            hash.write(&h.to_le_bytes());
-        }
-        ObjectGroups {
-            bytes: bytes.into(),
-            holes: holes.into(),
-            targets: u32::try_from(count).unwrap_or(u32::MAX),
-            hash: hash.0,
-            addresses: addresses.into(),
-        }
-    }
-
-    /// For an object of one group of two addresses or more, its addresses in order;
-    /// `None` for others, and when an address is escaped in JSON (then it is not
-    /// written as it reads).
-    pub fn one_group_addresses(&self) -> Option<Vec<&str>> {
-        if self.addresses.is_empty() {
-            return None;
-        }
-        self.addresses
-            .iter()
-            .map(|&(start, end)| {
-                let quoted = self
-                    .bytes
-                    .get(start as usize + 1..(end as usize).checked_sub(1)?)?;
-                std::str::from_utf8(quoted)
-                    .ok()
-                    .filter(|a| !a.contains('\\'))
-            })
-            .collect()
-    }
-
-    /// True when both are objects of one group with the very same addresses in the
-    /// same order: a [`Share`] of one is then the same targets of the other.
-    pub fn same_addresses(&self, other: &ObjectGroups) -> bool {
-        let Some(&(_, end)) = self.addresses.last() else {
-            return false;
-        };
-        let end = end as usize;
-        self.addresses == other.addresses && self.bytes.get(..end) == other.bytes.get(..end)
-    }
-
-    /// True when the object has no target.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// Targets in the groups.
-    pub fn targets(&self) -> usize {
-        self.targets as usize
-    }
-
-    /// Appends the bytes from `from` on (no hole before it) with `job_json` in the
-    /// holes.
-    fn write_from(&self, from: usize, job_json: &[u8], out: &mut Vec<u8>) {
-        let mut at = from;
-        for &hole in self.holes.iter().filter(|&&h| h as usize >= from) {
-            let hole = hole as usize;
-            out.extend_from_slice(&self.bytes[at..hole]);
-            out.extend_from_slice(job_json);
-            at = hole;
-        }
-        out.extend_from_slice(&self.bytes[at..]);
-    }
-}
-
-/// A position in an object's bytes (which never reach 4 GiB).
-fn offset(at: usize) -> u32 {
-    u32::try_from(at).unwrap_or(u32::MAX)
 }
 
 /// The label whose placeholder value [`ObjectGroups`] leaves as a hole.
@@ -776,12 +673,12 @@ mod tests {
         let addresses = ["10.0.0.1:80", "10.0.0.1:81", "10.0.0.1:82", "10.0.0.1:83"];
         let targets: Vec<Labels> = addresses.iter().map(|a| with_job(a)).collect();
         let whole = Arc::new(ObjectGroups::new(&targets, &placeholder));
-        assert_eq!(whole.one_group_addresses(), Some(addresses.to_vec()));
+        assert_eq!(whole.addresses(), Some(addresses.to_vec()));
         for picks in [vec![0], vec![1, 3], vec![0, 1, 2, 3], vec![3]] {
             let mask = picks.iter().fold(0u64, |m, &i| m | 1 << i);
             let share = Share::picked(&whole, mask).expect("addresses of the group");
             let mut got = Vec::new();
-            share.write(b"\"pods\"", &mut got);
+            share.write(b"\"pods\"", &mut Pruner::default(), &mut got);
             let subset: Vec<Labels> = picks
                 .iter()
                 .map(|&i| {
@@ -803,11 +700,76 @@ mod tests {
             "an address it has not"
         );
         let one = ObjectGroups::new(&targets[..1], &placeholder);
-        assert_eq!(
-            one.one_group_addresses(),
-            None,
-            "one address: nothing to share"
-        );
+        assert_eq!(one.addresses(), None, "one address: nothing to share");
+    }
+
+    /// Any subset of an object's addresses, cut from its bytes (by mask, or listed),
+    /// is what serializing the targets at those addresses gives, byte for byte, over
+    /// objects of several groups, repeated targets, targets without an address and
+    /// holes; each target's place names its own address.
+    #[test]
+    fn cut_addresses_are_the_groups_of_their_targets() {
+        let placeholder = ArcStr::from("placeholder");
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..300 {
+            let targets: Vec<Labels> = (0..rng.usize(1..12))
+                .map(|_| {
+                    let mut pairs: Vec<(&str, ArcStr)> = vec![
+                        ("app", ArcStr::from(["web", "db"][rng.usize(..2)])),
+                        ("job", placeholder.clone()),
+                    ];
+                    if rng.u8(..8) > 0 {
+                        let address = format!("10.0.0.{}:80", rng.u8(..6));
+                        pairs.push(("__address__", ArcStr::from(address)));
+                    }
+                    if rng.bool() {
+                        pairs.push(("port", ArcStr::from(["a", "b", ""][rng.usize(..3)])));
+                    }
+                    Labels::from_pairs(pairs)
+                })
+                .collect();
+            let mut places = Vec::new();
+            let whole = Arc::new(ObjectGroups::placed(&targets, &placeholder, &mut places));
+            assert_eq!(places.len(), targets.len());
+            let count = whole.address_places();
+            let named = whole.addresses().unwrap_or_default();
+            for (target, &place) in targets.iter().zip(&places) {
+                let address = target.get("__address__").unwrap_or("");
+                match (address.is_empty(), count) {
+                    (true, _) => assert_eq!(place, u32::MAX),
+                    (false, 0) => assert_eq!(place, 0),
+                    (false, _) => assert_eq!(named[place as usize], address),
+                }
+            }
+            if count == 0 {
+                continue;
+            }
+            let picks: Vec<u32> = (0..count as u32).filter(|_| rng.bool()).collect();
+            let subset: Vec<Labels> = (targets.iter().zip(&places))
+                .filter(|(_, p)| picks.contains(p))
+                .map(|(t, _)| t.clone())
+                .collect();
+            let want = ObjectGroups::new(&subset, &placeholder);
+            let mut want_bytes = Vec::new();
+            want.write_from(0, b"\"pods\"", &mut want_bytes);
+            let mask = picks.iter().fold(0u64, |m, &p| m | 1 << p);
+            let shares = [
+                Share::picked(&whole, mask),
+                Share::cut(&whole, picks.clone()),
+            ];
+            for share in shares.into_iter().flatten() {
+                let mut got = Vec::new();
+                share.write(b"\"pods\"", &mut Pruner::default(), &mut got);
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want_bytes),
+                    "{picks:?} of {targets:?}"
+                );
+                assert_eq!(share.len_with(b"\"pods\""), Some(got.len()));
+                assert_eq!(share.targets(), picks.len());
+            }
+            assert_eq!(picks.is_empty(), Share::cut(&whole, picks).is_none());
+        }
     }
 
     /// Targets over one base that differ only in their address come out as
@@ -828,11 +790,14 @@ mod tests {
             vec!["", ""],
         ] {
             let targets: Vec<Labels> = addresses.iter().map(|a| with_address(a)).collect();
-            assert!(one_group_by_address(&targets).is_some(), "{addresses:?}");
+            assert!(
+                one_group_by_address(&targets, &mut Vec::new()).is_some(),
+                "{addresses:?}"
+            );
             let fast = Share::whole(&Arc::new(ObjectGroups::new(&targets, &placeholder)));
             let general = groups_json(&group_targets(&targets));
             let mut bytes = b"[".to_vec();
-            fast.write(b"\"job\"", &mut bytes);
+            fast.write(b"\"job\"", &mut Pruner::default(), &mut bytes);
             bytes.push(b']');
             assert_eq!(
                 String::from_utf8_lossy(&bytes),
@@ -844,7 +809,8 @@ mod tests {
         let mut own = crate::labels::LabelsBuilder::new();
         own.add("__address__", "10.0.0.1:80");
         own.add("port", "80");
-        assert!(one_group_by_address(&[with_address("10.0.0.2:80"), base.merged(own)]).is_none());
+        let other = [with_address("10.0.0.2:80"), base.merged(own)];
+        assert!(one_group_by_address(&other, &mut Vec::new()).is_none());
     }
 
     #[test]

@@ -3,10 +3,15 @@
 //! (GET `/scrape_configs`, then each job's `/jobs/{job}/targets?collector_id=ID` as
 //! HTTP SD, then the job's `relabel_configs` from the served config applied to the
 //! discovered labels), and its relabelled share equals `/sd/{job}?member=ID`, label for
-//! label, for jobs with `labelmap`, `keep`, `drop`, `hashmod` and a rewritten address.
-//! Inline secrets in `/scrape_configs` are redacted but to a client whose TLS client
-//! certificate the web config's client CA verified; an unknown collector gets `[]`;
-//! without `collector_id`, every collector's share; `/jobs` lists the jobs with targets.
+//! label, for jobs with every rule kind (`replace`, `keep`/`drop` with regexes over
+//! several labels, `labelmap`, `labeldrop`/`labelkeep`, `hashmod`,
+//! `keepequal`/`dropequal`, `lowercase`, a rewritten address): the shares leave out
+//! the `__meta_*` labels no rule of the job reads, and change nothing the collector
+//! computes; served with every label (`--allocator.keep-unread-labels`) they relabel
+//! to the same. Inline secrets in `/scrape_configs` are redacted but to a client whose
+//! TLS client certificate the web config's client CA verified; an unknown collector
+//! gets `[]`; without `collector_id`, every collector's share; `/jobs` lists the jobs
+//! with targets.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,9 +21,11 @@ use std::time::{Duration, Instant};
 use kubesd::config::TlsConfig;
 use kubesd::http::{build_client, build_tls_config};
 use kubesd::promconfig::{ServedConfig, parse_config};
-use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
+use kubesd::relabel::{ReadableMeta, RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::web::guard::WebGuard;
-use kubesd::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::service::{
+    CollectorLabels, Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http,
+};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{ArcStr, Discovery, Labels};
 use serde_json::{Value, json};
@@ -29,7 +36,12 @@ type Served = (String, BTreeMap<String, String>);
 const MEMBERS: [&str; 3] = ["otel-0", "otel-1", "otel-2"];
 
 fn config(url: &str) -> String {
-    let rules = [
+    config_of(url, &rule_sets())
+}
+
+/// The jobs' rules, one job each.
+fn rule_sets() -> Vec<&'static str> {
+    vec![
         // labelmap, and the pod's name as a label.
         "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
           {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
@@ -42,7 +54,25 @@ fn config(url: &str) -> String {
         "[{source_labels: [__meta_kubernetes_pod_ip], regex: '(.+)', replacement: '$1:9999', target_label: __address__},
           {source_labels: [__meta_kubernetes_pod_phase], regex: Running, action: keep},
           {action: labelmap, regex: __meta_kubernetes_pod_(node_name|ip)}]",
-    ];
+        // replace over several labels; keep and drop with regexes over several labels.
+        "[{source_labels: [__meta_kubernetes_namespace, __meta_kubernetes_pod_label_app], separator: '/',
+           regex: '(.+)/(.+)', replacement: '$2.$1', target_label: app_ns},
+          {source_labels: [__meta_kubernetes_pod_phase, __meta_kubernetes_pod_ready], regex: 'Running;.*|Succeeded;false', action: keep},
+          {source_labels: [__meta_kubernetes_pod_container_name, __meta_kubernetes_pod_container_port_number], regex: '.*;9.*', action: drop}]",
+        // labelkeep, then labelmap of what is left, then labeldrop.
+        "[{action: labelkeep, regex: '__address__|__meta_kubernetes_pod_(name|node_name|label_.+)'},
+          {action: labelmap, regex: '__meta_kubernetes_pod_(.+)'},
+          {action: labeldrop, regex: 'label_pod_template_hash|node_name'}]",
+        // dropequal, keepequal, lowercase.
+        "[{source_labels: [__meta_kubernetes_pod_host_ip], target_label: __meta_kubernetes_pod_ip, action: dropequal},
+          {source_labels: [__meta_kubernetes_pod_controller_kind], target_label: __meta_kubernetes_pod_controller_kind, action: keepequal},
+          {source_labels: [__meta_kubernetes_pod_controller_kind], target_label: kind, action: lowercase},
+          {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
+    ]
+}
+
+/// A config with a job `job-I` per rule set of `rules`, and the collectors as members.
+fn config_of(url: &str, rules: &[&str]) -> String {
     let mut text = format!(
         "membership:\n  namespace: monitoring\n  label_selector: role=collector\n  api_server: {url}\n  handover: 0s\nscrape_configs:\n"
     );
@@ -116,8 +146,16 @@ fn collector_relabels(job: &str, config: &Value, share: &[Served]) -> BTreeSet<S
     out
 }
 
-#[actix_rt::test]
-async fn a_collector_relabelling_its_share_gets_its_member_view() {
+/// A running kubesd (its jobs, its listener's base URL) serving collectors `labels`,
+/// over a simulated cluster with the collectors as members.
+struct Running {
+    cluster: SimulatedCluster,
+    jobs: JobSet,
+    handle: actix_web::dev::ServerHandle,
+    base: String,
+}
+
+async fn start(labels: CollectorLabels) -> Running {
     let spec = ClusterSpec {
         nodes: 3,
         pods: 60,
@@ -125,8 +163,8 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
         pods_per_workload: 4,
         ..ClusterSpec::default()
     };
-    let running = SimulatedCluster::seeded(21, spec).await.expect("cluster");
-    let (sim, url) = (running.sim(), running.url());
+    let cluster = SimulatedCluster::seeded(21, spec).await.expect("cluster");
+    let (sim, url) = (cluster.sim(), cluster.url());
     for (i, name) in MEMBERS.iter().enumerate() {
         sim.create(Resource::Pods, collector_pod(name, &format!("10.98.0.{i}")))
             .expect("collector pod");
@@ -140,7 +178,8 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
             publish_interval: JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
         },
         Arc::new(RwLock::new(BTreeMap::new())),
-    );
+    )
+    .serving_collectors(labels);
     jobs.apply(&config).await.expect("starts");
     let state = Arc::new(ServiceState {
         jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
@@ -152,14 +191,84 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
         serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
     let handle = server.handle();
     actix_rt::spawn(server);
-    let base = format!("http://{bound}");
+    Running {
+        cluster,
+        jobs,
+        handle,
+        base: format!("http://{bound}"),
+    }
+}
+
+/// Every job: each collector's share, relabelled, is its member view, and together
+/// the shares are the job. The names of the labels the shares served, by job.
+async fn shares_relabel_to_member_views(
+    client: &awc::Client,
+    base: &str,
+    configs: &BTreeMap<String, Value>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut served_names = BTreeMap::new();
+    for (job, served_config) in configs {
+        loop {
+            let mut all = BTreeSet::new();
+            let mut names = BTreeSet::new();
+            let mut agree = true;
+            for member in MEMBERS {
+                let ta = format!("{base}/jobs/{job}/targets?collector_id={member}");
+                let (s1, share) = get(client, &ta).await;
+                let (s2, view) = get(client, &format!("{base}/sd/{job}?member={member}")).await;
+                if (s1, s2) != (200, 200) {
+                    agree = false;
+                    break;
+                }
+                let share = groups(&share);
+                names.extend(share.iter().flat_map(|(_, l)| l.keys().cloned()));
+                let relabelled = collector_relabels(job, served_config, &share);
+                let view: BTreeSet<Served> = groups(&view).into_iter().collect();
+                agree &= relabelled == view;
+                all.extend(view);
+            }
+            let (status, whole) = get(client, &format!("{base}/sd/{job}")).await;
+            let whole: BTreeSet<Served> = match status {
+                200 => groups(&whole).into_iter().collect(),
+                _ => BTreeSet::new(),
+            };
+            if agree && !whole.is_empty() && all == whole {
+                served_names.insert(job.clone(), names);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{job}: the collectors' shares never matched"
+            );
+            actix_rt::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    served_names
+}
+
+/// The `__meta_*` labels the rules of `config` (a served scrape config) read.
+fn readable(config: &Value) -> ReadableMeta {
+    let rules: Vec<RelabelConfig> =
+        serde_json::from_value(config["relabel_configs"].clone()).expect("rules decode");
+    ReadableMeta::new(Arc::new(compile_all(&rules).expect("rules compile")))
+}
+
+#[actix_rt::test]
+async fn a_collector_relabelling_its_share_gets_its_member_view() {
+    let Running {
+        cluster,
+        mut jobs,
+        handle,
+        base,
+    } = start(CollectorLabels::Readable).await;
     let client = awc::Client::default();
 
     // The collector's first poll: the scrape configs, secrets redacted, no discovery.
     let (status, body) = get(&client, &format!("{base}/scrape_configs")).await;
     assert_eq!(status, 200);
     let configs: BTreeMap<String, Value> = serde_json::from_slice(&body).expect("a map");
-    assert_eq!(configs.len(), 3);
+    assert_eq!(configs.len(), rule_sets().len());
     assert!(
         !String::from_utf8_lossy(&body).contains("hunter"),
         "a secret served"
@@ -172,41 +281,24 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
         assert_eq!(c["kubernetes_sd_configs"][0]["role"], "pod", "{job}");
     }
 
-    // Every job: each collector's share, relabelled, is its member view; together the
-    // shares are the job.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    for (job, served_config) in &configs {
-        loop {
-            let mut all = BTreeSet::new();
-            let mut agree = true;
-            for member in MEMBERS {
-                let ta = format!("{base}/jobs/{job}/targets?collector_id={member}");
-                let (s1, share) = get(&client, &ta).await;
-                let (s2, view) = get(&client, &format!("{base}/sd/{job}?member={member}")).await;
-                if (s1, s2) != (200, 200) {
-                    agree = false;
-                    break;
-                }
-                let relabelled = collector_relabels(job, served_config, &groups(&share));
-                let view: BTreeSet<Served> = groups(&view).into_iter().collect();
-                agree &= relabelled == view;
-                all.extend(view);
-            }
-            let (status, whole) = get(&client, &format!("{base}/sd/{job}")).await;
-            let whole: BTreeSet<Served> = match status {
-                200 => groups(&whole).into_iter().collect(),
-                _ => BTreeSet::new(),
-            };
-            if agree && !whole.is_empty() && all == whole {
-                break;
-            }
+    // Each share relabels to its member view, though it carries only the `__meta_*`
+    // labels a rule of its job reads: the pods' uid, read by one job's `labelmap`
+    // alone, is left out of the others'.
+    let served = shares_relabel_to_member_views(&client, &base, &configs).await;
+    let uid = "__meta_kubernetes_pod_uid";
+    let mut pruned = 0;
+    for (job, names) in &served {
+        let readable = readable(&configs[job]);
+        for name in names {
             assert!(
-                Instant::now() < deadline,
-                "{job}: the collectors' shares never matched"
+                readable.keeps(name),
+                "{job} serves {name}, which no rule reads"
             );
-            actix_rt::time::sleep(Duration::from_millis(50)).await;
         }
+        assert_eq!(names.contains(uid), readable.keeps(uid), "{job}: {names:?}");
+        pruned += usize::from(!names.contains(uid));
     }
+    assert_eq!(pruned, served.len() - 1, "{served:?}");
 
     // Every job has targets now, and is listed.
     let (_, body) = get(&client, &format!("{base}/jobs")).await;
@@ -241,7 +333,7 @@ async fn a_collector_relabelling_its_share_gets_its_member_view() {
 
     handle.stop(false).await;
     jobs.stop_all().await;
-    running.stop().await;
+    cluster.stop().await;
 }
 
 /// `/jobs` lists a job only while it has a target, as the allocator lists the jobs of
@@ -308,6 +400,88 @@ async fn jobs_lists_only_the_jobs_that_have_targets() {
     handle.stop(false).await;
     jobs.stop_all().await;
     running.stop().await;
+}
+
+/// Served every discovered label (`--allocator.keep-unread-labels`), the shares hold
+/// the labels no rule reads too, and relabel to the same member views.
+#[actix_rt::test]
+async fn every_label_is_served_when_asked_and_relabels_to_the_same() {
+    let Running {
+        cluster,
+        mut jobs,
+        handle,
+        base,
+    } = start(CollectorLabels::All).await;
+    let client = awc::Client::default();
+    let (_, body) = get(&client, &format!("{base}/scrape_configs")).await;
+    let configs: BTreeMap<String, Value> = serde_json::from_slice(&body).expect("a map");
+    let served = shares_relabel_to_member_views(&client, &base, &configs).await;
+    for (job, names) in &served {
+        assert!(
+            names.contains("__meta_kubernetes_pod_uid"),
+            "{job}: {names:?}"
+        );
+    }
+    handle.stop(false).await;
+    jobs.stop_all().await;
+    cluster.stop().await;
+}
+
+/// What Prometheus 3.12 computed, checked against: `target_allocator/` holds a
+/// collector's share of a ServiceMonitor-style job as kubesd served it with every
+/// discovered label (`servicemonitor_share.json`, a simulator of 6 nodes and 200 pods,
+/// collector `scraper-0`), the job's relabelling as prometheus-operator generates it
+/// (`servicemonitor_rules.yaml`), and the targets Prometheus made of that share with
+/// those rules (`servicemonitor_prometheus_targets.json`, from its
+/// `/api/v1/targets`). The share with only the `__meta_*` labels the rules read,
+/// relabelled, gives Prometheus' targets (with `instance`, which it sets), and is a
+/// fraction of the bytes.
+#[test]
+fn a_pruned_share_relabels_to_what_prometheus_made_of_the_whole() {
+    let read = |name: &str| {
+        std::fs::read_to_string(Path::new("tests/target_allocator").join(name)).expect(name)
+    };
+    let rules: Vec<RelabelConfig> =
+        serde_norway::from_str(&read("servicemonitor_rules.yaml")).expect("rules parse");
+    let rules = Arc::new(compile_all(&rules).expect("rules compile"));
+    let share = groups(read("servicemonitor_share.json").as_bytes());
+    let prometheus: Vec<BTreeMap<String, String>> =
+        serde_json::from_str(&read("servicemonitor_prometheus_targets.json")).expect("targets");
+    let readable = ReadableMeta::new(Arc::clone(&rules));
+    let scrape = ScrapeSettings::new("servicemonitor");
+    let (mut whole_bytes, mut pruned_bytes) = (0, 0);
+    let mut made = BTreeSet::new();
+    for (address, labels) in &share {
+        let pruned: Vec<(&str, &str)> = (labels.iter())
+            .filter(|(name, _)| readable.keeps(name))
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        let size = |pairs: &mut dyn Iterator<Item = (&String, &String)>| -> usize {
+            pairs.map(|(n, v)| n.len() + v.len() + 6).sum()
+        };
+        whole_bytes += size(&mut labels.iter());
+        pruned_bytes += size(&mut labels.iter().filter(|(n, _)| readable.keeps(n)));
+        let discovered = Labels::from_pairs(
+            pruned
+                .into_iter()
+                .chain([("__address__", address.as_str())]),
+        );
+        if let Target::Keep(target) = process(&discovered, &scrape, &rules) {
+            let mut out: BTreeMap<String, String> = (target.iter())
+                .filter(|l| &*l.name != "__address__")
+                .map(|l| (l.name.to_string(), l.value.to_string()))
+                .collect();
+            out.entry("instance".into())
+                .or_insert_with(|| address.clone());
+            made.insert(out);
+        }
+    }
+    let prometheus: BTreeSet<BTreeMap<String, String>> = prometheus.into_iter().collect();
+    assert_eq!(made, prometheus);
+    assert!(
+        pruned_bytes * 4 < whole_bytes,
+        "{pruned_bytes} of {whole_bytes} label bytes"
+    );
 }
 
 /// A CA, a server certificate for 127.0.0.1 and a client certificate, in `dir`.

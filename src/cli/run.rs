@@ -17,7 +17,8 @@ use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::web::guard::WebGuard;
 use crate::service::{
-    JobSet, JobSetOptions, ReloadRequest, ServiceMetrics, ServiceState, Shard, serve_http,
+    CollectorLabels, JobSet, JobSetOptions, ReloadRequest, ServiceMetrics, ServiceState, Shard,
+    serve_http,
 };
 use crate::{Discovery, EngineOptions, Semantics};
 
@@ -123,6 +124,11 @@ pub struct RunArgs {
     /// probes that cannot send them). Off: every endpoint needs them.
     #[arg(long = "web.open-health-endpoints", requires = "web_config_file")]
     pub web_open_health_endpoints: bool,
+    /// Serve OpenTelemetry collectors (`/jobs/{job}/targets`) every discovered
+    /// `__meta_*` label. Off: those no rule of the job reads are left out, since they
+    /// change nothing the collector computes.
+    #[arg(long = "allocator.keep-unread-labels")]
+    pub allocator_keep_unread_labels: bool,
 }
 
 /// Arguments of `kubesd once`.
@@ -218,11 +224,16 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         None => None,
     };
     let published = Arc::new(RwLock::new(BTreeMap::new()));
+    let collectors = match args.allocator_keep_unread_labels {
+        true => CollectorLabels::All,
+        false => CollectorLabels::Readable,
+    };
     let mut jobs = JobSet::new(
         Discovery::start(args.jobs.engine_options()),
         options(&args.jobs)?,
         Arc::clone(&published),
-    );
+    )
+    .serving_collectors(collectors);
     let job_count = apply_config(&mut jobs, &args.jobs, &metrics).await?;
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     let state = ServiceState {

@@ -45,4 +45,4 @@ pub use target::{
     Target, process,
 };
 pub use trace::{Step, Trace, relabel_steps, seeded, trace};
-pub use visibility::Visibility;
+pub use visibility::{ReadableMemo, ReadableMeta, Visibility};

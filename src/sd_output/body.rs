@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use imbl::OrdMap;
 
-use super::{Fnv, Share, write_json_str};
+use super::{Fnv, Pruner, Share, write_json_str};
 use crate::model::ObjectKey;
+use crate::relabel::ReadableMeta;
 
 /// What a body needs to know of a set of objects, kept up to date object by object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -137,6 +138,33 @@ impl KeyedGroups {
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Share)> {
         self.objects.iter()
     }
+
+    /// The share held for `key`, if any.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Share> {
+        self.objects.get(key)
+    }
+
+    /// What changed from this map to `newer` (a later copy of it), object by object in
+    /// key order: the map's nodes both share are passed over, so this costs the
+    /// changed objects, not all of them.
+    pub fn diff<'a>(&'a self, newer: &'a KeyedGroups) -> impl Iterator<Item = Change<'a>> {
+        self.objects.diff(&newer.objects).map(|item| match item {
+            imbl::ordmap::DiffItem::Add(key, share) => Change::Added(key, share),
+            imbl::ordmap::DiffItem::Update { new, .. } => Change::Changed(new.0, new.1),
+            imbl::ordmap::DiffItem::Remove(key, share) => Change::Removed(key, share),
+        })
+    }
+}
+
+/// One object's change between two copies of a map ([`KeyedGroups::diff`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Change<'a> {
+    /// New in the later map, with its share.
+    Added(&'a ObjectKey, &'a Share),
+    /// Another share in the later map: this one.
+    Changed(&'a ObjectKey, &'a Share),
+    /// Gone from the later map (its share in the earlier).
+    Removed(&'a ObjectKey, &'a Share),
 }
 
 /// A job's HTTP SD body: its discoveries' objects, joined on demand with the job's
@@ -156,6 +184,9 @@ pub struct SdBody {
     pub etag: String,
     /// How many targets it holds.
     pub targets: usize,
+    /// The `__meta_*` labels its discovered label sets are served with (every one
+    /// when `None`, see [`SdBody::pruned`]).
+    readable: Option<Arc<ReadableMeta>>,
 }
 
 impl SdBody {
@@ -186,7 +217,14 @@ impl SdBody {
             lazy,
             etag: format!("\"{:016x}\"", hash.0),
             targets,
+            readable: None,
         }
+    }
+
+    /// The same body, its discovered label sets (a collector's share) written with
+    /// only the `__meta_*` labels `readable` keeps (every one when `None`).
+    pub fn pruned(self, readable: Option<Arc<ReadableMeta>>) -> SdBody {
+        SdBody { readable, ..self }
     }
 
     /// The body's length in bytes (for a body of discovered label sets, only what is
@@ -232,6 +270,7 @@ impl SdBody {
             done: false,
             size,
             pending: Vec::new(),
+            pruner: Pruner::new(self.readable.as_ref()),
         }
     }
 }
@@ -249,9 +288,11 @@ pub(super) struct BodyChunks {
     wrote_object: bool,
     done: bool,
     size: usize,
-    /// The object at `from` written already (an lazy one that did not fit the
-    /// last piece); empty when none.
+    /// The object at `from` written already (a lazy one that did not fit the last
+    /// piece); empty when none.
     pending: Vec<u8>,
+    /// Which discovered labels are served, remembered for the whole body.
+    pruner: Pruner,
 }
 
 impl Iterator for BodyChunks {
@@ -286,7 +327,7 @@ impl Iterator for BodyChunks {
                     Some(len) => len,
                     None => {
                         if self.pending.is_empty() {
-                            object.write(job_json, &mut self.pending);
+                            object.write(job_json, &mut self.pruner, &mut self.pending);
                         }
                         if self.pending.is_empty() {
                             // Nothing to write after all: no comma either.
@@ -306,7 +347,7 @@ impl Iterator for BodyChunks {
                 }
                 self.wrote_object = true;
                 match self.pending.is_empty() {
-                    true => object.write(job_json, &mut out),
+                    true => object.write(job_json, &mut self.pruner, &mut out),
                     false => out.append(&mut self.pending),
                 }
             }

@@ -1,16 +1,22 @@
 //! An object's share served as its *discovered* label sets (the OpenTelemetry target
-//! allocator's answer, see [`crate::service::fleet::target_allocator`]): the object's
+//! allocator's answer, see `service::fleet::target_allocator`): the object's
 //! discovered label sets, shared with the group's cache, and which of them the share
 //! holds. Nothing is serialized until a body that holds it is sent, so a partition of
-//! discovered labels costs a few words per object, not the labels' bytes again.
+//! discovered labels costs a few words per object, not the labels' bytes again. The
+//! `__meta_*` labels no rule of the job reads are left out as they are written, unless
+//! the body is made to serve them all ([`Pruner`], [`ReadableMeta`]).
 
 use std::sync::Arc;
 
+use arcstr::ArcStr;
+
 use super::{ADDRESS_LABEL, Fnv, write_json_str};
 use crate::labels::{Label, Labels};
+use crate::relabel::{ReadableMemo, ReadableMeta};
 
 /// Some of one object's discovered label sets, each written as a group of its own
-/// when a body is sent.
+/// when a body is sent (any number of them; an object's first 64 are held by a mask,
+/// see [`super::Share::collected`]).
 #[derive(Debug)]
 pub struct DiscoveredShare {
     /// The object's discovered label sets (the group's `Arc`).
@@ -39,12 +45,6 @@ impl DiscoveredShare {
         }
     }
 
-    /// The same picks of `discovered`, the object's label sets after a change that
-    /// kept their number and addresses.
-    pub fn of(&self, discovered: &Arc<[Labels]>, stamp: u64) -> DiscoveredShare {
-        DiscoveredShare::new(discovered, self.picked.to_vec(), stamp)
-    }
-
     /// True when `other` picks the same label sets of the very same object's.
     pub fn same_targets(&self, other: &DiscoveredShare) -> bool {
         Arc::ptr_eq(&self.discovered, &other.discovered) && self.picked == other.picked
@@ -65,47 +65,57 @@ impl DiscoveredShare {
         self.picked.len()
     }
 
-    /// Appends its label sets, one group each (in HTTP SD's form: the address, then
-    /// every other label with a value), written straight from the shared labels.
-    /// Discovered labels hold no job name, so there is no hole to fill. The labels an
-    /// object's targets share (their base, see [`Labels::merged`]) are written once
-    /// per share and copied into each target's group after its own labels: a pod's
-    /// targets differ in a few port labels among dozens they share. A JSON object's
-    /// keys have no order for its readers, and the bytes are the same on every
-    /// replica.
-    pub(super) fn write(&self, out: &mut Vec<u8>) {
-        let mut first = true;
-        let mut base = SharedBase::default();
-        for labels in (self.picked.iter()).filter_map(|&i| self.discovered.get(i as usize)) {
-            let Some(address) = labels.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
-                continue;
-            };
-            if !first {
-                out.push(b',');
-            }
-            first = false;
-            out.extend_from_slice(b"{\"targets\":[");
-            write_json_str(out, address);
-            out.extend_from_slice(b"],\"labels\":{");
-            match base.bytes_for(labels) {
-                Some(shared) => {
-                    let wrote = write_labels(out, labels.own_labels());
-                    if wrote && !shared.is_empty() {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(shared);
-                }
-                None => {
-                    write_labels(out, labels);
-                }
-            }
-            out.extend_from_slice(b"}}");
-        }
+    /// Appends its label sets ([`write_label_sets`]).
+    pub(super) fn write(&self, pruner: &mut Pruner, out: &mut Vec<u8>) {
+        let sets = (self.picked.iter()).filter_map(|&i| self.discovered.get(i as usize));
+        write_label_sets(sets, pruner, out);
     }
 }
 
-/// The labels of a share's targets' base, serialized once (see
-/// [`DiscoveredShare::write`]).
+/// Appends `sets` (an object's discovered label sets), one group each (in HTTP SD's
+/// form: the address, then every other label with a value that `pruner` keeps),
+/// written straight from the shared labels; a set without an address is passed over.
+/// Discovered labels hold no job name, so there is no hole to fill. The labels an
+/// object's targets share (their base, see [`Labels::merged`]) are written once and
+/// copied into each target's group after its own labels: a pod's targets differ in a
+/// few port labels among dozens they share. A JSON object's keys have no order for its
+/// readers, and the bytes are the same on every replica.
+pub(super) fn write_label_sets<'a>(
+    sets: impl Iterator<Item = &'a Labels>,
+    pruner: &mut Pruner,
+    out: &mut Vec<u8>,
+) {
+    let mut first = true;
+    let mut base = SharedBase::default();
+    for labels in sets {
+        let Some(address) = labels.get(ADDRESS_LABEL).filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend_from_slice(b"{\"targets\":[");
+        write_json_str(out, address);
+        out.extend_from_slice(b"],\"labels\":{");
+        match base.bytes_for(labels, pruner) {
+            Some(shared) => {
+                let wrote = write_labels(out, labels.own_labels(), pruner);
+                if wrote && !shared.is_empty() {
+                    out.push(b',');
+                }
+                out.extend_from_slice(shared);
+            }
+            None => {
+                write_labels(out, labels, pruner);
+            }
+        }
+        out.extend_from_slice(b"}}");
+    }
+}
+
+/// The labels of an object's targets' base, serialized once (see
+/// [`write_label_sets`]).
 #[derive(Default)]
 struct SharedBase {
     /// A label set whose base `bytes` are.
@@ -118,14 +128,14 @@ impl SharedBase {
     /// The base labels of `labels`, serialized, when its own labels are written
     /// beside them: it has own labels, none of which replaces one of the base's.
     /// `None` when `labels` must be written label by label.
-    fn bytes_for(&mut self, labels: &Labels) -> Option<&[u8]> {
+    fn bytes_for(&mut self, labels: &Labels, pruner: &mut Pruner) -> Option<&[u8]> {
         if labels.own_labels().is_empty() {
             return None;
         }
         if !self.of.as_ref().is_some_and(|of| of.same_base(labels)) {
             let base = labels.without_own();
             self.bytes.clear();
-            write_labels(&mut self.bytes, &base);
+            write_labels(&mut self.bytes, &base, pruner);
             self.of = Some(base);
         }
         let base = self.of.as_ref()?;
@@ -134,12 +144,38 @@ impl SharedBase {
     }
 }
 
+/// Which discovered labels a body serves, remembered by name while it is written:
+/// every one, or those its job's rules may read and those that are not `__meta_*`
+/// labels ([`ReadableMeta`]).
+#[derive(Default)]
+pub struct Pruner {
+    memo: Option<ReadableMemo>,
+}
+
+impl Pruner {
+    /// Keeping the labels `readable` keeps (every label when `None`).
+    pub fn new(readable: Option<&Arc<ReadableMeta>>) -> Pruner {
+        Pruner {
+            memo: readable.map(ReadableMeta::memo),
+        }
+    }
+
+    fn keeps(&mut self, name: &ArcStr) -> bool {
+        self.memo.as_mut().is_none_or(|memo| memo.keeps(name))
+    }
+}
+
 /// Writes `labels` as a group's labels (`"name":"value"`, comma-separated): all but
-/// the address and those without a value. True if it wrote one.
-fn write_labels<'a>(out: &mut Vec<u8>, labels: impl IntoIterator<Item = &'a Label>) -> bool {
+/// the address, those without a value and those `pruner` leaves out. True if it wrote
+/// one.
+fn write_labels<'a>(
+    out: &mut Vec<u8>,
+    labels: impl IntoIterator<Item = &'a Label>,
+    pruner: &mut Pruner,
+) -> bool {
     let mut wrote = false;
     for label in labels {
-        if &*label.name == ADDRESS_LABEL || label.value.is_empty() {
+        if &*label.name == ADDRESS_LABEL || label.value.is_empty() || !pruner.keeps(&label.name) {
             continue;
         }
         if wrote {
@@ -213,7 +249,7 @@ mod tests {
         ]);
         let share = DiscoveredShare::new(&discovered, (0..9).collect(), 1);
         let mut out = vec![b'['];
-        share.write(&mut out);
+        share.write(&mut Pruner::default(), &mut out);
         out.push(b']');
         let want: Vec<_> = discovered[..8].iter().map(expected).collect();
         assert_eq!(read(&out), want);

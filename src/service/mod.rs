@@ -20,7 +20,7 @@ pub use jobs::job_actor::{JobActor, KeepView, RelabelAll, StopJobActor, Subscrib
 pub use jobs::latency::LatencyHistogram;
 pub use jobs::relabelling::Relabelling;
 pub use jobs::snapshot::{JobSnapshot, JobStats, JobWork, SnapshotCell};
-pub use jobs::{ApplyError, JobSet, JobSetOptions};
+pub use jobs::{ApplyError, CollectorLabels, JobSet, JobSetOptions};
 pub use metrics::ServiceMetrics;
 pub use views::ViewQuery;
 pub use views::members::{MemberPod, MemberWatch, Members, ready_members};

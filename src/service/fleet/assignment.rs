@@ -88,14 +88,26 @@ impl Pool {
     /// The candidate a target whose address hashes to `address_hash` goes to, with its
     /// score.
     pub fn best_scored(&self, address_hash: u64) -> Option<(&Candidate, f64)> {
-        let mut best: Option<(f64, &Candidate)> = None;
-        for c in self.0.iter() {
-            let s = c.score(address_hash);
-            if best.is_none_or(|(bs, _)| s > bs) {
-                best = Some((s, c));
+        // Among members of one weight the score grows with `u`: only each weight's
+        // highest `u` (the first by name among equals) is scored, one `ln` per weight,
+        // and the highest score wins, the first by name among equals.
+        let mut tops: smallvec::SmallVec<[(f64, u64, usize); 4]> = smallvec::SmallVec::new();
+        for (i, c) in self.0.iter().enumerate() {
+            let bits = u_bits(address_hash, c.key);
+            match tops.iter_mut().find(|(w, ..)| *w == c.member.weight) {
+                Some(top) if bits > top.1 => *top = (top.0, bits, i),
+                Some(_) => {}
+                None => tops.push((c.member.weight, bits, i)),
             }
         }
-        best.map(|(s, c)| (c, s))
+        let mut best: Option<(f64, usize)> = None;
+        for &(weight, bits, i) in &tops {
+            let s = score_of(bits, weight);
+            if best.is_none_or(|(bs, bi)| s > bs || (s == bs && i < bi)) {
+                best = Some((s, i));
+            }
+        }
+        best.map(|(s, i)| (&self.0[i], s))
     }
 
     /// The candidates, sorted by name.
@@ -200,6 +212,17 @@ impl Assignment {
         self.zones.get(node).map_or("", |z| z.as_str())
     }
 
+    /// True when a target on `node` is assigned outside its zone: zone-aware, the
+    /// node has a zone, and no member is in it (the same as [`Owner::cross_zone`]
+    /// without scoring anyone).
+    pub fn assigns_across(&self, node: &str) -> bool {
+        let zone = self.zone_of(node);
+        self.zone_aware
+            && !zone.is_empty()
+            && !self.by_zone.contains_key(zone)
+            && !self.members.is_empty()
+    }
+
     /// The nodes' zones it assigns by.
     pub fn zones(&self) -> &NodeZones {
         &self.zones
@@ -245,8 +268,18 @@ impl Assignment {
 /// the top 53 bits of [`crate::service::views::rendezvous_weight`], offset by half a
 /// step so that it is never 0 nor 1.
 fn score_keyed(address_hash: u64, key: u64, weight: f64) -> f64 {
-    let h = rendezvous_keyed(address_hash, key);
-    let u = ((h >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    score_of(u_bits(address_hash, key), weight)
+}
+
+/// The top 53 bits of the rendezvous hash of a target (`address_hash`) and a member
+/// (`key`): `u`'s numerator, so that a larger one is a larger `u`.
+fn u_bits(address_hash: u64, key: u64) -> u64 {
+    rendezvous_keyed(address_hash, key) >> 11
+}
+
+/// The score of a member of `weight` whose `u` has numerator `bits` ([`u_bits`]).
+fn score_of(bits: u64, weight: f64) -> f64 {
+    let u = (bits as f64 + 0.5) / (1u64 << 53) as f64;
     -weight / u.ln()
 }
 

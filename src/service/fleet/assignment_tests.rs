@@ -158,3 +158,33 @@ fn no_member_assigns_nobody_and_one_takes_all() {
         "node-1 is in zone-1, the member in zone-2"
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A pool's best candidate, scoring each weight's highest `u` alone, is the one
+    /// scoring every candidate gives: the highest score, the first by name among equals,
+    /// and its score; an assignment's owners and whether they cross zones agree.
+    #[test]
+    fn scoring_each_weights_best_alone_finds_the_best_of_all(drawn in members(), seed in 0u32..1000) {
+        let a = assignment(&drawn, true);
+        for i in 0..200 {
+            let hash = address_hash(&address(seed * 1000 + i));
+            for pool in a.by_zone.values().chain([&a.everyone]) {
+                let mut all: Option<(f64, &Candidate)> = None;
+                for c in pool.candidates() {
+                    let s = c.score(hash);
+                    if all.is_none_or(|(bs, _)| s > bs) {
+                        all = Some((s, c));
+                    }
+                }
+                let best = pool.best_scored(hash).map(|(c, s)| (s, &c.member.name));
+                prop_assert_eq!(best, all.map(|(s, c)| (s, &c.member.name)));
+            }
+            for node in ["node-0", "node-4", "node-far", ""] {
+                let across = a.owner_hashed(hash, node).is_some_and(|o| o.cross_zone);
+                prop_assert_eq!(a.assigns_across(node), across, "{}", node);
+            }
+        }
+    }
+}

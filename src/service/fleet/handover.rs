@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use smallvec::SmallVec;
 
 use super::assignment::Assignment;
-use super::owners::OwnersPlan;
+use super::owners::{OwnersPlan, Step, walk};
 
 /// The most assignments kept in handover beside the current one. A rolling restart
 /// changes the members three times per member (NotReady, gone, Ready); past this many
@@ -112,6 +112,17 @@ impl Fleet {
         }
     }
 
+    /// [`Fleet::each_owner`] for targets on `node`, the node's zone looked up once for
+    /// all of them (an object's targets are usually on one node).
+    pub fn on_node<'a>(&'a self, node: &'a str) -> NodeOwners<'a> {
+        let steps = self.plan().and_then(|p| p.steps_on(node));
+        NodeOwners {
+            fleet: self,
+            node,
+            steps,
+        }
+    }
+
     /// The zones whose targets may be served to other members under `next` than under
     /// this fleet: the zones (`""`: targets of no known zone) whose set of pools, or
     /// whose current pool, differs. A roll step changes one member, so targets of
@@ -158,6 +169,25 @@ impl Fleet {
         self.current
             .owner_hashed(address_hash, node)
             .is_some_and(|o| o.cross_zone)
+    }
+}
+
+/// The owners of targets on one node ([`Fleet::on_node`]).
+pub struct NodeOwners<'a> {
+    fleet: &'a Fleet,
+    node: &'a str,
+    /// The node's zone's steps in the fleet's plan, if it has them.
+    steps: Option<&'a [Step]>,
+}
+
+impl NodeOwners<'_> {
+    /// Calls `f` with each member a target at an address hashing to `address_hash`
+    /// on the node is served to, as [`Fleet::each_owner`] does.
+    pub fn each(&self, address_hash: u64, f: impl FnMut(&ArcStr)) {
+        match self.steps {
+            Some(steps) => walk(steps, address_hash, f),
+            None => self.fleet.each_owner(address_hash, self.node, f),
+        }
     }
 }
 

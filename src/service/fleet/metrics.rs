@@ -1,7 +1,6 @@
-//! The fleet's assignment in `/metrics`, per job whose actors keep the member
-//! partition (someone asked for `?member=`): targets assigned across zones, targets
-//! in handover (served to more than one member), and targets members gained when the
-//! fleet changed.
+//! The fleet's assignment in `/metrics`, per job whose member views were asked for, as
+//! last assigned: targets assigned across zones, targets in handover (served to more
+//! than one member), and targets members gained when the fleet changed.
 
 use std::fmt::Write;
 
@@ -20,21 +19,21 @@ pub struct FleetStatus {
     pub in_handover: u64,
 }
 
-/// `job`'s member partition counted; `None` when its actors do not keep it.
+/// `job`'s member partition counted; `None` before a member view was asked for.
 pub fn fleet_status(job: &Job) -> Option<FleetStatus> {
     let mut status = FleetStatus::default();
     for part in job.parts() {
-        let snapshot = part.cell.load();
-        let partition = snapshot.partition(ViewKind::Member)?;
-        let served: usize = partition.values().map(|objects| objects.targets()).sum();
+        let published = part.cell.assigned.published()?;
+        let partition = published.partition(ViewKind::Member)?;
+        let counts = published.counts;
         // With a member every target is served at least once; with none, to nobody.
         let assigned = if partition.is_empty() {
             0
         } else {
-            snapshot.body.targets()
+            counts.targets
         };
-        status.in_handover += served.saturating_sub(assigned) as u64;
-        status.counts = status.counts.plus(snapshot.fleet);
+        status.in_handover += counts.served.saturating_sub(assigned) as u64;
+        status.counts = status.counts.plus(counts.fleet);
     }
     Some(status)
 }

@@ -3,6 +3,7 @@
 //! weights read from the members' pods ([`weights`]), and the handover that keeps a
 //! moved target at its old member for a while ([`handover`]).
 
+pub mod assigned;
 pub mod assignment;
 pub mod handover;
 pub mod metrics;

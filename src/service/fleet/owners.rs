@@ -17,7 +17,7 @@ use super::assignment::{Assignment, Candidate, NodeZones, Pool};
 
 /// What one assignment's pool is to the pool of the assignment before it in the walk.
 #[derive(Clone, Debug)]
-enum Step {
+pub(super) enum Step {
     /// Scored whole: the first, or more than one member apart from the one before.
     Whole(Pool),
     /// The pool before with this candidate added.
@@ -74,40 +74,52 @@ impl OwnersPlan {
     /// Calls `f` with each owner of a target whose address hashes to `address_hash`
     /// on `node`, as [`super::Fleet::each_owner`] does; false (nothing called) when the
     /// node's zone has no steps.
-    pub fn each_owner(&self, address_hash: u64, node: &str, mut f: impl FnMut(&ArcStr)) -> bool {
+    pub fn each_owner(&self, address_hash: u64, node: &str, f: impl FnMut(&ArcStr)) -> bool {
+        let Some(steps) = self.steps_on(node) else {
+            return false;
+        };
+        walk(steps, address_hash, f);
+        true
+    }
+
+    /// The steps a target on `node` is walked through (its zone's); `None` when its
+    /// zone has none.
+    pub(super) fn steps_on(&self, node: &str) -> Option<&[Step]> {
         let zone = match self.zone_aware {
             true => self.zones.get(node).map_or("", |z| z.as_str()),
             false => "",
         };
-        let Some(steps) = self.steps.get(zone) else {
-            return false;
-        };
-        let mut best: Option<(&Candidate, f64)> = None;
-        let mut told: smallvec::SmallVec<[&ArcStr; 8]> = smallvec::SmallVec::new();
-        for step in steps.iter() {
-            best = match step {
-                Step::Whole(pool) => pool.best_scored(address_hash),
-                Step::Added(c) => {
-                    let s = c.score(address_hash);
-                    match best {
-                        Some((b, bs)) if !c.beats(s, b, bs) => best,
-                        _ => Some((c, s)),
-                    }
+        self.steps.get(zone).map(|s| &s[..])
+    }
+}
+
+/// Calls `f` with each owner of a target whose address hashes to `address_hash`, walked
+/// through its zone's `steps` (see [`OwnersPlan`]), each once.
+pub(super) fn walk(steps: &[Step], address_hash: u64, mut f: impl FnMut(&ArcStr)) {
+    let mut best: Option<(&Candidate, f64)> = None;
+    let mut told: smallvec::SmallVec<[&ArcStr; 8]> = smallvec::SmallVec::new();
+    for step in steps.iter() {
+        best = match step {
+            Step::Whole(pool) => pool.best_scored(address_hash),
+            Step::Added(c) => {
+                let s = c.score(address_hash);
+                match best {
+                    Some((b, bs)) if !c.beats(s, b, bs) => best,
+                    _ => Some((c, s)),
                 }
-                Step::Removed(name, pool) => match best {
-                    Some((b, _)) if b.member.name == *name => pool.best_scored(address_hash),
-                    _ => best,
-                },
-                Step::Same => best,
-            };
-            if let Some((c, _)) = best
-                && !told.contains(&&c.member.name)
-            {
-                told.push(&c.member.name);
-                f(&c.member.name);
             }
+            Step::Removed(name, pool) => match best {
+                Some((b, _)) if b.member.name == *name => pool.best_scored(address_hash),
+                _ => best,
+            },
+            Step::Same => best,
+        };
+        if let Some((c, _)) = best
+            && !told.contains(&&c.member.name)
+        {
+            told.push(&c.member.name);
+            f(&c.member.name);
         }
-        true
     }
 }
 

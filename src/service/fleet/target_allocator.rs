@@ -17,14 +17,14 @@
 //!   `collector_id`, every member's share (`super::targets_by_collector`).
 //!
 //! The targets are a view partition like the member views
-//! ([`crate::service::views::ViewKind::Allocator`]): each object's kept targets, split
-//! by member, as shares of the object's discovered label sets (the group's, not a
-//! copy), serialized only while a collector's share is sent: the labels of 600k
-//! targets, kept serialized, would be several times kubesd's own memory.
+//! ([`crate::service::views::ViewKind::Allocator`], assigned when asked for: see
+//! [`super::assigned`]): each object's kept targets, split by member, as shares of the
+//! object's discovered label sets (the group's, not a copy), serialized only while a
+//! collector's share is sent, without the `__meta_*` labels no rule of the job reads
+//! (unless `--allocator.keep-unread-labels`): the labels of 600k targets, kept
+//! serialized, would be several times kubesd's own memory.
 
 use std::any::Any;
-use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use actix_tls::accept::rustls_0_23::TlsStream;
 use actix_web::dev::Extensions;
@@ -33,72 +33,13 @@ use actix_web::rt::net::TcpStream;
 use actix_web::{HttpRequest, HttpResponse, web};
 use arcstr::ArcStr;
 
-use super::Fleet;
 use super::targets_by_collector::every_collectors_share;
-use crate::labels::Labels;
-use crate::sd_output::{ADDRESS_LABEL, DiscoveredShare, Share};
 use crate::service::ServiceState;
-use crate::service::jobs::relabelling::Scratch;
-use crate::service::views::{Bucket, ObjectParts, ViewQuery, address_hash, node_of, one_node};
+use crate::service::views::ViewQuery;
 use crate::service::web::go_query::{UnescapeError, query_escape, query_unescape};
 use crate::service::web::guard::WebGuard;
 use crate::service::web::http::serve_body;
 use crate::service::web::tls_settings::ClientAuth;
-
-/// One kept target of an object, as the allocator's partition assigns it: the index
-/// of its discovered label set and the hash of its relabelled address
-/// ([`crate::service::views::address_hash`]).
-pub type KeptTarget = (u32, u64);
-
-/// The object's kept targets in `scratch` (relabelled with their sources) as
-/// [`KeptTarget`]s; those whose discovered label set has no address are left out: a
-/// collector could not read them as targets.
-pub fn kept_targets(scratch: &Scratch, discovered: &[Labels]) -> Box<[KeptTarget]> {
-    (scratch.targets.iter().zip(&scratch.sources))
-        .filter(|(_, i)| {
-            let from = discovered.get(**i as usize);
-            from.and_then(|l| l.get(ADDRESS_LABEL))
-                .is_some_and(|a| !a.is_empty())
-        })
-        .map(|(target, &i)| (i, address_hash(target.get(ADDRESS_LABEL).unwrap_or(""))))
-        .collect()
-}
-
-/// The allocator's parts of an object whose `kept` targets come from `discovered`: per
-/// member, the discovered label sets of the targets assigned to it by their relabelled
-/// address, written only when a collector's share is sent. `stamp` makes the parts'
-/// digest new (see [`DiscoveredShare::new`]).
-pub fn split(
-    kept: &[KeptTarget],
-    discovered: &Arc<[Labels]>,
-    fleet: &Fleet,
-    stamp: u64,
-) -> ObjectParts {
-    let mut by_bucket: BTreeMap<ArcStr, Vec<u32>> = BTreeMap::new();
-    // A pod's targets are all on its node: read once.
-    let one = match fleet.zone_aware() {
-        true => one_node(discovered),
-        false => Some(ArcStr::default()),
-    };
-    for &(i, hash) in kept {
-        let node = match &one {
-            Some(node) => node.clone(),
-            None => discovered.get(i as usize).map(node_of).unwrap_or_default(),
-        };
-        fleet.each_owner(hash, &node, |member| {
-            by_bucket.entry(member.clone()).or_default().push(i);
-        });
-    }
-    by_bucket
-        .into_iter()
-        .map(|(member, mut picked)| {
-            picked.sort_unstable();
-            picked.dedup();
-            let share = DiscoveredShare::new(discovered, picked, stamp);
-            (Bucket::Name(member), Share::discovered(share))
-        })
-        .collect()
-}
 
 /// Noted on a connection (by [`note_client_certificate`]) whose client presented a
 /// certificate that the web config's client CA verified.

@@ -2,7 +2,9 @@
 //! its job actors' snapshot cells (one actor per `kubernetes_sd_configs` entry, perhaps
 //! shared with other jobs). Its body is the actors' published snapshots joined in
 //! config order ([`SdBody`]); reading it crosses no mailbox. Only a view partition's
-//! first request asks the actors to build it ([`KeepView`]).
+//! first request asks the actors to build it ([`KeepView`]); a member's or collector's
+//! view is assigned from the snapshots as it is asked for
+//! ([`crate::service::fleet::assigned`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,10 +15,11 @@ use arcstr::ArcStr;
 use crate::labels::Labels;
 use crate::promconfig::{self, ServedConfig};
 pub use crate::sd_output::SdBody;
+use crate::service::fleet::assigned::Lookup;
 use crate::service::jobs::job_actor::{JobActor, KeepView, RelabelAll};
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::jobs::snapshot::{JobSnapshot, JobWork, SnapshotCell};
-use crate::service::views::index::counts;
+use crate::service::views::index::{Partition, counts};
 use crate::service::views::{Bucket, ViewKind, ViewQuery};
 
 /// One job actor a job reads: where it publishes, and where to ask it for a partition.
@@ -122,18 +125,44 @@ impl Job {
         let (Some(kind), Some(bucket)) = (query.kind(), query.bucket()) else {
             return self.sd();
         };
+        if matches!(kind, ViewKind::Member | ViewKind::Allocator) {
+            return self.assigned_view(kind, bucket).await;
+        }
         for part in self.parts.iter() {
             part.cell.note_asked(kind);
         }
         if let Some(body) = self.published_view(kind, &bucket) {
             return body;
         }
+        self.keep_view(kind).await;
+        self.published_view(kind, &bucket)
+            .unwrap_or_else(|| SdBody::new(&self.name, Vec::new()))
+    }
+
+    /// Asks every actor to keep partition `kind` (answered once published).
+    async fn keep_view(&self, kind: ViewKind) {
         for part in self.parts.iter() {
             // An actor that stopped (the job is stopping) serves nothing.
             let _ = part.addr.send(KeepView(kind)).await;
         }
-        self.published_view(kind, &bucket)
-            .unwrap_or_else(|| SdBody::new(&self.name, Vec::new()))
+    }
+
+    /// Member `bucket`'s view of partition `kind` (its `?member=` or its allocator
+    /// share), as each actor's member views were assigned from its snapshots (see
+    /// [`crate::service::fleet::assigned`]); the first asks the actors to make their
+    /// body entries carry what assigning reads.
+    async fn assigned_view(&self, kind: ViewKind, bucket: Bucket) -> SdBody {
+        if self.parts.iter().any(|p| !p.cell.load().placing) {
+            self.keep_view(kind).await;
+        }
+        let mut buckets = Vec::with_capacity(self.parts.len());
+        for part in self.parts.iter() {
+            let partition = assigned_partition(&part.cell, kind).await;
+            buckets.push(partition.get(&bucket).cloned().unwrap_or_default());
+        }
+        // The job's actors share its rules: the first's labels read are theirs.
+        let readable = self.parts.first().and_then(|p| p.cell.assigned.readable());
+        SdBody::new(&self.name, buckets).pruned(readable.cloned())
     }
 
     /// Bucket `bucket` of partition `kind` as the actors published it; `None` if one
@@ -168,12 +197,21 @@ impl Job {
         status
     }
 
-    /// The targets of each view asked for so far.
+    /// The targets of each view asked for so far (the member views' as last
+    /// assigned).
     pub fn views(&self) -> JobViewCounts {
         let mut all = JobViewCounts::new();
-        for snapshot in self.snapshots() {
-            for (kind, partition) in &snapshot.partitions {
-                let into = all.entry(*kind).or_default();
+        for part in self.parts.iter() {
+            let snapshot = part.cell.load();
+            let assigned = part.cell.assigned.published();
+            let members = assigned
+                .as_ref()
+                .and_then(|a| a.partition(ViewKind::Member));
+            let partitions = (snapshot.partitions.iter())
+                .map(|(kind, p)| (*kind, p))
+                .chain(members.map(|p| (ViewKind::Member, p)));
+            for (kind, partition) in partitions {
+                let into = all.entry(kind).or_default();
                 for (bucket, n) in counts(partition) {
                     *into.entry(bucket).or_default() += n;
                 }
@@ -184,14 +222,18 @@ impl Job {
 
     /// Targets per zone of the members its member views assign them to (a member of no
     /// known zone counts under ""; a target in handover counts at both its members),
-    /// summed over its actors; empty when no member view is kept.
+    /// summed over its actors, as last assigned; empty when no member view was asked
+    /// for.
     pub fn member_zones(&self) -> BTreeMap<ArcStr, usize> {
         let mut zones = BTreeMap::new();
-        for snapshot in self.snapshots() {
-            let Some(partition) = snapshot.partition(ViewKind::Member) else {
+        for part in self.parts.iter() {
+            let Some(assigned) = part.cell.assigned.published() else {
                 continue;
             };
-            let assignment = snapshot.members.current();
+            let Some(partition) = assigned.partition(ViewKind::Member) else {
+                continue;
+            };
+            let assignment = assigned.fleet.current();
             for (bucket, n) in counts(partition) {
                 let Bucket::Name(member) = bucket else {
                     continue;
@@ -220,5 +262,32 @@ impl Job {
             all.extend(part.addr.send(RelabelAll { job }).await.unwrap_or_default());
         }
         all
+    }
+}
+
+/// Partition `kind` of `cell`'s member views for its snapshot now: the published one
+/// if it was assigned from it, or recently (newer ones then assigned on a blocking
+/// thread meanwhile); else assigned now, on a blocking thread, and waited for.
+async fn assigned_partition(cell: &Arc<SnapshotCell>, kind: ViewKind) -> Partition {
+    let snapshot = cell.load();
+    match cell
+        .assigned
+        .lookup(kind, &snapshot.body, &snapshot.members)
+    {
+        Lookup::Current(partition) => partition,
+        Lookup::Recent(partition) => {
+            cell.assign_soon();
+            partition
+        }
+        Lookup::Missing => {
+            let cell = Arc::clone(cell);
+            actix_rt::task::spawn_blocking(move || {
+                let snapshot = cell.load();
+                let members = cell.assigned.members_for(&snapshot.members);
+                cell.assigned.assign(kind, &snapshot.body, &members)
+            })
+            .await
+            .unwrap_or_default()
+        }
     }
 }

@@ -53,6 +53,13 @@ pub struct JobActor {
     subscription: Option<ActorSubscription>,
     /// Where the members' changes come from.
     members: Option<watch::Receiver<Members>>,
+    /// The members its snapshots name: the member views asked for are assigned by
+    /// them.
+    fleet: Members,
+    /// The members heard last, published once the views are assigned by them.
+    wanted: Members,
+    /// True while the member views are assigned by `wanted` on a blocking thread.
+    assigning: bool,
     /// The least time between two snapshots while changes keep coming.
     publish_every: Duration,
     /// When the last snapshot was published.
@@ -76,17 +83,19 @@ impl JobActor {
         members: watch::Receiver<Members>,
         publish_every: Duration,
     ) -> JobActor {
-        let mut state = JobState::new(relabelling);
-        state.set_members(members.borrow().clone());
+        let fleet = members.borrow().clone();
         JobActor {
             name,
-            state,
+            state: JobState::new(relabelling),
             cell,
             synced: false,
             stats: JobStats::default(),
             seen: SlotSet::default(),
             subscription: None,
             members: Some(members),
+            wanted: Arc::clone(&fleet),
+            fleet,
+            assigning: false,
             publish_every,
             published_at: Instant::now(),
             unpublished: None,
@@ -156,8 +165,8 @@ impl JobActor {
             synced: self.synced,
             stats: self.stats.clone(),
             work: self.state.work,
-            fleet: self.state.fleet_counts,
-            members: Arc::clone(&self.state.fleet),
+            members: Arc::clone(&self.fleet),
+            placing: self.state.placing(),
         });
     }
 
@@ -239,8 +248,38 @@ impl Handler<TargetsPush> for JobActor {
     }
 }
 
-/// Sent to a job actor by itself when the members changed: reassigns the member
-/// partition.
+impl JobActor {
+    /// Publishes the members heard last once the member views asked for are assigned
+    /// by them, on a blocking thread (so a request never waits for a change of
+    /// members: the members a snapshot names have their views ready); at once when none
+    /// was asked for. One assignment at a time: the end of the one under way switches
+    /// again if the members changed meanwhile.
+    fn switch_members(&mut self, ctx: &mut Context<Self>) {
+        if self.assigning {
+            return;
+        }
+        let wanted = Arc::clone(&self.wanted);
+        if !self.cell.assigned.kept() {
+            // Published even when no view by member is kept: the snapshot names the
+            // fleet the actor assigns by, so a reader can tell which members a view it
+            // asks for next is split among.
+            self.fleet = wanted;
+            self.publish(false);
+            return;
+        }
+        self.assigning = true;
+        self.cell.assigned.switching(Some(Arc::clone(&wanted)));
+        let (cell, me) = (Arc::clone(&self.cell), ctx.address());
+        actix_rt::task::spawn_blocking(move || {
+            let body = cell.load().body.clone();
+            cell.assigned.assign_kept(&body, &wanted);
+            me.do_send(MembersAssigned(wanted));
+        });
+    }
+}
+
+/// Sent to a job actor by itself when the members changed: switches to them
+/// ([`JobActor::switch_members`]).
 #[derive(Message)]
 #[rtype(result = "()")]
 struct MembersChanged(Members);
@@ -248,22 +287,40 @@ struct MembersChanged(Members);
 impl Handler<MembersChanged> for JobActor {
     type Result = ();
 
-    fn handle(&mut self, MembersChanged(members): MembersChanged, _: &mut Context<Self>) {
-        if members == self.state.fleet {
-            return;
+    fn handle(&mut self, MembersChanged(members): MembersChanged, ctx: &mut Context<Self>) {
+        if members != self.wanted {
+            self.wanted = members;
+            self.switch_members(ctx);
         }
-        // Published even when no partition by member is kept: the snapshot names the
-        // fleet the actor assigns by, so a reader can tell which members a view it
-        // asks for next is split among.
-        self.state.set_members(members);
+    }
+}
+
+/// Sent to a job actor by the blocking thread that assigned its member views by
+/// `members`: publishes them.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct MembersAssigned(Members);
+
+impl Handler<MembersAssigned> for JobActor {
+    type Result = ();
+
+    fn handle(&mut self, MembersAssigned(members): MembersAssigned, ctx: &mut Context<Self>) {
+        self.assigning = false;
+        self.fleet = members;
         self.publish(false);
+        self.cell.assigned.switching(None);
+        if self.wanted != self.fleet {
+            self.switch_members(ctx);
+        }
     }
 }
 
 /// Sent by a job's handle ([`crate::service::jobs::job::Job`]) to a job actor when a view of partition
 /// `0` was asked for and its snapshot does not hold it: the actor builds the partition
-/// from every object and publishes it. Answered once published. Only a partition's
-/// first request (or the first after it was dropped) waits for this.
+/// from every object (for the member views, makes each body entry carry what assigning
+/// reads, see [`JobState::keep_placements`]) and publishes it. Answered once published.
+/// Only a partition's first request (or the first after it was dropped) waits for
+/// this.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct KeepView(pub ViewKind);

@@ -1,53 +1,48 @@
 //! A job actor's objects, one slot each (the group's [`ObjectSlot`]): the object's key,
 //! its discovered label sets (the group's `Arc`, nothing copied), its serialized groups
-//! and its parts in each view partition kept. Applying an object's change relabels it
-//! only when the rules can see the change ([`crate::relabel::Visibility`]), and updates
-//! the body and the partitions for that object alone: O(log n) each.
+//! and its parts in each view partition kept (shards, nodes). Applying an object's
+//! change relabels it only when the rules can see the change
+//! ([`crate::relabel::Visibility`]), and updates the body and the partitions for that
+//! object alone: O(log n) each.
 //!
-//! Pure and synchronous: the actor ([`crate::service::jobs::job_actor`]) feeds it the group's
-//! messages and publishes what it holds.
+//! Once member views are served ([`JobState::keep_placements`]) each object's entry in
+//! the body also carries what assigning its targets to members reads
+//! ([`PlacedGroups`]); the assigning itself is done when a member or collector asks
+//! (`service::fleet::assigned`), not here.
+//!
+//! Pure and synchronous: the actor ([`crate::service::jobs::job_actor`]) feeds it the
+//! group's messages and publishes what it holds.
 
 use std::borrow::Borrow;
-use std::cell::Cell;
 use std::sync::Arc;
-
-use arcstr::ArcStr;
 
 use crate::actors::messages::{ObjectSlot, ObjectTargets as Discovered, TargetChange};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::relabel::Relabeller;
-use crate::sd_output::{KeyedGroups, ObjectGroups, Share};
-use crate::service::fleet::handover::MovedZones;
-use crate::service::fleet::target_allocator::{self, KeptTarget};
-use crate::service::fleet::{Fleet, FleetCounts};
+use crate::sd_output::{ADDRESS_LABEL, KeptTarget, KeyedGroups, ObjectGroups, PlacedGroups, Share};
 use crate::service::jobs::relabel_ahead::{AHEAD_FROM, AHEAD_STEP, Relabelled, relabel_ahead};
 use crate::service::jobs::relabelling::{Relabelling, Scratch};
 use crate::service::jobs::snapshot::JobWork;
 use crate::service::views::index::ViewIndex;
 use crate::service::views::{
-    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, one_node,
-    same_nodes, split, split_by_address,
+    MAX_INDEXES, ObjectParts, ObjectTargets, ViewKind, address_hash, needs_nodes, same_nodes,
+    split, split_by_address,
 };
 
 /// `held`'s parts in the partition at `at` (of `kind`), moved to `new`, when they stay
-/// where they are: a partition by address (shards, members), an object of one group
-/// whose addresses are `held`'s very ones (its labels changed) on the same nodes (when
-/// the partition reads them: `same_nodes`), and parts that are all shares of `held`'s
+/// where they are: a partition by address (shards), an object whose addresses are
+/// `held`'s very ones (its labels changed), and parts that are all shares of `held`'s
 /// groups. Splitting anew would hash every address again to find the same buckets.
 /// `None` when they must be split.
 fn same_addresses_parts(
     kind: ViewKind,
-    fleet: &Fleet,
     held: &Slot,
     at: usize,
     new: &Arc<ObjectGroups>,
-    same_nodes: bool,
 ) -> Option<ObjectParts> {
     let old = held.groups.as_ref()?;
-    // The allocator's parts are of discovered labels: split anew.
-    let moved = needs_nodes(kind, fleet) && !same_nodes;
-    if moved || kind == ViewKind::Allocator || !old.same_addresses(new) {
+    if needs_nodes(kind) || !old.same_addresses(new) {
         return None;
     }
     held.parts
@@ -60,55 +55,6 @@ fn same_addresses_parts(
         .collect()
 }
 
-/// The targets `new` serves to a bucket beyond those `old` served to it: what the
-/// members gained when `old` became `new`.
-fn gained(old: &ObjectParts, new: &ObjectParts) -> u64 {
-    new.iter()
-        .map(|(bucket, share)| {
-            let had = old
-                .iter()
-                .find(|(b, _)| b == bucket)
-                .map_or(0, |(_, s)| s.targets());
-            share.targets().saturating_sub(had) as u64
-        })
-        .sum()
-}
-
-/// Allocator `parts` as shares of the same picks of `discovered` (the object's label
-/// sets after a change that kept its targets and their places), made at `stamp`;
-/// `None` if one is not a share of discovered label sets.
-fn rebased(parts: &ObjectParts, discovered: &Discovered, stamp: u64) -> Option<ObjectParts> {
-    (parts.iter())
-        .map(|(bucket, share)| {
-            let d = share.discovered_share()?;
-            Some((bucket.clone(), Share::discovered(d.of(discovered, stamp))))
-        })
-        .collect()
-}
-
-/// True when `new` puts the same targets in the same buckets as `old`.
-fn same_parts(old: &ObjectParts, new: &ObjectParts) -> bool {
-    old.len() == new.len()
-        && (old.iter().zip(new.iter())).all(|((a, x), (b, y))| a == b && x.same_targets(y))
-}
-
-/// An object's change being placed in the partitions.
-#[derive(Clone, Copy)]
-struct Placing<'a> {
-    key: &'a ObjectKey,
-    /// Its groups now; `None` when no target is left.
-    groups: Option<&'a Arc<ObjectGroups>>,
-    /// True when the slot held this very key before.
-    same_key: bool,
-    /// True when every discovered label set names the node it named before, or no
-    /// kept partition reads nodes.
-    same_nodes: bool,
-    /// Its discovered label sets now.
-    discovered: &'a Discovered,
-    /// Its kept targets, for the allocator's partition.
-    kept: &'a [KeptTarget],
-}
-
 /// One object as a job actor holds it.
 struct Slot {
     key: ObjectKey,
@@ -117,13 +63,22 @@ struct Slot {
     discovered: Discovered,
     /// Its groups; `None` when no target is left after relabelling.
     groups: Option<Arc<ObjectGroups>>,
+    /// Its groups with what assigning them reads, its entry in the body, while
+    /// placements are kept.
+    placed: Option<Arc<PlacedGroups>>,
     /// Its parts in each kept partition, in the order of [`JobState::indexes`].
     parts: Vec<ObjectParts>,
-    /// Its targets assigned to a member outside their zone (zone-aware fleets).
-    cross_zone: u32,
-    /// Its kept targets as the allocator's partition assigns them (empty unless that
-    /// partition is kept).
-    kept: Box<[KeptTarget]>,
+}
+
+impl Slot {
+    /// Its entry in the body, if it has groups.
+    fn entry(&self) -> Option<Share> {
+        match (&self.placed, &self.groups) {
+            (Some(p), _) => Some(Share::placed(p)),
+            (None, Some(g)) => Some(Share::whole(g)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// The objects of one discovery, relabelled, in body order and in each kept partition.
@@ -136,17 +91,16 @@ pub struct JobState {
     slots: Vec<Option<Slot>>,
     /// Every object with targets, in body order.
     pub body: KeyedGroups,
-    /// The view partitions consumers asked for, at most [`MAX_INDEXES`].
+    /// The view partitions consumers asked for (shards, nodes), at most
+    /// [`MAX_INDEXES`].
     pub indexes: Vec<ViewIndex>,
-    /// The members (and those in handover) for the member partition.
-    pub fleet: Arc<Fleet>,
+    /// True once member views are served: each body entry carries its placement.
+    placing: bool,
+    /// The last stamp a placement was made with.
+    stamps: u64,
     scratch: Scratch,
     /// What it has done.
     pub work: JobWork,
-    /// Its fleet's assignment counted.
-    pub fleet_counts: FleetCounts,
-    /// The last number [`JobState::stamp`] gave.
-    stamps: Cell<u64>,
 }
 
 impl JobState {
@@ -159,11 +113,10 @@ impl JobState {
             slots: Vec::new(),
             body: KeyedGroups::default(),
             indexes: Vec::new(),
-            fleet: Arc::default(),
+            placing: false,
+            stamps: 0,
             scratch: Scratch::default(),
             work: JobWork::default(),
-            fleet_counts: FleetCounts::default(),
-            stamps: Cell::new(0),
         }
     }
 
@@ -231,9 +184,9 @@ impl JobState {
             .filter_map(|(i, c)| Some((i, self.new_object(c.borrow())?)))
             .collect();
         let objects: Vec<&Discovered> = new.iter().map(|(_, d)| *d).collect();
-        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
+        let nodes = self.reads_nodes();
         let (mine, helper) = (&mut self.relabeller, &mut self.helper);
-        let relabelled = relabel_ahead(&self.relabelling, mine, helper, &objects, nodes, sources);
+        let relabelled = relabel_ahead(&self.relabelling, mine, helper, &objects, nodes);
         for ((i, _), r) in new.into_iter().zip(relabelled) {
             ahead[i] = Some(r);
         }
@@ -284,56 +237,21 @@ impl JobState {
     }
 
     /// Puts `held` back with `discovered`, whose change the rules cannot see: the same
-    /// targets, so the same parts, but for the allocator's, whose labels are the
-    /// discovered ones.
+    /// targets, so the same groups and parts; a placement in the body takes the new
+    /// label sets (collectors are served discovered labels).
     fn put_unseen(&mut self, slot: usize, mut held: Slot, discovered: &Discovered) {
-        self.rebase_discovered(&held.key, &mut held.parts, discovered);
+        if let Some(p) = &held.placed {
+            let placed = Arc::new(PlacedGroups {
+                groups: Arc::clone(&p.groups),
+                discovered: Arc::clone(discovered),
+                kept: p.kept.clone(),
+                stamp: self.stamp(),
+            });
+            self.body.insert(&held.key, &Share::placed(&placed));
+            held.placed = Some(placed);
+        }
         let discovered = Arc::clone(discovered);
         self.put(slot, Slot { discovered, ..held });
-    }
-
-    /// Makes the allocator's parts in `parts` (object `key`'s) shares of `discovered`,
-    /// the object's label sets after a change that kept its targets and their places.
-    fn rebase_discovered(
-        &mut self,
-        key: &ObjectKey,
-        parts: &mut [ObjectParts],
-        discovered: &Discovered,
-    ) {
-        let Some(at) = self
-            .indexes
-            .iter()
-            .position(|i| i.kind == ViewKind::Allocator)
-        else {
-            return;
-        };
-        let Some(old) = parts.get_mut(at) else {
-            return;
-        };
-        let Some(mut new) = rebased(old, discovered, self.stamp()) else {
-            return;
-        };
-        self.indexes[at].replace(key, old, &mut new);
-        *old = new;
-    }
-
-    /// `held`'s allocator parts (at `at`) as shares of the object's label sets now,
-    /// when its kept targets are the same, with the same addresses, on the same nodes:
-    /// they are assigned alike. `None` when they must be split.
-    fn same_kept_parts(&self, held: &Slot, at: usize, placing: &Placing) -> Option<ObjectParts> {
-        let moved = !placing.same_nodes && self.fleet.zone_aware();
-        if moved || *held.kept != *placing.kept {
-            return None;
-        }
-        rebased(held.parts.get(at)?, placing.discovered, self.stamp())
-    }
-
-    /// A number no discovered share of this job state had: see
-    /// [`crate::sd_output::DiscoveredShare::new`].
-    fn stamp(&self) -> u64 {
-        let stamp = self.stamps.get() + 1;
-        self.stamps.set(stamp);
-        stamp
     }
 
     /// True when `held` is the object `key` and `discovered` gives the same targets
@@ -358,21 +276,14 @@ impl JobState {
         key: &ObjectKey,
         discovered: &Discovered,
     ) -> bool {
-        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
-        let groups = self.relabelling.object_groups(
+        let nodes = self.reads_nodes();
+        let groups = (self.relabelling).object_groups(
             &mut self.relabeller,
             discovered,
             &mut self.scratch,
             nodes,
-            sources,
         );
         self.relabelled(slot, held, key, discovered, groups)
-    }
-
-    /// Whether the allocator's partition is kept (it reads each kept target's
-    /// discovered label set).
-    fn keeps_sources(&self) -> bool {
-        self.indexes.iter().any(|i| i.kind == ViewKind::Allocator)
     }
 
     /// Puts object `key`, relabelled into `groups` (its kept targets in the scratch),
@@ -387,14 +298,10 @@ impl JobState {
         groups: ObjectGroups,
     ) -> bool {
         self.work.objects_relabelled += 1;
-        let (nodes, sources) = (self.reads_nodes(), self.keeps_sources());
         let groups = (!groups.is_empty()).then(|| Arc::new(groups));
-        let kept = match sources {
-            true => target_allocator::kept_targets(&self.scratch, discovered),
-            false => Box::default(),
-        };
+        let same_key = held.as_ref().is_some_and(|h| h.key == *key);
         let (groups, changed) = match &held {
-            Some(h) if h.key == *key && h.groups.as_deref() == groups.as_deref() => {
+            Some(h) if same_key && h.groups.as_deref() == groups.as_deref() => {
                 (h.groups.clone(), false)
             }
             h => {
@@ -403,114 +310,105 @@ impl JobState {
                 (groups, changed)
             }
         };
-        let same_key = held.as_ref().is_some_and(|h| h.key == *key);
-        if changed {
-            self.place_body(held.as_ref(), key, groups.as_ref(), same_key);
+        let placed = self.placement(held.as_ref(), groups.as_ref(), discovered);
+        let entry_changed = changed
+            || match (&held, &placed) {
+                (Some(h), Some(p)) => !h.placed.as_ref().is_some_and(|q| Arc::ptr_eq(q, p)),
+                _ => false,
+            };
+        let new = Slot {
+            key: key.clone(),
+            discovered: Arc::clone(discovered),
+            groups,
+            placed,
+            parts: Vec::new(),
+        };
+        if entry_changed {
+            self.place_body(held.as_ref(), &new, same_key);
         }
         // Nodes are read only when a kept partition reads them.
-        let nodes_same =
-            (held.as_ref()).is_some_and(|h| !nodes || same_nodes(&h.discovered, discovered));
+        let nodes_same = (held.as_ref())
+            .is_some_and(|h| !self.reads_nodes() || same_nodes(&h.discovered, discovered));
         let parts = match held {
             // The same bytes on the same nodes: the same parts, the views untouched.
-            Some(mut h) if !changed && h.kept == kept && nodes_same => {
-                self.rebase_discovered(key, &mut h.parts, discovered);
-                (h.parts, h.cross_zone)
-            }
-            held => {
-                let placing = Placing {
-                    key,
-                    groups: groups.as_ref(),
-                    same_key,
-                    same_nodes: nodes_same,
-                    discovered,
-                    kept: &kept,
-                };
-                self.place_counted(held.as_ref(), &placing)
-            }
+            Some(h) if !changed && nodes_same => h.parts,
+            held => self.place_parts(held.as_ref(), &new, same_key),
         };
-        let (parts, cross_zone) = parts;
         self.work.objects_changed += u64::from(changed);
-        let discovered = Arc::clone(discovered);
-        let key = key.clone();
-        self.put(
-            slot,
-            Slot {
-                key,
-                discovered,
-                groups,
-                parts,
-                cross_zone,
-                kept,
-            },
-        );
+        self.put(slot, Slot { parts, ..new });
         changed
     }
 
-    /// Puts `groups` in the body for `key`, in place of what `held` had there (replaced
-    /// in one step when it is the same key).
-    fn place_body(
+    /// The object's placement while placements are kept: `held`'s when it has the same
+    /// groups, label sets and kept targets, else made from the scratch; `None` without
+    /// groups or placements.
+    fn placement(
         &mut self,
         held: Option<&Slot>,
-        key: &ObjectKey,
         groups: Option<&Arc<ObjectGroups>>,
-        same_key: bool,
-    ) {
-        if let Some(h) = held
-            && let Some(g) = &h.groups
-            && !(same_key && groups.is_some())
+        discovered: &Discovered,
+    ) -> Option<Arc<PlacedGroups>> {
+        let groups = groups.filter(|_| self.placing)?;
+        let kept = kept_targets(&self.scratch, discovered);
+        if let Some(p) = held.and_then(|h| h.placed.as_ref())
+            && Arc::ptr_eq(&p.groups, groups)
+            && Arc::ptr_eq(&p.discovered, discovered)
+            && *p.kept == *kept
         {
-            self.body.remove(&h.key, &Share::whole(g));
+            return Some(Arc::clone(p));
         }
-        if let Some(g) = groups {
-            self.body.insert(key, &Share::whole(g));
+        Some(Arc::new(PlacedGroups {
+            groups: Arc::clone(groups),
+            discovered: Arc::clone(discovered),
+            kept,
+            stamp: self.stamp(),
+        }))
+    }
+
+    /// A number no placement of this job state had.
+    fn stamp(&mut self) -> u64 {
+        self.stamps += 1;
+        self.stamps
+    }
+
+    /// Puts `new`'s entry in the body, in place of what `held` had there (replaced in
+    /// one step when it is the same key).
+    fn place_body(&mut self, held: Option<&Slot>, new: &Slot, same_key: bool) {
+        let entry = new.entry();
+        if let Some(h) = held
+            && let Some(old) = h.entry()
+            && !(same_key && entry.is_some())
+        {
+            self.body.remove(&h.key, &old);
+        }
+        if let Some(e) = &entry {
+            self.body.insert(&new.key, e);
         }
     }
 
-    /// Splits the object whose targets are in the scratch into every kept partition,
-    /// in place of `held`'s parts; returns its parts.
-    fn place_parts(&mut self, held: Option<&Slot>, placing: &Placing) -> Vec<ObjectParts> {
-        let Placing { key, groups, .. } = *placing;
+    /// Splits the object whose targets are in the scratch (`new`) into every kept
+    /// partition, in place of `held`'s parts; returns its parts.
+    fn place_parts(&mut self, held: Option<&Slot>, new: &Slot, same_key: bool) -> Vec<ObjectParts> {
         let mut parts: Vec<ObjectParts> = (0..self.indexes.len())
             .map(|at| {
                 let kind = self.indexes[at].kind;
-                let kept = held.filter(|_| placing.same_key).zip(groups);
-                kept.and_then(|(h, new)| match kind {
-                    ViewKind::Allocator => self.same_kept_parts(h, at, placing),
-                    _ => same_addresses_parts(kind, &self.fleet, h, at, new, placing.same_nodes),
-                })
-                .unwrap_or_else(|| self.split_scratch(kind, placing))
+                let kept = held.filter(|_| same_key).zip(new.groups.as_ref());
+                kept.and_then(|(h, groups)| same_addresses_parts(kind, h, at, groups))
+                    .unwrap_or_else(|| self.split_scratch(kind, new.groups.as_ref()))
             })
             .collect();
-        for (at, new) in parts.iter_mut().enumerate() {
+        for (at, parts) in parts.iter_mut().enumerate() {
             let index = &mut self.indexes[at];
             match held.and_then(|h| h.parts.get(at).map(|old| (h, old))) {
-                Some((_, old)) if placing.same_key => index.replace(key, old, new),
+                Some((_, old)) if same_key => index.replace(&new.key, old, parts),
                 Some((h, old)) => {
                     index.remove(&h.key, old);
-                    index.insert(key, new);
+                    index.insert(&new.key, parts);
                 }
-                None => index.insert(key, new),
+                None => index.insert(&new.key, parts),
             }
         }
         parts
-    }
-
-    /// [`JobState::place_parts`], and the object's targets assigned across zones
-    /// counted in place of `held`'s (kept when its addresses and nodes are).
-    fn place_counted(&mut self, held: Option<&Slot>, placing: &Placing) -> (Vec<ObjectParts>, u32) {
-        let parts = self.place_parts(held, placing);
-        let same_place = held
-            .filter(|_| placing.same_key && placing.same_nodes)
-            .and_then(|h| h.groups.as_ref().zip(placing.groups))
-            .is_some_and(|(old, new)| old.same_addresses(new));
-        let cross_zone = match held {
-            Some(h) if same_place => h.cross_zone,
-            _ => self.scratch_cross_zone(placing.groups.is_some()),
-        };
-        self.fleet_counts.cross_zone += u64::from(cross_zone);
-        let before = u64::from(held.map_or(0, |h| h.cross_zone));
-        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
-        (parts, cross_zone)
     }
 
     /// Takes `held` (just removed from its slot) out of the body and the partitions;
@@ -519,12 +417,10 @@ impl JobState {
         for (index, parts) in self.indexes.iter_mut().zip(&held.parts) {
             index.remove(&held.key, parts);
         }
-        let before = u64::from(held.cross_zone);
-        self.fleet_counts.cross_zone = self.fleet_counts.cross_zone.saturating_sub(before);
-        let Some(groups) = &held.groups else {
+        let Some(entry) = held.entry() else {
             return false;
         };
-        self.body.remove(&held.key, &Share::whole(groups));
+        self.body.remove(&held.key, &entry);
         self.work.objects_changed += 1;
         true
     }
@@ -537,68 +433,35 @@ impl JobState {
     }
 
     /// The parts in partition `kind` of the object being placed, whose relabelled
-    /// targets are in the scratch.
-    fn split_scratch(&self, kind: ViewKind, placing: &Placing) -> ObjectParts {
-        let Some(whole) = placing.groups else {
+    /// targets are in the scratch and whose groups are `whole`.
+    fn split_scratch(&self, kind: ViewKind, whole: Option<&Arc<ObjectGroups>>) -> ObjectParts {
+        let Some(whole) = whole else {
             return Box::new([]);
         };
-        let placeholder = &self.relabelling.scrape.job_name;
-        if kind == ViewKind::Allocator {
-            let (kept, discovered) = (placing.kept, placing.discovered);
-            return target_allocator::split(kept, discovered, &self.fleet, self.stamp());
-        }
         let object = ObjectTargets {
             targets: &self.scratch.targets,
             nodes: &self.scratch.nodes,
             whole,
-            placeholder,
+            placeholder: &self.relabelling.scrape.job_name,
         };
-        split(kind, &object, &self.fleet)
+        split(kind, &object)
     }
 
-    /// The targets in the scratch (an object's, `with_groups`: it has some) that are
-    /// assigned to a member outside their zone; 0 unless a zone-aware member partition
-    /// is kept.
-    fn scratch_cross_zone(&self, with_groups: bool) -> u32 {
-        let kept = self.indexes.iter().any(|i| i.kind == ViewKind::Member);
-        if !(with_groups && kept && self.fleet.zone_aware()) {
-            return 0;
-        }
-        let crossing = (self.scratch.targets.iter().zip(&self.scratch.nodes))
-            .filter(|(t, node)| {
-                let address = t.get(crate::sd_output::ADDRESS_LABEL).unwrap_or("");
-                self.fleet.cross_zone(address_hash(address), node)
-            })
-            .count();
-        u32::try_from(crossing).unwrap_or(u32::MAX)
-    }
-
-    /// The addresses of `groups` (an object of one group) on `node` whose member is
-    /// outside their zone.
-    fn crossing_addresses(&self, groups: &ObjectGroups, node: &ArcStr) -> u32 {
-        let Some(addresses) = groups.one_group_addresses() else {
-            return 0;
-        };
-        let crossing = addresses
-            .iter()
-            .filter(|a| self.fleet.cross_zone(address_hash(a), node))
-            .count();
-        u32::try_from(crossing).unwrap_or(u32::MAX)
-    }
-
-    /// True when a kept partition reads each target's node (the node partition, a
-    /// zone-aware member partition): a change of node alone (which the rules may not
-    /// see) must then be relabelled and split anew.
+    /// True when a kept partition reads each target's node (the node partition): a
+    /// change of node alone (which the rules may not see) must then be relabelled and
+    /// split anew.
     fn reads_nodes(&self) -> bool {
-        self.indexes
-            .iter()
-            .any(|i| needs_nodes(i.kind, &self.fleet))
+        self.indexes.iter().any(|i| needs_nodes(i.kind))
     }
 
-    /// Keeps partition `kind`, built now from every object if it is not kept
-    /// (dropping the one `last_asked` says was asked for least recently when
+    /// Keeps partition `kind` (shards or nodes: member views are assigned when asked
+    /// for, see [`JobState::keep_placements`]), built now from every object if it is
+    /// not kept (dropping the one `last_asked` says was asked for least recently when
     /// [`MAX_INDEXES`] are kept); true if it was built.
     pub fn keep_index(&mut self, kind: ViewKind, last_asked: impl Fn(ViewKind) -> u64) -> bool {
+        if matches!(kind, ViewKind::Member | ViewKind::Allocator) {
+            return self.keep_placements();
+        }
         if self.indexes.iter().any(|i| i.kind == kind) {
             return false;
         }
@@ -606,172 +469,94 @@ impl JobState {
             && let Some(at) =
                 (0..self.indexes.len()).min_by_key(|&i| last_asked(self.indexes[i].kind))
         {
-            let dropped = self.indexes.remove(at);
-            let member = dropped.kind == ViewKind::Member;
+            self.indexes.remove(at);
             for slot in self.slots.iter_mut().flatten() {
                 if at < slot.parts.len() {
                     slot.parts.remove(at);
                 }
-                if member {
-                    slot.cross_zone = 0;
-                }
-            }
-            if member {
-                self.fleet_counts.cross_zone = 0;
             }
         }
         self.indexes.push(ViewIndex::new(kind));
         for slot in self.slots.iter_mut().flatten() {
             slot.parts.push(Box::new([]));
         }
-        self.refill(self.indexes.len() - 1, None);
+        self.fill(self.indexes.len() - 1);
         true
     }
 
-    /// Sets the fleet the member and allocator partitions assign targets by; true if
-    /// one is kept and was filled anew. Counts the targets each member gained.
-    pub fn set_members(&mut self, fleet: Arc<Fleet>) -> bool {
-        if fleet == self.fleet {
+    /// Makes every body entry carry what assigning its targets reads, and every later
+    /// change keep it so (each object relabelled once now to find its kept targets);
+    /// true if it did not already.
+    pub fn keep_placements(&mut self) -> bool {
+        if self.placing {
             return false;
         }
-        let moved_zones = self.fleet.moved_zones(&fleet);
-        self.fleet = fleet;
-        let by_member: Vec<usize> = (0..self.indexes.len())
-            .filter(|&at| {
-                matches!(
-                    self.indexes[at].kind,
-                    ViewKind::Member | ViewKind::Allocator
-                )
-            })
-            .collect();
-        if by_member.is_empty() {
-            return false;
-        }
-        // Which objects may have moved, read once for every partition by member.
-        let moved: Vec<bool> = (self.slots.iter())
-            .map(|s| {
-                s.as_ref()
-                    .is_some_and(|s| self.may_have_moved(s, &moved_zones))
-            })
-            .collect();
-        for &at in &by_member {
-            self.refill(at, Some(&moved));
-        }
-        true
-    }
-
-    /// Splits every object anew into the partition at `at`: just built (`moved` is
-    /// `None`), or its members changed and the objects `moved` marks (by slot) may
-    /// have moved. Then another object is left as it is, and one whose parts come out
-    /// the same keeps them, so that the buckets it is in keep their digest. For the
-    /// member partition, counts the targets assigned across zones anew and, when
-    /// moving, the targets each member gained.
-    fn refill(&mut self, at: usize, moved: Option<&[bool]>) {
-        self.work.indexes_filled += 1;
-        let kind = self.indexes[at].kind;
-        let member = kind == ViewKind::Member;
-        let moving = moved.is_some();
-        if !moving {
-            self.indexes[at].clear();
-        }
-        let (mut cross_zone, mut gains) = (0, 0);
+        self.placing = true;
         let mut slots = std::mem::take(&mut self.slots);
-        for (i, slot) in slots.iter_mut().enumerate() {
-            let Some(slot) = slot else {
+        for slot in slots.iter_mut().flatten() {
+            let Some(groups) = slot.groups.clone() else {
                 continue;
             };
-            if moved.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
-                cross_zone += u64::from(slot.cross_zone);
-                continue;
-            }
-            let (mut parts, crossing) = self.slot_parts(kind, slot, moving);
+            let discovered = &slot.discovered;
+            (self.relabelling).object_groups(
+                &mut self.relabeller,
+                discovered,
+                &mut self.scratch,
+                false,
+            );
+            self.stamps += 1;
+            let placed = Arc::new(PlacedGroups {
+                groups,
+                discovered: Arc::clone(discovered),
+                kept: kept_targets(&self.scratch, discovered),
+                stamp: self.stamps,
+            });
+            self.body.insert(&slot.key, &Share::placed(&placed));
+            slot.placed = Some(placed);
+        }
+        self.slots = slots;
+        true
+    }
+
+    /// True once every body entry carries its placement.
+    pub fn placing(&self) -> bool {
+        self.placing
+    }
+
+    /// Splits every object into the partition at `at`, just built.
+    fn fill(&mut self, at: usize) {
+        self.work.indexes_filled += 1;
+        let kind = self.indexes[at].kind;
+        self.indexes[at].clear();
+        let mut slots = std::mem::take(&mut self.slots);
+        for slot in slots.iter_mut().flatten() {
+            let parts = self.slot_parts(kind, slot);
             if let Some(old) = slot.parts.get_mut(at) {
-                if moving && member {
-                    gains += gained(old, &parts);
-                }
-                if !moving {
-                    self.indexes[at].insert(&slot.key, &parts);
-                    *old = parts;
-                } else if !same_parts(old, &parts) {
-                    self.indexes[at].replace(&slot.key, old, &mut parts);
-                    *old = parts;
-                }
-            }
-            if member {
-                slot.cross_zone = crossing;
-                cross_zone += u64::from(crossing);
+                self.indexes[at].insert(&slot.key, &parts);
+                *old = parts;
             }
         }
         self.slots = slots;
-        if member {
-            self.fleet_counts.cross_zone = cross_zone;
-            self.fleet_counts.moves += gains;
-        }
     }
 
-    /// True when `slot`'s targets may be in one of the `moved` zones: an object on one
-    /// node is in that node's zone; any other may have targets anywhere.
-    fn may_have_moved(&self, slot: &Slot, moved: &MovedZones) -> bool {
-        if !self.fleet.zone_aware() {
-            return moved.includes("");
-        }
-        match one_node(&slot.discovered) {
-            Some(node) => moved.includes(self.fleet.current().zone_of(&node)),
-            None => moved != &MovedZones::Some(Default::default()),
-        }
-    }
-
-    /// `slot`'s parts in partition `kind` now, with its targets assigned across zones
-    /// (member partition). The allocator's are split from the slot's kept targets,
-    /// found by relabelling the object when the partition is new (not `moving`).
-    fn slot_parts(&mut self, kind: ViewKind, slot: &mut Slot, moving: bool) -> (ObjectParts, u32) {
+    /// `slot`'s parts in partition `kind` now.
+    fn slot_parts(&mut self, kind: ViewKind, slot: &Slot) -> ObjectParts {
         let Some(groups) = slot.groups.clone() else {
-            return (Box::new([]), 0);
+            return Box::new([]);
         };
-        let placeholder = &self.relabelling.scrape.job_name;
-        if kind == ViewKind::Allocator {
-            if !moving {
-                let discovered = &slot.discovered;
-                (self.relabelling).object_groups(
-                    &mut self.relabeller,
-                    discovered,
-                    &mut self.scratch,
-                    false,
-                    true,
-                );
-                slot.kept = target_allocator::kept_targets(&self.scratch, discovered);
-            }
-            let stamp = self.stamp();
-            let parts = target_allocator::split(&slot.kept, &slot.discovered, &self.fleet, stamp);
-            return (parts, 0);
-        }
-        let nodes = needs_nodes(kind, &self.fleet);
-        // A pod's targets are all on its node: read from its discovered labels.
-        let node = nodes.then(|| one_node(&slot.discovered)).flatten();
         // Its addresses are in its bytes: no need to relabel it.
-        if let Some(parts) = split_by_address(kind, &groups, &self.fleet, node.as_ref()) {
-            let crossing = match (&node, kind == ViewKind::Member) {
-                (Some(node), true) => self.crossing_addresses(&groups, node),
-                _ => 0,
-            };
-            return (parts, crossing);
+        if let Some(parts) = split_by_address(kind, &groups) {
+            return parts;
         }
         let discovered = &slot.discovered;
+        let nodes = needs_nodes(kind);
         (self.relabelling).object_groups(
             &mut self.relabeller,
             discovered,
             &mut self.scratch,
             nodes,
-            false,
         );
-        let crossing = self.scratch_cross_zone(true);
-        let object = ObjectTargets {
-            targets: &self.scratch.targets,
-            nodes: &self.scratch.nodes,
-            whole: &groups,
-            placeholder,
-        };
-        (split(kind, &object, &self.fleet), crossing)
+        self.split_scratch(kind, Some(&groups))
     }
 
     /// Hands `each` every object's discovered label sets, in key order, with the
@@ -799,6 +584,25 @@ impl JobState {
         }
         out
     }
+}
+
+/// The kept targets in `scratch` (an object's, relabelled from `discovered`) that have
+/// an address, as assigning reads them (see [`KeptTarget`]).
+fn kept_targets(scratch: &Scratch, discovered: &Discovered) -> Box<[KeptTarget]> {
+    let each = (scratch.targets.iter().zip(&scratch.sources)).zip(&scratch.places);
+    each.filter(|(_, place)| **place != u32::MAX)
+        .map(|((target, &source), &place)| {
+            let collected = (discovered.get(source as usize))
+                .and_then(|l| l.get(ADDRESS_LABEL))
+                .is_some_and(|a| !a.is_empty());
+            KeptTarget {
+                source,
+                place,
+                hash: address_hash(target.get(ADDRESS_LABEL).unwrap_or("")),
+                collected,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Property tests of a job actor's views: shard views are disjoint, cover the job and
 //! are what the relabelling code's `hashmod` rule says; node views partition the
-//! targets by their object's node; member views move only what rendezvous hashing must
-//! move, and two actors fed the same changes in different batches serve the same
-//! bytes.
+//! targets by their object's node; member views (assigned from the actor's body as
+//! requests assign them) move only what rendezvous hashing must move, and two actors
+//! fed the same changes in different batches serve the same bytes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -10,22 +10,66 @@ use std::sync::Arc;
 use arcstr::ArcStr;
 use proptest::prelude::*;
 
-use super::tests::{Apply, changes, state_with};
+use super::tests::{Apply, Changes, changes, state_with};
 use super::*;
 use crate::ObjectSlot;
 use crate::relabel::{RelabelConfig, compile_all, relabel};
 use crate::sd_output::SdBody;
-use crate::service::fleet::{Assignment, Fleet, Member};
+use crate::service::fleet::assigned::AssignedViews;
+use crate::service::fleet::{Assignment, Fleet, FleetCounts, Member};
 use crate::service::views::{ViewQuery, address_hash};
 
 /// One served target: its address and its other labels.
 type Served = (String, BTreeMap<String, String>);
 
-fn state() -> JobState {
-    state_with(
-        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
-          {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
-    )
+/// A job actor's state with the members it was given and its member views, assigned
+/// from its body as requests assign them (collectors served every discovered label).
+struct Actor {
+    state: JobState,
+    fleet: Arc<Fleet>,
+    assigned: AssignedViews,
+}
+
+impl std::ops::Deref for Actor {
+    type Target = JobState;
+    fn deref(&self) -> &JobState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Actor {
+    fn deref_mut(&mut self) -> &mut JobState {
+        &mut self.state
+    }
+}
+
+impl Apply for Actor {
+    fn apply(&mut self, changes: Changes) {
+        self.state.apply(changes);
+    }
+}
+
+impl Actor {
+    /// Sets its members as the member watch would.
+    fn set_members(&mut self, fleet: Arc<Fleet>) {
+        self.fleet = fleet;
+    }
+
+    /// Its member views counted, as last assigned.
+    fn fleet_counts(&self) -> FleetCounts {
+        (self.assigned.published()).map_or_else(FleetCounts::default, |p| p.counts.fleet)
+    }
+}
+
+fn state() -> Actor {
+    Actor {
+        state: state_with(
+            "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
+              {source_labels: [__meta_kubernetes_pod_name], target_label: pod}]",
+        ),
+        fleet: Arc::default(),
+        assigned: AssignedViews::new(None),
+    }
 }
 
 /// A pod as a test describes it: its number, ports, node (0: none) and `app` label.
@@ -106,24 +150,29 @@ fn gone(id: u32) -> TargetChange {
 }
 
 /// The objects a view is made of, as the actor keeps them (the whole body for
-/// [`ViewQuery::All`]), its partition built if it was not kept.
-fn view_list(p: &mut JobState, query: &ViewQuery) -> KeyedGroups {
+/// [`ViewQuery::All`]), its partition built if it was not kept; a member's assigned
+/// from the body now.
+fn view_list(p: &mut Actor, query: &ViewQuery) -> KeyedGroups {
     let (Some(kind), Some(bucket)) = (query.kind(), query.bucket()) else {
         return p.body.clone();
     };
     p.keep_index(kind, |_| 0);
+    if matches!(kind, ViewKind::Member | ViewKind::Allocator) {
+        let partition = p.assigned.assign(kind, &p.state.body, &p.fleet);
+        return partition.get(&bucket).cloned().unwrap_or_default();
+    }
     let index = p.indexes.iter().find(|i| i.kind == kind).expect("kept");
     index.buckets.get(&bucket).cloned().unwrap_or_default()
 }
 
 /// The bytes a view serves, with its ETag.
-fn view(p: &mut JobState, query: &ViewQuery) -> (Vec<u8>, String) {
+fn view(p: &mut Actor, query: &ViewQuery) -> (Vec<u8>, String) {
     let body = SdBody::new("pods", vec![view_list(p, query)]);
     (body.to_vec(), body.etag)
 }
 
 /// The targets a view serves, one per address and label set.
-fn served(p: &mut JobState, query: &ViewQuery) -> BTreeSet<Served> {
+fn served(p: &mut Actor, query: &ViewQuery) -> BTreeSet<Served> {
     let (bytes, _) = view(p, query);
     let json: serde_json::Value = serde_json::from_slice(&bytes).expect("the body is JSON");
     let mut out = BTreeSet::new();
@@ -165,7 +214,7 @@ fn fleet_of(members: &[ArcStr]) -> Arc<Fleet> {
 }
 
 /// Sets an actor's members as the member watch would.
-fn set_members(p: &mut JobState, members: Arc<[ArcStr]>) {
+fn set_members(p: &mut Actor, members: Arc<[ArcStr]>) {
     p.set_members(fleet_of(&members));
 }
 
@@ -417,7 +466,7 @@ fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
 /// by member) serves exactly the addresses of `pods` whose owners under `fleet`
 /// include that member.
 fn check_owners(
-    p: &mut JobState,
+    p: &mut Actor,
     queries: &[ViewQuery],
     pods: &[Pod],
     fleet: &Fleet,
@@ -451,7 +500,7 @@ fn check_owners(
 }
 
 /// The addresses a view serves.
-fn addresses(p: &mut JobState, query: &ViewQuery) -> BTreeSet<String> {
+fn addresses(p: &mut Actor, query: &ViewQuery) -> BTreeSet<String> {
     served(p, query).into_iter().map(|(a, _)| a).collect()
 }
 
@@ -496,6 +545,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Member views first asked for before any member is known (no zones read yet)
+    /// serve each target's owners once the zone-aware members come.
+    #[test]
+    fn views_asked_before_the_members_follow_them_when_they_come(
+        pods in pods(),
+        members in prop::collection::vec((1u8..6, 1u8..3), 1..5),
+    ) {
+        let mut p = state();
+        p.apply(changes(true, pods.iter().map(object).collect()));
+        let queries: Vec<ViewQuery> = (0..members.len())
+            .flat_map(|i| {
+                let name = ArcStr::from(format!("scraper-{i}"));
+                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
+            })
+            .collect();
+        for q in &queries {
+            prop_assert!(view_list(&mut p, q).is_empty());
+        }
+        let fleet = zoned_fleet(&members, None);
+        p.set_members(Arc::clone(&fleet));
+        check_owners(&mut p, &queries, &pods, &fleet)?;
+    }
+}
+
 /// Pod `p` with a `note` annotation, a label no rule reads and the output drops.
 fn object_noted(p: &Pod, note: &str) -> TargetChange {
     let mut change = object(p);
@@ -511,7 +587,7 @@ fn object_noted(p: &Pod, note: &str) -> TargetChange {
 }
 
 /// Each collector's share as it reads it: the discovered label sets, by address.
-fn allocator_shares(p: &mut JobState, members: usize) -> Vec<BTreeSet<Served>> {
+fn allocator_shares(p: &mut Actor, members: usize) -> Vec<BTreeSet<Served>> {
     (0..members)
         .map(|i| {
             served(
@@ -563,7 +639,7 @@ fn allocator_views_serve_discovered_labels_of_each_members_targets_as_they_chang
 
     // The annotation changes on one pod: the rules cannot see it, yet the collector
     // that has the pod's targets reads the new value, and only its share changes.
-    let tags = |p: &mut JobState| -> Vec<String> {
+    let tags = |p: &mut Actor| -> Vec<String> {
         (0..3)
             .map(|i| {
                 view(
@@ -672,7 +748,7 @@ proptest! {
             for q in &queries {
                 prop_assert_eq!(served(&mut p, q), served(&mut fresh, q), "{:?}", q);
             }
-            prop_assert_eq!(p.fleet_counts.cross_zone, fresh.fleet_counts.cross_zone);
+            prop_assert_eq!(p.fleet_counts().cross_zone, fresh.fleet_counts().cross_zone);
         }
     }
 }

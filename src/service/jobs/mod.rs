@@ -31,7 +31,7 @@ use tracing::info;
 use crate::arbiter_pool::ArbiterPool;
 use crate::config::SdConfig;
 use crate::promconfig::{self, LoadedConfig};
-use crate::relabel::ScrapeSettings;
+use crate::relabel::{ReadableMeta, ScrapeSettings};
 use crate::service::jobs::file_name::job_file;
 use crate::service::jobs::file_sd::spawn_file_writer;
 use crate::service::jobs::job::{Job, JobPart};
@@ -57,6 +57,17 @@ pub struct JobSetOptions {
 impl JobSetOptions {
     /// `kubesd run`'s default [`JobSetOptions::publish_interval`].
     pub const DEFAULT_PUBLISH_INTERVAL: Duration = Duration::from_millis(250);
+}
+
+/// Which discovered labels the target allocator's API serves collectors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CollectorLabels {
+    /// Every label but the `__meta_*` labels no rule of the job reads
+    /// ([`ReadableMeta`]): they change nothing the collector computes.
+    #[default]
+    Readable,
+    /// Every discovered label.
+    All,
 }
 
 struct RunningJob {
@@ -88,6 +99,8 @@ pub struct JobSet {
     members: tokio::sync::watch::Sender<Members>,
     /// The watch of the config's `membership` pods, if it names them.
     member_watch: Option<MemberWatch>,
+    /// What collectors are served.
+    collectors: CollectorLabels,
 }
 
 /// Why a config could not be applied.
@@ -130,6 +143,15 @@ impl JobSet {
             published,
             members: tokio::sync::watch::Sender::new(Members::default()),
             member_watch: None,
+            collectors: CollectorLabels::default(),
+        }
+    }
+
+    /// The same job set, serving collectors `labels` (for the jobs it starts from now).
+    pub fn serving_collectors(self, labels: CollectorLabels) -> JobSet {
+        JobSet {
+            collectors: labels,
+            ..self
         }
     }
 
@@ -325,7 +347,11 @@ impl JobSet {
                 ..job.scrape.clone()
             },
         };
-        let cell = Arc::new(SnapshotCell::default());
+        let readable = match self.collectors {
+            CollectorLabels::Readable => Some(Arc::new(ReadableMeta::new(Arc::clone(rules)))),
+            CollectorLabels::All => None,
+        };
+        let cell = Arc::new(SnapshotCell::new(readable));
         let members = self.members.subscribe();
         let (name, published) = (job.name.clone(), Arc::clone(&cell));
         let every = self.options.publish_interval;

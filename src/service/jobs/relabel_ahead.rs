@@ -24,27 +24,25 @@ pub const AHEAD_STEP: usize = 256;
 pub struct Relabelled {
     /// Its served groups.
     pub groups: ObjectGroups,
-    /// Its kept targets, their nodes and sources.
+    /// Its kept targets, their nodes, sources and places.
     pub scratch: Scratch,
 }
 
 /// Relabels each of `objects` with `relabelling`, the first half here with `mine` and
 /// the second on a scoped thread with `helper`; the results in the objects' order.
-/// `nodes` and `sources` are [`Relabelling::object_groups`]'.
+/// `nodes` is [`Relabelling::object_groups`]'.
 pub fn relabel_ahead(
     relabelling: &Relabelling,
     mine: &mut Relabeller,
     helper: &mut Relabeller,
     objects: &[&Discovered],
     nodes: bool,
-    sources: bool,
 ) -> Vec<Relabelled> {
     let each = |relabeller: &mut Relabeller, objects: &[&Discovered]| -> Vec<Relabelled> {
         (objects.iter())
             .map(|discovered| {
                 let mut scratch = Scratch::default();
-                let groups =
-                    relabelling.object_groups(relabeller, discovered, &mut scratch, nodes, sources);
+                let groups = relabelling.object_groups(relabeller, discovered, &mut scratch, nodes);
                 Relabelled { groups, scratch }
             })
             .collect()

@@ -34,9 +34,11 @@ pub struct Scratch {
     pub targets: Vec<Labels>,
     /// Each kept target's node (all empty unless a node view is kept).
     pub nodes: Vec<ArcStr>,
-    /// Each kept target's discovered label set, by its index among the object's
-    /// (empty unless an allocator view is kept).
+    /// Each kept target's discovered label set, by its index among the object's.
     pub sources: Vec<u32>,
+    /// Each kept target's address's place in the object's groups (see
+    /// [`ObjectGroups::placed`]).
+    pub places: Vec<u32>,
 }
 
 impl Relabelling {
@@ -68,32 +70,29 @@ impl Relabelling {
         });
     }
 
-    /// One object's served groups, with its kept targets left in `scratch` (and with
-    /// `nodes`, each one's node; with `sources`, each one's discovered label set) for
-    /// the views to split.
+    /// One object's served groups, with its kept targets left in `scratch` with each
+    /// one's discovered label set and its address's place in the groups (and with
+    /// `nodes`, each one's node) for the views to split.
     pub fn object_groups(
         &self,
         relabeller: &mut Relabeller,
         discovered: &[Labels],
         scratch: &mut Scratch,
         nodes: bool,
-        sources: bool,
     ) -> ObjectGroups {
         scratch.targets.clear();
         scratch.nodes.clear();
         scratch.sources.clear();
         self.each_kept(relabeller, &self.scrape, discovered, |i, from, target| {
             scratch.targets.push(target);
-            if sources {
-                scratch.sources.push(i);
-            }
+            scratch.sources.push(i);
             scratch.nodes.push(if nodes {
                 node_of(from)
             } else {
                 ArcStr::default()
             });
         });
-        ObjectGroups::new(&scratch.targets, &self.scrape.job_name)
+        ObjectGroups::placed(&scratch.targets, &self.scrape.job_name, &mut scratch.places)
     }
 
     /// Every target of one object, with `job_name` as `job` (for listings, not for the

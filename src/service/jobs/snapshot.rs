@@ -14,8 +14,10 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 
+use crate::relabel::ReadableMeta;
 use crate::sd_output::KeyedGroups;
-use crate::service::fleet::{Fleet, FleetCounts};
+use crate::service::fleet::Fleet;
+use crate::service::fleet::assigned::AssignedViews;
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::views::ViewKind;
 use crate::service::views::index::Partition;
@@ -34,8 +36,7 @@ pub struct JobWork {
     pub bodies_changed: u64,
     /// Messages from the group handled (batches, catch-ups, replacements).
     pub batches: u64,
-    /// Times a view partition was filled from every object (first asked for, or its
-    /// members changed).
+    /// Times a view partition was filled from every object (first asked for).
     pub indexes_filled: u64,
 }
 
@@ -79,12 +80,13 @@ pub struct JobSnapshot {
     pub stats: JobStats,
     /// The work done so far.
     pub work: JobWork,
-    /// Its member partition counted.
-    pub fleet: FleetCounts,
     /// The fleet it assigns targets by (a pointer to the fleet it was given, published
     /// whenever that changes): each member's zone, and the members a view asked for
     /// from now on is split among.
     pub members: Arc<Fleet>,
+    /// True when each body entry carries what assigning its targets reads (member
+    /// views were asked for).
+    pub placing: bool,
 }
 
 impl JobSnapshot {
@@ -99,16 +101,43 @@ impl JobSnapshot {
 
 /// Where a job actor publishes its snapshots and readers note which partitions they
 /// ask for (so that the actor drops the one asked for least recently when it keeps as
-/// many as it may).
+/// many as it may); and the member partitions its readers assign from the snapshots.
 #[derive(Default)]
 pub struct SnapshotCell {
     current: ArcSwap<JobSnapshot>,
     /// Each partition's last request, by the clock below.
     asked: Mutex<HashMap<ViewKind, u64>>,
     clock: AtomicU64,
+    /// `?member=` and the allocator's shares, assigned when asked for.
+    pub assigned: AssignedViews,
 }
 
 impl SnapshotCell {
+    /// A cell whose collectors are served the `__meta_*` labels `readable` keeps
+    /// (every one when `None`).
+    pub fn new(readable: Option<Arc<ReadableMeta>>) -> SnapshotCell {
+        SnapshotCell {
+            assigned: AssignedViews::new(readable),
+            ..SnapshotCell::default()
+        }
+    }
+
+    /// Brings the member views asked for up to date with the snapshot now, on a
+    /// blocking thread, unless none was asked for or that is under way already (see
+    /// [`AssignedViews`]). Needs a runtime: an actor's or a request's.
+    pub fn assign_soon(self: &Arc<Self>) {
+        if !self.assigned.start_apart() {
+            return;
+        }
+        let cell = Arc::clone(self);
+        actix_rt::task::spawn_blocking(move || {
+            let snapshot = cell.load();
+            let members = cell.assigned.members_for(&snapshot.members);
+            cell.assigned.assign_kept(&snapshot.body, &members);
+            cell.assigned.assigned_apart();
+        });
+    }
+
     /// The snapshot published last.
     pub fn load(&self) -> Arc<JobSnapshot> {
         self.current.load_full()

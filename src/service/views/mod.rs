@@ -3,14 +3,15 @@
 //! `?member=POD` (weighted rendezvous hashing over the Ready members, zone-aware or
 //! not, with a handover: see [`crate::service::fleet`]).
 //!
-//! A view is a bucket of a partition the job actor keeps beside the whole body (see
-//! `service::views::index`): for each kind of partition asked for (one per shard count,
-//! one for nodes, one for members), each object's targets are split into buckets when
-//! the object is relabelled ([`split`]). An object whose targets all land in one
+//! A view is a bucket of a partition (see `service::views::index`). The job actor keeps
+//! the partitions that do not depend on the members beside the whole body (one per
+//! shard count asked for, one for nodes): each object's targets are split into buckets
+//! when the object is relabelled ([`split`]). An object whose targets all land in one
 //! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
-//! the whole job's body; an object of one group split across buckets has each share
-//! cut from its bytes ([`Share::picked`]); only other objects have their parts
-//! serialized apart.
+//! the whole job's body; an object split across buckets by address has each share cut
+//! from its bytes ([`Share::picked`]); only other objects have their parts serialized
+//! apart. The member partitions are assigned from the published snapshots when asked
+//! for ([`crate::service::fleet::assigned`]), their shares cut from the same bytes.
 
 pub(crate) mod index;
 pub(crate) mod members;
@@ -25,7 +26,6 @@ use arcstr::ArcStr;
 use crate::labels::Labels;
 use crate::relabel::prometheus_hash;
 use crate::sd_output::{ADDRESS_LABEL, MAX_PICKED, ObjectGroups, Share};
-use crate::service::fleet::Fleet;
 
 /// The largest `shards=` a consumer may ask for: each shard count is an index whose
 /// buckets are counted in `/metrics` one by one.
@@ -192,33 +192,21 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Calls `f` with each bucket of `kind` a target at `address` whose object is on
-/// `node` lands in: one shard, one node, or the members it is served to (none while
-/// there is no member; two or more while it is in handover, see [`Fleet`]).
-pub fn each_bucket(
-    kind: ViewKind,
-    address: &str,
-    node: &ArcStr,
-    fleet: &Fleet,
-    mut f: impl FnMut(Bucket),
-) {
+/// Calls `f` with the bucket of `kind` (shards or nodes, the partitions a job actor
+/// keeps) a target at `address` whose object is on `node` lands in; none for the
+/// member partitions, which are assigned when asked for (see
+/// [`crate::service::fleet::assigned`]).
+pub fn each_bucket(kind: ViewKind, address: &str, node: &ArcStr, mut f: impl FnMut(Bucket)) {
     match kind {
         ViewKind::Shards(n) => f(Bucket::Shard(prometheus_hash(address) % n)),
         ViewKind::Node => f(Bucket::Name(node.clone())),
-        ViewKind::Member | ViewKind::Allocator => {
-            fleet.each_owner(address_hash(address), node, |m| f(Bucket::Name(m.clone())))
-        }
+        ViewKind::Member | ViewKind::Allocator => {}
     }
 }
 
-/// True when partition `kind` reads each target's node: the node partition, and the
-/// member partition of a zone-aware fleet.
-pub fn needs_nodes(kind: ViewKind, fleet: &Fleet) -> bool {
-    match kind {
-        ViewKind::Node => true,
-        ViewKind::Member | ViewKind::Allocator => fleet.zone_aware(),
-        ViewKind::Shards(_) => false,
-    }
+/// True when partition `kind` reads each target's node: the node partition.
+pub fn needs_nodes(kind: ViewKind) -> bool {
+    kind == ViewKind::Node
 }
 
 /// One object's parts in one partition: each bucket it has targets in, with its share
@@ -239,27 +227,20 @@ pub struct ObjectTargets<'a> {
 }
 
 /// The object's parts in partition `kind`: its whole groups, shared, when its targets
-/// all land in one bucket; else each bucket's share cut from its bytes (an object of
-/// one group, see [`split_by_address`]) or serialized apart. Each target's address is
-/// hashed once.
-pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectParts {
-    let one_node = object
-        .nodes
-        .first()
-        .filter(|n| object.nodes.iter().all(|m| m == *n));
-    if let Some(parts) = split_by_address(kind, object.whole, fleet, one_node) {
+/// all land in one bucket; else each bucket's share cut from its bytes (see
+/// [`split_by_address`]) or serialized apart. Each target's address is hashed once.
+pub fn split(kind: ViewKind, object: &ObjectTargets) -> ObjectParts {
+    if let Some(parts) = split_by_address(kind, object.whole) {
         return parts;
     }
-    // Each target's buckets, as (target, bucket): a target in handover is in two.
     let mut buckets: Vec<(usize, Bucket)> = Vec::with_capacity(object.targets.len());
     let no_node = ArcStr::default();
     for (i, target) in object.targets.iter().enumerate() {
         let address = target.get(ADDRESS_LABEL).unwrap_or("");
         let node = object.nodes.get(i).unwrap_or(&no_node);
-        each_bucket(kind, address, node, fleet, |b| buckets.push((i, b)));
+        each_bucket(kind, address, node, |b| buckets.push((i, b)));
     }
-    // Distinct buckets per target: as many pairs as targets, all in one bucket, is
-    // every target in that bucket alone.
+    // As many pairs as targets, all in one bucket: every target in that bucket.
     if let Some((_, first)) = buckets.first()
         && buckets.len() == object.targets.len()
         && buckets.iter().all(|(_, b)| b == first)
@@ -281,34 +262,23 @@ pub fn split(kind: ViewKind, object: &ObjectTargets, fleet: &Fleet) -> ObjectPar
         .collect()
 }
 
-/// The parts in a partition by address (shards, members) of an object of one group
-/// of at most [`MAX_PICKED`] addresses, read from its groups alone (no relabelling):
-/// its whole groups when every address lands in one bucket, else each bucket's share
-/// cut from its bytes ([`Share::picked`]). A partition that reads nodes
-/// ([`needs_nodes`]) needs `node`, the one node of every target of the object (a pod's
-/// targets); `None` for the node partition (one address may be a target on two nodes,
-/// two endpoints), for the allocator's (its parts are of discovered labels) and for
-/// other objects.
-pub fn split_by_address(
-    kind: ViewKind,
-    whole: &Arc<ObjectGroups>,
-    fleet: &Fleet,
-    node: Option<&ArcStr>,
-) -> Option<ObjectParts> {
-    if matches!(kind, ViewKind::Node | ViewKind::Allocator)
-        || (needs_nodes(kind, fleet) && node.is_none())
-    {
+/// The parts in the shard partition of an object of at most [`MAX_PICKED`] addresses,
+/// read from its groups alone (no relabelling): its whole groups when every address
+/// lands in one bucket, else each bucket's share cut from its bytes
+/// ([`Share::picked`]). `None` for the other partitions (one address may be a target
+/// on two nodes, two endpoints) and for other objects.
+pub fn split_by_address(kind: ViewKind, whole: &Arc<ObjectGroups>) -> Option<ObjectParts> {
+    if !matches!(kind, ViewKind::Shards(_)) {
         return None;
     }
-    let addresses = whole.one_group_addresses()?;
+    let addresses = whole.addresses()?;
     if addresses.len() > MAX_PICKED {
         return None;
     }
-    let no_node = ArcStr::default();
-    let node = node.unwrap_or(&no_node);
+    let node = ArcStr::default();
     let mut by_bucket: BTreeMap<Bucket, u64> = BTreeMap::new();
     for (i, address) in addresses.iter().enumerate() {
-        each_bucket(kind, address, node, fleet, |bucket| {
+        each_bucket(kind, address, &node, |bucket| {
             *by_bucket.entry(bucket).or_default() |= 1 << i;
         });
     }
