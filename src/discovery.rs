@@ -48,6 +48,7 @@ use crate::actors::url_watcher::{UrlError, UrlStatus};
 use crate::api::{SERVICE_ACCOUNT_NAMESPACE_FILE, read_own_namespace};
 use crate::arbiter_pool::ArbiterPool;
 use crate::config::{ConfigError, EngineOptions, SdConfig};
+use crate::config_watchers::ConfigWatchers;
 use crate::http::{
     Credentials, ExecSource, TlsError, TokenSource, endpoint_tls_config, proxy_for,
     read_http_headers, resolve_endpoint,
@@ -130,6 +131,23 @@ impl Discovery {
     /// The engine's metrics (`Metrics::render` is their Prometheus text).
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.inner.metrics
+    }
+
+    /// Starts URL watchers for configuration on the API server `connection` names
+    /// (its role aside), checked as a subscription's config is (credentials read, TLS
+    /// built): the engine's watchers, reporting to an actor of the caller's.
+    pub async fn config_watchers(
+        &self,
+        connection: &SdConfig,
+    ) -> Result<ConfigWatchers, SubscribeError> {
+        let (key, _, tls) = self.prepare(connection).await?;
+        Ok(ConfigWatchers::on_arbiter(
+            key.endpoint.clone(),
+            tls,
+            self.inner.options.clone(),
+            self.inner.metrics.api_server(&key.endpoint.base_url),
+            self.inner.watcher_arbiter.handle(),
+        ))
     }
 
     /// How many groups are running.

@@ -28,8 +28,9 @@ pub use kubesd_core::{
 mod arbiter_pool;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod config_watchers;
 mod discovery;
-pub mod monitors;
+pub use promconfig::monitors;
 pub mod promconfig;
 pub mod relabel;
 pub mod sd_output;

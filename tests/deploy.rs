@@ -85,15 +85,23 @@ fn config_map_data(manifest: &str, key: &str) -> String {
     panic!("{manifest} has no ConfigMap");
 }
 
-/// The one `http_sd_configs` URL of a scraper's config, its query as kubesd reads it.
+/// The one `http_sd_configs` URL of a scraper's config (of its first job), its query as
+/// kubesd reads it.
 fn sd_query(scrape_config: &str) -> (String, String) {
+    sd_queries(scrape_config).swap_remove(0)
+}
+
+/// The `http_sd_configs` URL of each job of a scraper's config, path and query.
+fn sd_queries(scrape_config: &str) -> Vec<(String, String)> {
     let doc: serde_norway::Value = serde_norway::from_str(scrape_config).expect("YAML");
-    let url = doc["scrape_configs"][0]["http_sd_configs"][0]["url"]
-        .as_str()
-        .expect("a URL")
-        .to_string();
-    let (path, query) = url.split_once('?').expect("a query");
-    (path.to_string(), query.to_string())
+    let jobs = doc["scrape_configs"].as_sequence().expect("jobs");
+    jobs.iter()
+        .map(|job| {
+            let url = job["http_sd_configs"][0]["url"].as_str().expect("a URL");
+            let (path, query) = url.split_once('?').expect("a query");
+            (path.to_string(), query.to_string())
+        })
+        .collect()
 }
 
 #[test]
@@ -107,6 +115,10 @@ fn the_fleet_example_loads_and_its_scrapers_ask_for_valid_views() {
     let membership = config.membership.expect("the membership section");
     assert_eq!(membership.namespace, "monitoring");
     assert_eq!(config.jobs[0].name, "kubernetes-pods");
+    let monitors = config.monitors.expect("the monitors section");
+    assert!(
+        monitors.service_monitors.selector.is_some() && monitors.pod_monitors.selector.is_some()
+    );
 
     // Each Prometheus replica's shard, as the init container expands $(SHARD).
     let prometheus = config_map_data("deploy/fleet/prometheus-shards.yaml", "prometheus.yml");
@@ -115,6 +127,14 @@ fn the_fleet_example_loads_and_its_scrapers_ask_for_valid_views() {
     assert!(
         statefulset.contains("replicas: 2 "),
         "two replicas, as shards=2"
+    );
+    // A monitor's job, its name percent-encoded in the path.
+    let (path, _) = sd_queries(&prometheus.replace("$(SHARD)", "0")).swap_remove(1);
+    let escaped = path.rsplit("/sd/").next().unwrap_or_default();
+    assert_eq!(
+        kubesd::service::job_name_of(&format!("{escaped}.json")).as_deref(),
+        Some("serviceMonitor/shop/web/0"),
+        "the job's name, percent-encoded"
     );
     for shard in 0..2 {
         let (path, query) = sd_query(&prometheus.replace("$(SHARD)", &shard.to_string()));

@@ -7,7 +7,8 @@
 //!   value parse;
 //! - the config file a `run` or `once` command names must exist and load as kubesd loads
 //!   it at start (`load_config_with`, with that command's dialect and placeholder
-//!   options; a `--kubeconfig` is not read, since it is the reader's own);
+//!   options; a `--kubeconfig` is not read, since it is the reader's own), with a job
+//!   or a `monitors:` section;
 //! - a `labels` command that names files is run, and must print targets;
 //! - `cargo run --example X`, `cargo test --test X` and `cargo bench --bench X` must name
 //!   an example, test or bench that exists, and every repository path a command names
@@ -289,8 +290,8 @@ fn check_config(jobs: &kubesd::cli::run::JobArgs, place: &str) {
     let config = load_config_with(&jobs.config, &options)
         .unwrap_or_else(|e| panic!("{place}: {} does not load: {e}", jobs.config.display()));
     assert!(
-        !config.jobs.is_empty(),
-        "{place}: {} has no job",
+        !config.jobs.is_empty() || config.monitors.is_some(),
+        "{place}: {} has no job and no monitors section",
         jobs.config.display()
     );
 }

@@ -20,6 +20,10 @@
 //!
 //! What Prometheus reads from kubesd, `/sd/{job}` and its views (shards, nodes,
 //! members), is held byte for byte to kubesd's recorded answers.
+//!
+//! The monitors' side: kubesd watching the simulated cluster's ServiceMonitors and
+//! PodMonitors must give the targets, relabel steps and scrape configs of a Prometheus
+//! that ran the config prometheus-operator generated for the same monitors.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +34,7 @@ use kubesd::promconfig::{LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::api::listing::prometheus_target;
 use kubesd::service::api::target_json::{public_labels, scrape_url};
-use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, Monitors, ServiceState, Shard, serve_http};
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig, create_scrapers};
 use kubesd::{ArcStr, Discovery, Labels};
 use serde_json::Value;
@@ -79,7 +83,17 @@ impl Service {
         };
         let discovery = Discovery::start(SimulatedCluster::engine_options());
         let mut jobs = JobSet::new(discovery, options, Arc::clone(&published));
-        jobs.apply(loaded).await.expect("jobs start");
+        let mut monitors = Monitors::new(Arc::default(), Duration::ZERO);
+        (monitors.configure(jobs.discovery(), loaded, &LoadOptions::default()))
+            .await
+            .expect("monitors watched");
+        if loaded.monitors.is_some() {
+            // The monitors' first publish, once their watches have listed.
+            actix_rt::time::timeout(Duration::from_secs(30), monitors.changed())
+                .await
+                .expect("the monitors are listed");
+        }
+        monitors.apply(&mut jobs, loaded).await.expect("jobs start");
         for (name, job) in jobs.jobs() {
             let mut polls = 0;
             while !job.status().synced {
@@ -398,6 +412,53 @@ async fn check(name: &str) {
         check_sd_bodies(name, &service).await;
     }
     check_status_config(name, &service, &url).await;
+    service.stop().await;
+    running.stop().await;
+}
+
+/// prometheus-operator's monitors of the simulated cluster, watched by kubesd's
+/// `monitors:` section, against a Prometheus that ran the scrape configs the operator
+/// generated for them: label for label, step for step, setting for setting.
+#[actix_rt::test]
+async fn monitors_as_the_operators_generated_config() {
+    check("monitors").await;
+}
+
+/// The same monitors' jobs as collectors read them: `/scrape_configs` serves each
+/// as Prometheus ran it (its Secret's password redacted, as Prometheus shows it),
+/// `/jobs` links each to its targets, and `/sd/<job>` serves its targets.
+#[actix_rt::test]
+async fn monitors_jobs_are_served_to_collectors() {
+    let running = cluster().await;
+    let url = running.url();
+    let service = Service::start(&load("monitors", &url)).await;
+    let (status, configs) = service.get("/scrape_configs").await;
+    assert_eq!(status, 200);
+    let prometheus = recorded_scrape_configs("monitors", &url);
+    let (_, links) = service.get("/jobs").await;
+    let jobs = prometheus.as_array().expect("jobs");
+    assert!(!jobs.is_empty());
+    for job in jobs {
+        let name = job["job_name"].as_str().expect("a name");
+        assert_eq!(&configs[name], job, "/scrape_configs: {name}");
+        let escaped = name.replace('/', "%2F");
+        assert_eq!(
+            links[name]["_link"],
+            format!("/jobs/{escaped}/targets"),
+            "/jobs: {name}"
+        );
+        let (status, groups) = service.get(&format!("/sd/{name}")).await;
+        assert_eq!(status, 200, "/sd/{name}");
+        let targets: usize = (groups.as_array().expect("groups").iter())
+            .map(|g| g["targets"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert!(targets > 0, "/sd/{name}: no targets");
+    }
+    assert_eq!(
+        configs.as_object().map(|c| c.len()),
+        Some(jobs.len()),
+        "/scrape_configs: the monitors' jobs and no other"
+    );
     service.stop().await;
     running.stop().await;
 }

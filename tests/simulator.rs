@@ -616,8 +616,13 @@ async fn writes_over_http_and_merge_patch() {
             .any(|r| r["name"] == "pods" && r["namespaced"] == true)
     }));
     let (_, apis) = get_json(&format!("{}/apis", running.url())).await;
-    // The Gateway API's group is listed while its CRDs are "installed".
-    assert_eq!(apis["groups"].as_array().map(Vec::len), Some(3));
+    // The Gateway API's and prometheus-operator's groups are listed while their CRDs
+    // are "installed".
+    assert_eq!(apis["groups"].as_array().map(Vec::len), Some(4));
+    assert_eq!(apis["groups"][3]["name"], "monitoring.coreos.com");
+    let monitoring = format!("{}/apis/monitoring.coreos.com/v1alpha1", running.url());
+    let (_, alpha) = get_json(&monitoring).await;
+    assert_eq!(alpha["resources"][0]["kind"], "ScrapeConfig");
     let (_, slices) = get_json(&format!("{}/apis/discovery.k8s.io/v1", running.url())).await;
     assert_eq!(slices["resources"][0]["kind"], "EndpointSlice");
     let gateway_v1 = format!("{}/apis/gateway.networking.k8s.io/v1", running.url());
@@ -628,9 +633,12 @@ async fn writes_over_http_and_merge_patch() {
         .unwrap_or_default();
     assert_eq!(kinds, ["Gateway", "HTTPRoute", "GRPCRoute"]);
     running.sim().set_gateway_api(false);
+    running.sim().set_monitoring_served(false);
     let (_, apis) = get_json(&format!("{}/apis", running.url())).await;
     assert_eq!(apis["groups"].as_array().map(Vec::len), Some(2));
     let (status, _) = get_json(&gateway_v1).await;
+    assert_eq!(status, 404);
+    let (status, _) = get_json(&monitoring).await;
     assert_eq!(status, 404);
     running.stop().await;
 }

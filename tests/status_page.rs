@@ -1,6 +1,7 @@
 //! The status page in a real browser: `kubesd demo` on 127.0.0.1, headless Chromium
 //! loads `/` and runs its scripts, and the DOM it dumps must show the jobs, a dropped
-//! target with the rule that dropped it, a URL watcher's phase and a view's counts.
+//! target with the rule that dropped it, a URL watcher's phase, a view's counts and the
+//! monitors with their jobs.
 //!
 //! Needs Debian's `chromium` (`.ci/run` installs it). Without it the test says so and
 //! passes, unless `CI` is set: in CI a missing browser fails it. With
@@ -159,6 +160,20 @@ async fn the_status_page_shows_jobs_drops_watchers_and_views_in_a_browser() {
     assert!(
         dom.contains(r#"<span class="ok">Watching</span>"#),
         "a watcher's phase"
+    );
+    // The demo's monitors, each with its state and its jobs.
+    let monitor_row = dom
+        .split("<tr>")
+        .find(|row| row.contains("<td>ServiceMonitor default/services</td>"))
+        .expect("the ServiceMonitor's row");
+    assert!(
+        monitor_row.contains(r#"<span class="ok">active</span>"#)
+            && monitor_row.contains("<a>serviceMonitor/default/services/0</a>"),
+        "the monitor's state and job: {monitor_row}"
+    );
+    assert!(
+        dom.contains("<td>PodMonitor payments/pods</td>"),
+        "every monitor listed"
     );
     let shard_row = dom
         .split("<tr>")

@@ -27,7 +27,7 @@ use super::received::{Item, Received, encoding_label};
 use super::watch_reader::{WatchReading, read_watch};
 use super::{ApiEndpoint, Credentials, build_endpoint_client, user_agent};
 use crate::api::{ApiGroupVersion, ListQuery, ResourceUrl, ServerVersion, WatchQuery};
-use crate::config::EngineOptions;
+use crate::config::{EngineOptions, WireEncoding};
 use crate::window::Window;
 use crate::wire::Encoding;
 use crate::wire::json::ListLimits;
@@ -69,7 +69,12 @@ pub struct ApiClient {
 
 impl ApiClient {
     /// A client; it makes no request before [`ApiClient::start`].
-    pub fn new(setup: ClientSetup) -> ApiClient {
+    pub fn new(mut setup: ClientSetup) -> ApiClient {
+        if setup.url.role.is_config() {
+            // Custom resources have no protobuf, and a Secret's or ConfigMap's JSON is
+            // what the monitors' model decodes: configuration is asked for in JSON.
+            setup.options.encoding = WireEncoding::Json;
+        }
         let o = &setup.options;
         let credentials =
             Credentials::from_config(&setup.endpoint.http, o.credential_plugin_timeout);

@@ -293,8 +293,9 @@ impl Reporter {
         )
     }
 
-    /// The problem and the log line of a failed request. A 404 for a Gateway API
-    /// resource (in every version tried) means the cluster has no such CRDs: a state of
+    /// The problem and the log line of a failed request. A 404 for a custom resource
+    /// (the Gateway API's or prometheus-operator's; in every version tried) means the
+    /// cluster has no such CRDs: a state of
     /// its own, said so plainly, re-checked at the longest backoff.
     fn request_failed(
         &self,
@@ -305,9 +306,16 @@ impl Reporter {
         wait: &str,
     ) -> (UrlProblem, String) {
         let url = &self.url;
-        if reason == RequestError::NotFound && self.role.is_gateway_api() {
+        if reason == RequestError::NotFound
+            && let Some(group) = self.role.crd_group()
+        {
+            let api = if self.role.is_gateway_api() {
+                "the Gateway API"
+            } else {
+                "prometheus-operator's API"
+            };
             let text = format!(
-                "{step} {url}: the Gateway API is not installed in this cluster ({message}); no {} objects until its CRDs (gateway.networking.k8s.io) are; re-checking every {wait}",
+                "{step} {url}: {api} is not installed in this cluster ({message}); no {} objects until its CRDs ({group}) are; re-checking every {wait}",
                 self.role
             );
             return (UrlProblem::NotInstalled, text);

@@ -55,8 +55,9 @@ pub enum UrlProblem {
     /// A LIST had no resourceVersion to watch from.
     NoResourceVersion,
     /// The resource is not served at all (404 in every API version tried) and is a
-    /// custom resource, the Gateway API's: the cluster does not have its CRDs. Checked
-    /// again at the longest backoff, so installing them later is picked up.
+    /// custom resource (the Gateway API's, prometheus-operator's): the cluster does not
+    /// have its CRDs. Checked again at the longest backoff, so installing them later is
+    /// picked up.
     NotInstalled,
 }
 

@@ -65,6 +65,8 @@ pub struct GeneratedCluster {
     pub jobs: usize,
     /// Gateway API objects (a Gateway per namespace, routes for Deployments).
     pub routes: super::gateway_api::GeneratedRoutes,
+    /// prometheus-operator's monitors (two per namespace) and their Secrets.
+    pub monitors: super::monitors::GeneratedMonitors,
 }
 
 /// The kind of controller owning a workload's pods.
@@ -276,6 +278,7 @@ fn fill(
         .map(|w| (w.namespace.clone(), w.name.clone()))
         .collect();
     out.routes = super::gateway_api::generate(sim, &out.namespaces, &web)?;
+    out.monitors = super::monitors::generate(sim, &out.namespaces)?;
     for ns in &out.namespaces {
         // A selector-less service: no endpoints are derived for it.
         sim.apply(

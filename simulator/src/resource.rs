@@ -39,6 +39,18 @@ pub enum Resource {
     HttpRoutes,
     /// `grpcroutes`, `gateway.networking.k8s.io/v1`, namespaced (a custom resource).
     GrpcRoutes,
+    /// `secrets`, core `v1`, namespaced: the credentials monitors name.
+    Secrets,
+    /// `configmaps`, core `v1`, namespaced.
+    ConfigMaps,
+    /// `servicemonitors`, `monitoring.coreos.com/v1`, namespaced (a custom resource).
+    ServiceMonitors,
+    /// `podmonitors`, `monitoring.coreos.com/v1`, namespaced (a custom resource).
+    PodMonitors,
+    /// `probes`, `monitoring.coreos.com/v1`, namespaced (a custom resource).
+    Probes,
+    /// `scrapeconfigs`, `monitoring.coreos.com/v1alpha1`, namespaced (a custom resource).
+    ScrapeConfigs,
 }
 
 impl From<Role> for Resource {
@@ -57,13 +69,19 @@ impl From<Role> for Resource {
             Role::Gateway => Resource::Gateways,
             Role::HttpRoute => Resource::HttpRoutes,
             Role::GrpcRoute => Resource::GrpcRoutes,
+            Role::Secret => Resource::Secrets,
+            Role::ConfigMap => Resource::ConfigMaps,
+            Role::ServiceMonitor => Resource::ServiceMonitors,
+            Role::PodMonitor => Resource::PodMonitors,
+            Role::Probe => Resource::Probes,
+            Role::ScrapeConfig => Resource::ScrapeConfigs,
         }
     }
 }
 
 impl Resource {
     /// Every resource, in a fixed order (used for discovery documents).
-    pub const ALL: [Resource; 14] = [
+    pub const ALL: [Resource; 20] = [
         Resource::Nodes,
         Resource::Namespaces,
         Resource::Pods,
@@ -78,6 +96,12 @@ impl Resource {
         Resource::Gateways,
         Resource::HttpRoutes,
         Resource::GrpcRoutes,
+        Resource::Secrets,
+        Resource::ConfigMaps,
+        Resource::ServiceMonitors,
+        Resource::PodMonitors,
+        Resource::Probes,
+        Resource::ScrapeConfigs,
     ];
 
     /// The plural name used in URLs, e.g. `pods`.
@@ -97,6 +121,12 @@ impl Resource {
             Resource::Gateways => "gateways",
             Resource::HttpRoutes => "httproutes",
             Resource::GrpcRoutes => "grpcroutes",
+            Resource::Secrets => "secrets",
+            Resource::ConfigMaps => "configmaps",
+            Resource::ServiceMonitors => "servicemonitors",
+            Resource::PodMonitors => "podmonitors",
+            Resource::Probes => "probes",
+            Resource::ScrapeConfigs => "scrapeconfigs",
         }
     }
 
@@ -117,6 +147,12 @@ impl Resource {
             Resource::Gateways => "gateway",
             Resource::HttpRoutes => "httproute",
             Resource::GrpcRoutes => "grpcroute",
+            Resource::Secrets => "secret",
+            Resource::ConfigMaps => "configmap",
+            Resource::ServiceMonitors => "servicemonitor",
+            Resource::PodMonitors => "podmonitor",
+            Resource::Probes => "probe",
+            Resource::ScrapeConfigs => "scrapeconfig",
         }
     }
 
@@ -137,6 +173,12 @@ impl Resource {
             Resource::Gateways => "Gateway",
             Resource::HttpRoutes => "HTTPRoute",
             Resource::GrpcRoutes => "GRPCRoute",
+            Resource::Secrets => "Secret",
+            Resource::ConfigMaps => "ConfigMap",
+            Resource::ServiceMonitors => "ServiceMonitor",
+            Resource::PodMonitors => "PodMonitor",
+            Resource::Probes => "Probe",
+            Resource::ScrapeConfigs => "ScrapeConfig",
         }
     }
 
@@ -153,6 +195,7 @@ impl Resource {
             Resource::Deployments | Resource::ReplicaSets => "apps",
             Resource::CronJobs | Resource::Jobs => "batch",
             r if r.is_gateway_api() => "gateway.networking.k8s.io",
+            r if r.is_monitoring() => "monitoring.coreos.com",
             _ => "",
         }
     }
@@ -165,6 +208,8 @@ impl Resource {
             Resource::Deployments | Resource::ReplicaSets => "apps/v1",
             Resource::CronJobs | Resource::Jobs => "batch/v1",
             r if r.is_gateway_api() => "gateway.networking.k8s.io/v1",
+            Resource::ScrapeConfigs => "monitoring.coreos.com/v1alpha1",
+            r if r.is_monitoring() => "monitoring.coreos.com/v1",
             _ => "v1",
         }
     }
@@ -177,6 +222,8 @@ impl Resource {
             Resource::Deployments | Resource::ReplicaSets => "/apis/apps/v1",
             Resource::CronJobs | Resource::Jobs => "/apis/batch/v1",
             r if r.is_gateway_api() => "/apis/gateway.networking.k8s.io/v1",
+            Resource::ScrapeConfigs => "/apis/monitoring.coreos.com/v1alpha1",
+            r if r.is_monitoring() => "/apis/monitoring.coreos.com/v1",
             _ => "/api/v1",
         }
     }
@@ -201,7 +248,12 @@ impl Resource {
             Resource::CronJobs => &["cj"],
             Resource::Jobs => &[],
             Resource::Gateways => &["gtw"],
-            Resource::HttpRoutes | Resource::GrpcRoutes => &[],
+            Resource::ConfigMaps => &["cm"],
+            Resource::ServiceMonitors => &["smon"],
+            Resource::PodMonitors => &["pmon"],
+            Resource::Probes => &["prb"],
+            Resource::ScrapeConfigs => &["scfg"],
+            Resource::HttpRoutes | Resource::GrpcRoutes | Resource::Secrets => &[],
         }
     }
 
@@ -212,6 +264,19 @@ impl Resource {
         matches!(
             self,
             Resource::Gateways | Resource::HttpRoutes | Resource::GrpcRoutes
+        )
+    }
+
+    /// True for prometheus-operator's custom resources (`monitoring.coreos.com`),
+    /// which a cluster serves only with their CRDs installed (the simulator can leave
+    /// them out: see [`super::Simulator::set_monitoring_served`]).
+    pub fn is_monitoring(self) -> bool {
+        matches!(
+            self,
+            Resource::ServiceMonitors
+                | Resource::PodMonitors
+                | Resource::Probes
+                | Resource::ScrapeConfigs
         )
     }
 

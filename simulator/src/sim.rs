@@ -27,6 +27,7 @@ struct Shared {
     write_lock: Mutex<()>,
     controllers: AtomicBool,
     gateway_api: AtomicBool,
+    monitoring: AtomicBool,
 }
 
 /// A handle on one simulated cluster; clones share it.
@@ -47,6 +48,7 @@ impl Simulator {
                 write_lock: Mutex::new(()),
                 controllers: AtomicBool::new(controllers),
                 gateway_api: AtomicBool::new(true),
+                monitoring: AtomicBool::new(true),
             }),
         }
     }
@@ -98,6 +100,18 @@ impl Simulator {
     /// Whether the Gateway API's resources are served.
     pub fn gateway_api_served(&self) -> bool {
         self.shared.gateway_api.load(Ordering::SeqCst)
+    }
+
+    /// Serves prometheus-operator's resources (`monitoring.coreos.com`: its CRDs
+    /// "installed", the default) or not: with `false`, their URLs answer 404 and
+    /// discovery does not list the group.
+    pub fn set_monitoring_served(&self, on: bool) {
+        self.shared.monitoring.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether prometheus-operator's resources are served.
+    pub fn monitoring_served(&self) -> bool {
+        self.shared.monitoring.load(Ordering::SeqCst)
     }
 
     fn after_write(&self, resource: Resource, written: &Written) {

@@ -14,8 +14,15 @@ use super::run::collect_once;
 use crate::metrics::Metrics;
 use crate::model::Role;
 use crate::promconfig::parse_config;
-use crate::service::{Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http};
-use crate::simulator::{Churn, ChurnRates, SimulatedCluster, SimulatorConfig, StreamingLists};
+use crate::service::{
+    Job, JobSet, JobSetOptions, Monitors, ServiceMetrics, ServiceState, Shard, serve_http,
+};
+use crate::simulator::{
+    Churn, ChurnRates, SimulatedCluster, SimulatorConfig, StreamingLists, start_monitor_churn,
+};
+
+/// How often the demo's churn edits a monitor: often enough to see its jobs replaced.
+const MONITOR_CHURN_EVERY: Duration = Duration::from_secs(5);
 use crate::{Discovery, EngineOptions, Semantics};
 
 /// Arguments of `kubesd demo`.
@@ -62,6 +69,12 @@ fn demo_config(api_server: &str) -> String {
 
 /// The role each demo job discovers, for the summary.
 fn role_of(job: &str) -> Role {
+    if job.starts_with("serviceMonitor/") {
+        return Role::EndpointSlice;
+    }
+    if job.starts_with("podMonitor/") {
+        return Role::Pod;
+    }
     match job {
         "pods" => Role::Pod,
         "endpoints" => Role::Endpoints,
@@ -73,9 +86,15 @@ fn role_of(job: &str) -> Role {
 
 /// Runs the demo.
 pub async fn run(args: DemoArgs) -> Result<(), String> {
-    let (sim, mut jobs, published) = start(&args).await?;
+    let service_metrics = Arc::new(ServiceMetrics::default());
+    let mut monitors = Monitors::new(
+        Arc::clone(&service_metrics.monitors),
+        JobSetOptions::DEFAULT_PUBLISH_INTERVAL,
+    );
+    let (sim, mut jobs, published) = start(&args, &mut monitors).await?;
     if args.once {
         let output = collect_once(&jobs, Duration::from_secs(30), None).await;
+        monitors.stop();
         jobs.stop_all().await;
         sim.stop().await;
         println!("{}", output?);
@@ -85,7 +104,7 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
         jobs: published,
         reload: None,
         engine_metrics: Arc::clone(jobs.discovery().metrics()),
-        service_metrics: Arc::default(),
+        service_metrics,
     });
     let (server, bound) = serve_http(args.listen, state, None).map_err(|e| {
         format!(
@@ -98,10 +117,17 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
     let churn = (args.churn > 0).then(|| {
         Churn::new(args.seed, ChurnRates::default()).start_per_second(sim.sim().clone(), args.churn)
     });
-    show_live(&args, &header(&args, &sim, bound), &jobs).await;
+    let monitor_churn = (args.churn > 0)
+        .then(|| start_monitor_churn(sim.sim().clone(), args.seed, MONITOR_CHURN_EVERY));
+    let header = header(&args, &sim, bound);
+    show_live(&args, &header, &mut jobs, &mut monitors).await;
     if let Some(c) = churn {
         c.stop();
     }
+    if let Some(task) = monitor_churn {
+        task.abort();
+    }
+    monitors.stop();
     jobs.stop_all().await;
     server_handle.stop(true).await;
     sim.stop().await;
@@ -110,7 +136,10 @@ pub async fn run(args: DemoArgs) -> Result<(), String> {
 
 /// The simulated cluster and the demo's jobs discovering it, through the config path
 /// of `kubesd run`, with the map of jobs the HTTP SD server reads.
-async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJobs), String> {
+async fn start(
+    args: &DemoArgs,
+    monitors: &mut Monitors,
+) -> Result<(SimulatedCluster, JobSet, PublishedJobs), String> {
     let config = SimulatorConfig {
         seed: args.seed,
         ..SimulatorConfig::default()
@@ -136,7 +165,13 @@ async fn start(args: &DemoArgs) -> Result<(SimulatedCluster, JobSet, PublishedJo
         ..SimulatedCluster::engine_options()
     };
     let mut jobs = JobSet::new(Discovery::start(engine), options, Arc::clone(&published));
-    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+    let load_options = crate::promconfig::LoadOptions::default();
+    (monitors.configure(jobs.discovery(), &config, &load_options)).await?;
+    // The monitors' first publish, once their watches have listed.
+    actix_rt::time::timeout(Duration::from_secs(30), monitors.changed())
+        .await
+        .map_err(|_| "monitors: not listed within 30 s".to_string())?;
+    (monitors.apply(&mut jobs, &config).await).map_err(|e| e.to_string())?;
     Ok((sim, jobs, published))
 }
 
@@ -147,7 +182,7 @@ type PublishedJobs = Arc<RwLock<BTreeMap<String, Job>>>;
 fn header(args: &DemoArgs, sim: &SimulatedCluster, bound: SocketAddr) -> String {
     let made = &sim.made;
     format!(
-        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses, {} HTTPRoutes; ~{} pod changes/s)\n\
+        "kubesd demo: simulated cluster at {} ({} nodes, {} pods of {} deployments, {} jobs and {} cronjobs, {} services, {} ingresses, {} HTTPRoutes, {} monitors; ~{} pod changes/s)\n\
          HTTP SD: http://{bound}/sd/<job>   status page: http://{bound}/   metrics: http://{bound}/metrics   Ctrl-C stops",
         sim.url(),
         made.nodes,
@@ -158,13 +193,14 @@ fn header(args: &DemoArgs, sim: &SimulatedCluster, bound: SocketAddr) -> String 
         made.services,
         made.ingresses,
         made.routes.http_routes,
+        made.monitors.service_monitors + made.monitors.pod_monitors,
         args.churn
     )
 }
 
 /// Shows the live summary once a second until Ctrl-C or `--seconds`: a screen redrawn
 /// on a terminal, a line a second otherwise.
-async fn show_live(args: &DemoArgs, header: &str, jobs: &JobSet) {
+async fn show_live(args: &DemoArgs, header: &str, jobs: &mut JobSet, monitors: &mut Monitors) {
     let tty = std::io::stdout().is_terminal();
     if !tty {
         println!("{header}");
@@ -176,6 +212,12 @@ async fn show_live(args: &DemoArgs, header: &str, jobs: &JobSet) {
         tokio::select! {
             _ = tick.tick() => {}
             _ = actix_rt::signal::ctrl_c() => break,
+            () = monitors.changed() => {
+                if let Err(e) = monitors.reapply(jobs).await {
+                    tracing::error!("monitors' jobs not applied: {e}");
+                }
+                continue;
+            }
         }
         if args
             .seconds

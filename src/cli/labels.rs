@@ -115,9 +115,11 @@ pub(super) fn decode_objects(path: &str, bytes: &[u8]) -> Result<Vec<Object>, La
             .get("kind")
             .and_then(|k| k.as_str())
             .unwrap_or(&top.kind);
-        let role = Role::from_kind(kind).ok_or_else(|| {
-            decode_err(format!("object {i}: kind {kind:?} is not one kubesd reads"))
-        })?;
+        let role = Role::from_kind(kind)
+            .filter(|r| !r.is_config())
+            .ok_or_else(|| {
+                decode_err(format!("object {i}: kind {kind:?} is not one kubesd reads"))
+            })?;
         let raw = serde_json::to_vec(json).map_err(|e| decode_err(e.to_string()))?;
         objects
             .push(Object::decode(role, &raw).map_err(|e| decode_err(format!("object {i}: {e}")))?);

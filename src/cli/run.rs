@@ -17,8 +17,8 @@ use crate::relabel::Dialect;
 use crate::sd_output::write_file_atomically;
 use crate::service::web::guard::WebGuard;
 use crate::service::{
-    CollectorLabels, JobSet, JobSetOptions, ReloadRequest, ServiceMetrics, ServiceState, Shard,
-    serve_http,
+    CollectorLabels, JobSet, JobSetOptions, Monitors, ReloadRequest, ServiceMetrics, ServiceState,
+    Shard, serve_http,
 };
 use crate::{Discovery, EngineOptions, Semantics};
 
@@ -147,8 +147,11 @@ fn load(args: &JobArgs) -> Result<LoadedConfig, String> {
     for w in &config.warnings {
         warn!("{w}");
     }
-    if config.jobs.is_empty() {
-        warn!("{}: no job with kubernetes_sd_configs", path.display());
+    if config.jobs.is_empty() && config.monitors.is_none() {
+        warn!(
+            "{}: no job with kubernetes_sd_configs and no monitors section",
+            path.display()
+        );
     }
     Ok(config)
 }
@@ -172,25 +175,17 @@ fn modified(path: &Path) -> Option<SystemTime> {
 /// `kubesd_config_last_reload_*`.
 async fn apply_config(
     jobs: &mut JobSet,
+    monitors: &mut Monitors,
     args: &JobArgs,
     metrics: &ServiceMetrics,
 ) -> Result<usize, String> {
     let outcome = match load(args) {
-        Ok(config) => match jobs.apply(&config).await {
+        Ok(config) => match apply_with_monitors(jobs, monitors, args, &config).await {
             Ok(()) => {
-                metrics.set_job_discoveries(config.jobs.iter().flat_map(|job| {
-                    job.sd_configs.iter().map(|sd| {
-                        // In-cluster configs name no server: the resolved one, as the
-                        // discovery metrics' `api_server` label has it.
-                        let server = resolve_endpoint(sd)
-                            .map(|e| e.base_url)
-                            .unwrap_or_else(|_| "in-cluster".to_string());
-                        (job.name.clone(), sd.role, server)
-                    })
-                }));
+                count_discoveries(jobs, metrics);
                 Ok(config.jobs.len())
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         },
         Err(e) => Err(e),
     };
@@ -209,6 +204,41 @@ async fn apply_config(
         Err(_) => service.config_last_reload_successful.set(0),
     }
     outcome
+}
+
+/// Records what each running job (the monitors' included) discovers from, for
+/// `kubesd_job_discovery_info`.
+fn count_discoveries(jobs: &JobSet, metrics: &ServiceMetrics) {
+    let running = jobs.jobs();
+    metrics.set_job_discoveries(running.iter().filter_map(|(_, job)| job.config()).flat_map(
+        |job| {
+            job.sd_configs.iter().map(|sd| {
+                // In-cluster configs name no server: the resolved one, as the discovery
+                // metrics' `api_server` label has it.
+                let server = resolve_endpoint(sd)
+                    .map(|e| e.base_url)
+                    .unwrap_or_else(|_| "in-cluster".to_string());
+                (job.name.clone(), sd.role, server)
+            })
+        },
+    ));
+}
+
+/// Starts, restarts or stops the monitors' watch as `config` says, then applies its
+/// jobs and the monitors' to `jobs`.
+async fn apply_with_monitors(
+    jobs: &mut JobSet,
+    monitors: &mut Monitors,
+    args: &JobArgs,
+    config: &LoadedConfig,
+) -> Result<(), String> {
+    monitors
+        .configure(jobs.discovery(), config, &args.load_options())
+        .await?;
+    monitors
+        .apply(jobs, config)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Runs the service until SIGINT or SIGTERM.
@@ -234,7 +264,8 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         Arc::clone(&published),
     )
     .serving_collectors(collectors);
-    let job_count = apply_config(&mut jobs, &args.jobs, &metrics).await?;
+    let mut monitors = Monitors::new(Arc::clone(&metrics.monitors), args.jobs.publish_interval);
+    let job_count = apply_config(&mut jobs, &mut monitors, &args.jobs, &metrics).await?;
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     let state = ServiceState {
         jobs: published,
@@ -257,8 +288,9 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         asked: &mut reload_rx,
         metrics: &metrics,
     };
-    reload_until_stopped(&mut jobs, &args.jobs, reloads).await?;
+    reload_until_stopped(&mut jobs, &mut monitors, &args.jobs, reloads).await?;
     info!("stopping");
+    monitors.stop();
     jobs.stop_all().await;
     server_handle.stop(true).await;
     Ok(())
@@ -288,6 +320,7 @@ struct Reloads<'a> {
 /// modification time changes (checked every `reload_check`), until SIGTERM or SIGINT.
 async fn reload_until_stopped(
     jobs: &mut JobSet,
+    monitors: &mut Monitors,
     args: &JobArgs,
     reloads: Reloads<'_>,
 ) -> Result<(), String> {
@@ -307,6 +340,13 @@ async fn reload_until_stopped(
             _ = term.recv() => (false, None),
             _ = int.recv() => (false, None),
             Some(request) = reloads.asked.recv() => (true, Some(request.done)),
+            () = monitors.changed() => {
+                match monitors.reapply(jobs).await {
+                    Ok(()) => count_discoveries(jobs, reloads.metrics),
+                    Err(e) => error!("monitors' jobs not applied, keeping the running jobs: {e}"),
+                }
+                continue;
+            }
             _ = check.tick() => {
                 let now = modified(&args.config);
                 if now == last_modified { continue; }
@@ -317,7 +357,7 @@ async fn reload_until_stopped(
         if !reload {
             break;
         }
-        apply_reload(jobs, args, reloads.metrics, reply).await;
+        apply_reload(jobs, monitors, args, reloads.metrics, reply).await;
     }
     Ok(())
 }
@@ -326,12 +366,13 @@ async fn reload_until_stopped(
 /// kept. `reply`, for a reload asked over HTTP, hears the outcome.
 async fn apply_reload(
     jobs: &mut JobSet,
+    monitors: &mut Monitors,
     args: &JobArgs,
     metrics: &ServiceMetrics,
     reply: Option<tokio::sync::oneshot::Sender<Result<(), String>>>,
 ) {
     info!(config = %args.config.display(), "reloading");
-    let outcome = apply_config(jobs, args, metrics).await;
+    let outcome = apply_config(jobs, monitors, args, metrics).await;
     match &outcome {
         Ok(n) => info!(jobs = n, "reloaded"),
         Err(e) => error!("reload failed, keeping the running jobs: {e}"),
@@ -352,7 +393,18 @@ pub async fn once(args: OnceArgs) -> Result<(), String> {
         ..args.jobs.engine_options()
     };
     let mut jobs = JobSet::new(Discovery::start(engine), options(&args.jobs)?, published);
-    jobs.apply(&config).await.map_err(|e| e.to_string())?;
+    let mut monitors = Monitors::new(Arc::default(), Duration::ZERO);
+    let load_options = args.jobs.load_options();
+    (monitors.configure(jobs.discovery(), &config, &load_options)).await?;
+    if config.monitors.is_some() {
+        // The monitors' first publish, once their watches have listed.
+        actix_rt::time::timeout(args.timeout, monitors.changed())
+            .await
+            .map_err(|_| "monitors: not listed within the timeout".to_string())?;
+    }
+    let applied = monitors.apply(&mut jobs, &config).await;
+    monitors.stop();
+    applied.map_err(|e| e.to_string())?;
     let output = collect_once(&jobs, args.timeout, args.jobs.output_dir.as_deref()).await;
     jobs.stop_all().await;
     print_targets(&output?)

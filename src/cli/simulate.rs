@@ -5,10 +5,11 @@
 use crate::simulator::Resource;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::simulator::{
     Churn, ChurnRates, ClusterSpec, ScraperRoll, SimulatedCluster, SimulatorConfig, StreamingLists,
-    create_scrapers,
+    create_scrapers, start_monitor_churn,
 };
 
 /// Arguments of `kubesd simulate`.
@@ -77,12 +78,15 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
         Churn::new(args.seed, ChurnRates::default())
             .start_per_second(running.sim().clone(), args.churn)
     });
+    // prometheus-operator's monitors change too, far less often than pods.
+    let monitor_churn = (args.churn > 0)
+        .then(|| start_monitor_churn(running.sim().clone(), args.seed, Duration::from_secs(10)));
     println!("try: {} get pods -A", kubectl(&running.url(), &args));
     if args.churn > 0 {
         println!(
             "churn: {} pod changes a second (adds, updates, deletes, rollouts), the pod count \
              kept near its size; the pace achieved: {}/metrics, and a warning when it falls \
-             more than 10 % behind",
+             more than 10 % behind; a monitor edited every 10 s",
             args.churn,
             running.url()
         );
@@ -91,6 +95,9 @@ pub async fn run(args: SimulateArgs) -> Result<(), String> {
     let _ = actix_rt::signal::ctrl_c().await;
     if let Some(churn) = churn {
         churn.stop();
+    }
+    if let Some(task) = monitor_churn {
+        task.abort();
     }
     if let Some(roll) = roll {
         roll.stop();
@@ -168,7 +175,7 @@ fn print_cluster(running: &SimulatedCluster, args: &SimulateArgs) {
     println!(
         "kubesd simulator serving {}: {} nodes, {} pods, {} services, {} ingresses, \
          {} deployments, {} replicasets, {} cronjobs, {} jobs, {} gateways, {} httproutes, \
-         {} grpcroutes{} in namespaces {}",
+         {} grpcroutes{}, {} ServiceMonitors, {} PodMonitors in namespaces {}",
         running.url(),
         made.nodes,
         made.pods,
@@ -186,6 +193,8 @@ fn print_cluster(running: &SimulatedCluster, args: &SimulateArgs) {
         } else {
             ""
         },
+        made.monitors.service_monitors,
+        made.monitors.pod_monitors,
         made.namespaces.join(", ")
     );
 }

@@ -16,6 +16,7 @@ mod global;
 mod job;
 mod keys;
 mod membership;
+pub mod monitors;
 mod nesting;
 mod paths;
 mod placeholders;
@@ -36,10 +37,10 @@ pub use placeholders::{Expanded, expand_placeholders};
 pub use served_config::{REDACTED, ServedConfig};
 
 use crate::config::SdConfig;
-use crate::monitors::section::{MonitorsSection, parse_section};
 use crate::relabel::Dialect;
 use global::GlobalScrape;
 use job::{JobContext, Parsed, parse_job};
+use monitors::section::{MonitorsSection, parse_section};
 
 /// How to read a config file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -331,14 +332,7 @@ impl Loader<'_> {
             .as_deref()
             .filter(|_| !in_cluster);
         match parse_section(value, dir, kubeconfig) {
-            Ok(m) => {
-                self.loaded.monitors = Some(m);
-                self.loaded.warnings.push(
-                    "monitors: the section is checked, but kubesd does not watch monitors \
-                     yet: it adds no jobs"
-                        .into(),
-                );
-            }
+            Ok(m) => self.loaded.monitors = Some(m),
             Err((key, why)) if key.is_empty() => self.problem("monitors", &why),
             Err((key, why)) => self.problem(&format!("monitors.{key}"), &why),
         }

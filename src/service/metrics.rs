@@ -4,11 +4,12 @@
 //! (`Discovery::metrics`).
 
 use std::fmt::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::build_info;
 use crate::metrics::{Counter, Gauge, api_server_label, escape_label_value};
 use crate::model::Role;
+use crate::service::monitors::MonitorMetrics;
 
 /// The service's metrics.
 #[derive(Debug, Default)]
@@ -28,6 +29,8 @@ pub struct ServiceMetrics {
     /// (`api_server`, `role`), which count per watch, not per job: jobs that share a
     /// group share its watches.
     job_discoveries: Mutex<Vec<(String, Role, String)>>,
+    /// The monitors' states and rejections (none without a `monitors:` section).
+    pub monitors: Arc<MonitorMetrics>,
 }
 
 impl ServiceMetrics {
@@ -95,6 +98,7 @@ impl ServiceMetrics {
             );
         }
         self.render_job_discoveries(out);
+        self.monitors.render(out);
         render_build_info(out);
     }
 

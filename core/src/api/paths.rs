@@ -30,6 +30,10 @@ impl ApiGroupVersion {
             (Role::Gateway | Role::HttpRoute | Role::GrpcRoute, ApiGroupVersion::Beta) => {
                 "/apis/gateway.networking.k8s.io/v1beta1"
             }
+            (Role::ServiceMonitor | Role::PodMonitor | Role::Probe, _) => {
+                "/apis/monitoring.coreos.com/v1"
+            }
+            (Role::ScrapeConfig, _) => "/apis/monitoring.coreos.com/v1alpha1",
             (Role::ReplicaSet, _) => "/apis/apps/v1",
             (Role::Job, _) => "/apis/batch/v1",
             _ => "/api/v1",
@@ -63,6 +67,12 @@ fn resource_name(role: Role) -> &'static str {
         Role::Gateway => "gateways",
         Role::HttpRoute => "httproutes",
         Role::GrpcRoute => "grpcroutes",
+        Role::ServiceMonitor => "servicemonitors",
+        Role::PodMonitor => "podmonitors",
+        Role::Probe => "probes",
+        Role::ScrapeConfig => "scrapeconfigs",
+        Role::Secret => "secrets",
+        Role::ConfigMap => "configmaps",
     }
 }
 

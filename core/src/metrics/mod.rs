@@ -37,14 +37,13 @@ pub use values::{Counter, Gauge, ModeGauge, Reason, ReasonCounter};
 /// The discovery metrics of one API server, one [`RoleMetrics`] per role.
 #[derive(Default, Debug)]
 pub struct ApiServerMetrics {
-    roles: [RoleMetrics; Role::ALL.len()],
+    roles: [RoleMetrics; Role::COUNT],
 }
 
 impl ApiServerMetrics {
     /// The metrics of `role`.
     pub fn role(&self, role: Role) -> &RoleMetrics {
-        let i = Role::ALL.iter().position(|r| *r == role).unwrap_or(0);
-        &self.roles[i]
+        &self.roles[role.index()]
     }
 }
 
@@ -118,12 +117,18 @@ impl Metrics {
         let mut rows: Vec<(&str, String, Role, Option<SplitLabel>, i64)> = Vec::new();
         for (server, metrics) in &servers {
             let server = escape_label_value(server);
-            for role in Role::ALL {
+            for role in Role::ALL.into_iter().chain(Role::CONFIG) {
+                let from = rows.len();
                 metrics
                     .role(role)
                     .each_sample(&mut |name, _, _, reason, value| {
                         rows.push((name, server.clone(), role, reason, value));
                     });
+                // The configuration kinds only where the monitors section watches
+                // them: a config without one shows no rows for them.
+                if role.is_config() && rows[from..].iter().all(|r| r.4 == 0) {
+                    rows.truncate(from);
+                }
             }
         }
         for (name, kind, help) in families {

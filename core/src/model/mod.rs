@@ -1,6 +1,7 @@
 //! The Kubernetes objects discovery reads: lean serde shapes that decode only the
 //! fields that become labels, tolerant of unknown fields and of `null`.
 
+mod config_object;
 mod endpoints;
 mod endpointslice;
 mod gateway;
@@ -17,6 +18,7 @@ mod route;
 mod service;
 mod workload;
 
+pub use config_object::ConfigObject;
 pub use endpoints::{EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectReference};
 pub use endpointslice::{Endpoint, EndpointConditions, EndpointSlice};
 pub use gateway::{Gateway, GatewaySpec, Listener};

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer};
 
 use super::{
-    EndpointSlice, Endpoints, Gateway, GrpcRoute, HttpRoute, Ingress, Job, Namespace, Node,
-    ObjectKey, ObjectMeta, Pod, ReplicaSet, Role, Service,
+    ConfigObject, EndpointSlice, Endpoints, Gateway, GrpcRoute, HttpRoute, Ingress, Job, Namespace,
+    Node, ObjectKey, ObjectMeta, Pod, ReplicaSet, Role, Service,
 };
 use crate::error::DecodeError;
 
@@ -38,6 +38,9 @@ pub enum Object {
     HttpRoute(HttpRoute),
     /// A Gateway API GRPCRoute.
     GrpcRoute(GrpcRoute),
+    /// An object watched as configuration (a monitor, a Secret, a ConfigMap), with
+    /// its JSON.
+    Config(ConfigObject),
 }
 
 impl Object {
@@ -56,6 +59,7 @@ impl Object {
             Object::Gateway(_) => Role::Gateway,
             Object::HttpRoute(_) => Role::HttpRoute,
             Object::GrpcRoute(_) => Role::GrpcRoute,
+            Object::Config(o) => o.role,
         }
     }
 
@@ -74,6 +78,7 @@ impl Object {
             Object::Gateway(o) => &o.metadata,
             Object::HttpRoute(o) => &o.metadata,
             Object::GrpcRoute(o) => &o.metadata,
+            Object::Config(o) => &o.metadata,
         }
     }
 
@@ -106,6 +111,7 @@ impl Object {
             Object::Gateway(o) => &mut o.metadata,
             Object::HttpRoute(o) => &mut o.metadata,
             Object::GrpcRoute(o) => &mut o.metadata,
+            Object::Config(o) => &mut o.metadata,
         }
     }
 
@@ -154,6 +160,7 @@ impl Object {
             Object::Gateway(o) => &o.kind,
             Object::HttpRoute(o) => &o.kind,
             Object::GrpcRoute(o) => &o.kind,
+            Object::Config(o) => &o.kind,
         };
         kind.0.as_deref().filter(|k| !k.is_empty())
     }
@@ -201,6 +208,7 @@ impl<'de> DeserializeSeed<'de> for ObjectSeed {
             Role::Gateway => Object::Gateway(Gateway::deserialize(d)?),
             Role::HttpRoute => Object::HttpRoute(HttpRoute::deserialize(d)?),
             Role::GrpcRoute => Object::GrpcRoute(GrpcRoute::deserialize(d)?),
+            role => Object::Config(ConfigObject::deserialize(role, d)?),
         })
     }
 }

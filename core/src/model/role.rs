@@ -47,10 +47,24 @@ pub enum Role {
     /// method match.
     #[serde(rename = "grpcroute")]
     GrpcRoute,
+    /// `servicemonitors` (monitoring.coreos.com/v1): never a discovery role; watched as
+    /// configuration by the `monitors:` section, as are the kinds below.
+    ServiceMonitor,
+    /// `podmonitors` (monitoring.coreos.com/v1).
+    PodMonitor,
+    /// `probes` (monitoring.coreos.com/v1).
+    Probe,
+    /// `scrapeconfigs` (monitoring.coreos.com/v1alpha1).
+    ScrapeConfig,
+    /// `secrets`: the ones monitors name, for their credentials.
+    Secret,
+    /// `configmaps`: the ones monitors name, for their credentials.
+    ConfigMap,
 }
 
 impl Role {
-    /// Every kind, in a fixed order.
+    /// Every kind of discovery's object model, in a fixed order (the configuration
+    /// kinds are [`Role::CONFIG`]).
     pub const ALL: [Role; 12] = [
         Role::Node,
         Role::Pod,
@@ -64,6 +78,17 @@ impl Role {
         Role::Gateway,
         Role::HttpRoute,
         Role::GrpcRoute,
+    ];
+
+    /// The kinds watched as configuration (by the `monitors:` section), decoded as a
+    /// [`crate::model::ConfigObject`], and served by API servers in JSON only.
+    pub const CONFIG: [Role; 6] = [
+        Role::ServiceMonitor,
+        Role::PodMonitor,
+        Role::Probe,
+        Role::ScrapeConfig,
+        Role::Secret,
+        Role::ConfigMap,
     ];
 
     /// The roles a scrape job may discover: every kind but `Namespace`, `ReplicaSet`
@@ -95,6 +120,12 @@ impl Role {
             Role::Gateway => "gateway",
             Role::HttpRoute => "httproute",
             Role::GrpcRoute => "grpcroute",
+            Role::ServiceMonitor => "servicemonitor",
+            Role::PodMonitor => "podmonitor",
+            Role::Probe => "probe",
+            Role::ScrapeConfig => "scrapeconfig",
+            Role::Secret => "secret",
+            Role::ConfigMap => "configmap",
         }
     }
 
@@ -113,6 +144,12 @@ impl Role {
             Role::Gateway => "Gateway",
             Role::HttpRoute => "HTTPRoute",
             Role::GrpcRoute => "GRPCRoute",
+            Role::ServiceMonitor => "ServiceMonitor",
+            Role::PodMonitor => "PodMonitor",
+            Role::Probe => "Probe",
+            Role::ScrapeConfig => "ScrapeConfig",
+            Role::Secret => "Secret",
+            Role::ConfigMap => "ConfigMap",
         }
     }
 
@@ -132,6 +169,12 @@ impl Role {
             "Gateway" => Role::Gateway,
             "HTTPRoute" => Role::HttpRoute,
             "GRPCRoute" => Role::GrpcRoute,
+            "ServiceMonitor" => Role::ServiceMonitor,
+            "PodMonitor" => Role::PodMonitor,
+            "Probe" => Role::Probe,
+            "ScrapeConfig" => Role::ScrapeConfig,
+            "Secret" => Role::Secret,
+            "ConfigMap" => Role::ConfigMap,
             _ => return None,
         })
     }
@@ -139,8 +182,44 @@ impl Role {
     /// True for the roles a scrape job may discover (all but `Namespace`, `ReplicaSet`
     /// and `Job`, which are only watched for what they add to other roles' targets).
     pub fn is_discovery_role(self) -> bool {
-        !matches!(self, Role::Namespace | Role::ReplicaSet | Role::Job)
+        !matches!(self, Role::Namespace | Role::ReplicaSet | Role::Job) && !self.is_config()
     }
+
+    /// True for the kinds watched as configuration ([`Role::CONFIG`]).
+    pub fn is_config(self) -> bool {
+        Role::CONFIG.contains(&self)
+    }
+
+    /// True for prometheus-operator's kinds (group `monitoring.coreos.com`), which a
+    /// cluster serves only once their CRDs are installed.
+    pub fn is_monitoring_crd(self) -> bool {
+        matches!(
+            self,
+            Role::ServiceMonitor | Role::PodMonitor | Role::Probe | Role::ScrapeConfig
+        )
+    }
+
+    /// The API group of a custom resource kubesd reads (the Gateway API's or
+    /// prometheus-operator's), whose CRDs a cluster may not have; `None` for built-in
+    /// kinds.
+    pub fn crd_group(self) -> Option<&'static str> {
+        if self.is_gateway_api() {
+            Some("gateway.networking.k8s.io")
+        } else if self.is_monitoring_crd() {
+            Some("monitoring.coreos.com")
+        } else {
+            None
+        }
+    }
+
+    /// A number per kind, dense over [`Role::ALL`] then [`Role::CONFIG`]: for tables
+    /// indexed by role.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// How many kinds [`Role::index`] numbers.
+    pub const COUNT: usize = Role::ALL.len() + Role::CONFIG.len();
 
     /// True for the Gateway API's kinds (group `gateway.networking.k8s.io`), which a
     /// cluster serves only once their CRDs are installed.
@@ -180,5 +259,28 @@ impl FromStr for Role {
             .into_iter()
             .find(|r| r.as_str() == s && r.is_discovery_role())
             .ok_or_else(|| UnknownRole(s.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_index_below_the_count() {
+        let every: Vec<Role> = Role::ALL.into_iter().chain(Role::CONFIG).collect();
+        let mut indexes: Vec<usize> = every.iter().map(|r| r.index()).collect();
+        indexes.sort_unstable();
+        indexes.dedup();
+        assert_eq!(indexes.len(), Role::COUNT);
+        assert!(indexes.iter().all(|&i| i < Role::COUNT));
+        for role in Role::CONFIG {
+            assert!(role.is_config() && !role.is_discovery_role());
+            assert_eq!(Role::from_kind(role.kind()), Some(role));
+            assert!(
+                role.as_str().parse::<Role>().is_err(),
+                "{role} is no discovery role"
+            );
+        }
     }
 }

@@ -77,6 +77,8 @@ fn target_labels_fresh(object: &Object, ctx: &TargetContext<'_>) -> Vec<Labels> 
         Object::Gateway(g) => gateway::gateway_targets(g, ctx),
         Object::HttpRoute(r) => httproute::httproute_targets(r, ctx),
         Object::GrpcRoute(r) => grpcroute::grpcroute_targets(r, ctx),
-        Object::Namespace(_) | Object::ReplicaSet(_) | Object::Job(_) => Vec::new(),
+        Object::Namespace(_) | Object::ReplicaSet(_) | Object::Job(_) | Object::Config(_) => {
+            Vec::new()
+        }
     }
 }

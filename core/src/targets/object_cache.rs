@@ -46,7 +46,8 @@ impl ObjectCache {
             | Object::EndpointSlice(_)
             | Object::Ingress(_)
             | Object::HttpRoute(_)
-            | Object::GrpcRoute(_) => {}
+            | Object::GrpcRoute(_)
+            | Object::Config(_) => {}
         }
     }
 }

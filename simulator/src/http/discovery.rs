@@ -14,12 +14,25 @@ use crate::resource::Resource;
 /// The Gateway API's group, served by custom resources.
 const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
+/// prometheus-operator's group, served by custom resources.
+const MONITORING_GROUP: &str = "monitoring.coreos.com";
+
+/// Which custom resources' CRDs are "installed".
+#[derive(Clone, Copy, Debug)]
+pub struct Crds {
+    /// The Gateway API's.
+    pub gateway_api: bool,
+    /// prometheus-operator's (`monitoring.coreos.com`: `v1` and `v1alpha1`).
+    pub monitoring: bool,
+}
+
 /// The Kubernetes version the simulator claims to be.
 const MINOR: &str = "32";
 
-/// Serves `path` if it is a discovery document, else `None`. The Gateway API's group
-/// is listed only when `gateway_api` (its CRDs "installed").
-pub fn serve(req: &HttpRequest, path: &str, gateway_api: bool) -> Option<HttpResponse> {
+/// Serves `path` if it is a discovery document, else `None`. A custom resource's group
+/// is listed only when `crds` says its CRDs are "installed".
+pub fn serve(req: &HttpRequest, path: &str, crds: Crds) -> Option<HttpResponse> {
+    let gateway_api = crds.gateway_api;
     if req.method() != actix_web::http::Method::GET {
         return None;
     }
@@ -53,7 +66,20 @@ pub fn serve(req: &HttpRequest, path: &str, gateway_api: bool) -> Option<HttpRes
                     json!({"name": g, "versions": [gv.clone()], "preferredVersion": gv})
                 })
                 .collect();
+            let monitoring = crds.monitoring.then(monitoring_group);
+            let groups: Vec<Value> = groups.into_iter().chain(monitoring).collect();
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+        }
+        "/apis/monitoring.coreos.com" if crds.monitoring => {
+            let mut group = monitoring_group();
+            group["kind"] = json!("APIGroup");
+            group["apiVersion"] = json!("v1");
+            group
+        }
+        "/apis/monitoring.coreos.com/v1" | "/apis/monitoring.coreos.com/v1alpha1"
+            if crds.monitoring =>
+        {
+            resource_list(path.trim_start_matches("/apis/"), path)
         }
         "/api/v1" => resource_list("v1", "/api/v1"),
         "/apis/discovery.k8s.io/v1" => resource_list("discovery.k8s.io/v1", path),
@@ -72,6 +98,17 @@ pub fn serve(req: &HttpRequest, path: &str, gateway_api: bool) -> Option<HttpRes
         _ => return None,
     };
     Some(HttpResponse::Ok().json(body))
+}
+
+/// prometheus-operator's group as `/apis` lists it: `v1`, preferred, and `v1alpha1`.
+fn monitoring_group() -> Value {
+    let version =
+        |v: &str| json!({"groupVersion": format!("{MONITORING_GROUP}/{v}"), "version": v});
+    json!({
+        "name": MONITORING_GROUP,
+        "versions": [version("v1"), version("v1alpha1")],
+        "preferredVersion": version("v1"),
+    })
 }
 
 /// The `APIResourceList` of one group/version.

@@ -57,10 +57,17 @@ async fn dispatch(req: HttpRequest, body: Bytes, state: web::Data<HttpState>) ->
     if let Some(failure) = state.sim.faults().take_failure() {
         return failure_response(failure);
     }
-    if let Some(response) = discovery::serve(&req, path, state.sim.gateway_api_served()) {
+    let crds = discovery::Crds {
+        gateway_api: state.sim.gateway_api_served(),
+        monitoring: state.sim.monitoring_served(),
+    };
+    if let Some(response) = discovery::serve(&req, path, crds) {
         return response;
     }
-    let served = |t: &Target| !t.resource.is_gateway_api() || state.sim.gateway_api_served();
+    let served = |t: &Target| {
+        (!t.resource.is_gateway_api() || crds.gateway_api)
+            && (!t.resource.is_monitoring() || crds.monitoring)
+    };
     let target = match parse_target(path).filter(served) {
         Some(target) => target,
         None => {

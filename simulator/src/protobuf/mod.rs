@@ -62,13 +62,20 @@ pub fn schema_of(resource: Resource, object: &Value) -> Option<(String, &'static
         Resource::EndpointSlices => return Some(slice_schema(object, api_version)),
         Resource::Ingresses => schema::INGRESS,
         Resource::Namespaces | Resource::ReplicaSets | Resource::Jobs => schema::METADATA_ONLY,
-        // Served in JSON only: the simulator keeps no schema for Deployments and
-        // CronJobs, and custom resources (the Gateway API's) have none.
+        // Served in JSON only: the simulator keeps no schema for Deployments,
+        // CronJobs, Secrets and ConfigMaps, and custom resources (the Gateway API's,
+        // prometheus-operator's) have none.
         Resource::Deployments
         | Resource::CronJobs
         | Resource::Gateways
         | Resource::HttpRoutes
-        | Resource::GrpcRoutes => return None,
+        | Resource::GrpcRoutes
+        | Resource::Secrets
+        | Resource::ConfigMaps
+        | Resource::ServiceMonitors
+        | Resource::PodMonitors
+        | Resource::Probes
+        | Resource::ScrapeConfigs => return None,
     };
     Some((api_version, schema))
 }

@@ -24,6 +24,7 @@ mod json;
 pub mod kubesd_api;
 pub mod listing;
 mod metrics_page;
+pub mod monitors_api;
 pub(crate) mod process_metrics;
 pub mod prometheus_api;
 pub mod route;
@@ -59,5 +60,6 @@ pub fn routes(app: &mut web::ServiceConfig) {
         );
     prometheus_api::routes(app);
     kubesd_api::routes(app);
+    monitors_api::routes(app);
     status_page::routes(app);
 }

@@ -62,9 +62,12 @@ fn decode_fields(role: Role, api_version: &str, bytes: &[u8]) -> Result<Object, 
             ..Job::default()
         }),
         // Custom resources: the API server answers them in JSON whatever is asked.
+        // Custom resources: the API server answers them in JSON whatever is asked; the
+        // configuration kinds are always asked for in JSON.
         Role::Gateway | Role::HttpRoute | Role::GrpcRoute => {
             return Err(WireError::NoSchema { kind: role.kind() });
         }
+        role => return Err(WireError::NoSchema { kind: role.kind() }),
     })
 }
 
@@ -94,5 +97,6 @@ fn set_kind(object: &mut Object, kind: Kind) {
         Object::Gateway(o) => o.kind = kind,
         Object::HttpRoute(o) => o.kind = kind,
         Object::GrpcRoute(o) => o.kind = kind,
+        Object::Config(o) => o.kind = kind,
     }
 }

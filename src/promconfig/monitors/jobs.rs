@@ -6,7 +6,7 @@
 
 use serde_norway::{Mapping, Value};
 
-use super::GeneratedJob;
+use super::monitor::GeneratedJob;
 use super::section::MonitorsSection;
 use super::yaml::{Map, list};
 use crate::promconfig::{Job, LoadError, LoadOptions, format_duration, parse_config_with};

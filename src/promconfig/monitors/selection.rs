@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use super::Monitor;
 use super::error::MonitorKind;
+use super::monitor::Monitor;
 use super::section::{KindSelection, MonitorsSection};
 
 /// A namespace's labels, by name; a namespace not in it selects nothing (the operator

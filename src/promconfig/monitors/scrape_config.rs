@@ -7,9 +7,9 @@ use kubesd_core::monitors::{
 };
 use serde_norway::Value;
 
-use super::GeneratedJob;
 use super::error::Reason;
 use super::http::Writer;
+use super::monitor::GeneratedJob;
 use super::relabel::{job_name_rule, monitor_rules, rule, sharding_rules_if_missing};
 use super::scrape::{limits, metric_relabelings, scheme};
 use super::scrape_class::{merge_safe_authorization, merge_safe_tls};

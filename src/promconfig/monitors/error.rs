@@ -100,6 +100,19 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// A short name of the reason's kind, for the `reason` label of metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Reason::Selector { .. } => "invalid_selector",
+            Reason::SecretNotFound { .. } => "secret_not_found",
+            Reason::ConfigMapNotFound { .. } => "configmap_not_found",
+            Reason::Key { .. } => "key",
+            Reason::UnknownScrapeClass(_) => "unknown_scrape_class",
+            Reason::UnsupportedDiscovery(_) => "unsupported_discovery",
+            Reason::Invalid { .. } => "invalid",
+        }
+    }
+
     /// An [`Reason::Invalid`] at `field`.
     pub fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Reason {
         Reason::Invalid {

@@ -4,9 +4,9 @@
 use kubesd_core::monitors::{Endpoint, IntOrString, ScrapeClass, ServiceMonitor};
 use serde_norway::Value;
 
-use super::GeneratedJob;
 use super::error::Reason;
 use super::http::Writer;
+use super::monitor::GeneratedJob;
 use super::relabel::{
     job_name_rule, monitor_rules, rule, running_filter, sanitize, selector_rules, sharding_rules,
 };

@@ -351,7 +351,7 @@ fn connection(
 ) -> Result<SdConfig, (String, String)> {
     let mut sd = keys.clone();
     sd.insert("role".into(), "pod".into());
-    crate::promconfig::check_sd_config(&Value::Mapping(sd), dir, default_kubeconfig)
+    crate::promconfig::job::sd_config(&Value::Mapping(sd), dir, default_kubeconfig)
 }
 
 #[cfg(test)]

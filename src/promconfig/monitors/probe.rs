@@ -3,9 +3,9 @@
 use kubesd_core::monitors::{Probe, ProbeSpec, ScrapeClass};
 use serde_norway::Value;
 
-use super::GeneratedJob;
 use super::error::Reason;
 use super::http::Writer;
+use super::monitor::GeneratedJob;
 use super::relabel::{job_name_rule, monitor_rules, rule, selector_rules, sharding_rules};
 use super::scrape::{limits, metric_relabelings, scheme};
 use super::scrape_class::{merge_safe_authorization, merge_safe_tls};
