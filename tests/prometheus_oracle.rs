@@ -35,7 +35,7 @@ use std::time::Duration;
 use kubesd::promconfig::{LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::api::listing::prometheus_target;
-use kubesd::service::api::prometheus_api::{public_labels, scrape_url};
+use kubesd::service::api::target_json::{public_labels, scrape_url};
 use kubesd::service::{JobSet, JobSetOptions, Monitors, ServiceState, Shard, serve_http};
 use kubesd::simulator::{
     ClusterSpec, Resource, SimulatedCluster, Simulator, SimulatorConfig, create_scrapers,

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use crate::Args;
+use crate::flood_args::Args;
 
 pub struct Server {
     pub child: Option<Child>,

@@ -16,7 +16,7 @@ use super::flood_child::Server;
 use super::flood_meter::{Meter, rss_mb, trim_heap};
 use super::flood_probe::{Kept, Probe};
 use super::flood_rows::Row;
-use crate::Args;
+use crate::flood_args::Args;
 
 pub fn options(args: &Args) -> EngineOptions {
     let defaults = EngineOptions::default();

@@ -11,7 +11,7 @@ use super::flood_meter::{Measured, Meter, peak_rss_mb};
 use super::flood_rows::Row;
 use super::flood_service::{BenchJobs, start_service};
 use super::{fleet_consumers, fleet_coverage, flood_members};
-use crate::Args;
+use crate::flood_args::Args;
 
 /// The fleet: one pod job served by `kubesd run`'s path, a flood paced at
 /// `--fleet-rate`, and (with `--fleet-views on`) the view consumers polling throughout.

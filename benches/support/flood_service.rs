@@ -15,7 +15,7 @@ use super::flood_engine::options;
 use super::flood_members;
 use super::flood_meter::{Meter, rss_mb, trim_heap};
 use super::flood_rows::Row;
-use crate::Args;
+use crate::flood_args::Args;
 
 /// A Prometheus config of `jobs` pod jobs against `api_server`, each relabelling as
 /// users commonly do: the pod's labels mapped, namespace and pod copied from the meta

@@ -11,7 +11,7 @@ use regex::Regex;
 use super::config::{Action, CompiledRule};
 use super::dialect::Dialect;
 use super::graphite::expand_graphite;
-use super::memo::{NameDecision, NameMemo};
+use super::name_memo::{NameDecision, NameMemo};
 use super::template::expand;
 use crate::labels::{Labels, LabelsBuilder};
 

@@ -15,125 +15,14 @@
 //! in another allocation). Label names come from the cluster, so the memory is bounded:
 //! past [`MAX_NAMES`] names per rule it starts over.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use arcstr::ArcStr;
-
-use super::config::{Action, CompiledRule};
-use super::shared::LeftAlone;
+use super::config::CompiledRule;
+use super::left_alone::LeftAlone;
+use super::name_memo::NameMemo;
 use super::target::{ScrapeSettings, Target, process_with};
-use super::template::expand;
 use super::visibility::Visibility;
 use crate::labels::Labels;
-
-/// Distinct names a rule remembers before it forgets them all. A cluster's pod label
-/// keys number in the hundreds; this bounds a cluster whose keys never repeat.
-pub const MAX_NAMES: usize = 1 << 14;
-
-/// Something decided per label name, remembered by the address of the name's bytes
-/// (the entry holds the name, so that address cannot be reused for another string
-/// while it is remembered). Label names come from the cluster, so it is bounded: past
-/// [`MAX_NAMES`] names it starts over.
-pub(super) struct ByAddress<V>(HashMap<usize, (ArcStr, V), foldhash::fast::RandomState>);
-
-impl<V> Default for ByAddress<V> {
-    fn default() -> Self {
-        ByAddress(HashMap::default())
-    }
-}
-
-impl<V: Clone> ByAddress<V> {
-    /// What was decided for `name`, or `decide(name)`, remembered.
-    pub(super) fn get_or_decide(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> V {
-        let address = name.as_ptr() as usize;
-        if let Some((_, value)) = self.0.get(&address) {
-            return value.clone();
-        }
-        if self.0.len() >= MAX_NAMES {
-            self.0.clear();
-        }
-        let value = decide(name);
-        self.0.insert(address, (ArcStr::clone(name), value.clone()));
-        value
-    }
-
-    /// Names remembered.
-    pub(super) fn len(&self) -> usize {
-        self.0.len()
-    }
-}
-
-/// What a name-only rule decided for one label name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct NameDecision {
-    /// The rule's regex matches the name.
-    pub(super) matches: bool,
-    /// `labelmap`: the name the label is copied to, when the regex matched and the
-    /// expansion is a label name the rule may write.
-    pub(super) renamed: Option<ArcStr>,
-}
-
-impl NameDecision {
-    /// `rule`'s decision for `name`, computed.
-    pub(super) fn compute(rule: &CompiledRule, name: &str) -> NameDecision {
-        match rule.action {
-            Action::LabelMap => match rule.regex.captures(name) {
-                Some(caps) => {
-                    let new_name = expand(&rule.replacement, &caps);
-                    // Prometheus writes whatever name comes out; kubesd skips one that
-                    // is not a label name, as `replace` does, so its output stays valid.
-                    NameDecision {
-                        matches: true,
-                        renamed: rule
-                            .names
-                            .is_valid(&new_name)
-                            .then(|| ArcStr::from(new_name)),
-                    }
-                }
-                None => NameDecision::default(),
-            },
-            _ => NameDecision {
-                matches: rule.regex.is_match(name),
-                renamed: None,
-            },
-        }
-    }
-}
-
-/// One rule's remembered decisions.
-#[derive(Default)]
-pub(super) struct NameMemo {
-    /// By the address of the name's bytes.
-    by_address: ByAddress<NameDecision>,
-    /// By content: the same name in another allocation.
-    by_content: HashMap<ArcStr, NameDecision, foldhash::fast::RandomState>,
-}
-
-impl NameMemo {
-    /// `rule`'s decision for `name`, remembered.
-    pub(super) fn decide(&mut self, rule: &CompiledRule, name: &ArcStr) -> NameDecision {
-        let by_content = &mut self.by_content;
-        self.by_address.get_or_decide(name, |name| {
-            if by_content.len() >= MAX_NAMES {
-                by_content.clear();
-            }
-            match by_content.get(name.as_str()) {
-                Some(d) => d.clone(),
-                None => {
-                    let d = NameDecision::compute(rule, name);
-                    by_content.insert(ArcStr::clone(name), d.clone());
-                    d
-                }
-            }
-        })
-    }
-
-    /// Names remembered (by address).
-    fn len(&self) -> usize {
-        self.by_address.len()
-    }
-}
 
 /// A job's rules and what their name-only rules decided so far. See the module
 /// documentation.
@@ -194,6 +83,7 @@ impl Relabeller {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::relabel::by_address::MAX_NAMES;
     use crate::relabel::{RelabelConfig, compile_all, process};
 
     fn rules(yaml: &str) -> Arc<Vec<CompiledRule>> {

@@ -17,10 +17,13 @@
 //!   rules cannot see ([`Visibility`]) from one they must relabel.
 
 mod apply;
+mod by_address;
 mod config;
 mod dialect;
 mod graphite;
+mod left_alone;
 mod memo;
+mod name_memo;
 mod names;
 mod selector;
 mod shared;
@@ -30,11 +33,12 @@ mod trace;
 mod visibility;
 
 pub use apply::{hash_mod, hash_mod_xxhash, prometheus_hash, relabel};
+pub use by_address::MAX_NAMES;
 pub use config::{
     Action, CompiledRule, RelabelConfig, RelabelError, RuleOptions, compile_all, compile_all_with,
 };
 pub use dialect::Dialect;
-pub use memo::{MAX_NAMES, Relabeller};
+pub use memo::Relabeller;
 pub use names::{NameValidation, is_valid_label_name};
 pub use target::{
     ADDRESS_LABEL, PARAM_PREFIX, SCRAPE_INTERVAL_LABEL, SCRAPE_TIMEOUT_LABEL, ScrapeSettings,

@@ -6,7 +6,7 @@
 //! its own labels laid over it. So the rules run once per object on the shared labels,
 //! and each target costs only the check that its own labels are left alone:
 //!
-//! - no rule reads the name ([`CompiledRule::reads_label`]: sources, selectors,
+//! - no rule reads the name ([`reads_label`](super::CompiledRule::reads_label): sources, selectors,
 //!   templates, `labelmap`), and no `labeldrop` or `labelkeep` removes it;
 //! - no rule wrote it while running on the shared labels (recorded as they ran: what a
 //!   rule writes depends only on what it reads, and it reads only shared labels);
@@ -19,11 +19,9 @@
 
 use arcstr::ArcStr;
 
-use super::config::{Action, CompiledRule};
-use super::memo::{ByAddress, Relabeller};
+use super::memo::Relabeller;
 use super::target::{
-    ADDRESS_LABEL, META_PREFIX, PARAM_PREFIX, SEED_NAMES, ScrapeSettings, TMP_PREFIX, Target,
-    output, run_rules,
+    ADDRESS_LABEL, META_PREFIX, ScrapeSettings, TMP_PREFIX, Target, output, run_rules,
 };
 use crate::labels::{Label, Labels, LabelsBuilder, same_names};
 
@@ -55,11 +53,6 @@ impl SharedResult {
         }
     }
 }
-
-/// Per label name: whether the rules leave it alone but for what they write (see the
-/// module documentation).
-#[derive(Default)]
-pub(super) struct LeftAlone(ByAddress<bool>);
 
 impl Relabeller {
     /// [`Relabeller::process`] of each of one object's `targets`, in order, given to
@@ -174,24 +167,6 @@ fn with_own(base: &Labels, result: &SharedResult, own: &[Label]) -> Option<Targe
                 output.merged(kept)
             }))
         }
-    }
-}
-
-impl LeftAlone {
-    /// Whether `rules` leave `name` alone but for what they write, remembered.
-    pub(super) fn decide(&mut self, rules: &[CompiledRule], name: &ArcStr) -> bool {
-        self.0.get_or_decide(name, |name| {
-            let seeded = SEED_NAMES.contains(name) || name.starts_with(PARAM_PREFIX);
-            !seeded
-                && rules.iter().all(|rule| {
-                    !rule.reads_label(name)
-                        && match rule.action {
-                            Action::LabelDrop => !rule.regex.is_match(name),
-                            Action::LabelKeep => rule.regex.is_match(name),
-                            _ => true,
-                        }
-                })
-        })
     }
 }
 

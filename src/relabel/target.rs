@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::apply::{WorkingSet, apply};
 use super::config::CompiledRule;
-use super::memo::NameMemo;
+use super::name_memo::NameMemo;
 use crate::labels::Labels;
 
 /// What became of a discovered target.

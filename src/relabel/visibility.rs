@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use arcstr::ArcStr;
 
+use super::by_address::ByAddress;
 use super::config::CompiledRule;
-use super::memo::ByAddress;
 use super::target::{META_PREFIX, TMP_PREFIX};
 use crate::labels::Labels;
 

@@ -1,5 +1,5 @@
 //! An object's share served as its *discovered* label sets (the OpenTelemetry target
-//! allocator's answer, see `service::fleet::target_allocator`): the object's
+//! allocator's answer, see `service::api::allocator`): the object's
 //! discovered label sets, shared with the group's cache, and which of them the share
 //! holds. Nothing is serialized until a body that holds it is sent, so a partition of
 //! discovered labels costs a few words per object, not the labels' bytes again. The

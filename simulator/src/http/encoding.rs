@@ -8,7 +8,7 @@ use actix_web::http::header;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::object_json;
+use super::response::object_json;
 use crate::error::ApiError;
 use crate::protobuf;
 use crate::resource::Resource;

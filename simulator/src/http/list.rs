@@ -18,8 +18,8 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Target;
 use super::encoding::ResponseEncoding;
+use super::request::Target;
 use super::table::{self, IncludeObject};
 use crate::error::ApiError;
 use crate::protobuf;

@@ -30,8 +30,10 @@ use tokio::time::{Instant, Interval};
 
 use super::encoding::ResponseEncoding;
 use super::list::parse_selector;
+use super::request::{Target, is_true};
+use super::response::error_response;
+use super::state::HttpState;
 use super::table::{self, IncludeObject};
-use super::{HttpState, Target, error_response, is_true};
 use crate::error::ApiError;
 use crate::faults::{Injection, WatchFault};
 use crate::protobuf;

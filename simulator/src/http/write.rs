@@ -12,8 +12,9 @@ use actix_web::{HttpRequest, HttpResponse};
 use bytes::Bytes;
 use serde_json::Value;
 
+use super::request::{Target, query_params};
+use super::response::object_json;
 use super::table::{self, IncludeObject};
-use super::{Target, object_json, query_params};
 use crate::error::ApiError;
 use crate::sim::Simulator;
 use crate::store::WriteMode;

@@ -14,6 +14,7 @@
 //! the churn look objects up by ([`pairs`]: labels, selectors, owners; [`sampler`]: a
 //! random object), so their writes cost the same in a cluster of any size.
 
+mod key;
 mod pairs;
 mod sampler;
 
@@ -30,13 +31,10 @@ use super::faults::WatchFault;
 use super::resource::Resource;
 use super::selector::Selector;
 use super::timestamp;
+pub use key::ObjectKey;
 pub use pairs::Field;
 use pairs::PairIndex;
 use sampler::Sampler;
-
-/// Identifies an object within a resource: (namespace, name); the namespace
-/// is empty for cluster-scoped resources. Ordered, so lists are sorted by it.
-pub type ObjectKey = (String, String);
 
 /// The resourceVersion history starts over from here after [`Store::restart`]:
 /// deliberately lower than anything a long-running store has handed out.

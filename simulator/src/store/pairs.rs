@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ObjectKey;
+use super::key::ObjectKey;
 use crate::resource::Resource;
 
 /// Which pairs of an object are indexed.

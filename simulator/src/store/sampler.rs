@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::ObjectKey;
+use super::key::ObjectKey;
 
 /// Every key of one resource, each once; `insert`, `remove` and `pick` take
 /// constant time whatever the number of keys.

@@ -13,7 +13,7 @@ use futures_util::stream;
 use serde_json::Value;
 
 use super::listing::ActiveTarget;
-use super::prometheus_api::{Pool, active_json};
+use super::target_json::{Pool, active_json};
 
 /// Active targets serialized per chunk of the body.
 pub const CHUNK_TARGETS: usize = 256;

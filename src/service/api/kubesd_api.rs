@@ -19,10 +19,12 @@ use super::active_stream::{ActiveList, success_with_active};
 use super::dropped_counts::dropped_count;
 use super::json::{bad_data, jobs_named, query_param, success};
 use super::listing::{DropReason, DroppedTarget, Lens, TargetQuery, list_job};
-use super::prometheus_api::{Pool, States, dropped_json};
+use super::prometheus_api::States;
+use super::route::get_or_head;
 use super::target_filter::TargetFilter;
+use super::target_json::{Pool, dropped_json};
 use crate::UrlStatus;
-use crate::service::web::http::{get_or_head, view_query_text};
+use crate::service::views::query::view_query_text;
 use crate::service::{Job, JobActor, ServiceState};
 
 /// Dropped targets one answer lists per job, at most (all are counted): the status

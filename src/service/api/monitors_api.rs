@@ -7,13 +7,12 @@ use actix_web::{HttpResponse, web};
 use serde_json::Value;
 
 use super::json::success;
+use super::route::get_or_head;
 use crate::service::ServiceState;
 
 /// Adds the route (GET and HEAD).
 pub fn routes(app: &mut web::ServiceConfig) {
-    const PATH: &str = "/api/v1/kubesd/monitors";
-    app.route(PATH, web::get().to(monitors))
-        .route(PATH, web::head().to(monitors));
+    app.route("/api/v1/kubesd/monitors", get_or_head().to(monitors));
 }
 
 async fn monitors(state: web::Data<ServiceState>) -> HttpResponse {

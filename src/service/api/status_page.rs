@@ -3,7 +3,7 @@
 //! config). It reads the JSON endpoints of [`super::kubesd_api`] and
 //! [`super::prometheus_api`] and polls them to follow changes.
 
-use crate::service::web::http::get_or_head;
+use super::route::get_or_head;
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{HttpResponse, web};
 

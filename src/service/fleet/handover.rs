@@ -9,7 +9,7 @@
 //! back that assignment is the current one again. An older assignment equal to the
 //! current one serves nothing more and is dropped.
 //!
-//! The member watch (`service::views::members`) owns the one [`Handover`] and its
+//! The member watch (`service::fleet::members`) owns the one [`Handover`] and its
 //! clock (tokio's, so tests pause it); every job actor receives the [`Fleet`] it
 //! publishes and reassigns its targets by it, so all jobs switch together.
 

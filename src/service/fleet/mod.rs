@@ -1,15 +1,14 @@
 //! How a fleet of scrapers shares a job's targets (`/sd/{job}?member=POD`): the members
-//! with their zones and weights ([`assignment`]), the nodes' zones ([`zones`]), the
-//! weights read from the members' pods ([`weights`]), and the handover that keeps a
-//! moved target at its old member for a while ([`handover`]).
+//! with their zones and weights ([`assignment`]), the member watch ([`members`]), the
+//! nodes' zones ([`zones`]), the weights read from the members' pods ([`weights`]), and
+//! the handover that keeps a moved target at its old member for a while ([`handover`]).
+//! Serving the shares over HTTP is `service::api`'s.
 
 pub mod assigned;
 pub mod assignment;
 pub mod handover;
-pub mod metrics;
+pub(crate) mod members;
 pub mod owners;
-pub mod target_allocator;
-pub mod targets_by_collector;
 pub mod weights;
 pub mod zones;
 

@@ -33,11 +33,11 @@ use crate::actors::backlog::{SlotSet, for_latest_per_slot};
 use crate::actors::messages::{Push, TargetsPush};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
+use crate::service::fleet::members::Members;
 use crate::service::jobs::job_state::JobState;
 use crate::service::jobs::relabelling::Relabelling;
 use crate::service::jobs::snapshot::{JobSnapshot, JobStats, SnapshotCell};
 use crate::service::views::ViewKind;
-use crate::service::views::members::Members;
 
 /// The actor. See the module documentation.
 pub struct JobActor {

@@ -32,13 +32,13 @@ use crate::arbiter_pool::ArbiterPool;
 use crate::config::SdConfig;
 use crate::promconfig::{self, LoadedConfig};
 use crate::relabel::{ReadableMeta, ScrapeSettings};
+use crate::service::fleet::members::{MemberWatch, Members};
 use crate::service::jobs::file_name::job_file;
 use crate::service::jobs::file_sd::spawn_file_writer;
 use crate::service::jobs::job::{Job, JobPart};
 use crate::service::jobs::job_actor::{JobActor, StopJobActor, Subscribed};
 use crate::service::jobs::relabelling::Relabelling;
 use crate::service::jobs::snapshot::{JobWork, SnapshotCell};
-use crate::service::views::members::{MemberWatch, Members};
 use crate::service::views::shard::Shard;
 use crate::{Discovery, SubscribeError};
 

@@ -14,7 +14,6 @@
 //! for ([`crate::service::fleet::assigned`]), their shares cut from the same bytes.
 
 pub(crate) mod index;
-pub(crate) mod members;
 pub(crate) mod query;
 pub(crate) mod shard;
 
@@ -65,7 +64,7 @@ pub enum ViewQuery {
     Member(ArcStr),
     /// The targets assigned to this member pod with their discovered labels, as the
     /// OpenTelemetry target allocator serves a collector (see
-    /// [`crate::service::fleet::target_allocator`]).
+    /// [`crate::service::api::allocator`]).
     Allocator(ArcStr),
 }
 

@@ -4,7 +4,7 @@
 
 use arcstr::ArcStr;
 
-use crate::service::views::{MAX_SHARDS, ViewQuery};
+use crate::service::views::{Bucket, MAX_SHARDS, ViewKind, ViewQuery};
 
 /// The view `query` (a URL's query string, without `?`) asks for, or why it is not one.
 pub fn parse_view_query(query: &str) -> Result<ViewQuery, String> {
@@ -39,6 +39,18 @@ pub fn parse_view_query(query: &str) -> Result<ViewQuery, String> {
         (Some(_), None, None, None) => Err("shard= needs shards= (how many shards)".into()),
         (None, Some(_), None, None) => Err("shards= needs shard= (which shard)".into()),
         _ => Err("ask for one view at a time: shard=I&shards=N, node=NAME or member=POD".into()),
+    }
+}
+
+/// The query string that asks for `bucket` of `kind`.
+pub fn view_query_text(kind: ViewKind, bucket: &Bucket) -> String {
+    let encode = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    match (kind, bucket) {
+        (ViewKind::Shards(n), Bucket::Shard(i)) => format!("shard={i}&shards={n}"),
+        (ViewKind::Node, Bucket::Name(node)) => format!("node={}", encode(node)),
+        (ViewKind::Member, Bucket::Name(member)) => format!("member={}", encode(member)),
+        (ViewKind::Allocator, Bucket::Name(member)) => format!("collector_id={}", encode(member)),
+        (kind, bucket) => format!("{kind:?}={bucket:?}"),
     }
 }
 

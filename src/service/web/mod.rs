@@ -1,11 +1,9 @@
-//! kubesd's listener: the HTTP endpoints (`/sd`, views, `/metrics`, health, reload and
-//! the APIs of `service::api` and `service::fleet`), the exporter-toolkit web config
-//! (TLS, basic auth, headers, rate limits) and the process metrics.
+//! kubesd's listener: the HTTP server that serves `service::api`'s endpoints, and the
+//! exporter-toolkit web config it applies (TLS, basic auth, headers, rate limits).
 
+mod client_certificate;
 pub mod config;
-pub mod go_query;
 pub mod guard;
 pub(crate) mod http;
-pub(crate) mod process_metrics;
 pub mod tls;
 pub mod tls_settings;

@@ -14,59 +14,30 @@
 //!   `relabel_configs` itself. Only targets the job's relabelling keeps are served, and
 //!   each is assigned by its relabelled `__address__`, so a collector's share,
 //!   relabelled, is `/sd/{job}?member=ID`'s. An unknown collector gets `[]`; without
-//!   `collector_id`, every member's share (`super::targets_by_collector`).
+//!   `collector_id`, every member's share ([`super::allocator_shares`]).
 //!
 //! The targets are a view partition like the member views
 //! ([`crate::service::views::ViewKind::Allocator`], assigned when asked for: see
-//! [`super::assigned`]): each object's kept targets, split by member, as shares of the
+//! [`crate::service::fleet::assigned`]): each object's kept targets, split by member, as shares of the
 //! object's discovered label sets (the group's, not a copy), serialized only while a
 //! collector's share is sent, without the `__meta_*` labels no rule of the job reads
 //! (unless `--allocator.keep-unread-labels`): the labels of 600k targets, kept
 //! serialized, would be several times kubesd's own memory.
 
-use std::any::Any;
-
-use actix_tls::accept::rustls_0_23::TlsStream;
-use actix_web::dev::Extensions;
 use actix_web::http::header::RETRY_AFTER;
-use actix_web::rt::net::TcpStream;
 use actix_web::{HttpRequest, HttpResponse, web};
 use arcstr::ArcStr;
 
-use super::targets_by_collector::every_collectors_share;
-use crate::service::ServiceState;
+use super::allocator_shares::every_collectors_share;
+use super::sd::serve_body;
+use crate::service::api::go_query::{UnescapeError, query_escape, query_unescape};
+use crate::service::state::ServiceState;
 use crate::service::views::ViewQuery;
-use crate::service::web::go_query::{UnescapeError, query_escape, query_unescape};
-use crate::service::web::guard::WebGuard;
-use crate::service::web::http::serve_body;
-use crate::service::web::tls_settings::ClientAuth;
 
-/// Noted on a connection (by [`note_client_certificate`]) whose client presented a
+/// Noted on a connection (by the listener's `on_connect`) whose client presented a
 /// certificate that the web config's client CA verified.
 #[derive(Clone, Copy, Debug)]
 pub struct VerifiedClientCertificate;
-
-/// The listener's `on_connect`: notes [`VerifiedClientCertificate`] on a TLS
-/// connection with a client certificate while `guard`'s `client_auth_type` verifies
-/// certificates (with the other types a certificate proves nothing).
-pub fn note_client_certificate(conn: &dyn Any, ext: &mut Extensions, guard: Option<&WebGuard>) {
-    let Some(guard) = guard else {
-        return;
-    };
-    let verifies = guard.current().settings.tls.as_ref().is_some_and(|t| {
-        matches!(
-            t.client_auth,
-            ClientAuth::VerifyClientCertIfGiven | ClientAuth::RequireAndVerifyClientCert
-        )
-    });
-    let presented = conn
-        .downcast_ref::<TlsStream<TcpStream>>()
-        .and_then(|tls| tls.get_ref().1.peer_certificates())
-        .is_some_and(|certs| !certs.is_empty());
-    if verifies && presented {
-        ext.insert(VerifiedClientCertificate);
-    }
-}
 
 /// `GET /scrape_configs`: every job's scrape config by name, as Prometheus fills it in
 /// ([`crate::promconfig::ServedConfig::allocator_json`]), with its secrets only on a

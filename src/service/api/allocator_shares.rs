@@ -24,11 +24,11 @@ use actix_web::HttpResponse;
 use arcstr::ArcStr;
 use bytes::Bytes;
 
-use super::Fleet;
+use super::sd::written_apart;
 use crate::sd_output::SdBody;
+use crate::service::fleet::Fleet;
 use crate::service::jobs::job::Job;
 use crate::service::views::ViewQuery;
-use crate::service::web::http::written_apart;
 
 /// Every member of `members_from`'s fleet with its share of `job`, whose name is
 /// `escaped` in the links (as Go's `url.QueryEscape` escapes it); `job` is `None` for

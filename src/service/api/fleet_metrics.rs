@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::FleetCounts;
 use crate::metrics::escape_label_value;
+use crate::service::fleet::FleetCounts;
 use crate::service::jobs::job::Job;
 use crate::service::views::ViewKind;
 
