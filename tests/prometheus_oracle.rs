@@ -23,7 +23,9 @@
 //!
 //! The monitors' side: kubesd watching the simulated cluster's ServiceMonitors and
 //! PodMonitors must give the targets, relabel steps and scrape configs of a Prometheus
-//! that ran the config prometheus-operator generated for the same monitors.
+//! that ran the config prometheus-operator generated for the same monitors; and so
+//! for the monitors of `tests/monitors/`'s cases on that cluster with the objects
+//! they select added (`monitors_cases/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,8 +37,11 @@ use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, proces
 use kubesd::service::api::listing::prometheus_target;
 use kubesd::service::api::target_json::{public_labels, scrape_url};
 use kubesd::service::{JobSet, JobSetOptions, Monitors, ServiceState, Shard, serve_http};
-use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig, create_scrapers};
+use kubesd::simulator::{
+    ClusterSpec, Resource, SimulatedCluster, Simulator, SimulatorConfig, create_scrapers,
+};
 use kubesd::{ArcStr, Discovery, Labels};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The recorded answers.
@@ -228,19 +233,57 @@ fn recorded_targets(name: &str) -> BTreeMap<String, Value> {
 }
 
 /// Jobs whose dropped targets a `keep_dropped_targets` bound cuts, each with the job
-/// of the same discovery and rules that lists them all.
+/// of the same discovery and rules that lists them all (`keep-dropped`).
 const BOUNDED: [(&str, &str); 2] = [("kept-7", "kept-all"), ("kept-global", "kept-all")];
 
+/// The pools whose dropped targets a bound cuts, each with the pool in `all_dropped`
+/// that lists them all.
+struct Bounds {
+    pools: Vec<(String, String)>,
+    all_dropped: Vec<Value>,
+}
+
+/// A config's bounds: where a second Prometheus ran it without them
+/// (`dropped_unbounded.json`, its dropped targets), every job with
+/// `keep_dropped_targets` against itself there; else [`BOUNDED`] against its twins in
+/// the recorded answer.
+fn bounds(name: &str, recorded: &BTreeMap<String, Value>) -> Bounds {
+    let unbounded = oracle_dir(name).join("dropped_unbounded.json");
+    let Ok(text) = std::fs::read_to_string(&unbounded) else {
+        return Bounds {
+            pools: (BOUNDED.iter())
+                .map(|(b, t)| (b.to_string(), t.to_string()))
+                .collect(),
+            all_dropped: (recorded["state=dropped"]["data"]["droppedTargets"].as_array())
+                .cloned()
+                .unwrap_or_default(),
+        };
+    };
+    let config =
+        std::fs::read_to_string(oracle_dir(name).join("status_config.yml")).expect("status config");
+    let pools = (scrape_configs(&config).as_array().into_iter().flatten())
+        .filter(|job| job.get("keep_dropped_targets").is_some())
+        .filter_map(|job| job["job_name"].as_str())
+        .map(|job| (job.to_string(), job.to_string()))
+        .collect();
+    Bounds {
+        pools,
+        all_dropped: serde_json::from_str(&text).expect("JSON"),
+    }
+}
+
 /// `got` against `want` for one query. For a bounded job: as many dropped targets,
-/// each one its twin job lists in `all_dropped` (Prometheus' answer without a bound).
-fn compare_targets(mut got: Value, mut want: Value, all_dropped: &[Value]) -> Result<(), String> {
-    for (bounded, twin) in BOUNDED {
+/// each one its twin job lists in `bounds.all_dropped` (Prometheus' answer without a
+/// bound).
+fn compare_targets(mut got: Value, mut want: Value, bounds: &Bounds) -> Result<(), String> {
+    for (bounded, twin) in &bounds.pools {
         let of = |answer: &mut Value| -> Vec<Value> {
             let Some(Value::Array(list)) = answer["data"].get_mut("droppedTargets") else {
                 return Vec::new();
             };
-            let (pool, rest): (Vec<Value>, Vec<Value>) =
-                list.drain(..).partition(|t| t["scrapePool"] == bounded);
+            let (pool, rest): (Vec<Value>, Vec<Value>) = list
+                .drain(..)
+                .partition(|t| t["scrapePool"] == bounded.as_str());
             *list = rest;
             pool
         };
@@ -253,9 +296,9 @@ fn compare_targets(mut got: Value, mut want: Value, all_dropped: &[Value]) -> Re
             ));
         }
         for mut target in mine {
-            target["scrapePool"] = twin.into();
-            target["discoveredLabels"]["job"] = twin.into();
-            if !all_dropped.contains(&target) {
+            target["scrapePool"] = twin.as_str().into();
+            target["discoveredLabels"]["job"] = twin.as_str().into();
+            if !bounds.all_dropped.contains(&target) {
                 return Err(format!(
                     "{bounded}: {target} is none of its dropped targets"
                 ));
@@ -296,15 +339,12 @@ fn difference(got: &Value, want: &Value) -> String {
 /// Every recorded `/api/v1/targets` query against kubesd.
 async fn check_targets(name: &str, service: &Service) {
     let recorded = recorded_targets(name);
-    let all_dropped = recorded["state=dropped"]["data"]["droppedTargets"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let bounds = bounds(name, &recorded);
     let mut failures = Vec::new();
     for (query, want) in &recorded {
         let (status, got) = service.get(&format!("/api/v1/targets?{query}")).await;
         assert_eq!(status, 200, "{name}: /api/v1/targets?{query}");
-        if let Err(why) = compare_targets(normalised(got), want.clone(), &all_dropped) {
+        if let Err(why) = compare_targets(normalised(got), want.clone(), &bounds) {
             failures.push(format!("{name}: /api/v1/targets?{query}:{why}"));
         }
     }
@@ -401,7 +441,11 @@ async fn check_sd_bodies(name: &str, service: &Service) {
 
 /// A config of the oracle against every answer recorded for it.
 async fn check(name: &str) {
-    let running = cluster().await;
+    check_on(name, cluster().await).await;
+}
+
+/// A config of the oracle against every answer recorded for it, on `running`.
+async fn check_on(name: &str, running: SimulatedCluster) {
     let url = running.url();
     let service = Service::start(&load(name, &url)).await;
     if oracle_dir(name).join("targets.json").exists() {
@@ -422,6 +466,91 @@ async fn check(name: &str) {
 #[actix_rt::test]
 async fn monitors_as_the_operators_generated_config() {
     check("monitors").await;
+}
+
+/// The cluster of a monitors case: the simulated one, then the case's Namespaces,
+/// Secrets and monitors (`tests/monitors/<case>/resources.yaml`, or the oracle case's
+/// own where Prometheus cannot run them as they are), then the objects they select
+/// (`monitors_cases/workloads.yaml`), as Prometheus discovered it.
+async fn monitors_case_cluster(case: &str) -> SimulatedCluster {
+    let running = cluster().await;
+    let own = oracle_dir("monitors_cases")
+        .join(case)
+        .join("resources.yaml");
+    let resources = if own.exists() {
+        own
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/monitors")
+            .join(case)
+            .join("resources.yaml")
+    };
+    add_objects(running.sim(), &resources);
+    add_objects(running.sim(), &oracle_dir("monitors_cases/workloads.yaml"));
+    running
+}
+
+/// Creates each object of a YAML file in order; one that exists already (a Namespace
+/// both files name, one the simulated cluster has) is left as it is.
+fn add_objects(sim: &Simulator, file: &Path) {
+    let text = std::fs::read_to_string(file).expect("objects");
+    for (i, doc) in serde_norway::Deserializer::from_str(&text).enumerate() {
+        let what = format!("{} document {i}", file.display());
+        let object = Value::deserialize(doc).unwrap_or_else(|e| panic!("{what}: {e}"));
+        if object.is_null() {
+            continue;
+        }
+        let kind = object["kind"].as_str().unwrap_or_default().to_string();
+        let resource = (Resource::ALL.into_iter())
+            .find(|r| r.kind() == kind)
+            .unwrap_or_else(|| panic!("{what}: kind {kind:?}"));
+        match sim.create(resource, object) {
+            Err(e) if e.reason != "AlreadyExists" => panic!("{what}: {e}"),
+            _ => {}
+        }
+    }
+}
+
+/// The monitors of a case of `tests/monitors/` on the simulated cluster with what they
+/// select, watched by kubesd's `monitors:` section, against a Prometheus that ran the
+/// scrape configs prometheus-operator generated for the cluster's monitors.
+async fn check_monitors_case(case: &str) {
+    let running = monitors_case_cluster(case).await;
+    check_on(&format!("monitors_cases/{case}"), running).await;
+}
+
+/// `jobLabel`, `targetLabels`, `podTargetLabels`, `attachMetadata`, `filterRunning`,
+/// endpoints by port name, `targetPort` number and name and none, relabelings of
+/// every kind, on the `endpointslice` role.
+#[actix_rt::test]
+async fn monitors_service_monitor_fields() {
+    check_monitors_case("service_monitor_fields").await;
+}
+
+/// The `endpoints` role, a monitor's own `EndpointSlice`, `namespaceSelector.any`,
+/// `selectorMechanism: RoleSelector`.
+#[actix_rt::test]
+async fn monitors_service_monitor_roles() {
+    check_monitors_case("service_monitor_roles").await;
+}
+
+/// PodMonitors: ports by name and number, `targetPort`, `filterRunning`, a namespace
+/// selector on Namespace labels.
+#[actix_rt::test]
+async fn monitors_pod_monitor() {
+    check_monitors_case("pod_monitor").await;
+}
+
+/// Probes of Ingresses through their prober.
+#[actix_rt::test]
+async fn monitors_probe_ingress() {
+    check_monitors_case("probe_ingress").await;
+}
+
+/// A ScrapeConfig's `kubernetesSDConfigs`: roles, namespaces, selectors, metadata.
+#[actix_rt::test]
+async fn monitors_scrape_config_kinds() {
+    check_monitors_case("scrape_config_kinds").await;
 }
 
 /// The same monitors' jobs as collectors read them: `/scrape_configs` serves each
@@ -550,7 +679,7 @@ fn shown(pool: &str, labels: &Labels, params: &[(String, Vec<String>)]) -> Value
         .iter()
         .map(|l| (l.name.to_string(), l.value.to_string()))
         .collect();
-    serde_json::json!({"scrapePool": pool, "labels": public, "scrapeUrl": scrape_url(labels, params)})
+    serde_json::json!({"scrapePool": pool, "labels": public, "scrapeUrl": scrape_url(labels, params, "/metrics")})
 }
 
 /// What a collector scrapes of one job: its share's discovered targets (HTTP SD

@@ -344,7 +344,9 @@ impl ScrapeKeys {
                 }
                 self.scheme = Some(scheme).filter(|s| !s.is_empty());
             }
-            "metrics_path" => self.metrics_path = Some(string(value)?).filter(|s| !s.is_empty()),
+            // Written empty, it stays empty: Prometheus then sets no `__metrics_path__`
+            // and scrapes the address itself (a Probe without `prober.path`).
+            "metrics_path" if !value.is_null() => self.metrics_path = Some(string(value)?),
             "params" => {
                 let params: Option<std::collections::BTreeMap<String, Vec<String>>> =
                     serde_norway::from_value(value.clone())

@@ -34,7 +34,7 @@ impl Pool {
 
 /// An active target in Prometheus' shape.
 pub fn active_json(pool: &Pool, target: &ActiveTarget) -> Value {
-    let url = scrape_url(&target.labels, &pool.params);
+    let url = scrape_url(&target.labels, &pool.params, &pool.scrape.metrics_path);
     let scrape = &pool.scrape;
     let interval = target.labels.get("__scrape_interval__");
     let timeout = target.labels.get("__scrape_timeout__");
@@ -74,12 +74,14 @@ pub fn public_labels(labels: &Labels) -> Labels {
 
 /// The URL a target is scraped at, as Prometheus writes it (`Target.URL`): its
 /// scheme, address and path (kubesd's output leaves out the scheme and path when they
-/// are the defaults), and as query the job's `params`, every value, each one's first
-/// value replaced by its `__param_<name>` label, and the other `__param_*` labels;
-/// names in order, escaped as Go escapes a query.
-pub fn scrape_url(labels: &Labels, params: &[(String, Vec<String>)]) -> String {
+/// are the defaults, and has no path label when the job's `metrics_path` is empty:
+/// then `job_path`, the job's), and as query the job's `params`, every value, each
+/// one's first value replaced by its `__param_<name>` label, and the other `__param_*`
+/// labels; names in order, escaped as Go escapes a query.
+pub fn scrape_url(labels: &Labels, params: &[(String, Vec<String>)], job_path: &str) -> String {
     let scheme = labels.get("__scheme__").unwrap_or("http");
-    let path = labels.get("__metrics_path__").unwrap_or("/metrics");
+    let default_path = if job_path.is_empty() { "" } else { "/metrics" };
+    let path = labels.get("__metrics_path__").unwrap_or(default_path);
     let address = labels.get(ADDRESS_LABEL).unwrap_or("");
     let mut query: Vec<(String, Vec<String>)> = params.to_vec();
     for label in labels.iter() {
