@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::flood_child::Server;
 use super::flood_meter::{Measured, Meter, peak_rss_mb};
 use super::flood_rows::Row;
-use super::flood_service::{BenchJobs, start_service};
+use super::flood_service::{BenchJobs, HTTP_WORKER, start_service};
 use super::{fleet_consumers, fleet_coverage, flood_members};
 use crate::flood_args::Args;
 
@@ -201,9 +201,15 @@ pub async fn idle_collector_asks(addr: &str, consumers: &[fleet_consumers::Consu
     format!("idle collector {} ms ({mb:.1} MB); ", ms.join("/"))
 }
 
-/// Threads that serve requests: the listener's workers and the blocking threads that
-/// write shares. The rest of the process (less the consumers) is the event path.
-const SERVING_THREADS: [&str; 3] = ["actix-server", "tokio-rt-worker", "tokio-runtime"];
+/// Threads that serve requests: the listener's acceptor and workers (named
+/// [`HTTP_WORKER`] by [`start_service`]) and the blocking threads that write shares and
+/// assign. The rest of the process (less the consumers) is the event path.
+const SERVING_THREADS: [&str; 4] = [
+    "actix-server",
+    HTTP_WORKER,
+    "tokio-rt-worker",
+    "tokio-runtime",
+];
 
 /// The CPU seconds of `m`'s threads that serve requests, and the consumers'.
 fn serving_and_consumers_s(m: &Measured) -> (f64, f64) {

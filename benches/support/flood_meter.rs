@@ -120,6 +120,21 @@ pub fn thread_ticks() -> HashMap<u64, (String, u64)> {
     out
 }
 
+/// Renames each thread of this process that is not in `before` and whose name starts
+/// with `prefix` to `name` (at most 15 bytes, the kernel's limit); returns how many.
+/// For threads a library names by its runtime rather than by their work.
+pub fn rename_new_threads(before: &HashMap<u64, (String, u64)>, prefix: &str, name: &str) -> usize {
+    let mut renamed = 0;
+    for (tid, (now, _)) in thread_ticks() {
+        if before.contains_key(&tid) || !now.starts_with(prefix) {
+            continue;
+        }
+        let comm = format!("/proc/self/task/{tid}/comm");
+        renamed += usize::from(std::fs::write(comm, name).is_ok());
+    }
+    renamed
+}
+
 pub fn ticks_per_s() -> f64 {
     (unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).max(1) as f64
 }

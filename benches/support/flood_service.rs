@@ -2,6 +2,7 @@
 //! polling one job's `/sd` under the flood), `roles` (a job per role) and `clusters`
 //! (two API server URLs), each `kubesd run` in-process against the fake API server.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use kubesd::Discovery;
 use super::flood_child::Server;
 use super::flood_engine::options;
 use super::flood_members;
-use super::flood_meter::{Meter, rss_mb, trim_heap};
+use super::flood_meter::{Meter, rename_new_threads, rss_mb, thread_ticks, trim_heap};
 use super::flood_rows::Row;
 use crate::flood_args::Args;
 
@@ -224,11 +225,35 @@ pub async fn start_service(
         engine_metrics: Default::default(),
         service_metrics: Default::default(),
     });
+    let before = thread_ticks();
     let (http, bound) =
         serve_http("127.0.0.1:0".parse().expect("address"), state, None).expect("listens");
     let handle = http.handle();
     actix_rt::spawn(http);
+    name_http_workers(&before).await;
     (set, handle, bound.to_string())
+}
+
+/// The name the HTTP server's workers are given here, so that their CPU counts with
+/// the serving side's: in an actix system they are arbiters, named as every other
+/// arbiter is (`actix-rt|system:0|arbiter:N`, which the kernel cuts to
+/// `actix-rt|system`).
+pub const HTTP_WORKER: &str = "http-worker";
+
+/// Waits until the HTTP server started after `before` was taken has its acceptor (it
+/// starts its workers first), then names the arbiters that appeared meanwhile
+/// [`HTTP_WORKER`].
+async fn name_http_workers(before: &HashMap<u64, (String, u64)>) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let started = || {
+        (thread_ticks().iter())
+            .any(|(tid, (name, _))| !before.contains_key(tid) && name.starts_with("actix-server"))
+    };
+    while !started() && Instant::now() < deadline {
+        actix_rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    let named = rename_new_threads(before, "actix-rt|system", HTTP_WORKER);
+    assert!(named > 0, "the HTTP server's worker thread was not found");
 }
 
 /// `kubesd run` in-process with `jobs` jobs: sync (until `/ready` answers 200 and every
