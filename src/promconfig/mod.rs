@@ -306,17 +306,17 @@ impl Loader<'_> {
         }
     }
 
-    /// One `scrape_configs` entry at `at` (e.g. `scrape_configs[2]`), with relative
-    /// file names taken from `dir`.
+    /// The kubeconfig a job or section that names no API server reads: the default one,
+    /// unless kubesd runs in a pod, where no server means the pod's cluster, as in
+    /// Prometheus.
+    fn section_kubeconfig(&self) -> Option<&Path> {
+        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
+        (self.options.default_kubeconfig.as_deref()).filter(|_| !in_cluster)
+    }
+
     /// The `membership` section, checked.
     fn membership(&mut self, value: &Value, dir: &Path) {
-        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
-        let kubeconfig = self
-            .options
-            .default_kubeconfig
-            .as_deref()
-            .filter(|_| !in_cluster);
-        match parse_membership(value, dir, kubeconfig) {
+        match parse_membership(value, dir, self.section_kubeconfig()) {
             Ok(m) => self.loaded.membership = Some(m),
             Err((key, why)) if key.is_empty() => self.problem("membership", &why),
             Err((key, why)) => self.problem(&format!("membership.{key}"), &why),
@@ -325,31 +325,21 @@ impl Loader<'_> {
 
     /// The `monitors` section, checked.
     fn monitors(&mut self, value: &Value, dir: &Path) {
-        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
-        let kubeconfig = self
-            .options
-            .default_kubeconfig
-            .as_deref()
-            .filter(|_| !in_cluster);
-        match parse_section(value, dir, kubeconfig) {
+        match parse_section(value, dir, self.section_kubeconfig()) {
             Ok(m) => self.loaded.monitors = Some(m),
             Err((key, why)) if key.is_empty() => self.problem("monitors", &why),
             Err((key, why)) => self.problem(&format!("monitors.{key}"), &why),
         }
     }
 
+    /// One `scrape_configs` entry at `at` (e.g. `scrape_configs[2]`), with relative
+    /// file names taken from `dir`.
     fn job(&mut self, entry: &Value, dir: &Path, at: &str) {
-        // In a pod, a config without a server means the pod's cluster, as in Prometheus.
-        let in_cluster = (self.env)("KUBERNETES_SERVICE_HOST").is_some_and(|h| !h.is_empty());
         let ctx = JobContext {
             dir,
             dialect: self.options.dialect,
             global: &self.global,
-            default_kubeconfig: self
-                .options
-                .default_kubeconfig
-                .as_deref()
-                .filter(|_| !in_cluster),
+            default_kubeconfig: self.section_kubeconfig(),
         };
         let mut errors = Vec::new();
         let mut warnings = Vec::new();

@@ -10,14 +10,16 @@ use super::monitor::GeneratedJob;
 use super::relabel::{
     job_name_rule, monitor_rules, rule, running_filter, selector_rules, sharding_rules,
 };
-use super::scrape::{body_size_limit, honor, limits, metric_relabelings, scheme};
+use super::scrape::{
+    EndpointScrape, body_size_limit, endpoint_scrape, honor, limits, metric_relabelings,
+};
 use super::scrape_class::{merge_attach_metadata, merge_safe_authorization, merge_safe_tls};
 use super::sd::{kubernetes_sd, role_selector};
 use super::service_monitor::{copy, copy_label, job_label, keep};
 use super::settings::Settings;
 use super::store::Credentials;
 use super::validate::{check_interval, check_relabelings};
-use super::yaml::{Map, list, sorted};
+use super::yaml::{Map, list};
 
 /// The checks the operator makes before it accepts the monitor.
 pub fn check(m: &PodMonitor, settings: &Settings, creds: Credentials<'_>) -> Result<(), Reason> {
@@ -128,22 +130,16 @@ pub fn job(
     })
 }
 
-/// `scrape_interval`, `scrape_timeout`, `metrics_path`, `params` and `scheme`, each
-/// when set.
+/// The endpoint's own scrape settings (see [`endpoint_scrape`]).
 fn scrape_settings(cfg: &mut Map, ep: &PodMetricsEndpoint) {
-    if !ep.interval.is_empty() {
-        cfg.put("scrape_interval", ep.interval.as_str());
-    }
-    if !ep.scrape_timeout.is_empty() {
-        cfg.put("scrape_timeout", ep.scrape_timeout.as_str());
-    }
-    if !ep.path.is_empty() {
-        cfg.put("metrics_path", ep.path.as_str());
-    }
-    if let Some(params) = &ep.params {
-        cfg.put("params", sorted(params));
-    }
-    scheme(cfg, ep.scheme.as_ref());
+    let settings = EndpointScrape {
+        interval: &ep.interval,
+        scrape_timeout: &ep.scrape_timeout,
+        path: &ep.path,
+        params: ep.params.as_ref(),
+        scheme: ep.scheme.as_ref(),
+    };
+    endpoint_scrape(cfg, settings);
 }
 
 /// The scrape's HTTP client, merged with the scrape class's.

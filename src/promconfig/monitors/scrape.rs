@@ -2,12 +2,46 @@
 //! limits, native histograms, protocols, the body size limit and the metric
 //! relabelling, in the operator's order.
 
+use std::collections::BTreeMap;
+
 use kubesd_core::monitors::{RelabelConfig, ScrapeClass, ScrapeLimits};
 use serde_norway::Value;
 
 use super::relabel::monitor_rules;
 use super::scrape_class::merge_fallback_protocol;
-use super::yaml::{Map, list, strings};
+use super::yaml::{Map, list, sorted, strings};
+
+/// The scrape settings a ServiceMonitor's and a PodMonitor's endpoints both carry.
+pub struct EndpointScrape<'a> {
+    /// `interval`, empty when not set.
+    pub interval: &'a str,
+    /// `scrapeTimeout`, empty when not set.
+    pub scrape_timeout: &'a str,
+    /// `path`, empty when not set.
+    pub path: &'a str,
+    /// `params`.
+    pub params: Option<&'a BTreeMap<String, Vec<String>>>,
+    /// `scheme`.
+    pub scheme: Option<&'a String>,
+}
+
+/// `scrape_interval`, `scrape_timeout`, `metrics_path`, `params` and `scheme` of an
+/// endpoint, each when set.
+pub fn endpoint_scrape(cfg: &mut Map, ep: EndpointScrape<'_>) {
+    if !ep.interval.is_empty() {
+        cfg.put("scrape_interval", ep.interval);
+    }
+    if !ep.scrape_timeout.is_empty() {
+        cfg.put("scrape_timeout", ep.scrape_timeout);
+    }
+    if !ep.path.is_empty() {
+        cfg.put("metrics_path", ep.path);
+    }
+    if let Some(params) = ep.params {
+        cfg.put("params", sorted(params));
+    }
+    scheme(cfg, ep.scheme);
+}
 
 /// `honor_labels`, then `honor_timestamps` and `track_timestamps_staleness` when set.
 pub fn honor(cfg: &mut Map, labels: bool, timestamps: Option<bool>, staleness: Option<bool>) {
