@@ -5,13 +5,15 @@
 //! readiness, and both replicas serve them byte for byte alike; malformed queries are
 //! refused with a reason.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use kubesd::promconfig::{LoadedConfig, parse_config};
-use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, ViewQuery, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, Shard, ViewQuery};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster, Simulator};
 use kubesd::{ArcStr, Discovery};
 use serde_json::{Value, json};
@@ -181,16 +183,7 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     one.apply(&config).await.expect("replica one starts");
     two.apply(&config).await.expect("replica two starts");
     let published = Arc::new(RwLock::new(one.jobs().into_iter().collect()));
-    let state = Arc::new(ServiceState {
-        jobs: published,
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    let (bound, handle) = support::service::serve(published, None);
     let base = format!("http://{bound}");
     let client = awc::Client::default();
 
@@ -395,16 +388,10 @@ async fn members_keep_to_their_zone_and_hand_over() {
     let fleet = "zone_aware: true\n  weight_from: annotation:kubesd.io/weight\n  handover: 3s";
     let mut one = job_set().await;
     one.apply(&config(&url, fleet)).await.expect("starts");
-    let state = Arc::new(ServiceState {
-        jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    let (bound, handle) = support::service::serve(
+        Arc::new(RwLock::new(one.jobs().into_iter().collect())),
+        None,
+    );
     let base = format!("http://{bound}");
     let client = awc::Client::default();
     let queries: Vec<String> = scrapers
@@ -543,16 +530,10 @@ scrape_configs:
     let config = parse_config(&text, Path::new("fleet.yml")).expect("config loads");
     let mut one = job_set().await;
     one.apply(&config).await.expect("starts");
-    let state = Arc::new(ServiceState {
-        jobs: Arc::new(RwLock::new(one.jobs().into_iter().collect())),
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    let (bound, handle) = support::service::serve(
+        Arc::new(RwLock::new(one.jobs().into_iter().collect())),
+        None,
+    );
     let base = format!("http://{bound}");
     let client = awc::Client::default();
     let queries: Vec<String> = scrapers.iter().map(|m| format!("member={m}")).collect();

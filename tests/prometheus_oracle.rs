@@ -27,6 +27,8 @@
 //! for the monitors of `tests/monitors/`'s cases on that cluster with the objects
 //! they select added (`monitors_cases/`).
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -36,7 +38,7 @@ use kubesd::promconfig::{LoadOptions, LoadedConfig, parse_config_with};
 use kubesd::relabel::{RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::api::listing::prometheus_target;
 use kubesd::service::api::target_json::{public_labels, scrape_url};
-use kubesd::service::{JobSet, JobSetOptions, Monitors, ServiceState, Shard, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, Monitors, Shard};
 use kubesd::simulator::{
     ClusterSpec, Resource, SimulatedCluster, Simulator, SimulatorConfig, create_scrapers,
 };
@@ -99,24 +101,8 @@ impl Service {
                 .expect("the monitors are listed");
         }
         monitors.apply(&mut jobs, loaded).await.expect("jobs start");
-        for (name, job) in jobs.jobs() {
-            let mut polls = 0;
-            while !job.status().synced {
-                polls += 1;
-                assert!(polls < 4_000, "job {name} never synced");
-                actix_rt::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
-        let state = Arc::new(ServiceState {
-            jobs: published,
-            reload: None,
-            engine_metrics: Default::default(),
-            service_metrics: Default::default(),
-        });
-        let addr = "127.0.0.1:0".parse().expect("addr");
-        let (server, bound) = serve_http(addr, state, None).expect("listens");
-        let handle = server.handle();
-        actix_rt::spawn(server);
+        support::service::wait_synced(&jobs).await;
+        let (bound, handle) = support::service::serve(published, None);
         Service {
             base: format!("http://{bound}"),
             client: awc::Client::default(),

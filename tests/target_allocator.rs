@@ -13,6 +13,8 @@
 //! gets `[]`; without `collector_id`, every collector's share; `/jobs` lists the jobs
 //! with targets.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -23,9 +25,7 @@ use kubesd::http::{build_client, build_tls_config};
 use kubesd::promconfig::{ServedConfig, parse_config};
 use kubesd::relabel::{ReadableMeta, RelabelConfig, ScrapeSettings, Target, compile_all, process};
 use kubesd::service::web::guard::WebGuard;
-use kubesd::service::{
-    CollectorLabels, Job, JobSet, JobSetOptions, ServiceState, Shard, serve_http,
-};
+use kubesd::service::{CollectorLabels, Job, JobSet, JobSetOptions, Shard};
 use kubesd::simulator::{ClusterSpec, Resource, SimulatedCluster};
 use kubesd::{ArcStr, Discovery, Labels};
 use serde_json::{Value, json};
@@ -181,16 +181,10 @@ async fn start(labels: CollectorLabels) -> Running {
     )
     .serving_collectors(labels);
     jobs.apply(&config).await.expect("starts");
-    let state = Arc::new(ServiceState {
-        jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    let (bound, handle) = support::service::serve(
+        Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
+        None,
+    );
     Running {
         cluster,
         jobs,
@@ -368,24 +362,11 @@ async fn jobs_lists_only_the_jobs_that_have_targets() {
         Arc::new(RwLock::new(BTreeMap::new())),
     );
     jobs.apply(&config).await.expect("starts");
-    for (name, job) in jobs.jobs() {
-        let mut polls = 0;
-        while !job.status().synced {
-            polls += 1;
-            assert!(polls < 4_000, "job {name} never synced");
-            actix_rt::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    let state = Arc::new(ServiceState {
-        jobs: Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    support::service::wait_synced(&jobs).await;
+    let (bound, handle) = support::service::serve(
+        Arc::new(RwLock::new(jobs.jobs().into_iter().collect())),
+        None,
+    );
     let client = awc::Client::default();
     let (_, body) = get(&client, &format!("http://{bound}/jobs")).await;
     let links: Value = serde_json::from_slice(&body).expect("JSON");
@@ -553,16 +534,10 @@ async fn secrets_over_tls(client_auth: &str, with_cert: &str, without: &str) {
     )
     .expect("yaml");
     let job = Job::new("job-0", Vec::new()).serving(ServedConfig::of(&entry));
-    let state = Arc::new(ServiceState {
-        jobs: Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let (server, bound) =
-        serve_http("127.0.0.1:0".parse().expect("addr"), state, Some(guard)).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    let (bound, handle) = support::service::serve(
+        Arc::new(RwLock::new(BTreeMap::from([("job-0".to_string(), job)]))),
+        Some(guard),
+    );
     let base = format!("https://{bound}");
     assert_eq!(
         served_password(&tls_client(&dir, true), &base).await,

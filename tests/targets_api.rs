@@ -4,6 +4,8 @@
 //! status page's own bound), each has the rule that dropped it, and the steps agree
 //! with it; secrets never show.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -12,7 +14,7 @@ use std::time::Duration;
 use kubesd::Discovery;
 use kubesd::promconfig::parse_config;
 use kubesd::service::api::kubesd_api::DROPPED_TARGETS_LIMIT;
-use kubesd::service::{JobSet, JobSetOptions, ServiceState, Shard, serve_http};
+use kubesd::service::{JobSet, JobSetOptions, Shard};
 use kubesd::simulator::{ClusterSpec, SimulatedCluster, SimulatorConfig};
 use serde_json::Value;
 
@@ -77,24 +79,8 @@ async fn start_with(spec: &ClusterSpec, config: fn(&str) -> String) -> Service {
     let discovery = Discovery::start(SimulatedCluster::engine_options());
     let mut jobs = JobSet::new(discovery, options, Arc::clone(&published));
     jobs.apply(&loaded).await.expect("jobs start");
-    for (name, job) in jobs.jobs() {
-        let mut polls = 0;
-        while !job.status().synced {
-            polls += 1;
-            assert!(polls < 2_000, "job {name} never synced");
-            actix_rt::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    let state = Arc::new(ServiceState {
-        jobs: published,
-        reload: None,
-        engine_metrics: Default::default(),
-        service_metrics: Default::default(),
-    });
-    let addr = "127.0.0.1:0".parse().expect("addr");
-    let (server, bound) = serve_http(addr, state, None).expect("listens");
-    let handle = server.handle();
-    actix_rt::spawn(server);
+    support::service::wait_synced(&jobs).await;
+    let (bound, handle) = support::service::serve(published, None);
     Service {
         base: format!("http://{bound}"),
         client: awc::Client::default(),

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod fake_api;
+pub mod service;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
