@@ -14,7 +14,7 @@
 //!   `relabel_configs` itself. Only targets the job's relabelling keeps are served, and
 //!   each is assigned by its relabelled `__address__`, so a collector's share,
 //!   relabelled, is `/sd/{job}?member=ID`'s. An unknown collector gets `[]`; without
-//!   `collector_id`, every member's share ([`super::allocator_shares`]).
+//!   `collector_id`, every member's share (`allocator_shares.rs`).
 //!
 //! The targets are a view partition like the member views
 //! ([`crate::service::views::ViewKind::Allocator`], assigned when asked for: see
@@ -70,7 +70,7 @@ pub async fn jobs(state: web::Data<ServiceState>) -> HttpResponse {
 
 /// `GET /jobs/{job}/targets?collector_id=ID`: the targets of `job` assigned to member
 /// `ID`, with their discovered labels; without `collector_id`, every member's
-/// ([`every_collectors_share`]). The name is read from the path as the allocator
+/// (`allocator_shares.rs`). The name is read from the path as the allocator
 /// reads it: the raw segment, unescaped once as a query value (Go's
 /// `url.QueryUnescape`: `+` is a space, `%2B` a plus). A job or collector that does
 /// not exist has no targets: `[]`, as the allocator answers.

@@ -1,6 +1,6 @@
 //! Every HTTP endpoint's handler; [`routes`] adds them to an app:
 //!
-//! - HTTP SD at `/sd/{job}` ([`sd`]), `/metrics`, `/healthz`, `/ready`, `/-/reload`;
+//! - HTTP SD at `/sd/{job}` (`sd.rs`), `/metrics`, `/healthz`, `/ready`, `/-/reload`;
 //! - the OpenTelemetry target allocator's API ([`allocator`]);
 //! - Prometheus' own API shapes ([`prometheus_api`]): `/api/v1/targets`,
 //!   `/api/v1/targets/relabel_steps` and `/api/v1/status/config`, so tools written for

@@ -1,5 +1,5 @@
 //! How a fleet of scrapers shares a job's targets (`/sd/{job}?member=POD`): the members
-//! with their zones and weights ([`assignment`]), the member watch ([`members`]), the
+//! with their zones and weights ([`assignment`]), the member watch (`members.rs`), the
 //! nodes' zones ([`zones`]), the weights read from the members' pods ([`weights`]), and
 //! the handover that keeps a moved target at its old member for a while ([`handover`]).
 //! Serving the shares over HTTP is `service::api`'s.

@@ -318,7 +318,7 @@ impl Handler<MembersAssigned> for JobActor {
 /// Sent by a job's handle ([`crate::service::jobs::job::Job`]) to a job actor when a view of partition
 /// `0` was asked for and its snapshot does not hold it: the actor builds the partition
 /// from every object (for the member views, makes each body entry carry what assigning
-/// reads, see [`JobState::keep_placements`]) and publishes it. Answered once published.
+/// reads, see `JobState::keep_placements`) and publishes it. Answered once published.
 /// Only a partition's first request (or the first after it was dropped) waits for
 /// this.
 #[derive(Message)]
