@@ -21,7 +21,7 @@ mod discovered;
 mod object_groups;
 mod placed;
 mod share;
-pub use body::{Change, Digest, KeyedGroups, SdBody};
+pub use body::{BODY_CHUNK, Change, Digest, KeyedGroups, SdBody};
 pub use discovered::{DiscoveredShare, Pruner};
 pub use object_groups::ObjectGroups;
 pub use placed::{KeptTarget, PlacedGroups};
@@ -517,8 +517,8 @@ mod tests {
         map
     }
 
-    /// Streamed pieces join into the whole body; each is at most the piece size
-    /// unless one object alone is larger; empty objects and parts are passed over.
+    /// Streamed pieces join into the whole body; each ends with the object that brings
+    /// it to the piece size; empty objects and parts are passed over.
     #[test]
     fn pieces_join_into_the_body_and_keep_to_their_size() {
         let placeholder = ArcStr::from("placeholder");
@@ -552,9 +552,10 @@ mod tests {
                 .map(|o| Share::whole(o).len_with(b"\"job\"").unwrap_or(0) + 2)
                 .max()
                 .unwrap_or(0);
+            // A piece ends with the object that brings it to `size`.
             for piece in &pieces {
                 assert!(
-                    piece.len() <= size.max(largest + 1),
+                    piece.len() < size + largest + 1,
                     "size {size}: {}",
                     piece.len()
                 );

@@ -269,14 +269,18 @@ impl SdBody {
             wrote_object: false,
             done: false,
             size,
-            pending: Vec::new(),
             pruner: Pruner::new(self.readable.as_ref()),
         }
     }
 }
 
-/// How much of a body one streamed piece holds.
-const BODY_CHUNK: usize = 256 * 1024;
+/// How much of a body one streamed piece holds, about: a piece ends after the object
+/// that reaches it.
+pub const BODY_CHUNK: usize = 256 * 1024;
+
+/// Room a piece has beyond [`BODY_CHUNK`] for the object that reaches it, so that the
+/// piece is seldom grown (growing it copies it again).
+const CHUNK_SLACK: usize = 64 * 1024;
 
 /// The iterator behind [`SdBody::chunks`]: where it is, as a part and the first key
 /// of it not written yet (the next piece starts there, found in O(log n)).
@@ -288,9 +292,6 @@ pub(super) struct BodyChunks {
     wrote_object: bool,
     done: bool,
     size: usize,
-    /// The object at `from` written already (a lazy one that did not fit the last
-    /// piece); empty when none.
-    pending: Vec<u8>,
     /// Which discovered labels are served, remembered for the whole body.
     pruner: Pruner,
 }
@@ -302,54 +303,45 @@ impl Iterator for BodyChunks {
         if self.done {
             return None;
         }
-        // Sized to be filled, never grown: a piece ends before the object that would
-        // not fit (growing it would copy it again, and a fresh large allocation costs
-        // its pages once more). A body with lazy objects is written in pieces of
-        // at most `BODY_CHUNK`.
-        let known = match self.body.lazy {
-            true => BODY_CHUNK,
-            false => self.body.len + 2,
+        // Objects are written as they come, none sized first (sizing some addresses
+        // of an object costs about as much as writing them): a piece ends once an
+        // object brings it to `size`. A body whose length is known gets no more room
+        // than it needs.
+        let room = self.size.saturating_add(CHUNK_SLACK);
+        let room = match self.body.lazy {
+            true => room.min(BODY_CHUNK + CHUNK_SLACK),
+            false => room.min(self.body.len + 2),
         };
-        let mut out = Vec::with_capacity(self.size.min(known));
+        let mut out = Vec::with_capacity(room);
         if !self.started {
             self.started = true;
             out.push(b'[');
         }
         while let Some(part) = self.body.parts.get(self.part) {
-            let from = match &self.from {
+            let from = match self.from.take() {
                 Some(key) => Bound::Included(key),
                 None => Bound::Unbounded,
             };
-            for (key, object) in part.objects.range::<_, ObjectKey>((from, Bound::Unbounded)) {
-                let job_json = &self.body.job_json;
-                // Unsized objects are written first, to learn their length.
-                let len = match object.len_with(job_json) {
-                    Some(len) => len,
-                    None => {
-                        if self.pending.is_empty() {
-                            object.write(job_json, &mut self.pruner, &mut self.pending);
-                        }
-                        if self.pending.is_empty() {
-                            // Nothing to write after all: no comma either.
-                            continue;
-                        }
-                        self.pending.len()
-                    }
-                };
-                // The object, its comma, and room for the closing bracket.
-                if !out.is_empty() && out.len() + len + 2 > out.capacity() {
+            let job_json = &self.body.job_json;
+            for (key, object) in part.objects.range((from, Bound::Unbounded)) {
+                if out.len() >= self.size {
                     // The next piece starts with this object.
                     self.from = Some(key.clone());
                     return Some(out.into());
                 }
+                let comma = out.len();
                 if self.wrote_object {
                     out.push(b',');
                 }
-                self.wrote_object = true;
-                match self.pending.is_empty() {
-                    true => object.write(job_json, &mut self.pruner, &mut out),
-                    false => out.append(&mut self.pending),
+                let before = out.len();
+                object.write(job_json, &mut self.pruner, &mut out);
+                if out.len() == before {
+                    // Nothing written (discovered label sets with no address): no
+                    // comma either.
+                    out.truncate(comma);
+                    continue;
                 }
+                self.wrote_object = true;
             }
             self.part += 1;
             self.from = None;

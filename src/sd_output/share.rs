@@ -262,8 +262,9 @@ impl Share {
         self.sizes().map_or(0, |(_, holes)| holes)
     }
 
-    /// The bytes' length once `job_json` fills the holes; `None` as
-    /// [`Share::byte_len`].
+    /// The bytes' length once `job_json` fills the holes, as a body's length counts
+    /// it; `None` as [`Share::byte_len`].
+    #[cfg(test)]
     pub(super) fn len_with(&self, job_json: &[u8]) -> Option<usize> {
         let (bytes, holes) = self.sizes()?;
         Some(bytes + holes * job_json.len())

@@ -4,7 +4,7 @@
 use actix_web::http::header::{CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::sd_output::{SdBody, etag_matches};
+use crate::sd_output::{BODY_CHUNK, SdBody, etag_matches};
 use crate::service::state::ServiceState;
 use crate::service::views::query::{parse_view_query, view_query_text};
 
@@ -60,15 +60,21 @@ pub(crate) fn serve_body(req: &HttpRequest, body: SdBody) -> HttpResponse {
         .insert_header((CONTENT_TYPE, "application/json"))
         .insert_header((ETAG, body.etag.clone()));
     match body.known_len() {
-        Some(len) => {
+        // A body of one piece is written here.
+        Some(len) if len <= BODY_CHUNK => {
             let chunks = body.chunks().map(Ok::<_, std::convert::Infallible>);
             response
                 .no_chunking(len as u64)
                 .streaming(futures_util::stream::iter(chunks))
         }
-        // A body of discovered label sets is serialized as it is sent, which takes
-        // a while: on a blocking thread, so that the listener serves other requests
-        // meanwhile, and chunked, its length being known only at its end.
+        // A larger one is written on a blocking thread as it is sent, so that the
+        // listener serves other requests meanwhile (a member's view is megabytes cut
+        // from its objects' bytes).
+        Some(len) => response
+            .no_chunking(len as u64)
+            .streaming(written_apart(body.chunks())),
+        // So is a body of discovered label sets, serialized as it is sent; chunked,
+        // its length being known only at its end.
         None => response.streaming(written_apart(body.chunks())),
     }
 }
