@@ -16,11 +16,11 @@
 //!
 //! Assigned partitions are published and shared by every request until the snapshot
 //! or the members change. When the members change, the job actor has the partitions
-//! assigned by them on a blocking thread before its snapshots name them, so a request
+//! assigned by them in the background before its snapshots name them, so a request
 //! never waits for that (meanwhile it is served by the members before or after). When
 //! only objects changed, a request serves the published partitions if they were made
 //! at most [`RECENT`] ago or newer ones are being assigned, and has newer ones assigned
-//! meanwhile on a blocking thread; older ones it waits for. So assigning happens at
+//! meanwhile in the background; older ones it waits for. So assigning happens at
 //! most once per snapshot (a snapshot is published at most once per publish interval
 //! while changes keep coming) and per membership, off the requests' way but for a view
 //! nobody asked for in a while.
@@ -60,7 +60,7 @@ pub struct AssignedViews {
     working: Mutex<Option<Assigned>>,
     /// The partitions assigned last.
     published: ArcSwapOption<Published>,
-    /// True while partitions are assigned on a blocking thread for a request.
+    /// True while partitions are assigned in the background for a request.
     running: AtomicBool,
     /// The members the job actor has partitions assigned by, before its snapshots
     /// name them; `None` when it is not switching.
@@ -198,7 +198,7 @@ impl AssignedViews {
         self.published.load().is_some()
     }
 
-    /// True when the caller should assign the kept partitions on a blocking thread
+    /// True when the caller should assign the kept partitions in the background
     /// ([`AssignedViews::assign_kept`], then [`AssignedViews::assigned_apart`]): some
     /// were asked for and no thread does it already.
     pub fn start_apart(&self) -> bool {

@@ -34,6 +34,7 @@ use crate::actors::messages::{Push, TargetsPush};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
 use crate::service::fleet::members::Members;
+use crate::service::jobs::background::run_in_background;
 use crate::service::jobs::job_state::JobState;
 use crate::service::jobs::relabelling::Relabelling;
 use crate::service::jobs::snapshot::{JobSnapshot, JobStats, SnapshotCell};
@@ -58,7 +59,7 @@ pub struct JobActor {
     fleet: Members,
     /// The members heard last, published once the views are assigned by them.
     wanted: Members,
-    /// True while the member views are assigned by `wanted` on a blocking thread.
+    /// True while the member views are assigned by `wanted` in the background.
     assigning: bool,
     /// The least time between two snapshots while changes keep coming.
     publish_every: Duration,
@@ -250,7 +251,7 @@ impl Handler<TargetsPush> for JobActor {
 
 impl JobActor {
     /// Publishes the members heard last once the member views asked for are assigned
-    /// by them, on a blocking thread (so a request never waits for a change of
+    /// by them, in the background (so a request never waits for a change of
     /// members: the members a snapshot names have their views ready); at once when none
     /// was asked for. One assignment at a time: the end of the one under way switches
     /// again if the members changed meanwhile.
@@ -270,7 +271,7 @@ impl JobActor {
         self.assigning = true;
         self.cell.assigned.switching(Some(Arc::clone(&wanted)));
         let (cell, me) = (Arc::clone(&self.cell), ctx.address());
-        actix_rt::task::spawn_blocking(move || {
+        run_in_background(move || {
             let body = cell.load().body.clone();
             cell.assigned.assign_kept(&body, &wanted);
             me.do_send(MembersAssigned(wanted));
@@ -295,7 +296,7 @@ impl Handler<MembersChanged> for JobActor {
     }
 }
 
-/// Sent to a job actor by the blocking thread that assigned its member views by
+/// Sent to a job actor by the background thread that assigned its member views by
 /// `members`: publishes them.
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -9,6 +9,7 @@
 //! the service's per-event work. Each actor subscribes to its group itself
 //! ([`Discovery::subscribe_actor`]).
 
+pub mod background;
 pub mod file_name;
 pub mod file_sd;
 pub mod job;

@@ -18,6 +18,7 @@ use crate::relabel::ReadableMeta;
 use crate::sd_output::KeyedGroups;
 use crate::service::fleet::Fleet;
 use crate::service::fleet::assigned::AssignedViews;
+use crate::service::jobs::background::run_in_background;
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::views::ViewKind;
 use crate::service::views::index::Partition;
@@ -122,15 +123,15 @@ impl SnapshotCell {
         }
     }
 
-    /// Brings the member views asked for up to date with the snapshot now, on a
-    /// blocking thread, unless none was asked for or that is under way already (see
-    /// [`AssignedViews`]). Needs a runtime: an actor's or a request's.
+    /// Brings the member views asked for up to date with the snapshot now, in the
+    /// background ([`run_in_background`]), unless none was asked for or that is under
+    /// way already (see [`AssignedViews`]). Needs a runtime: an actor's or a request's.
     pub fn assign_soon(self: &Arc<Self>) {
         if !self.assigned.start_apart() {
             return;
         }
         let cell = Arc::clone(self);
-        actix_rt::task::spawn_blocking(move || {
+        run_in_background(move || {
             let snapshot = cell.load();
             let members = cell.assigned.members_for(&snapshot.members);
             cell.assigned.assign_kept(&snapshot.body, &members);
