@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use kubesd::service::BACKGROUND_THREAD;
+
 use super::flood_child::Server;
 use super::flood_meter::{Measured, Meter, peak_rss_mb};
 use super::flood_rows::Row;
@@ -210,8 +212,7 @@ const SERVING_THREADS: [&str; 5] = [
     HTTP_WORKER,
     "tokio-rt-worker",
     "tokio-runtime",
-    // kubesd's `service::jobs::background::BACKGROUND_THREAD`.
-    "kubesd-assign",
+    BACKGROUND_THREAD,
 ];
 
 /// The CPU seconds of `m`'s threads that serve requests, and the consumers'.

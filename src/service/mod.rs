@@ -19,6 +19,7 @@ pub mod views;
 pub mod web;
 
 pub use fleet::members::{MemberPod, MemberWatch, Members, ready_members};
+pub use jobs::background::BACKGROUND_THREAD;
 pub use jobs::file_name::{job_file, job_file_name, job_name_of};
 pub use jobs::job::{Job, JobPart, JobStatus, JobViewCounts, SdBody};
 pub use jobs::job_actor::{JobActor, KeepView, RelabelAll, StopJobActor, Subscribed};

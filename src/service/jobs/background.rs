@@ -18,9 +18,9 @@ pub const BACKGROUND_THREAD: &str = "kubesd-assign";
 /// blocking threads instead, at the usual priority.
 const QUEUE: usize = 1024;
 
-/// The niceness the background thread takes (the process's is 0 unless set): a busy
-/// core gives it about a tenth of the time of a thread at 0.
-const NICENESS: i32 = 10;
+/// How much nicer than the process the background thread is (at most 19): a busy core
+/// gives it about a tenth of the time of the process's other threads.
+const NICER_BY: i32 = 10;
 
 /// One piece of background work.
 type Work = Box<dyn FnOnce() + Send + 'static>;
@@ -70,16 +70,20 @@ fn queue() -> Option<&'static SyncSender<Work>> {
     started.as_ref()
 }
 
-/// Gives the calling thread [`NICENESS`] (Linux sets it per thread); elsewhere, or if
-/// refused, it keeps the process's.
+/// Makes the calling thread [`NICER_BY`] nicer than the process (Linux sets niceness
+/// per thread); elsewhere, or if refused, it keeps the process's.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: `gettid` has no preconditions; `setpriority` on a thread id changes
-        // that thread's niceness only, and a thread may always lower its own priority.
+        // SAFETY: `gettid` and `getpriority` only read; `setpriority` on a thread id
+        // changes that thread's niceness only, and a thread may always make itself
+        // nicer. `getpriority` may return -1 as a niceness: errno tells a failure.
         let refused = unsafe {
-            let tid = libc::gettid();
-            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, NICENESS) != 0
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let now = libc::getpriority(libc::PRIO_PROCESS, tid);
+            *libc::__errno_location() != 0
+                || libc::setpriority(libc::PRIO_PROCESS, tid, (now + NICER_BY).min(19)) != 0
         };
         if refused {
             tracing::debug!(
@@ -93,11 +97,11 @@ fn lower_priority() {
 mod tests {
     use super::*;
 
-    /// The niceness of the calling thread.
+    /// The niceness of the calling thread (or of the process, `tid` 0).
     #[cfg(target_os = "linux")]
-    fn niceness() -> i32 {
+    fn niceness(tid: libc::pid_t) -> i32 {
         // SAFETY: as in `lower_priority`; `getpriority` only reads.
-        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) }
     }
 
     #[test]
@@ -107,18 +111,23 @@ mod tests {
             let tx = tx.clone();
             run_in_background(move || {
                 let name = std::thread::current().name().map(str::to_string);
+                // SAFETY: `gettid` has no preconditions.
                 #[cfg(target_os = "linux")]
-                let nice = niceness();
+                let nice = niceness(unsafe { libc::gettid() });
                 #[cfg(not(target_os = "linux"))]
-                let nice = NICENESS;
+                let nice = NICER_BY;
                 let _ = tx.send((i, name, nice));
             });
         }
         let got: Vec<_> = (0..3).map(|_| rx.recv().expect("the work ran")).collect();
+        #[cfg(target_os = "linux")]
+        let wanted = (niceness(0) + NICER_BY).min(19);
+        #[cfg(not(target_os = "linux"))]
+        let wanted = NICER_BY;
         for (i, (n, name, nice)) in got.into_iter().enumerate() {
             assert_eq!(n, i, "in order");
             assert_eq!(name.as_deref(), Some(BACKGROUND_THREAD));
-            assert!(nice >= NICENESS, "niceness {nice}");
+            assert_eq!(nice, wanted, "nicer than the process by {NICER_BY}");
         }
     }
 
