@@ -451,6 +451,17 @@ fn zoned_assignment(
     Assignment::new(members, true, zones.clone())
 }
 
+/// The member view and the collector's share of each of `members` scrapers
+/// (`scraper-0`, ..).
+fn member_queries(members: usize) -> Vec<ViewQuery> {
+    (0..members)
+        .flat_map(|i| {
+            let name = ArcStr::from(format!("scraper-{i}"));
+            [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
+        })
+        .collect()
+}
+
 fn zoned_fleet(members: &[(u8, u8)], away: Option<usize>) -> Arc<Fleet> {
     let zones = node_zones();
     let assignment = |skip: Option<usize>| zoned_assignment(members, skip, &zones);
@@ -521,12 +532,7 @@ proptest! {
         let fleet = zoned_fleet(&members, away);
         let mut p = state();
         p.set_members(Arc::clone(&fleet));
-        let queries: Vec<ViewQuery> = (0..members.len())
-            .flat_map(|i| {
-                let name = ArcStr::from(format!("scraper-{i}"));
-                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
-            })
-            .collect();
+        let queries = member_queries(members.len());
         for q in &queries {
             let _ = view_list(&mut p, q);
         }
@@ -557,12 +563,7 @@ proptest! {
     ) {
         let mut p = state();
         p.apply(changes(true, pods.iter().map(object).collect()));
-        let queries: Vec<ViewQuery> = (0..members.len())
-            .flat_map(|i| {
-                let name = ArcStr::from(format!("scraper-{i}"));
-                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
-            })
-            .collect();
+        let queries = member_queries(members.len());
         for q in &queries {
             prop_assert!(view_list(&mut p, q).is_empty());
         }
@@ -721,12 +722,7 @@ proptest! {
     ) {
         let zones = node_zones();
         let assignment = |away: Option<usize>| zoned_assignment(&members, away, &zones);
-        let queries: Vec<ViewQuery> = (0..members.len())
-            .flat_map(|i| {
-                let name = ArcStr::from(format!("scraper-{i}"));
-                [ViewQuery::Member(name.clone()), ViewQuery::Allocator(name)]
-            })
-            .collect();
+        let queries = member_queries(members.len());
         let mut handover = crate::service::fleet::Handover::new(std::time::Duration::from_secs(60));
         let start = tokio::time::Instant::now();
         handover.change(assignment(None), start);
