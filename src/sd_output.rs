@@ -21,7 +21,7 @@ mod discovered;
 mod object_groups;
 mod placed;
 mod share;
-pub use body::{BODY_CHUNK, Change, Digest, KeyedGroups, SdBody};
+pub use body::{BODY_CHUNK, Change, CutObjects, Digest, KeyedGroups, ObjectDigest, SdBody};
 pub use discovered::{DiscoveredShare, Pruner};
 pub use object_groups::ObjectGroups;
 pub use placed::{KeptTarget, PlacedGroups};
@@ -560,6 +560,70 @@ mod tests {
                     piece.len()
                 );
             }
+        }
+    }
+
+    /// Objects handed out one by one, as a member's view is cut from placements.
+    #[derive(Debug)]
+    struct Handed(KeyedGroups);
+
+    impl CutObjects for Handed {
+        fn each_from(
+            &self,
+            from: Option<&crate::model::ObjectKey>,
+            f: &mut dyn FnMut(&crate::model::ObjectKey, &Share) -> bool,
+        ) {
+            let skipped = self
+                .0
+                .iter()
+                .skip_while(|(key, _)| from.is_some_and(|k| *key < k));
+            for (key, share) in skipped {
+                if !f(key, share) {
+                    return;
+                }
+            }
+        }
+
+        fn digest(&self) -> Digest {
+            let mut digest = Digest::default();
+            for (key, share) in self.0.iter() {
+                digest.add_object(&ObjectDigest::of(key, share));
+            }
+            digest
+        }
+    }
+
+    /// A body cut from its objects as it is written has the bytes, length and ETag of
+    /// the same objects kept in maps, in pieces of any size.
+    #[test]
+    fn a_body_cut_as_written_is_the_body_of_its_objects_kept() {
+        let placeholder = ArcStr::from("placeholder");
+        let objects: Vec<Arc<ObjectGroups>> = (0..50)
+            .map(|i| {
+                let labels: Vec<Labels> = (0..1 + i % 3)
+                    .map(|p| target(&[("__address__", &format!("10.0.{i}.{p}:80"))]))
+                    .collect();
+                Arc::new(ObjectGroups::new(&labels, &placeholder))
+            })
+            .collect();
+        let parts = [
+            keyed(&objects, 0..20),
+            KeyedGroups::default(),
+            keyed(&objects, 20..50),
+        ];
+        let kept = SdBody::new("job", parts.to_vec());
+        let handed: Vec<Arc<dyn CutObjects>> = (parts.iter())
+            .map(|p| Arc::new(Handed(p.clone())) as Arc<dyn CutObjects>)
+            .collect();
+        let cut = SdBody::cut("job", handed);
+        assert_eq!(cut.etag, kept.etag);
+        assert_eq!(cut.len(), kept.len());
+        assert_eq!(cut.targets, kept.targets);
+        let whole = kept.to_vec();
+        for size in [1, 64, 300, 1 << 20] {
+            let pieces: Vec<bytes::Bytes> = cut.chunks_of(size).collect();
+            assert_eq!(pieces.concat(), whole, "size {size}");
+            assert!(size > 1000 || pieces.len() > 2, "size {size}: one piece");
         }
     }
 

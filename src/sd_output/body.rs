@@ -38,24 +38,71 @@ pub struct Digest {
 impl Digest {
     fn add(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_add(object_hash(key, groups));
-        match groups.byte_len() {
-            Some(bytes) => self.bytes += bytes,
+        match groups.sizes() {
+            Some((bytes, holes)) => {
+                self.bytes += bytes;
+                self.holes += holes;
+            }
             None => self.lazy += 1,
         }
-        self.holes += groups.hole_count();
         self.objects += 1;
         self.targets += groups.targets();
     }
 
     fn remove(&mut self, key: &ObjectKey, groups: &Share) {
         self.sum = self.sum.wrapping_sub(object_hash(key, groups));
-        match groups.byte_len() {
-            Some(bytes) => self.bytes -= bytes,
+        match groups.sizes() {
+            Some((bytes, holes)) => {
+                self.bytes -= bytes;
+                self.holes -= holes;
+            }
             None => self.lazy -= 1,
         }
-        self.holes -= groups.hole_count();
         self.objects -= 1;
         self.targets -= groups.targets();
+    }
+}
+
+/// One object's part of a [`Digest`], made once and kept where the object's share is
+/// made anew for each body it is written in (see [`CutObjects::digest`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectDigest {
+    hash: u64,
+    bytes: u32,
+    holes: u32,
+    targets: u32,
+    lazy: bool,
+}
+
+impl ObjectDigest {
+    /// The targets it counts.
+    pub fn targets(&self) -> usize {
+        self.targets as usize
+    }
+
+    /// The part of a digest object `key` adds with `share`.
+    pub fn of(key: &ObjectKey, share: &Share) -> ObjectDigest {
+        let (bytes, holes) = share.sizes().unwrap_or_default();
+        let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        ObjectDigest {
+            hash: object_hash(key, share),
+            bytes: small(bytes),
+            holes: small(holes),
+            targets: small(share.targets()),
+            lazy: share.sizes().is_none(),
+        }
+    }
+}
+
+impl Digest {
+    /// Adds an object by its part ([`ObjectDigest::of`]).
+    pub fn add_object(&mut self, object: &ObjectDigest) {
+        self.sum = self.sum.wrapping_add(object.hash);
+        self.bytes += object.bytes as usize;
+        self.holes += object.holes as usize;
+        self.lazy += usize::from(object.lazy);
+        self.objects += 1;
+        self.targets += object.targets as usize;
     }
 }
 
@@ -167,6 +214,37 @@ pub enum Change<'a> {
     Removed(&'a ObjectKey, &'a Share),
 }
 
+/// Objects a body is cut from while it is written, instead of a map kept of them: a
+/// member's view or a collector's share, cut from a job actor's placements
+/// (`service::fleet::assigned`) by each request, so that nothing per member is kept.
+pub trait CutObjects: Send + Sync + std::fmt::Debug {
+    /// Calls `f` with each object's share in body order (by key), from key `from` on
+    /// (every object when `None`), until `f` answers false.
+    fn each_from(&self, from: Option<&ObjectKey>, f: &mut dyn FnMut(&ObjectKey, &Share) -> bool);
+
+    /// The digest of the objects [`CutObjects::each_from`] hands out: what
+    /// [`Digest`]s their shares would add up to.
+    fn digest(&self) -> Digest;
+}
+
+/// What a body holds of one discovery of its job.
+#[derive(Clone, Debug)]
+enum Part {
+    /// A map of objects kept.
+    Kept(KeyedGroups),
+    /// Objects cut as written, with their digest.
+    Cut(Arc<dyn CutObjects>, Digest),
+}
+
+impl Part {
+    fn digest(&self) -> Digest {
+        match self {
+            Part::Kept(objects) => objects.digest,
+            Part::Cut(_, digest) => *digest,
+        }
+    }
+}
+
 /// A job's HTTP SD body: its discoveries' objects, joined on demand with the job's
 /// name in their holes. Cheap to clone and to keep: it holds the shared maps, not the
 /// bytes, which are written out as the body is sent ([`SdBody::chunks`]).
@@ -174,8 +252,8 @@ pub enum Change<'a> {
 pub struct SdBody {
     /// The job's name as a JSON string.
     job_json: Arc<[u8]>,
-    /// One map per discovery of the job, in config order.
-    parts: Vec<KeyedGroups>,
+    /// One part per discovery of the job, in config order.
+    parts: Vec<Part>,
     /// The body's length in bytes (without its lazy objects').
     len: usize,
     /// True when it holds objects whose bytes are known only once written.
@@ -194,6 +272,23 @@ impl SdBody {
     /// is FNV-1a of the job's name and each part's digest, so equal target sets give
     /// equal tags on every replica.
     pub fn new(job_name: &str, parts: Vec<KeyedGroups>) -> SdBody {
+        SdBody::of_parts(job_name, parts.into_iter().map(Part::Kept).collect())
+    }
+
+    /// The body of job `job_name` cut from `parts` as it is written, its length and
+    /// ETag from their digests. Each part passes over its objects for its digest: not
+    /// for an async thread.
+    pub fn cut(job_name: &str, parts: Vec<Arc<dyn CutObjects>>) -> SdBody {
+        let parts = (parts.into_iter())
+            .map(|objects| {
+                let digest = objects.digest();
+                Part::Cut(objects, digest)
+            })
+            .collect();
+        SdBody::of_parts(job_name, parts)
+    }
+
+    fn of_parts(job_name: &str, parts: Vec<Part>) -> SdBody {
         let mut job_json = Vec::new();
         write_json_str(&mut job_json, job_name);
         let mut hash = Fnv::default();
@@ -201,7 +296,7 @@ impl SdBody {
         // Brackets; then a comma between each two objects.
         let (mut len, mut objects, mut targets, mut lazy) = (2, 0usize, 0, false);
         for part in &parts {
-            let d = part.digest;
+            let d = part.digest();
             lazy |= d.lazy > 0;
             hash.write(&d.sum.to_le_bytes());
             hash.write(&(d.objects as u64).to_le_bytes());
@@ -317,37 +412,75 @@ impl Iterator for BodyChunks {
             self.started = true;
             out.push(b'[');
         }
-        while let Some(part) = self.body.parts.get(self.part) {
-            let from = match self.from.take() {
-                Some(key) => Bound::Included(key),
-                None => Bound::Unbounded,
+        let body = self.body.clone();
+        while let Some(part) = body.parts.get(self.part) {
+            let from = self.from.take();
+            let mut piece = Piece {
+                out: &mut out,
+                size: self.size,
+                job_json: &body.job_json,
+                wrote_object: &mut self.wrote_object,
+                pruner: &mut self.pruner,
+                next: None,
             };
-            let job_json = &self.body.job_json;
-            for (key, object) in part.objects.range((from, Bound::Unbounded)) {
-                if out.len() >= self.size {
-                    // The next piece starts with this object.
-                    self.from = Some(key.clone());
-                    return Some(out.into());
+            match part {
+                Part::Kept(objects) => {
+                    let from = from.map_or(Bound::Unbounded, Bound::Included);
+                    for (key, share) in objects.objects.range((from, Bound::Unbounded)) {
+                        if !piece.write(key, share) {
+                            break;
+                        }
+                    }
                 }
-                let comma = out.len();
-                if self.wrote_object {
-                    out.push(b',');
+                Part::Cut(objects, _) => {
+                    objects.each_from(from.as_ref(), &mut |key, share| piece.write(key, share))
                 }
-                let before = out.len();
-                object.write(job_json, &mut self.pruner, &mut out);
-                if out.len() == before {
-                    // Nothing written (discovered label sets with no address): no
-                    // comma either.
-                    out.truncate(comma);
-                    continue;
-                }
-                self.wrote_object = true;
+            }
+            if let Some(next) = piece.next {
+                // The next piece starts with this object.
+                self.from = Some(next);
+                return Some(out.into());
             }
             self.part += 1;
-            self.from = None;
         }
         out.push(b']');
         self.done = true;
         Some(out.into())
+    }
+}
+
+/// One piece of a body being written ([`BodyChunks`]).
+struct Piece<'a> {
+    out: &'a mut Vec<u8>,
+    size: usize,
+    job_json: &'a [u8],
+    wrote_object: &'a mut bool,
+    pruner: &'a mut Pruner,
+    /// The object the next piece starts with, once this one is full.
+    next: Option<ObjectKey>,
+}
+
+impl Piece<'_> {
+    /// Writes object `key`'s `share`, or, once the piece is full, notes that the next
+    /// piece starts with it; false then.
+    fn write(&mut self, key: &ObjectKey, share: &Share) -> bool {
+        if self.out.len() >= self.size {
+            self.next = Some(key.clone());
+            return false;
+        }
+        let comma = self.out.len();
+        if *self.wrote_object {
+            self.out.push(b',');
+        }
+        let before = self.out.len();
+        share.write(self.job_json, self.pruner, self.out);
+        if self.out.len() == before {
+            // Nothing written (discovered label sets with no address): no comma
+            // either.
+            self.out.truncate(comma);
+            return true;
+        }
+        *self.wrote_object = true;
+        true
     }
 }

@@ -238,9 +238,9 @@ impl Share {
         }
     }
 
-    /// Its bytes and holes; `None` for discovered label sets, whose length is known
-    /// once they are written.
-    fn sizes(&self) -> Option<(usize, usize)> {
+    /// Its bytes (holes left out) and its holes; `None` for discovered label sets,
+    /// whose length is known once they are written.
+    pub(super) fn sizes(&self) -> Option<(usize, usize)> {
         if let Of::Collected(_) = &self.of {
             return None;
         }
@@ -249,17 +249,6 @@ impl Share {
         }
         let g = self.groups()?;
         Some((g.bytes.len(), g.holes.len()))
-    }
-
-    /// Its bytes, holes left out; `None` for discovered label sets, whose length is
-    /// known once they are written.
-    pub(super) fn byte_len(&self) -> Option<usize> {
-        self.sizes().map(|(bytes, _)| bytes)
-    }
-
-    /// Its holes (none known before a discovered share is written).
-    pub(super) fn hole_count(&self) -> usize {
-        self.sizes().map_or(0, |(_, holes)| holes)
     }
 
     /// The bytes' length once `job_json` fills the holes, as a body's length counts
