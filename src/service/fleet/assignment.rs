@@ -216,7 +216,12 @@ impl Assignment {
     /// node has a zone, and no member is in it (the same as [`Owner::cross_zone`]
     /// without scoring anyone).
     pub fn assigns_across(&self, node: &str) -> bool {
-        let zone = self.zone_of(node);
+        self.crosses_from(self.zone_of(node))
+    }
+
+    /// True when targets of `zone` are assigned outside it: [`Assignment::assigns_across`]
+    /// for the nodes of `zone`.
+    pub fn crosses_from(&self, zone: &str) -> bool {
         self.zone_aware
             && !zone.is_empty()
             && !self.by_zone.contains_key(zone)

@@ -124,9 +124,13 @@ impl Fleet {
     }
 
     /// The zones whose targets may be served to other members under `next` than under
-    /// this fleet: the zones (`""`: targets of no known zone) whose set of pools, or
-    /// whose current pool, differs. A roll step changes one member, so targets of
-    /// other zones keep their members and need not be assigned again.
+    /// this fleet, or counted across zones otherwise: the zones (`""`: targets of no
+    /// known zone) whose set of pools differs, or whose targets the current assignment
+    /// assigns outside them under one and not the other. A target's members are its
+    /// owners under each pool, whichever is current. A roll step changes one member, so
+    /// targets of other zones keep their members and need not be assigned again; nor
+    /// need a member's zone when it is Ready again while the assignment from before it
+    /// left is in handover (the pools are those of the step before, in another order).
     pub fn moved_zones(&self, next: &Fleet) -> MovedZones {
         let zones = self.current.zones();
         let all_share = (std::iter::once(&self.current).chain(self.previous.iter()))
@@ -145,7 +149,7 @@ impl Fleet {
         let moved = names
             .into_iter()
             .filter(|zone| {
-                !self.current.pool(zone).same(next.current.pool(zone))
+                self.current.crosses_from(zone) != next.current.crosses_from(zone)
                     || self.pools(zone) != next.pools(zone)
             })
             .map(ArcStr::from)
@@ -235,6 +239,12 @@ impl Handover {
     pub fn change(&mut self, mut next: Assignment, now: Instant) -> bool {
         if *self.current == next {
             return false;
+        }
+        // Pools equal to those of an assignment in handover are shared with it too: a
+        // member Ready again gets back the very pools of before it left, which tells
+        // job actors its zone's owners are the same (see `Fleet::moved_zones`).
+        for earlier in self.previous.iter().rev().map(|(a, _)| a) {
+            next.share_pools(earlier);
         }
         next.share_pools(&self.current);
         let old = std::mem::replace(&mut self.current, Arc::new(next));

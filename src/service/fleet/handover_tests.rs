@@ -275,3 +275,38 @@ fn without_a_handover_nothing_is_kept() {
         "the same members"
     );
 }
+
+/// A member Ready again within the handover gets back the very pools of before it
+/// left: no zone's targets change members, so job actors walk none again; while its
+/// leaving moved its own zone only, and every target's members are those the moved
+/// zones say.
+#[test]
+fn a_member_ready_again_within_the_handover_moves_no_zone() {
+    let start = Instant::now();
+    let mut handover = Handover::new(Duration::from_secs(120));
+    handover.change(assignment(6, &[], true), start);
+    let all = handover.fleet();
+    handover.change(assignment(6, &[4], true), start + Duration::from_secs(1));
+    let away = handover.fleet();
+    handover.change(assignment(6, &[], true), start + Duration::from_secs(2));
+    let back = handover.fleet();
+    // Member 4 is on node 4, in zone 1; targets of no known zone are among everyone.
+    let zone_1 = MovedZones::Some([ArcStr::from(""), ArcStr::from("zone-1")].into());
+    assert_eq!(all.moved_zones(&away), zone_1);
+    assert_eq!(
+        away.moved_zones(&back),
+        MovedZones::Some(Default::default())
+    );
+    for target in targets() {
+        let node: usize = target.1["node-".len()..].parse().expect("a node's number");
+        let mut before = served(&away, &target);
+        let mut after = served(&back, &target);
+        before.sort();
+        after.sort();
+        assert_eq!(before, after, "{target:?}");
+        let (mut was, mut is) = (served(&all, &target), served(&away, &target));
+        was.sort();
+        is.sort();
+        assert!(was == is || node % 3 == 1, "{target:?}");
+    }
+}
