@@ -3,11 +3,13 @@
 //! without HTTP: 20,000 realistic pods (120,000 targets) on 2,000 nodes in 3 zones, 20
 //! zone-aware members of weights 1 and 2.
 //!
-//! - `assign/whole`: both partitions made from every object (a first request).
+//! - `assign/whole`: every object placed (a first request).
 //! - `assign/roll_step`: brought up to date after one step of a rolling restart (a
 //!   member NotReady, or Ready again), with the steps before still in handover.
 //! - `assign/roll_steps_7_to_12`: six steps of the roll and back to where they began.
 //! - `assign/changes`: brought up to date after 500 pods changed.
+//! - `cut/member_view`, `cut/collector_share`: one member's `?member=` view and its
+//!   collector's share cut from the placements and written, as a request does.
 //!
 //! Run with `cargo bench --bench fleet`.
 
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kubesd::model::{Object, ObjectKey, Role};
-use kubesd::sd_output::{KeptTarget, KeyedGroups, ObjectGroups, PlacedGroups, Share};
+use kubesd::sd_output::{KeptTarget, KeyedGroups, ObjectGroups, PlacedGroups, SdBody, Share};
 use kubesd::service::fleet::assigned::AssignedViews;
 use kubesd::service::fleet::assignment::NodeZones;
 use kubesd::service::fleet::{Assignment, Fleet, Handover, Member};
@@ -123,11 +125,10 @@ fn rolled_fleets(steps: usize) -> Vec<Arc<Fleet>> {
     fleets
 }
 
-/// Member views assigned from `body` by `fleet`, both partitions.
+/// Member views placed from `body` by `fleet`.
 fn assigned(body: &KeyedGroups, fleet: &Arc<Fleet>) -> AssignedViews {
     let views = AssignedViews::new(None);
-    views.assign(ViewKind::Member, body, fleet);
-    views.assign(ViewKind::Allocator, body, fleet);
+    views.assign(body, fleet);
     views
 }
 
@@ -186,6 +187,22 @@ fn assign(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    group.finish();
+    let mut group = c.benchmark_group("cut");
+    group.sample_size(10);
+    let published = assigned(&body, &fleets[10]).assign(&body, &fleets[10]);
+    let member = ArcStr::from("scraper-03");
+    for (name, kind) in [
+        ("member_view", ViewKind::Member),
+        ("collector_share", ViewKind::Allocator),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let body = SdBody::cut("pods", vec![published.view(kind, &member)]);
+                black_box(body.chunks().map(|piece| piece.len()).sum::<usize>())
+            })
+        });
+    }
     group.finish();
 }
 

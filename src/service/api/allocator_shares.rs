@@ -7,13 +7,13 @@
 //!                  "targets": [<its share, as ?collector_id= answers it>]}}
 //! ```
 //!
-//! One key per member the allocator partition splits the job among (the Ready members,
+//! One key per member the job's targets are assigned among (the Ready members,
 //! and those still in handover, who are served their old targets meanwhile), in name
 //! order, each with its share, `[]` where it has none; a job that does not exist gets
 //! every member with `[]`, as the allocator answers. The link is the allocator's, to a
 //! path neither serves, the collector's name as it is.
 //!
-//! Built on request from the partition's buckets, each written as it is sent: the
+//! Built on request from the members' shares, each written as it is sent: the
 //! answer is the job's targets once (handover copies twice), streamed in pieces.
 
 use std::collections::BTreeSet;
@@ -58,7 +58,7 @@ pub async fn every_collectors_share(
         .streaming(written_apart(answer(escaped, shares)))
 }
 
-/// The members a job's allocator partition splits it among, by the `fleets` of its
+/// The members a job's targets are assigned among, by the `fleets` of its
 /// actors: each current assignment's members and those of the assignments still in
 /// handover.
 fn member_names(fleets: &[Arc<Fleet>]) -> BTreeSet<ArcStr> {

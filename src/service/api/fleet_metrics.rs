@@ -7,7 +7,6 @@ use std::fmt::Write;
 use crate::metrics::escape_label_value;
 use crate::service::fleet::FleetCounts;
 use crate::service::jobs::job::Job;
-use crate::service::views::ViewKind;
 
 /// A job's member partition counted now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,15 +18,15 @@ pub struct FleetStatus {
     pub in_handover: u64,
 }
 
-/// `job`'s member partition counted; `None` before a member view was asked for.
+/// `job`'s placements counted; `None` before a member view or a collector's share was
+/// asked for.
 pub fn fleet_status(job: &Job) -> Option<FleetStatus> {
     let mut status = FleetStatus::default();
     for part in job.parts() {
         let published = part.cell.assigned.published()?;
-        let partition = published.partition(ViewKind::Member)?;
         let counts = published.counts;
         // With a member every target is served at least once; with none, to nobody.
-        let assigned = if partition.is_empty() {
+        let assigned = if counts.served == 0 {
             0
         } else {
             counts.targets

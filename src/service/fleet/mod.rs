@@ -9,6 +9,7 @@ pub mod assignment;
 pub mod handover;
 pub(crate) mod members;
 pub mod owners;
+pub mod placements;
 pub mod weights;
 pub mod zones;
 

@@ -15,11 +15,11 @@ use arcstr::ArcStr;
 use crate::labels::Labels;
 use crate::promconfig::{self, ServedConfig};
 pub use crate::sd_output::SdBody;
-use crate::service::fleet::assigned::Lookup;
+use crate::service::fleet::assigned::{Lookup, Published};
 use crate::service::jobs::job_actor::{JobActor, KeepView, RelabelAll};
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::jobs::snapshot::{JobSnapshot, JobWork, SnapshotCell};
-use crate::service::views::index::{Partition, counts};
+use crate::service::views::index::counts;
 use crate::service::views::{Bucket, ViewKind, ViewQuery};
 
 /// One job actor a job reads: where it publishes, and where to ask it for a partition.
@@ -148,21 +148,32 @@ impl Job {
     }
 
     /// Member `bucket`'s view of partition `kind` (its `?member=` or its allocator
-    /// share), as each actor's member views were assigned from its snapshots (see
+    /// share), cut from each actor's placements of its snapshots (see
     /// [`crate::service::fleet::assigned`]); the first asks the actors to make their
-    /// body entries carry what assigning reads.
+    /// body entries carry what placing reads.
     async fn assigned_view(&self, kind: ViewKind, bucket: Bucket) -> SdBody {
         if self.parts.iter().any(|p| !p.cell.load().placing) {
             self.keep_view(kind).await;
         }
-        let mut buckets = Vec::with_capacity(self.parts.len());
+        let Bucket::Name(member) = bucket else {
+            return SdBody::new(&self.name, Vec::new());
+        };
+        let mut placed = Vec::with_capacity(self.parts.len());
         for part in self.parts.iter() {
-            let partition = assigned_partition(&part.cell, kind).await;
-            buckets.push(partition.get(&bucket).cloned().unwrap_or_default());
+            placed.extend(published_placements(&part.cell).await);
         }
         // The job's actors share its rules: the first's labels read are theirs.
         let readable = self.parts.first().and_then(|p| p.cell.assigned.readable());
-        SdBody::new(&self.name, buckets).pruned(readable.cloned())
+        let name = self.name.clone();
+        // Cutting the body walks every object for its length and ETag.
+        let body = actix_rt::task::spawn_blocking(move || {
+            let views = placed.iter().map(|p| p.view(kind, &member)).collect();
+            SdBody::cut(&name, views)
+        });
+        let body = body
+            .await
+            .unwrap_or_else(|_| SdBody::new(&self.name, Vec::new()));
+        body.pruned(readable.cloned())
     }
 
     /// Bucket `bucket` of partition `kind` as the actors published it; `None` if one
@@ -198,22 +209,21 @@ impl Job {
     }
 
     /// The targets of each view asked for so far (the member views' as last
-    /// assigned).
+    /// placed).
     pub fn views(&self) -> JobViewCounts {
         let mut all = JobViewCounts::new();
         for part in self.parts.iter() {
             let snapshot = part.cell.load();
-            let assigned = part.cell.assigned.published();
-            let members = assigned
-                .as_ref()
-                .and_then(|a| a.partition(ViewKind::Member));
-            let partitions = (snapshot.partitions.iter())
-                .map(|(kind, p)| (*kind, p))
-                .chain(members.map(|p| (ViewKind::Member, p)));
-            for (kind, partition) in partitions {
-                let into = all.entry(kind).or_default();
+            for (kind, partition) in snapshot.partitions.iter() {
+                let into = all.entry(*kind).or_default();
                 for (bucket, n) in counts(partition) {
                     *into.entry(bucket).or_default() += n;
+                }
+            }
+            if let Some(placed) = part.cell.assigned.published() {
+                let into = all.entry(ViewKind::Member).or_default();
+                for (member, n) in placed.per_member() {
+                    *into.entry(Bucket::Name(member.clone())).or_default() += n;
                 }
             }
         }
@@ -222,23 +232,17 @@ impl Job {
 
     /// Targets per zone of the members its member views assign them to (a member of no
     /// known zone counts under ""; a target in handover counts at both its members),
-    /// summed over its actors, as last assigned; empty when no member view was asked
+    /// summed over its actors, as last placed; empty when no member view was asked
     /// for.
     pub fn member_zones(&self) -> BTreeMap<ArcStr, usize> {
         let mut zones = BTreeMap::new();
         for part in self.parts.iter() {
-            let Some(assigned) = part.cell.assigned.published() else {
+            let Some(placed) = part.cell.assigned.published() else {
                 continue;
             };
-            let Some(partition) = assigned.partition(ViewKind::Member) else {
-                continue;
-            };
-            let assignment = assigned.fleet.current();
-            for (bucket, n) in counts(partition) {
-                let Bucket::Name(member) = bucket else {
-                    continue;
-                };
-                let node = assignment.members().iter().find(|m| m.name == member);
+            let assignment = placed.fleet.current();
+            for (member, n) in placed.per_member() {
+                let node = assignment.members().iter().find(|m| m.name == *member);
                 let zone = node.map_or("", |m| assignment.zone_of(&m.node));
                 *zones.entry(ArcStr::from(zone)).or_default() += n;
             }
@@ -265,29 +269,26 @@ impl Job {
     }
 }
 
-/// Partition `kind` of `cell`'s member views for its snapshot now: the published one
-/// if it was assigned from it, or recently (newer ones then assigned on a blocking
-/// thread meanwhile); else assigned now, on a blocking thread, and waited for.
-async fn assigned_partition(cell: &Arc<SnapshotCell>, kind: ViewKind) -> Partition {
+/// `cell`'s placements for its snapshot now: the published ones if they were made from
+/// it, or recently (newer ones then made in the background meanwhile); else made now,
+/// on a blocking thread, and waited for (`None` if placing them panicked).
+async fn published_placements(cell: &Arc<SnapshotCell>) -> Option<Arc<Published>> {
     let snapshot = cell.load();
-    match cell
-        .assigned
-        .lookup(kind, &snapshot.body, &snapshot.members)
-    {
-        Lookup::Current(partition) => partition,
-        Lookup::Recent(partition) => {
+    match cell.assigned.lookup(&snapshot.body, &snapshot.members) {
+        Lookup::Current(published) => Some(published),
+        Lookup::Recent(published) => {
             cell.assign_soon();
-            partition
+            Some(published)
         }
         Lookup::Missing => {
             let cell = Arc::clone(cell);
             actix_rt::task::spawn_blocking(move || {
                 let snapshot = cell.load();
                 let members = cell.assigned.members_for(&snapshot.members);
-                cell.assigned.assign(kind, &snapshot.body, &members)
+                cell.assigned.assign(&snapshot.body, &members)
             })
             .await
-            .unwrap_or_default()
+            .ok()
         }
     }
 }

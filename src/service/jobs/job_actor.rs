@@ -75,7 +75,7 @@ pub struct JobActor {
 
 impl JobActor {
     /// An actor for jobs `name` relabelling with `relabelling`, publishing in `cell` at
-    /// most once per `publish_every` while changes keep coming, its member partition
+    /// most once per `publish_every` while changes keep coming, its member views
     /// following `members`.
     pub fn new(
         name: String,

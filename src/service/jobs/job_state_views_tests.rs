@@ -17,7 +17,7 @@ use crate::relabel::{RelabelConfig, compile_all, relabel};
 use crate::sd_output::SdBody;
 use crate::service::fleet::assigned::AssignedViews;
 use crate::service::fleet::{Assignment, Fleet, FleetCounts, Member};
-use crate::service::views::{ViewQuery, address_hash};
+use crate::service::views::{Bucket, ViewQuery, address_hash};
 
 /// One served target: its address and its other labels.
 type Served = (String, BTreeMap<String, String>);
@@ -158,16 +158,29 @@ fn view_list(p: &mut Actor, query: &ViewQuery) -> KeyedGroups {
     };
     p.keep_index(kind, |_| 0);
     if matches!(kind, ViewKind::Member | ViewKind::Allocator) {
-        let partition = p.assigned.assign(kind, &p.state.body, &p.fleet);
-        return partition.get(&bucket).cloned().unwrap_or_default();
+        let Bucket::Name(member) = bucket else {
+            panic!("a member view names its member");
+        };
+        return p
+            .assigned
+            .assign(&p.state.body, &p.fleet)
+            .cut_view(kind, &member);
     }
     let index = p.indexes.iter().find(|i| i.kind == kind).expect("kept");
     index.buckets.get(&bucket).cloned().unwrap_or_default()
 }
 
-/// The bytes a view serves, with its ETag.
+/// The bytes a view serves, with its ETag; a member's view as a request writes it, cut
+/// from the placements, and that is what the view's objects kept in a map give.
 fn view(p: &mut Actor, query: &ViewQuery) -> (Vec<u8>, String) {
     let body = SdBody::new("pods", vec![view_list(p, query)]);
+    if let (Some(kind @ (ViewKind::Member | ViewKind::Allocator)), Some(Bucket::Name(member))) =
+        (query.kind(), query.bucket())
+    {
+        let placed = p.assigned.assign(&p.state.body, &p.fleet);
+        let cut = SdBody::cut("pods", vec![placed.view(kind, &member)]);
+        assert_eq!((cut.to_vec(), &cut.etag), (body.to_vec(), &body.etag));
+    }
     (body.to_vec(), body.etag)
 }
 

@@ -102,14 +102,14 @@ impl JobSnapshot {
 
 /// Where a job actor publishes its snapshots and readers note which partitions they
 /// ask for (so that the actor drops the one asked for least recently when it keeps as
-/// many as it may); and the member partitions its readers assign from the snapshots.
+/// many as it may); and the placements its readers cut member views from.
 #[derive(Default)]
 pub struct SnapshotCell {
     current: ArcSwap<JobSnapshot>,
     /// Each partition's last request, by the clock below.
     asked: Mutex<HashMap<ViewKind, u64>>,
     clock: AtomicU64,
-    /// `?member=` and the allocator's shares, assigned when asked for.
+    /// What `?member=` and the allocator's shares are cut from, placed once asked for.
     pub assigned: AssignedViews,
 }
 

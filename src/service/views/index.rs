@@ -1,4 +1,4 @@
-//! One partition of a job's targets (a shard count, the nodes, the members) as a job
+//! One partition of a job's targets (a shard count, or the nodes) as a job
 //! actor keeps it: per bucket, that bucket's objects' parts in body order with their
 //! digest ([`KeyedGroups`]). Buckets sit in a persistent ordered map, so the job's
 //! snapshot takes the whole partition as one pointer, a change copies the paths it

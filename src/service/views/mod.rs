@@ -10,8 +10,9 @@
 //! bucket (a pod on its node, a single-port pod in its shard) shares the very bytes of
 //! the whole job's body; an object split across buckets by address has each share cut
 //! from its bytes ([`Share::picked`]); only other objects have their parts serialized
-//! apart. The member partitions are assigned from the published snapshots when asked
-//! for ([`crate::service::fleet::assigned`]), their shares cut from the same bytes.
+//! apart. A member's view and a collector's share are cut, when asked for, from the
+//! objects' owners placed from the published snapshots
+//! ([`crate::service::fleet::assigned`]), from the same bytes.
 
 pub(crate) mod index;
 pub(crate) mod query;
@@ -193,7 +194,7 @@ fn mix(mut z: u64) -> u64 {
 
 /// Calls `f` with the bucket of `kind` (shards or nodes, the partitions a job actor
 /// keeps) a target at `address` whose object is on `node` lands in; none for the
-/// member partitions, which are assigned when asked for (see
+/// members' views, which are cut when asked for (see
 /// [`crate::service::fleet::assigned`]).
 pub fn each_bucket(kind: ViewKind, address: &str, node: &ArcStr, mut f: impl FnMut(Bucket)) {
     match kind {

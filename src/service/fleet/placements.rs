@@ -1,0 +1,423 @@
+//! Where a job actor's objects are in a fleet: for each object of a snapshot's body,
+//! the members its kept targets are served to ([`Placements`]), kept up to date from
+//! snapshot to snapshot and from fleet to fleet, and published as one persistent map
+//! that requests cut their member's view or collector's share from (see
+//! [`super::assigned`]).
+//!
+//! Bringing placements up to date costs what changed: the objects whose body entry
+//! changed (both bodies are persistent maps, and their difference costs the changed
+//! objects), and, when the members changed, a walk of the owners of the objects of the
+//! zones whose pools changed, an object placed anew only when its owners did. No map
+//! is kept per member: a placement keeps, per member of the object, only what that
+//! member's part adds to a body's digest; the part itself is cut when a request writes
+//! it.
+
+use std::sync::Arc;
+
+use arcstr::ArcStr;
+use imbl::OrdMap;
+use smallvec::SmallVec;
+
+use super::handover::MovedZones;
+use super::{Fleet, FleetCounts};
+use crate::labels::Labels;
+use crate::model::ObjectKey;
+use crate::sd_output::{
+    Change, DiscoveredShare, KeptTarget, KeyedGroups, MAX_PICKED, ObjectDigest, PlacedGroups, Share,
+};
+use crate::service::views::{member_key, node_of, one_node};
+
+/// One member's targets of an object: bit `i` of word `i / 64` set when the object's
+/// kept target `i` is served to it.
+type KeptBits = SmallVec<[u64; 1]>;
+
+/// One member and the kept targets of an object it is served.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Owned {
+    /// The member's name.
+    pub member: ArcStr,
+    kept: KeptBits,
+}
+
+/// One object placed: what it was placed from and the members it is served to.
+#[derive(Debug)]
+pub struct Placement {
+    /// What it was placed from.
+    pub placed: Arc<PlacedGroups>,
+    /// The one node of its targets (`None`: several), read once from its labels,
+    /// whether the fleet reads zones or not (it may later).
+    node: Option<ArcStr>,
+    /// That node's zone, by the fleet it was placed by.
+    zone: ArcStr,
+    /// Its members and the targets each is served, by name.
+    pub owned: Box<[Owned]>,
+    /// What each of `owned` is served, as a body's digest counts it: made once here,
+    /// so that a body cut for a member gets its length and ETag without cutting.
+    pub digests: Box<[OwnedDigests]>,
+    /// Its addresses served outside their zone.
+    cross_zone: u32,
+    /// Its targets served, summed over its members.
+    served: u32,
+}
+
+/// What one member is served of an object, as a body's digest counts it.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnedDigests {
+    /// Its share in the member's view ([`member_share`]), if any.
+    pub member: Option<ObjectDigest>,
+    /// Its share in the collector's ([`collector_share`]), if any.
+    pub collector: Option<ObjectDigest>,
+}
+
+impl Placement {
+    /// What member `member` is served of this object, if anything, with its digests.
+    pub fn owned_by(&self, member: &str) -> Option<(&Owned, &OwnedDigests)> {
+        let at = self.owned.iter().position(|o| o.member == member)?;
+        Some((&self.owned[at], self.digests.get(at)?))
+    }
+}
+
+/// An object's entry among the placements: its placement, and its members' names
+/// hashed into one word, so that cutting a member's view passes over most other
+/// members' objects without reading their placements.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Bit `member_key(name) % 64` set for each of its members' names.
+    owners: u64,
+    /// The placement.
+    pub placement: Arc<Placement>,
+}
+
+impl Entry {
+    /// False when member `bit` ([`member_bit`]) is surely not among its members.
+    pub fn may_be_owned_by(&self, bit: u64) -> bool {
+        self.owners & bit != 0
+    }
+}
+
+/// The bit a member's name sets in the [`Entry`] of an object it owns.
+pub fn member_bit(member: &str) -> u64 {
+    1 << (member_key(member) % 64)
+}
+
+/// A job actor's objects placed by a fleet, from one snapshot's body.
+pub struct Placements {
+    /// The body they were placed from.
+    pub body: KeyedGroups,
+    /// The fleet they were placed by.
+    pub fleet: Arc<Fleet>,
+    /// Each object placed, in body order; published as it is.
+    pub objects: OrdMap<ObjectKey, Entry>,
+    /// Targets across zones, and targets gained when the members changed.
+    pub counts: FleetCounts,
+    /// Targets served, a target in handover once per member.
+    pub served: usize,
+    /// Reused while an object's owners are walked.
+    scratch: Vec<Owned>,
+}
+
+impl Placements {
+    /// Every object of `body` placed by `fleet`.
+    pub fn new(body: &KeyedGroups, fleet: &Arc<Fleet>) -> Placements {
+        let mut placements = Placements {
+            body: body.clone(),
+            fleet: Arc::clone(fleet),
+            objects: OrdMap::new(),
+            counts: FleetCounts::default(),
+            served: 0,
+            scratch: Vec::new(),
+        };
+        for (key, share) in body.iter() {
+            if let Some(placed) = share.placed_groups() {
+                placements.place(key, placed, false);
+            }
+        }
+        placements
+    }
+
+    /// Makes them the placements of `body` by `fleet`.
+    pub fn bring_up_to_date(&mut self, body: &KeyedGroups, fleet: &Arc<Fleet>) {
+        if !Arc::ptr_eq(&self.fleet, fleet) {
+            let moved = self.fleet.moved_zones(fleet);
+            self.fleet = Arc::clone(fleet);
+            self.move_zones(&moved);
+        }
+        if !self.body.same_map(body) {
+            self.apply_changes(body);
+        }
+    }
+
+    /// Walks anew the owners of the objects whose zone's members changed (`moved`):
+    /// those whose owners came out the same stay as they are (but for their count of
+    /// targets across zones and their zone), the others are placed anew, counting what
+    /// each member gained.
+    fn move_zones(&mut self, moved: &MovedZones) {
+        let fleet = Arc::clone(&self.fleet);
+        let any = moved != &MovedZones::Some(Default::default());
+        let zone_aware = fleet.zone_aware();
+        let mut changed = Vec::new();
+        for (key, entry) in self.objects.iter() {
+            let p = &entry.placement;
+            let may_have_moved = match (zone_aware, &p.node) {
+                (false, _) => moved.includes(""),
+                (true, Some(_)) => moved.includes(&p.zone),
+                (true, None) => any,
+            };
+            if !may_have_moved {
+                continue;
+            }
+            let node = walked_node(&fleet, p.node.as_deref());
+            walk_owners(&fleet, &p.placed, node, &mut self.scratch);
+            let zone = zone_of(&fleet, p.node.as_deref());
+            let crossing = crossing(&fleet, &p.placed, node);
+            if *p.owned != *self.scratch || p.zone != zone || p.cross_zone != crossing {
+                let owned: Box<[Owned]> = self.scratch.drain(..).collect();
+                changed.push((key.clone(), Arc::clone(p), owned));
+            }
+        }
+        for (key, held, owned) in changed {
+            let moving = *held.owned != *owned;
+            let node = held.node.clone();
+            let placed = Arc::clone(&held.placed);
+            self.place_owned(&key, &placed, (node, owned), Some(&held), moving);
+        }
+    }
+
+    /// Applies what changed from the body they were placed from to `body`.
+    fn apply_changes(&mut self, body: &KeyedGroups) {
+        let old = std::mem::take(&mut self.body);
+        for change in old.diff(body) {
+            match change {
+                Change::Added(key, share) | Change::Changed(key, share) => {
+                    match share.placed_groups() {
+                        Some(placed) => self.place(key, placed, false),
+                        None => self.unplace(key),
+                    }
+                }
+                Change::Removed(key, _) => self.unplace(key),
+            }
+        }
+        self.body = body.clone();
+    }
+
+    /// Takes object `key` out.
+    fn unplace(&mut self, key: &ObjectKey) {
+        let Some(gone) = self.objects.remove(key) else {
+            return;
+        };
+        self.forget(&gone.placement);
+    }
+
+    /// Takes `gone`'s counts out of the sums.
+    fn forget(&mut self, gone: &Placement) {
+        let crossing = u64::from(gone.cross_zone);
+        self.counts.cross_zone = self.counts.cross_zone.saturating_sub(crossing);
+        self.served = self.served.saturating_sub(gone.served as usize);
+    }
+
+    /// Places object `key` from `placed` by the fleet, in place of where it was;
+    /// `moving` (the members changed): counts the targets each member gained.
+    fn place(&mut self, key: &ObjectKey, placed: &Arc<PlacedGroups>, moving: bool) {
+        let held = self.objects.get(key).map(|e| Arc::clone(&e.placement));
+        // A pod's targets are all on its node: read once per entry.
+        let node = match &held {
+            Some(h) if Arc::ptr_eq(&h.placed, placed) => h.node.clone(),
+            _ => one_node(&placed.discovered),
+        };
+        let walked = walked_node(&self.fleet, node.as_deref());
+        walk_owners(&self.fleet, placed, walked, &mut self.scratch);
+        let owned: Box<[Owned]> = self.scratch.drain(..).collect();
+        self.place_owned(key, placed, (node, owned), held.as_deref(), moving);
+    }
+
+    /// [`Placements::place`] of an object whose one node and owners are known (`node`,
+    /// `owned`), in place of `held`.
+    fn place_owned(
+        &mut self,
+        key: &ObjectKey,
+        placed: &Arc<PlacedGroups>,
+        (node, owned): (Option<ArcStr>, Box<[Owned]>),
+        held: Option<&Placement>,
+        moving: bool,
+    ) {
+        let fleet = Arc::clone(&self.fleet);
+        let walked = walked_node(&fleet, node.as_deref());
+        if let Some(held) = held {
+            if moving {
+                self.counts.moves += gained(held, placed, &owned);
+            }
+            self.forget(held);
+        }
+        let digest = |share: Option<Share>| {
+            let share = share.filter(|s| !s.is_empty())?;
+            Some(ObjectDigest::of(key, &share))
+        };
+        let digests: Box<[OwnedDigests]> = (owned.iter())
+            .map(|o| OwnedDigests {
+                member: digest(member_share(placed, o)),
+                collector: digest(collector_share(placed, o)),
+            })
+            .collect();
+        let served: usize = (digests.iter())
+            .filter_map(|d| d.member.map(|m| m.targets()))
+            .sum();
+        let cross_zone = crossing(&fleet, placed, walked);
+        self.counts.cross_zone += u64::from(cross_zone);
+        self.served += served;
+        let placement = Placement {
+            placed: Arc::clone(placed),
+            zone: zone_of(&fleet, node.as_deref()),
+            node,
+            owned,
+            digests,
+            cross_zone,
+            served: u32::try_from(served).unwrap_or(u32::MAX),
+        };
+        let owners = (placement.owned.iter()).fold(0, |bits, o| bits | member_bit(&o.member));
+        let placement = Arc::new(placement);
+        self.objects
+            .insert(key.clone(), Entry { owners, placement });
+    }
+}
+
+/// The members `placed`'s kept targets are served to by `fleet`, with the targets
+/// each is, sorted by name, into `owned`; `node` is the one node of every target, if
+/// they have one.
+fn walk_owners(fleet: &Fleet, placed: &PlacedGroups, node: Option<&str>, owned: &mut Vec<Owned>) {
+    owned.clear();
+    let words = placed.kept.len().div_ceil(64);
+    let mut note = |i: usize, member: &ArcStr| {
+        let at = match owned.iter().position(|o| o.member == *member) {
+            Some(at) => at,
+            None => {
+                let kept = SmallVec::from_elem(0, words);
+                owned.push(Owned {
+                    member: member.clone(),
+                    kept,
+                });
+                owned.len() - 1
+            }
+        };
+        owned[at].kept[i / 64] |= 1 << (i % 64);
+    };
+    match node {
+        Some(node) => {
+            let owners = fleet.on_node(node);
+            for (i, t) in placed.kept.iter().enumerate() {
+                owners.each(t.hash, |m| note(i, m));
+            }
+        }
+        None => {
+            for (i, t) in placed.kept.iter().enumerate() {
+                let node = target_node(&placed.discovered, t);
+                fleet.each_owner(t.hash, &node, |m| note(i, m));
+            }
+        }
+    }
+    owned.sort_by(|a, b| a.member.cmp(&b.member));
+}
+
+/// How many of `placed`'s addresses `fleet` serves outside their zone (their zone has
+/// no member); `node` as [`walk_owners`] takes it.
+fn crossing(fleet: &Fleet, placed: &PlacedGroups, node: Option<&str>) -> u32 {
+    let current = fleet.current();
+    let places = |across: &dyn Fn(&KeptTarget) -> bool| {
+        let mut places: SmallVec<[u32; 8]> = (placed.kept.iter())
+            .filter(|t| across(t))
+            .map(|t| t.place)
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        u32::try_from(places.len()).unwrap_or(u32::MAX)
+    };
+    match node {
+        Some(node) if current.assigns_across(node) => places(&|_| true),
+        Some(_) => 0,
+        None => places(&|t| current.assigns_across(&target_node(&placed.discovered, t))),
+    }
+}
+
+/// The node an object's targets are walked on: its one node (`None`: several), or, when
+/// `fleet` reads no zones, any (the empty name).
+fn walked_node<'a>(fleet: &Fleet, node: Option<&'a str>) -> Option<&'a str> {
+    match fleet.zone_aware() {
+        true => node,
+        false => Some(""),
+    }
+}
+
+/// The zone of `node` by `fleet`'s current assignment (empty: none, or several nodes).
+fn zone_of(fleet: &Fleet, node: Option<&str>) -> ArcStr {
+    let zones = fleet.current().zones();
+    (node.and_then(|n| zones.get(n)).cloned()).unwrap_or_default()
+}
+
+/// The node of kept target `t`'s discovered label set.
+fn target_node(discovered: &[Labels], t: &KeptTarget) -> ArcStr {
+    (discovered.get(t.source as usize))
+        .map(node_of)
+        .unwrap_or_default()
+}
+
+/// The kept targets whose bits are set in `bits`.
+fn kept_of<'a>(kept: &'a [KeptTarget], bits: &'a KeptBits) -> impl Iterator<Item = &'a KeptTarget> {
+    (kept.iter().enumerate())
+        .filter(move |(i, _)| bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1))
+        .map(|(_, t)| t)
+}
+
+/// What `owned`'s member is served of `placed` in its `?member=` view: the groups whole
+/// when it holds every address, else the addresses it holds cut from them (by a mask
+/// for an object of at most [`MAX_PICKED`] addresses, else listed).
+pub fn member_share(placed: &PlacedGroups, owned: &Owned) -> Option<Share> {
+    let groups = &placed.groups;
+    let places = groups.address_places();
+    let held = kept_of(&placed.kept, &owned.kept).map(|t| t.place);
+    if places <= MAX_PICKED {
+        let mask = held.fold(0u64, |m, p| m | 1 << p);
+        return match places == 0 || mask.count_ones() as usize == places {
+            true => Some(Share::whole(groups)),
+            false => Share::picked(groups, mask),
+        };
+    }
+    let mut held: Vec<u32> = held.collect();
+    held.sort_unstable();
+    held.dedup();
+    match held.len() == places {
+        true => Some(Share::whole(groups)),
+        false => Share::cut(groups, held),
+    }
+}
+
+/// What `owned`'s member's collector is served of `placed`: its discovered label sets
+/// held (those with an address), by a mask for an object of at most [`MAX_PICKED`]
+/// sets, else listed.
+pub fn collector_share(placed: &Arc<PlacedGroups>, owned: &Owned) -> Option<Share> {
+    let sources = (kept_of(&placed.kept, &owned.kept))
+        .filter(|t| t.collected)
+        .map(|t| t.source);
+    if placed.discovered.len() <= MAX_PICKED {
+        let mask = sources.fold(0u64, |m, s| m | 1 << s);
+        return Share::collected(placed, mask);
+    }
+    let mut sources: Vec<u32> = sources.collect();
+    sources.sort_unstable();
+    sources.dedup();
+    // The placement's stamp is unique among the job actor's, and the sets picked are in
+    // the share's digest: the same share is made alike on every request.
+    let share = DiscoveredShare::new(&placed.discovered, sources, placed.stamp);
+    (share.targets() > 0).then(|| Share::discovered(share))
+}
+
+/// The targets `owned` serves to each member of `placed` beyond those `held` served to
+/// it: what the members gained when `held` became `owned`.
+fn gained(held: &Placement, placed: &PlacedGroups, owned: &[Owned]) -> u64 {
+    (owned.iter())
+        .map(|o| {
+            let had = (held.owned_by(&o.member)).and_then(|(_, d)| d.member);
+            let had = had.map_or(0, |d| d.targets());
+            let has = member_share(placed, o).map_or(0, |s| s.targets());
+            has.saturating_sub(had) as u64
+        })
+        .sum()
+}
