@@ -36,30 +36,28 @@ pub struct Digest {
 }
 
 impl Digest {
-    fn add(&mut self, key: &ObjectKey, groups: &Share) {
-        self.sum = self.sum.wrapping_add(object_hash(key, groups));
-        match groups.sizes() {
-            Some((bytes, holes)) => {
-                self.bytes += bytes;
-                self.holes += holes;
-            }
-            None => self.lazy += 1,
-        }
-        self.objects += 1;
-        self.targets += groups.targets();
+    fn add(&mut self, key: &ObjectKey, share: &Share) {
+        self.add_object(&ObjectDigest::of(key, share));
     }
 
-    fn remove(&mut self, key: &ObjectKey, groups: &Share) {
-        self.sum = self.sum.wrapping_sub(object_hash(key, groups));
-        match groups.sizes() {
-            Some((bytes, holes)) => {
-                self.bytes -= bytes;
-                self.holes -= holes;
-            }
-            None => self.lazy -= 1,
-        }
+    fn remove(&mut self, key: &ObjectKey, share: &Share) {
+        let object = ObjectDigest::of(key, share);
+        self.sum = self.sum.wrapping_sub(object.hash);
+        self.bytes -= object.bytes as usize;
+        self.holes -= object.holes as usize;
+        self.lazy -= usize::from(object.lazy);
         self.objects -= 1;
-        self.targets -= groups.targets();
+        self.targets -= object.targets as usize;
+    }
+
+    /// Adds an object by its part ([`ObjectDigest::of`]).
+    pub fn add_object(&mut self, object: &ObjectDigest) {
+        self.sum = self.sum.wrapping_add(object.hash);
+        self.bytes += object.bytes as usize;
+        self.holes += object.holes as usize;
+        self.lazy += usize::from(object.lazy);
+        self.objects += 1;
+        self.targets += object.targets as usize;
     }
 }
 
@@ -82,27 +80,17 @@ impl ObjectDigest {
 
     /// The part of a digest object `key` adds with `share`.
     pub fn of(key: &ObjectKey, share: &Share) -> ObjectDigest {
-        let (bytes, holes) = share.sizes().unwrap_or_default();
+        let sizes = share.sizes();
+        let (bytes, holes) = sizes.unwrap_or_default();
+        // One object's bytes, holes and targets are far below 4 GiB.
         let small = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
         ObjectDigest {
             hash: object_hash(key, share),
             bytes: small(bytes),
             holes: small(holes),
             targets: small(share.targets()),
-            lazy: share.sizes().is_none(),
+            lazy: sizes.is_none(),
         }
-    }
-}
-
-impl Digest {
-    /// Adds an object by its part ([`ObjectDigest::of`]).
-    pub fn add_object(&mut self, object: &ObjectDigest) {
-        self.sum = self.sum.wrapping_add(object.hash);
-        self.bytes += object.bytes as usize;
-        self.holes += object.holes as usize;
-        self.lazy += usize::from(object.lazy);
-        self.objects += 1;
-        self.targets += object.targets as usize;
     }
 }
 
@@ -412,15 +400,24 @@ impl Iterator for BodyChunks {
             self.started = true;
             out.push(b'[');
         }
-        let body = self.body.clone();
-        while let Some(part) = body.parts.get(self.part) {
-            let from = self.from.take();
+        // The fields apart: the body is read while the others change.
+        let BodyChunks {
+            body,
+            part: at,
+            from: next_key,
+            wrote_object,
+            size,
+            pruner,
+            ..
+        } = self;
+        while let Some(part) = body.parts.get(*at) {
+            let from = next_key.take();
             let mut piece = Piece {
                 out: &mut out,
-                size: self.size,
+                size: *size,
                 job_json: &body.job_json,
-                wrote_object: &mut self.wrote_object,
-                pruner: &mut self.pruner,
+                wrote_object,
+                pruner,
                 next: None,
             };
             match part {
@@ -438,10 +435,10 @@ impl Iterator for BodyChunks {
             }
             if let Some(next) = piece.next {
                 // The next piece starts with this object.
-                self.from = Some(next);
+                *next_key = Some(next);
                 return Some(out.into());
             }
-            self.part += 1;
+            *at += 1;
         }
         out.push(b']');
         self.done = true;

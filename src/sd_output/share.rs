@@ -252,7 +252,7 @@ impl Share {
     }
 
     /// The bytes' length once `job_json` fills the holes, as a body's length counts
-    /// it; `None` as [`Share::byte_len`].
+    /// it; `None` as [`Share::sizes`].
     #[cfg(test)]
     pub(super) fn len_with(&self, job_json: &[u8]) -> Option<usize> {
         let (bytes, holes) = self.sizes()?;
