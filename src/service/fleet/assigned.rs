@@ -101,14 +101,6 @@ impl Published {
         view
     }
 
-    /// Every member's view of partition `kind`, cut now (for tests: walks every
-    /// object once per member).
-    pub fn partition(&self, kind: ViewKind) -> BTreeMap<ArcStr, KeyedGroups> {
-        (self.per_member().keys())
-            .map(|member| (member.clone(), self.cut_view(kind, member)))
-            .collect()
-    }
-
     /// The targets each member is served (a target in handover at both its members),
     /// counted once per publish.
     pub fn per_member(&self) -> &BTreeMap<ArcStr, usize> {

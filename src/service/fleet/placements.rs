@@ -56,8 +56,6 @@ pub struct Placement {
     pub digests: Box<[OwnedDigests]>,
     /// Its addresses served outside their zone.
     cross_zone: u32,
-    /// Its targets served, summed over its members.
-    served: u32,
 }
 
 /// What one member is served of an object, as a body's digest counts it.
@@ -70,6 +68,14 @@ pub struct OwnedDigests {
 }
 
 impl Placement {
+    /// Its targets served, summed over its members (a target in handover once per
+    /// member).
+    fn served(&self) -> usize {
+        (self.digests.iter())
+            .filter_map(|d| d.member.map(|m| m.targets()))
+            .sum()
+    }
+
     /// What member `member` is served of this object, if anything, with its digests.
     pub fn owned_by(&self, member: &str) -> Option<(&Owned, &OwnedDigests)> {
         let at = self.owned.iter().position(|o| o.member == member)?;
@@ -129,7 +135,7 @@ impl Placements {
         };
         for (key, share) in body.iter() {
             if let Some(placed) = share.placed_groups() {
-                placements.place(key, placed, false);
+                placements.place(key, placed);
             }
         }
         placements
@@ -148,9 +154,8 @@ impl Placements {
     }
 
     /// Walks anew the owners of the objects whose zone's members changed (`moved`):
-    /// those whose owners came out the same stay as they are (but for their count of
-    /// targets across zones and their zone), the others are placed anew, counting what
-    /// each member gained.
+    /// those whose owners, zone and count of targets across zones came out the same
+    /// stay as they are, the others are placed anew, counting what each member gained.
     fn move_zones(&mut self, moved: &MovedZones) {
         let fleet = Arc::clone(&self.fleet);
         let any = moved != &MovedZones::Some(Default::default());
@@ -190,7 +195,7 @@ impl Placements {
             match change {
                 Change::Added(key, share) | Change::Changed(key, share) => {
                     match share.placed_groups() {
-                        Some(placed) => self.place(key, placed, false),
+                        Some(placed) => self.place(key, placed),
                         None => self.unplace(key),
                     }
                 }
@@ -212,12 +217,11 @@ impl Placements {
     fn forget(&mut self, gone: &Placement) {
         let crossing = u64::from(gone.cross_zone);
         self.counts.cross_zone = self.counts.cross_zone.saturating_sub(crossing);
-        self.served = self.served.saturating_sub(gone.served as usize);
+        self.served = self.served.saturating_sub(gone.served());
     }
 
-    /// Places object `key` from `placed` by the fleet, in place of where it was;
-    /// `moving` (the members changed): counts the targets each member gained.
-    fn place(&mut self, key: &ObjectKey, placed: &Arc<PlacedGroups>, moving: bool) {
+    /// Places object `key` from `placed` by the fleet, in place of where it was.
+    fn place(&mut self, key: &ObjectKey, placed: &Arc<PlacedGroups>) {
         let held = self.objects.get(key).map(|e| Arc::clone(&e.placement));
         // A pod's targets are all on its node: read once per entry.
         let node = match &held {
@@ -227,11 +231,12 @@ impl Placements {
         let walked = walked_node(&self.fleet, node.as_deref());
         walk_owners(&self.fleet, placed, walked, &mut self.scratch);
         let owned: Box<[Owned]> = self.scratch.drain(..).collect();
-        self.place_owned(key, placed, (node, owned), held.as_deref(), moving);
+        self.place_owned(key, placed, (node, owned), held.as_deref(), false);
     }
 
     /// [`Placements::place`] of an object whose one node and owners are known (`node`,
-    /// `owned`), in place of `held`.
+    /// `owned`), in place of `held`; `moving` (the members changed): counts the targets
+    /// each member gained.
     fn place_owned(
         &mut self,
         key: &ObjectKey,
@@ -242,12 +247,6 @@ impl Placements {
     ) {
         let fleet = Arc::clone(&self.fleet);
         let walked = walked_node(&fleet, node.as_deref());
-        if let Some(held) = held {
-            if moving {
-                self.counts.moves += gained(held, placed, &owned);
-            }
-            self.forget(held);
-        }
         let digest = |share: Option<Share>| {
             let share = share.filter(|s| !s.is_empty())?;
             Some(ObjectDigest::of(key, &share))
@@ -258,12 +257,14 @@ impl Placements {
                 collector: digest(collector_share(placed, o)),
             })
             .collect();
-        let served: usize = (digests.iter())
-            .filter_map(|d| d.member.map(|m| m.targets()))
-            .sum();
+        if let Some(held) = held {
+            if moving {
+                self.counts.moves += gained(held, &owned, &digests);
+            }
+            self.forget(held);
+        }
         let cross_zone = crossing(&fleet, placed, walked);
         self.counts.cross_zone += u64::from(cross_zone);
-        self.served += served;
         let placement = Placement {
             placed: Arc::clone(placed),
             zone: zone_of(&fleet, node.as_deref()),
@@ -271,8 +272,8 @@ impl Placements {
             owned,
             digests,
             cross_zone,
-            served: u32::try_from(served).unwrap_or(u32::MAX),
         };
+        self.served += placement.served();
         let owners = (placement.owned.iter()).fold(0, |bits, o| bits | member_bit(&o.member));
         let placement = Arc::new(placement);
         self.objects
@@ -409,15 +410,14 @@ pub fn collector_share(placed: &Arc<PlacedGroups>, owned: &Owned) -> Option<Shar
     (share.targets() > 0).then(|| Share::discovered(share))
 }
 
-/// The targets `owned` serves to each member of `placed` beyond those `held` served to
-/// it: what the members gained when `held` became `owned`.
-fn gained(held: &Placement, placed: &PlacedGroups, owned: &[Owned]) -> u64 {
-    (owned.iter())
-        .map(|o| {
-            let had = (held.owned_by(&o.member)).and_then(|(_, d)| d.member);
-            let had = had.map_or(0, |d| d.targets());
-            let has = member_share(placed, o).map_or(0, |s| s.targets());
-            has.saturating_sub(had) as u64
+/// The targets each of `owned` (with their `digests`) is served beyond those `held`
+/// served it: what the members gained when `held` became `owned`.
+fn gained(held: &Placement, owned: &[Owned], digests: &[OwnedDigests]) -> u64 {
+    let targets = |d: Option<&OwnedDigests>| d.and_then(|d| d.member).map_or(0, |m| m.targets());
+    (owned.iter().zip(digests))
+        .map(|(o, has)| {
+            let had = targets(held.owned_by(&o.member).map(|(_, d)| d));
+            targets(Some(has)).saturating_sub(had) as u64
         })
         .sum()
 }
