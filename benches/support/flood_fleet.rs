@@ -205,7 +205,7 @@ pub async fn idle_collector_asks(addr: &str, consumers: &[fleet_consumers::Consu
 
 /// Threads that serve requests: the listener's acceptor and workers (named
 /// [`HTTP_WORKER`] by [`start_service`]), the blocking threads that write answers and
-/// assign for a request, and the thread that keeps member views up to date in the
+/// place for a request, and the thread that keeps the placements up to date in the
 /// background. The rest of the process (less the consumers) is the event path.
 const SERVING_THREADS: [&str; 5] = [
     "actix-server",

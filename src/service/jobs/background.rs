@@ -1,5 +1,5 @@
-//! Work nobody waits for: bringing a job's member views up to date with a snapshot or a
-//! change of members (`AssignedViews::assign_kept`). It runs in order on one thread of
+//! Work nobody waits for: bringing a job's placements (what its member views are cut
+//! from) up to date with a snapshot or a change of members (`AssignedViews::assign_kept`). It runs in order on one thread of
 //! lower scheduling priority, [`BACKGROUND_THREAD`], so that when the cores are busy
 //! the requests, which are waited for, and the event path run first: re-placing a
 //! zone's objects after a member left takes a core for a while, and a member view or a
@@ -52,8 +52,8 @@ fn queue() -> Option<&'static SyncSender<Work>> {
             .spawn(move || {
                 lower_priority();
                 for work in rx {
-                    // A piece that panics is its own loss (the assigned views start
-                    // over when next asked for); the thread goes on with the next.
+                    // A piece that panics is its own loss (the placements start over
+                    // when next asked for); the thread goes on with the next.
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(work));
                 }
             });
@@ -61,7 +61,7 @@ fn queue() -> Option<&'static SyncSender<Work>> {
             Ok(_) => Some(tx),
             Err(why) => {
                 tracing::warn!(
-                    "could not start the thread that keeps member views up to date ({why}); their work runs on the runtime's blocking threads"
+                    "could not start the thread that keeps member views' placements up to date ({why}); their work runs on the runtime's blocking threads"
                 );
                 None
             }
