@@ -13,7 +13,7 @@ pub const MAX_NAMES: usize = 1 << 14;
 /// (the entry holds the name, so that address cannot be reused for another string
 /// while it is remembered). Label names come from the cluster, so it is bounded: past
 /// [`MAX_NAMES`] names it starts over.
-pub(super) struct ByAddress<V>(HashMap<usize, (ArcStr, V), foldhash::fast::RandomState>);
+pub(crate) struct ByAddress<V>(HashMap<usize, (ArcStr, V), foldhash::fast::RandomState>);
 
 impl<V> Default for ByAddress<V> {
     fn default() -> Self {
@@ -23,7 +23,7 @@ impl<V> Default for ByAddress<V> {
 
 impl<V: Clone> ByAddress<V> {
     /// What was decided for `name`, or `decide(name)`, remembered.
-    pub(super) fn get_or_decide(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> V {
+    pub(crate) fn get_or_decide(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> V {
         let address = name.as_ptr() as usize;
         if let Some((_, value)) = self.0.get(&address) {
             return value.clone();
@@ -33,6 +33,18 @@ impl<V: Clone> ByAddress<V> {
         }
         let value = decide(name);
         self.0.insert(address, (ArcStr::clone(name), value.clone()));
+        value
+    }
+
+    /// What was decided for `name`, or `decide(name)`, remembered; by reference, for a
+    /// decision that is costly to clone.
+    pub(crate) fn decided(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> &V {
+        let address = name.as_ptr() as usize;
+        if self.0.len() >= MAX_NAMES && !self.0.contains_key(&address) {
+            self.0.clear();
+        }
+        let (_, value) =
+            (self.0.entry(address)).or_insert_with(|| (ArcStr::clone(name), decide(name)));
         value
     }
 

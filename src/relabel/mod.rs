@@ -17,7 +17,7 @@
 //!   rules cannot see ([`Visibility`]) from one they must relabel.
 
 mod apply;
-mod by_address;
+pub(crate) mod by_address;
 mod config;
 mod dialect;
 mod graphite;
@@ -45,4 +45,4 @@ pub use target::{
     Target, process,
 };
 pub use trace::{Step, Trace, relabel_steps, seeded, trace};
-pub use visibility::{ReadableMemo, ReadableMeta, Visibility};
+pub use visibility::{ReadableMeta, Visibility};

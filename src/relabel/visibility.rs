@@ -67,7 +67,7 @@ impl Visibility {
 /// so a `__meta_*` label no rule reads changes nothing the rules compute: a collector
 /// that relabels a target itself (the OpenTelemetry target allocator's protocol)
 /// computes the same target without it. Made once per job's rules; each body written
-/// asks it through a [`ReadableMemo`], which remembers its answers by name.
+/// remembers its answers by name while it is written.
 #[derive(Clone, Debug)]
 pub struct ReadableMeta {
     rules: Arc<Vec<CompiledRule>>,
@@ -82,33 +82,6 @@ impl ReadableMeta {
     /// True when `name` is kept: not a `__meta_*` label, or one a rule may read.
     pub fn keeps(&self, name: &str) -> bool {
         !name.starts_with(META_PREFIX) || self.rules.iter().any(|r| r.reads_label(name))
-    }
-
-    /// A memo of its answers, for writing one body.
-    pub fn memo(self: &Arc<Self>) -> ReadableMemo {
-        ReadableMemo {
-            readable: Arc::clone(self),
-            kept: ByAddress::default(),
-        }
-    }
-}
-
-/// A [`ReadableMeta`]'s answers, remembered by name while one body is written.
-pub struct ReadableMemo {
-    readable: Arc<ReadableMeta>,
-    kept: ByAddress<bool>,
-}
-
-impl ReadableMemo {
-    /// True when it remembers `readable`'s answers.
-    pub fn is_of(&self, readable: &Arc<ReadableMeta>) -> bool {
-        Arc::ptr_eq(&self.readable, readable)
-    }
-
-    /// [`ReadableMeta::keeps`], remembered.
-    pub fn keeps(&mut self, name: &ArcStr) -> bool {
-        let readable = &self.readable;
-        self.kept.get_or_decide(name, |name| readable.keeps(name))
     }
 }
 
@@ -318,7 +291,6 @@ mod tests {
         for yaml in rule_sets {
             let (_, rules) = visibility(yaml);
             let readable = ReadableMeta::new(Arc::clone(&rules));
-            let mut memo = Arc::new(readable).memo();
             let mut pruned_any = false;
             for _ in 0..300 {
                 let mut pairs = vec![(
@@ -335,7 +307,7 @@ mod tests {
                 }
                 let full = Labels::from_pairs(pairs);
                 let kept: Vec<(ArcStr, ArcStr)> = (full.iter())
-                    .filter(|l| memo.keeps(&l.name))
+                    .filter(|l| readable.keeps(&l.name))
                     .map(|l| (l.name.clone(), l.value.clone()))
                     .collect();
                 pruned_any |= kept.len() < full.len();

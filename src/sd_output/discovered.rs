@@ -12,7 +12,8 @@ use arcstr::ArcStr;
 
 use super::{ADDRESS_LABEL, Fnv, write_json_str};
 use crate::labels::{Label, Labels};
-use crate::relabel::{ReadableMemo, ReadableMeta};
+use crate::relabel::ReadableMeta;
+use crate::relabel::by_address::ByAddress;
 
 /// Some of one object's discovered label sets, each written as a group of its own
 /// when a body is sent (any number of them; an object's first 64 are held by a mask,
@@ -139,29 +140,46 @@ impl SharedBase {
             self.of = Some(base);
         }
         let base = self.of.as_ref()?;
-        let shadows = (labels.own_labels().iter()).any(|l| base.get(&l.name).is_some());
+        // An own label that replaces one of the base's is counted once in the merged
+        // set: none does when the set has as many labels as its parts together.
+        let shadows = labels.len() != base.len() + labels.own_labels().len();
         (!shadows).then_some(&self.bytes[..])
     }
 }
 
-/// Which discovered labels a body serves, remembered by name while it is written:
-/// every one, or those its job's rules may read and those that are not `__meta_*`
-/// labels ([`ReadableMeta`]).
+/// Which discovered labels a body serves, and how each one's name is written,
+/// remembered by name while it is written: every label, or those its job's rules may
+/// read and those that are not `__meta_*` labels ([`ReadableMeta`]); never the
+/// address, which a group holds apart.
 #[derive(Default)]
 pub struct Pruner {
-    memo: Option<ReadableMemo>,
+    readable: Option<Arc<ReadableMeta>>,
+    /// Each name met: its key as written (`"name":`), `None` when it is left out.
+    keys: ByAddress<Option<Box<[u8]>>>,
 }
 
 impl Pruner {
     /// Keeping the labels `readable` keeps (every label when `None`).
     pub fn new(readable: Option<&Arc<ReadableMeta>>) -> Pruner {
         Pruner {
-            memo: readable.map(ReadableMeta::memo),
+            readable: readable.cloned(),
+            keys: ByAddress::default(),
         }
     }
 
-    fn keeps(&mut self, name: &ArcStr) -> bool {
-        self.memo.as_mut().is_none_or(|memo| memo.keeps(name))
+    /// How label `name` is written as a group's key, or `None` if it is left out.
+    fn key(&mut self, name: &ArcStr) -> Option<&[u8]> {
+        let readable = &self.readable;
+        let key = self.keys.decided(name, |name| {
+            let kept = &**name != ADDRESS_LABEL && readable.as_ref().is_none_or(|r| r.keeps(name));
+            kept.then(|| {
+                let mut key = Vec::with_capacity(name.len() + 3);
+                write_json_str(&mut key, name);
+                key.push(b':');
+                key.into()
+            })
+        });
+        key.as_deref()
     }
 }
 
@@ -175,15 +193,17 @@ fn write_labels<'a>(
 ) -> bool {
     let mut wrote = false;
     for label in labels {
-        if &*label.name == ADDRESS_LABEL || label.value.is_empty() || !pruner.keeps(&label.name) {
+        if label.value.is_empty() {
             continue;
         }
+        let Some(key) = pruner.key(&label.name) else {
+            continue;
+        };
         if wrote {
             out.push(b',');
         }
         wrote = true;
-        write_json_str(out, &label.name);
-        out.push(b':');
+        out.extend_from_slice(key);
         write_json_str(out, &label.value);
     }
     wrote
