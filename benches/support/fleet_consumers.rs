@@ -54,6 +54,8 @@ pub struct Answer {
     pub first_byte: Duration,
     /// From the request's start to the body's end.
     pub total: Duration,
+    /// Of `total`, the time the consumer spent scanning the body it read.
+    pub scanning: Duration,
 }
 
 /// What the consumers of one kind saw.
@@ -63,6 +65,8 @@ pub struct KindPolled {
     pub latencies_ms: Vec<f64>,
     /// Each `200`'s time to its first body byte, ms.
     pub first_byte_ms: Vec<f64>,
+    /// Each scanned `200`'s time spent scanning it, ms.
+    pub scanning_ms: Vec<f64>,
     /// Each `200`'s body size over its time, MB/s.
     pub rates_mb_s: Vec<f64>,
     /// Body bytes received.
@@ -73,6 +77,7 @@ impl KindPolled {
     fn merge(&mut self, other: KindPolled) {
         self.latencies_ms.extend(other.latencies_ms);
         self.first_byte_ms.extend(other.first_byte_ms);
+        self.scanning_ms.extend(other.scanning_ms);
         self.rates_mb_s.extend(other.rates_mb_s);
         self.bytes += other.bytes;
     }
@@ -174,6 +179,7 @@ pub fn get(
         etag: tag,
         first_byte: started.elapsed(),
         total: Duration::ZERO,
+        scanning: Duration::ZERO,
     };
     read_body(&mut r, chunked, scan, started, &mut answer)?;
     answer.total = started.elapsed();
@@ -219,7 +225,9 @@ fn read_body(
                 answer.len += n;
                 left = left.saturating_sub(n);
                 if let Some(s) = scan.as_deref_mut() {
+                    let at = Instant::now();
                     s.feed(&buf[..n]);
+                    answer.scanning += at.elapsed();
                 }
             }
         }
@@ -320,6 +328,9 @@ fn consume(
                 kind.bytes += a.len;
                 kind.latencies_ms.push(total_s * 1000.0);
                 kind.first_byte_ms.push(a.first_byte.as_secs_f64() * 1000.0);
+                if c.member.is_some() {
+                    kind.scanning_ms.push(a.scanning.as_secs_f64() * 1000.0);
+                }
                 kind.rates_mb_s.push(a.len as f64 / 1e6 / total_s.max(1e-9));
                 etags[next] = a.etag;
                 if let Some(m) = c.member {

@@ -249,6 +249,13 @@ fn kind_figures(kind: &str, k: &mut fleet_consumers::KindPolled) -> String {
         quantile(&mut k.latencies_ms, 0.99),
     );
     let mut text = format!("{kind} p50/p99 {p50:.1}/{p99:.1} ms ({n}");
+    if !k.scanning_ms.is_empty() {
+        let (s50, s99) = (
+            quantile(&mut k.scanning_ms, 0.5),
+            quantile(&mut k.scanning_ms, 0.99),
+        );
+        text.push_str(&format!(", the bench's scanning p50/p99 {s50:.1}/{s99:.1} ms"));
+    }
     if k.rates_mb_s.is_empty() || kind != "collector" {
         return text + "); ";
     }
