@@ -41,13 +41,27 @@ impl Digest {
     }
 
     fn remove(&mut self, key: &ObjectKey, share: &Share) {
-        let object = ObjectDigest::of(key, share);
+        self.remove_object(&ObjectDigest::of(key, share));
+    }
+
+    /// Takes out an object added by its part ([`Digest::add_object`]).
+    pub fn remove_object(&mut self, object: &ObjectDigest) {
         self.sum = self.sum.wrapping_sub(object.hash);
         self.bytes -= object.bytes as usize;
         self.holes -= object.holes as usize;
         self.lazy -= usize::from(object.lazy);
         self.objects -= 1;
         self.targets -= object.targets as usize;
+    }
+
+    /// True when it counts no object.
+    pub fn is_empty(&self) -> bool {
+        self.objects == 0
+    }
+
+    /// The targets it counts.
+    pub fn targets(&self) -> usize {
+        self.targets
     }
 
     /// Adds an object by its part ([`ObjectDigest::of`]).

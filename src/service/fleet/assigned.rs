@@ -11,8 +11,9 @@
 //! cut from the published placements as it is written ([`CutObjects`]): it walks the
 //! objects and takes, from each its member is served, some of its addresses (cut from
 //! its bytes, byte for byte the member's groups) or some of its discovered label sets.
-//! Its length and ETag are summed first from what each placement keeps per member of
-//! the object's part of a digest. No map is kept per member.
+//! Its length and ETag are read first from the sums the placements keep per member of
+//! each object's part of a digest, added and taken out as objects are placed anew. No
+//! map of objects is kept per member.
 //!
 //! When the members change, the job actor has the placements made by them in the
 //! background before its snapshots name them, so a request never waits for that
@@ -26,14 +27,16 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 use arcstr::ArcStr;
 use imbl::OrdMap;
 
-use super::placements::{Entry, Owned, Placements, collector_share, member_bit, member_share};
+use super::placements::{
+    Entry, Owned, Placements, ServedDigests, collector_share, member_bit, member_share,
+};
 use super::{Fleet, FleetCounts};
 use crate::model::ObjectKey;
 use crate::relabel::ReadableMeta;
@@ -74,19 +77,25 @@ pub struct Published {
     objects: OrdMap<ObjectKey, Entry>,
     /// What they count.
     pub counts: MemberCounts,
-    /// Targets per member, once counted.
-    per_member: OnceLock<BTreeMap<ArcStr, usize>>,
+    /// What each member and its collector are served, summed.
+    by_member: BTreeMap<ArcStr, ServedDigests>,
 }
 
 impl Published {
     /// Member `member`'s view of partition `kind` (its `?member=`, or its collector's
     /// share), cut from these placements as a body is written from it.
     pub fn view(&self, kind: ViewKind, member: &ArcStr) -> Arc<dyn CutObjects> {
+        let collector = kind == ViewKind::Allocator;
+        let served = self.by_member.get(member).copied().unwrap_or_default();
         Arc::new(CutView {
             objects: self.objects.clone(),
             member: member.clone(),
             bit: member_bit(member),
-            collector: kind == ViewKind::Allocator,
+            collector,
+            digest: match collector {
+                true => served.collector,
+                false => served.member,
+            },
         })
     }
 
@@ -101,21 +110,12 @@ impl Published {
         view
     }
 
-    /// The targets each member is served (a target in handover at both its members),
-    /// counted once per publish.
-    pub fn per_member(&self) -> &BTreeMap<ArcStr, usize> {
-        self.per_member.get_or_init(|| {
-            let mut counts = BTreeMap::new();
-            for placement in self.objects.values().map(|e| &e.placement) {
-                for (owned, digests) in placement.owned.iter().zip(&placement.digests) {
-                    let targets = digests.member.map_or(0, |d| d.targets());
-                    if targets > 0 {
-                        *counts.entry(owned.member.clone()).or_default() += targets;
-                    }
-                }
-            }
-            counts
-        })
+    /// The targets each member is served (a target in handover at both its members).
+    pub fn per_member(&self) -> BTreeMap<ArcStr, usize> {
+        (self.by_member.iter())
+            .map(|(member, served)| (member.clone(), served.member.targets()))
+            .filter(|(_, targets)| *targets > 0)
+            .collect()
     }
 }
 
@@ -129,6 +129,8 @@ struct CutView {
     bit: u64,
     /// Its collector's share (discovered label sets), not its view.
     collector: bool,
+    /// What the placements summed of the objects it serves.
+    digest: Digest,
 }
 
 impl CutView {
@@ -144,6 +146,19 @@ impl CutView {
             false => digests.member,
         };
         Some((owned, digest?))
+    }
+}
+
+impl CutView {
+    /// Its digest summed anew from every object (what the placements keep summed).
+    fn walked_digest(&self) -> Digest {
+        let mut digest = Digest::default();
+        for entry in self.objects.values() {
+            if let Some((_, object)) = self.part(entry) {
+                digest.add_object(&object);
+            }
+        }
+        digest
     }
 }
 
@@ -169,13 +184,8 @@ impl CutObjects for CutView {
     }
 
     fn digest(&self) -> Digest {
-        let mut digest = Digest::default();
-        for entry in self.objects.values() {
-            if let Some((_, object)) = self.part(entry) {
-                digest.add_object(&object);
-            }
-        }
-        digest
+        debug_assert_eq!(self.digest, self.walked_digest(), "{}", self.member);
+        self.digest
     }
 }
 
@@ -329,6 +339,6 @@ fn publish(placements: &Placements) -> Published {
             served: placements.served,
             targets: placements.body.targets(),
         },
-        per_member: OnceLock::new(),
+        by_member: placements.by_member.clone(),
     }
 }

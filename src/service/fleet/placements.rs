@@ -12,6 +12,7 @@
 //! member's part adds to a body's digest; the part itself is cut when a request writes
 //! it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arcstr::ArcStr;
@@ -23,7 +24,8 @@ use super::{Fleet, FleetCounts};
 use crate::labels::Labels;
 use crate::model::ObjectKey;
 use crate::sd_output::{
-    Change, DiscoveredShare, KeptTarget, KeyedGroups, MAX_PICKED, ObjectDigest, PlacedGroups, Share,
+    Change, Digest, DiscoveredShare, KeptTarget, KeyedGroups, MAX_PICKED, ObjectDigest,
+    PlacedGroups, Share,
 };
 use crate::service::views::{member_key, node_of, one_node};
 
@@ -65,6 +67,32 @@ pub struct OwnedDigests {
     pub member: Option<ObjectDigest>,
     /// Its share in the collector's ([`collector_share`]), if any.
     pub collector: Option<ObjectDigest>,
+}
+
+/// What one member and its collector are served of every object, as a body's digest
+/// counts it: the sums of its [`OwnedDigests`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServedDigests {
+    /// Its view's.
+    pub member: Digest,
+    /// Its collector's share's.
+    pub collector: Digest,
+}
+
+impl ServedDigests {
+    /// Adds (`add`) or takes out one object's part.
+    fn count(&mut self, part: &OwnedDigests, add: bool) {
+        for (sum, object) in [
+            (&mut self.member, part.member),
+            (&mut self.collector, part.collector),
+        ] {
+            match (object, add) {
+                (Some(object), true) => sum.add_object(&object),
+                (Some(object), false) => sum.remove_object(&object),
+                (None, _) => {}
+            }
+        }
+    }
 }
 
 impl Placement {
@@ -118,6 +146,9 @@ pub struct Placements {
     pub counts: FleetCounts,
     /// Targets served, a target in handover once per member.
     pub served: usize,
+    /// What each member (with a part of an object) is served, summed as objects are
+    /// placed and taken out: a view's length and ETag without walking the objects.
+    pub by_member: BTreeMap<ArcStr, ServedDigests>,
     /// Reused while an object's owners are walked.
     scratch: Vec<Owned>,
 }
@@ -131,6 +162,7 @@ impl Placements {
             objects: OrdMap::new(),
             counts: FleetCounts::default(),
             served: 0,
+            by_member: BTreeMap::new(),
             scratch: Vec::new(),
         };
         for (key, share) in body.iter() {
@@ -218,6 +250,19 @@ impl Placements {
         let crossing = u64::from(gone.cross_zone);
         self.counts.cross_zone = self.counts.cross_zone.saturating_sub(crossing);
         self.served = self.served.saturating_sub(gone.served());
+        self.count_by_member(gone, false);
+    }
+
+    /// Adds (`add`) `placement`'s parts to its members' sums, or takes them out; a
+    /// member left with nothing is forgotten.
+    fn count_by_member(&mut self, placement: &Placement, add: bool) {
+        for (owned, part) in placement.owned.iter().zip(&placement.digests) {
+            let sums = self.by_member.entry(owned.member.clone()).or_default();
+            sums.count(part, add);
+            if sums.member.is_empty() && sums.collector.is_empty() {
+                self.by_member.remove(&owned.member);
+            }
+        }
     }
 
     /// Places object `key` from `placed` by the fleet, in place of where it was.
@@ -274,6 +319,7 @@ impl Placements {
             cross_zone,
         };
         self.served += placement.served();
+        self.count_by_member(&placement, true);
         let owners = (placement.owned.iter()).fold(0, |bits, o| bits | member_bit(&o.member));
         let placement = Arc::new(placement);
         self.objects
