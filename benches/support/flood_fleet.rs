@@ -239,8 +239,8 @@ fn cpu_by_name(m: &Measured) -> String {
     format!("cpu s by thread name: {}", named.join(", "))
 }
 
-/// The figures of one kind of consumer: latencies, and for collectors their first
-/// bytes and rates.
+/// The figures of one kind of consumer: latencies; for members their first bytes and
+/// the bench's own scanning; for collectors their first bytes and rates.
 fn kind_figures(kind: &str, k: &mut fleet_consumers::KindPolled) -> String {
     use fleet_consumers::quantile;
     let n = k.latencies_ms.len();
@@ -254,7 +254,10 @@ fn kind_figures(kind: &str, k: &mut fleet_consumers::KindPolled) -> String {
             quantile(&mut k.scanning_ms, 0.5),
             quantile(&mut k.scanning_ms, 0.99),
         );
-        text.push_str(&format!(", the bench's scanning p50/p99 {s50:.1}/{s99:.1} ms"));
+        let first99 = quantile(&mut k.first_byte_ms, 0.99);
+        text.push_str(&format!(
+            ", first byte p99 {first99:.1} ms, the bench's scanning p50/p99 {s50:.1}/{s99:.1} ms"
+        ));
     }
     if k.rates_mb_s.is_empty() || kind != "collector" {
         return text + "); ";
