@@ -179,12 +179,12 @@ impl Scanner {
         let carried = seam.len();
         if carried > 0 {
             seam.extend_from_slice(&bytes[..bytes.len().min(keep)]);
-            if let Some(at) = memchr::memmem::find(&seam, key) {
+            if let Some(at) = targets_key().find(&seam) {
                 self.in_array = true;
                 return &bytes[at + key.len() - carried..];
             }
         }
-        if let Some(at) = memchr::memmem::find(bytes, key) {
+        if let Some(at) = targets_key().find(bytes) {
             self.in_array = true;
             return &bytes[at + key.len()..];
         }
@@ -200,19 +200,37 @@ impl Scanner {
     }
 }
 
+/// The searcher for [`Scanner::KEY`], made once: a member's answer holds one per target.
+fn targets_key() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    FINDER.get_or_init(|| memchr::memmem::Finder::new(Scanner::KEY))
+}
+
 /// The id of target `10.a.b.c:port`: pod `a<<16 | b<<8 | c` times six plus its port's
 /// place.
 fn target_id(address: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(address).ok()?;
-    let (ip, port) = text.split_once(':')?;
-    let octets: Vec<u32> = ip
-        .split('.')
-        .map(|o| o.parse().ok())
-        .collect::<Option<_>>()?;
-    let [10, a, b, c] = octets[..] else {
+    // Read number by number, without allocating: a member's answer holds thousands.
+    let mut numbers = [0u32; 5];
+    let mut at = 0;
+    let mut digits = 0;
+    for &b in address {
+        match b {
+            b'0'..=b'9' if digits < 6 => {
+                numbers[at] = numbers[at] * 10 + u32::from(b - b'0');
+                digits += 1;
+            }
+            b'.' if at < 3 && digits > 0 => (at, digits) = (at + 1, 0),
+            b':' if at == 3 && digits > 0 => (at, digits) = (4, 0),
+            _ => return None,
+        }
+    }
+    let [10, a, b, c, port] = numbers else {
         return None;
     };
-    let port: u32 = port.parse().ok()?;
+    if at != 4 || digits == 0 || a > 255 || b > 255 || c > 255 {
+        return None;
+    }
     let slot = match port {
         8080..=8082 => port - 8080,
         9090..=9092 => 3 + port - 9090,

@@ -257,7 +257,14 @@ impl Placements {
     /// member left with nothing is forgotten.
     fn count_by_member(&mut self, placement: &Placement, add: bool) {
         for (owned, part) in placement.owned.iter().zip(&placement.digests) {
-            let sums = self.by_member.entry(owned.member.clone()).or_default();
+            // Looked up first: a member's name is cloned when it is first counted, not
+            // for every object.
+            let Some(sums) = self.by_member.get_mut(&owned.member) else {
+                let mut sums = ServedDigests::default();
+                sums.count(part, add);
+                self.by_member.insert(owned.member.clone(), sums);
+                continue;
+            };
             sums.count(part, add);
             if sums.member.is_empty() && sums.collector.is_empty() {
                 self.by_member.remove(&owned.member);
@@ -296,10 +303,19 @@ impl Placements {
             let share = share.filter(|s| !s.is_empty())?;
             Some(ObjectDigest::of(key, &share))
         };
+        // A member served the same targets of the same object as before has the same
+        // parts: a change of members re-places objects for the members that changed.
+        let kept = |o: &Owned| {
+            let held = held.filter(|h| Arc::ptr_eq(&h.placed, placed))?;
+            let (had, digests) = held.owned_by(&o.member)?;
+            (had == o).then_some(*digests)
+        };
         let digests: Box<[OwnedDigests]> = (owned.iter())
-            .map(|o| OwnedDigests {
-                member: digest(member_share(placed, o)),
-                collector: digest(collector_share(placed, o)),
+            .map(|o| {
+                kept(o).unwrap_or_else(|| OwnedDigests {
+                    member: digest(member_share(placed, o)),
+                    collector: digest(collector_share(placed, o)),
+                })
             })
             .collect();
         if let Some(held) = held {
