@@ -336,7 +336,7 @@ fn publish(placements: &Placements) -> Published {
         objects: placements.objects.clone(),
         counts: MemberCounts {
             fleet: placements.counts,
-            served: placements.served,
+            served: placements.served(),
             targets: placements.body.targets(),
         },
         by_member: placements.by_member.clone(),

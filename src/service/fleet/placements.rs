@@ -96,14 +96,6 @@ impl ServedDigests {
 }
 
 impl Placement {
-    /// Its targets served, summed over its members (a target in handover once per
-    /// member).
-    fn served(&self) -> usize {
-        (self.digests.iter())
-            .filter_map(|d| d.member.map(|m| m.targets()))
-            .sum()
-    }
-
     /// What member `member` is served of this object, if anything, with its digests.
     pub fn owned_by(&self, member: &str) -> Option<(&Owned, &OwnedDigests)> {
         let at = self.owned.iter().position(|o| o.member == member)?;
@@ -144,8 +136,6 @@ pub struct Placements {
     pub objects: OrdMap<ObjectKey, Entry>,
     /// Targets across zones, and targets gained when the members changed.
     pub counts: FleetCounts,
-    /// Targets served, a target in handover once per member.
-    pub served: usize,
     /// What each member (with a part of an object) is served, summed as objects are
     /// placed and taken out: a view's length and ETag without walking the objects.
     pub by_member: BTreeMap<ArcStr, ServedDigests>,
@@ -161,7 +151,6 @@ impl Placements {
             fleet: Arc::clone(fleet),
             objects: OrdMap::new(),
             counts: FleetCounts::default(),
-            served: 0,
             by_member: BTreeMap::new(),
             scratch: Vec::new(),
         };
@@ -171,6 +160,11 @@ impl Placements {
             }
         }
         placements
+    }
+
+    /// Targets served, a target in handover once per member.
+    pub fn served(&self) -> usize {
+        (self.by_member.values()).map(|s| s.member.targets()).sum()
     }
 
     /// Makes them the placements of `body` by `fleet`.
@@ -249,7 +243,6 @@ impl Placements {
     fn forget(&mut self, gone: &Placement) {
         let crossing = u64::from(gone.cross_zone);
         self.counts.cross_zone = self.counts.cross_zone.saturating_sub(crossing);
-        self.served = self.served.saturating_sub(gone.served());
         self.count_by_member(gone, false);
     }
 
@@ -334,7 +327,6 @@ impl Placements {
             digests,
             cross_zone,
         };
-        self.served += placement.served();
         self.count_by_member(&placement, true);
         let owners = (placement.owned.iter()).fold(0, |bits, o| bits | member_bit(&o.member));
         let placement = Arc::new(placement);
