@@ -24,16 +24,7 @@ impl<V> Default for ByAddress<V> {
 impl<V: Clone> ByAddress<V> {
     /// What was decided for `name`, or `decide(name)`, remembered.
     pub(crate) fn get_or_decide(&mut self, name: &ArcStr, decide: impl FnOnce(&ArcStr) -> V) -> V {
-        let address = name.as_ptr() as usize;
-        if let Some((_, value)) = self.0.get(&address) {
-            return value.clone();
-        }
-        if self.0.len() >= MAX_NAMES {
-            self.0.clear();
-        }
-        let value = decide(name);
-        self.0.insert(address, (ArcStr::clone(name), value.clone()));
-        value
+        self.decided(name, decide).clone()
     }
 
     /// What was decided for `name`, or `decide(name)`, remembered; by reference, for a
