@@ -225,7 +225,8 @@ pub trait CutObjects: Send + Sync + std::fmt::Debug {
     fn each_from(&self, from: Option<&ObjectKey>, f: &mut dyn FnMut(&ObjectKey, &Share) -> bool);
 
     /// The digest of the objects [`CutObjects::each_from`] hands out: what
-    /// [`Digest`]s their shares would add up to.
+    /// [`Digest`]s their shares would add up to. Read from sums kept as the objects
+    /// change, not summed anew: a body is cut on the thread that serves its request.
     fn digest(&self) -> Digest;
 }
 
@@ -278,8 +279,7 @@ impl SdBody {
     }
 
     /// The body of job `job_name` cut from `parts` as it is written, its length and
-    /// ETag from their digests. Each part passes over its objects for its digest: not
-    /// for an async thread.
+    /// ETag from their digests.
     pub fn cut(job_name: &str, parts: Vec<Arc<dyn CutObjects>>) -> SdBody {
         let parts = (parts.into_iter())
             .map(|objects| {

@@ -1,6 +1,7 @@
 //! Work nobody waits for: bringing a job's placements (what its member views are cut
-//! from) up to date with a snapshot or a change of members (`AssignedViews::assign_kept`). It runs in order on one thread of
-//! lower scheduling priority, [`BACKGROUND_THREAD`], so that when the cores are busy
+//! from) up to date with a snapshot or a change of members
+//! (`AssignedViews::assign_kept`). It runs in order on one thread of lower scheduling
+//! priority, [`BACKGROUND_THREAD`], so that when the cores are busy
 //! the requests, which are waited for, and the event path run first: re-placing a
 //! zone's objects after a member left takes a core for a while, and a member view or a
 //! collector's share written meanwhile would wait behind it.

@@ -164,16 +164,8 @@ impl Job {
         }
         // The job's actors share its rules: the first's labels read are theirs.
         let readable = self.parts.first().and_then(|p| p.cell.assigned.readable());
-        let name = self.name.clone();
-        // Cutting the body walks every object for its length and ETag.
-        let body = actix_rt::task::spawn_blocking(move || {
-            let views = placed.iter().map(|p| p.view(kind, &member)).collect();
-            SdBody::cut(&name, views)
-        });
-        let body = body
-            .await
-            .unwrap_or_else(|_| SdBody::new(&self.name, Vec::new()));
-        body.pruned(readable.cloned())
+        let views = placed.iter().map(|p| p.view(kind, &member)).collect();
+        SdBody::cut(&self.name, views).pruned(readable.cloned())
     }
 
     /// Bucket `bucket` of partition `kind` as the actors published it; `None` if one
@@ -223,7 +215,7 @@ impl Job {
             if let Some(placed) = part.cell.assigned.published() {
                 let into = all.entry(ViewKind::Member).or_default();
                 for (member, n) in placed.per_member() {
-                    *into.entry(Bucket::Name(member.clone())).or_default() += n;
+                    *into.entry(Bucket::Name(member)).or_default() += n;
                 }
             }
         }
