@@ -575,6 +575,88 @@ scrape_configs:
     running.stop().await;
 }
 
+/// A pod of an application in `apps` on node-000, one container port.
+fn app_pod(name: &str, ip: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "apps", "uid": format!("uid-{name}"),
+                     "labels": {"app": "late"}},
+        "spec": {"nodeName": "node-000", "containers": [{"name": "app",
+                 "ports": [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}]}]},
+        "status": {"phase": "Running", "podIP": ip}
+    })
+}
+
+/// The targets of the job's member views as `/sd?views` lists them (a target in
+/// handover at both its members), and the job's.
+async fn member_and_job_targets(client: &awc::Client, base: &str) -> (u64, u64) {
+    let (_, _, listing) = get(client, &format!("{base}/sd?views"), None).await;
+    let listing: Value = serde_json::from_slice(&listing).expect("JSON");
+    let members = (listing[0]["views"].as_array().into_iter().flatten())
+        .filter(|v| v["view"].as_str().is_some_and(|q| q.starts_with("member=")))
+        .filter_map(|v| v["targets"].as_u64())
+        .sum();
+    (members, listing[0]["targets"].as_u64().unwrap_or(0))
+}
+
+#[actix_rt::test]
+async fn member_views_in_use_are_placed_as_the_job_changes_not_when_next_asked() {
+    let spec = ClusterSpec {
+        nodes: 2,
+        pods: 10,
+        namespaces: 1,
+        pods_per_workload: 2,
+        ..ClusterSpec::default()
+    };
+    let running = SimulatedCluster::seeded(17, spec)
+        .await
+        .expect("cluster starts");
+    let (sim, url) = (running.sim(), running.url());
+    for (i, name) in ["scraper-a", "scraper-b"].iter().enumerate() {
+        sim.create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
+            .expect("scraper pod created");
+    }
+    let config = config(&url, "handover: 0s");
+    let mut one = job_set().await;
+    one.apply(&config).await.expect("starts");
+    let published = Arc::new(RwLock::new(one.jobs().into_iter().collect()));
+    let (bound, handle) = support::service::serve(published, None);
+    let base = format!("http://{bound}");
+    let client = awc::Client::default();
+
+    // One member's view asked for, once: the job's targets are placed.
+    eventually("a member's view is served", || async {
+        let url = format!("{base}/sd/pods?member=scraper-a");
+        get(&client, &url, None).await.0 == 200
+    })
+    .await;
+    eventually("every target is placed", || async {
+        let (members, job) = member_and_job_targets(&client, &base).await;
+        job > 0 && members == job
+    })
+    .await;
+    let (_, before) = member_and_job_targets(&client, &base).await;
+
+    // Pods come; no view is asked for again, and the placements follow.
+    for i in 0..3 {
+        sim.create(
+            Resource::Pods,
+            app_pod(&format!("late-{i}"), &format!("10.98.0.{i}")),
+        )
+        .expect("pod created");
+    }
+    eventually("the new pods' targets are placed unasked", || async {
+        let (members, job) = member_and_job_targets(&client, &base).await;
+        job == before + 3 && members == job
+    })
+    .await;
+
+    handle.stop(false).await;
+    one.stop_all().await;
+    running.stop().await;
+}
+
 /// A scraper pod on node-000 whose containers request `containers` of CPU (`None`: no
 /// request), with a native sidecar requesting `sidecar` and an init container that
 /// requests more than all of them (not counted: it ends before they start).

@@ -20,9 +20,12 @@
 //! (meanwhile it is served by the members before or after). When only objects changed,
 //! a request serves the published placements if they were made at most [`RECENT`] ago
 //! or newer ones are being made, and has newer ones made meanwhile in the background;
-//! older ones it waits for. So placing happens at most once per snapshot (a snapshot
-//! is published at most once per publish interval while changes keep coming) and per
-//! membership, off the requests' way but for a view nobody asked for in a while.
+//! older ones it waits for. While views are in use (one was asked for within
+//! [`IN_USE`]), the job actor has placements made in the background as it publishes a
+//! snapshot whose body changed, so that a request seldom finds them older. So placing
+//! happens at most once per snapshot (a snapshot is published at most once per publish
+//! interval while changes keep coming) and per membership, off the requests' way but
+//! for a view nobody asked for in a while.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -47,6 +50,13 @@ use crate::service::views::ViewKind;
 /// consumers that refresh every few seconds or minutes do not see it.
 pub const RECENT: Duration = Duration::from_secs(2);
 
+/// How long after a member view or a collector's share was last asked for the job
+/// actor keeps the placements up to date as it publishes: consumers ask again every
+/// refresh interval (Prometheus' HTTP SD: 60 s by default; the collector: 30 s), and
+/// each then finds placements made from a recent snapshot instead of waiting while
+/// the changes since the request before are placed.
+pub const IN_USE: Duration = Duration::from_secs(120);
+
 /// A job actor's objects placed by its members, from its snapshots when asked for.
 /// Shared by the requests that read the actor's snapshots.
 #[derive(Default)]
@@ -63,6 +73,8 @@ pub struct AssignedViews {
     /// The members the job actor has placements made by, before its snapshots name
     /// them; `None` when it is not switching.
     switching: ArcSwapOption<Fleet>,
+    /// When a member view or a collector's share was last asked for.
+    asked: Mutex<Option<Instant>>,
 }
 
 /// Placements made from one snapshot, as requests read them.
@@ -291,6 +303,20 @@ impl AssignedViews {
     /// True once a member view was asked for (placements are kept and published).
     pub fn kept(&self) -> bool {
         self.published.load().is_some()
+    }
+
+    /// Notes that a member view or a collector's share is asked for now.
+    pub fn note_asked(&self) {
+        // A reader that panicked cannot have left an instant half written.
+        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        *asked = Some(Instant::now());
+    }
+
+    /// True when placements are kept and a view was asked for within [`IN_USE`]: the
+    /// job actor then has them made as it publishes.
+    pub fn in_use(&self) -> bool {
+        let asked = *self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        self.kept() && asked.is_some_and(|at| at.elapsed() <= IN_USE)
     }
 
     /// True when the caller should place in the background

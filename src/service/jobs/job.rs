@@ -265,6 +265,7 @@ impl Job {
 /// it, or recently (newer ones then made in the background meanwhile); else made now,
 /// on a blocking thread, and waited for (`None` if placing them panicked).
 async fn published_placements(cell: &Arc<SnapshotCell>) -> Option<Arc<Published>> {
+    cell.assigned.note_asked();
     let snapshot = cell.load();
     match cell.assigned.lookup(&snapshot.body, &snapshot.members) {
         Lookup::Current(published) => Some(published),

@@ -169,6 +169,11 @@ impl JobActor {
             members: Arc::clone(&self.fleet),
             placing: self.state.placing(),
         });
+        // While member views are in use their placements follow the snapshots, in
+        // the background, so that a request finds them made from a recent one.
+        if body_changed && self.cell.assigned.in_use() {
+            self.cell.assign_soon();
+        }
     }
 
     /// Notes `synced` from the group; true if it is news.
