@@ -132,10 +132,11 @@ impl SnapshotCell {
         }
         let cell = Arc::clone(self);
         run_in_background(move || {
-            let snapshot = cell.load();
-            let members = cell.assigned.members_for(&snapshot.members);
-            cell.assigned.assign_kept(&snapshot.body, &members);
-            cell.assigned.assigned_apart();
+            cell.assigned.place_apart(|| {
+                let snapshot = cell.load();
+                let members = cell.assigned.members_for(&snapshot.members);
+                cell.assigned.assign_kept(&snapshot.body, &members);
+            });
         });
     }
 
