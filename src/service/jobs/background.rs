@@ -44,6 +44,19 @@ pub fn run_in_background(work: impl FnOnce() + Send + 'static) {
     actix_rt::task::spawn_blocking(refused);
 }
 
+/// Runs `work` in the background ([`run_in_background`]), then `then` with whether it
+/// returned (false: it panicked), so that whoever waits for the work hears of its end
+/// either way.
+pub fn run_in_background_then(
+    work: impl FnOnce() + Send + 'static,
+    then: impl FnOnce(bool) + Send + 'static,
+) {
+    run_in_background(move || {
+        let returned = std::panic::catch_unwind(AssertUnwindSafe(work)).is_ok();
+        then(returned);
+    });
+}
+
 /// The background thread's queue, starting the thread on first use.
 fn queue() -> Option<&'static SyncSender<Work>> {
     let started = BACKGROUND.get_or_init(|| {
@@ -140,5 +153,25 @@ mod tests {
             let _ = tx.send(());
         });
         rx.recv().expect("the next piece ran");
+    }
+
+    #[test]
+    fn what_follows_a_piece_hears_whether_it_returned_or_panicked() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let told = tx.clone();
+        run_in_background_then(
+            || panic!("a piece of work failed"),
+            move |returned| {
+                let _ = told.send(returned);
+            },
+        );
+        run_in_background_then(
+            || {},
+            move |returned| {
+                let _ = tx.send(returned);
+            },
+        );
+        assert!(!rx.recv().expect("told of the panic"));
+        assert!(rx.recv().expect("told of the return"));
     }
 }

@@ -34,7 +34,7 @@ use crate::actors::messages::{Push, TargetsPush};
 use crate::actors::subscriber::MAILBOX_CAPACITY;
 use crate::labels::Labels;
 use crate::service::fleet::members::Members;
-use crate::service::jobs::background::run_in_background;
+use crate::service::jobs::background::run_in_background_then;
 use crate::service::jobs::job_state::JobState;
 use crate::service::jobs::relabelling::Relabelling;
 use crate::service::jobs::snapshot::{JobSnapshot, JobStats, SnapshotCell};
@@ -275,12 +275,16 @@ impl JobActor {
         }
         self.assigning = true;
         self.cell.assigned.switching(Some(Arc::clone(&wanted)));
-        let (cell, me) = (Arc::clone(&self.cell), ctx.address());
-        run_in_background(move || {
-            let body = cell.load().body.clone();
-            cell.assigned.assign_kept(&body, &wanted);
-            me.do_send(MembersAssigned(wanted));
-        });
+        let (cell, me, placing) = (Arc::clone(&self.cell), ctx.address(), Arc::clone(&wanted));
+        run_in_background_then(
+            move || {
+                let body = cell.load().body.clone();
+                cell.assigned.assign_kept(&body, &placing);
+            },
+            // Told even if placing panicked (the placements then start over when next
+            // asked for): else it would wait for it, and never switch members again.
+            move |_| me.do_send(MembersAssigned(wanted)),
+        );
     }
 }
 
