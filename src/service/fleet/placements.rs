@@ -251,11 +251,13 @@ impl Placements {
     fn count_by_member(&mut self, placement: &Placement, add: bool) {
         for (owned, part) in placement.owned.iter().zip(&placement.digests) {
             // Looked up first: a member's name is cloned when it is first counted, not
-            // for every object.
+            // for every object. A member taken out was counted when added.
             let Some(sums) = self.by_member.get_mut(&owned.member) else {
-                let mut sums = ServedDigests::default();
-                sums.count(part, add);
-                self.by_member.insert(owned.member.clone(), sums);
+                if add {
+                    let mut sums = ServedDigests::default();
+                    sums.count(part, true);
+                    self.by_member.insert(owned.member.clone(), sums);
+                }
                 continue;
             };
             sums.count(part, add);
