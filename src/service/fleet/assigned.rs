@@ -159,9 +159,7 @@ impl CutView {
         };
         Some((owned, digest?))
     }
-}
 
-impl CutView {
     /// Its digest summed anew from every object (what the placements keep summed).
     fn walked_digest(&self) -> Digest {
         let mut digest = Digest::default();
@@ -320,25 +318,15 @@ impl AssignedViews {
     }
 
     /// True when the caller should place in the background
-    /// ([`AssignedViews::assign_kept`] within [`AssignedViews::place_apart`]): a view
-    /// was asked for and no thread does it already.
+    /// ([`AssignedViews::assign_kept`], then [`AssignedViews::assigned_apart`] whether
+    /// it returned or panicked): a view was asked for and no thread does it already.
     pub fn start_apart(&self) -> bool {
         self.kept() && !self.running.swap(true, Ordering::AcqRel)
     }
 
-    /// Runs `place`, the placing [`AssignedViews::start_apart`] started, and ends it,
-    /// even if `place` panics: else no placing would start again, and requests would
-    /// be served the placements of before for ever.
-    pub fn place_apart(&self, place: impl FnOnce()) {
-        /// Ends the placing under way when dropped.
-        struct End<'a>(&'a AtomicBool);
-        impl Drop for End<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
-            }
-        }
-        let _end = End(&self.running);
-        place();
+    /// Ends what [`AssignedViews::start_apart`] started.
+    pub fn assigned_apart(&self) {
+        self.running.store(false, Ordering::Release);
     }
 
     /// The `__meta_*` labels collectors are served: those the actor's rules read;
@@ -376,22 +364,5 @@ fn publish(placements: &Placements) -> Published {
             targets: placements.body.targets(),
         },
         by_member: placements.by_member.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_placing_in_the_background_that_panics_lets_the_next_one_start() {
-        let views = AssignedViews::new(None);
-        views.assign(&KeyedGroups::default(), &Arc::new(Fleet::default()));
-        assert!(views.start_apart(), "a first placing starts");
-        assert!(!views.start_apart(), "one at a time");
-        let placing =
-            std::panic::AssertUnwindSafe(|| views.place_apart(|| panic!("placing failed")));
-        assert!(std::panic::catch_unwind(placing).is_err());
-        assert!(views.start_apart(), "the next placing starts");
     }
 }

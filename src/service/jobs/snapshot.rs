@@ -18,7 +18,7 @@ use crate::relabel::ReadableMeta;
 use crate::sd_output::KeyedGroups;
 use crate::service::fleet::Fleet;
 use crate::service::fleet::assigned::AssignedViews;
-use crate::service::jobs::background::run_in_background;
+use crate::service::jobs::background::run_in_background_then;
 use crate::service::jobs::latency::LatencyHistogram;
 use crate::service::views::ViewKind;
 use crate::service::views::index::Partition;
@@ -124,20 +124,23 @@ impl SnapshotCell {
     }
 
     /// Brings the member views asked for up to date with the snapshot now, in the
-    /// background ([`run_in_background`]), unless none was asked for or that is under
+    /// background ([`run_in_background_then`]), unless none was asked for or that is under
     /// way already (see [`AssignedViews`]). Needs a runtime: an actor's or a request's.
     pub fn assign_soon(self: &Arc<Self>) {
         if !self.assigned.start_apart() {
             return;
         }
-        let cell = Arc::clone(self);
-        run_in_background(move || {
-            cell.assigned.place_apart(|| {
+        let (cell, ended) = (Arc::clone(self), Arc::clone(self));
+        run_in_background_then(
+            move || {
                 let snapshot = cell.load();
                 let members = cell.assigned.members_for(&snapshot.members);
                 cell.assigned.assign_kept(&snapshot.body, &members);
-            });
-        });
+            },
+            // Ended even if placing panicked: else no placing would start again, and
+            // requests would be served the placements of before for ever.
+            move |_| ended.assigned.assigned_apart(),
+        );
     }
 
     /// The snapshot published last.
@@ -167,5 +170,32 @@ impl SnapshotCell {
             Err(poisoned) => poisoned.into_inner(),
         };
         asked.get(&kind).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::jobs::background::run_in_background_then;
+
+    #[test]
+    fn a_placing_in_the_background_that_panics_lets_the_next_one_start() {
+        let cell = Arc::new(SnapshotCell::default());
+        cell.assigned
+            .assign(&KeyedGroups::default(), &Arc::new(Fleet::default()));
+        assert!(cell.assigned.start_apart(), "a first placing starts");
+        assert!(!cell.assigned.start_apart(), "one at a time");
+        // As `SnapshotCell::assign_soon` runs a placing.
+        let ended = Arc::clone(&cell);
+        let (tx, rx) = std::sync::mpsc::channel();
+        run_in_background_then(
+            || panic!("placing failed"),
+            move |returned| {
+                ended.assigned.assigned_apart();
+                let _ = tx.send(returned);
+            },
+        );
+        assert!(!rx.recv().expect("the placing ended"), "it panicked");
+        assert!(cell.assigned.start_apart(), "the next placing starts");
     }
 }
