@@ -9,8 +9,9 @@
 //! placed ([`Placements`]: each object's members and the targets each is served),
 //! brought up to date from the placements before, and published. A request's body is
 //! cut from the published placements as it is written ([`CutObjects`]): it walks the
-//! objects and takes, from each its member is served, some of its addresses (cut from
-//! its bytes, byte for byte the member's groups) or some of its discovered label sets.
+//! objects, [`AHEAD`] of those its member may be served at a time, and takes, from each
+//! its member is served, some of its addresses (cut from its bytes, byte for byte the
+//! member's groups) or some of its discovered label sets.
 //! Its length and ETag are read first from the sums the placements keep per member of
 //! each object's part of a digest, added and taken out as objects are placed anew. No
 //! map of objects is kept per member.
@@ -36,9 +37,10 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwapOption;
 use arcstr::ArcStr;
 use imbl::OrdMap;
+use smallvec::SmallVec;
 
 use super::placements::{
-    Entry, Owned, Placements, ServedDigests, collector_share, member_bit, member_share,
+    AHEAD, Entry, Owned, Placements, ServedDigests, collector_share, member_bit, member_share, warm,
 };
 use super::{Fleet, FleetCounts};
 use crate::model::ObjectKey;
@@ -160,6 +162,32 @@ impl CutView {
         Some((owned, digest?))
     }
 
+    /// Cuts each of `batch` and gives it to `f`; false when `f` wants no more.
+    fn cut_batch(
+        &self,
+        batch: &[(&ObjectKey, &Entry)],
+        f: &mut dyn FnMut(&ObjectKey, &Share) -> bool,
+    ) -> bool {
+        warm(batch.iter().map(|(_, e)| &*e.placement), self.collector);
+        for &(key, entry) in batch {
+            let Some((owned, _)) = self.part(entry) else {
+                continue;
+            };
+            let placed = &entry.placement.placed;
+            let share = match self.collector {
+                true => collector_share(placed, owned),
+                false => member_share(placed, owned),
+            };
+            // The digest counted the share that `part` gave a digest: the same one.
+            if let Some(share) = share
+                && !f(key, &share)
+            {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Its digest summed anew from every object (what the placements keep summed).
     fn walked_digest(&self) -> Digest {
         let mut digest = Digest::default();
@@ -175,22 +203,20 @@ impl CutView {
 impl CutObjects for CutView {
     fn each_from(&self, from: Option<&ObjectKey>, f: &mut dyn FnMut(&ObjectKey, &Share) -> bool) {
         let from = from.cloned().map_or(Bound::Unbounded, Bound::Included);
+        let mut batch: SmallVec<[(&ObjectKey, &Entry); AHEAD]> = SmallVec::new();
         for (key, entry) in self.objects.range((from, Bound::Unbounded)) {
-            let Some((owned, _)) = self.part(entry) else {
+            if !entry.may_be_owned_by(self.bit) {
                 continue;
-            };
-            let placed = &entry.placement.placed;
-            let share = match self.collector {
-                true => collector_share(placed, owned),
-                false => member_share(placed, owned),
-            };
-            // The digest counted the share that `part` gave a digest: the same one.
-            if let Some(share) = share
-                && !f(key, &share)
-            {
-                return;
+            }
+            batch.push((key, entry));
+            if batch.len() == AHEAD {
+                if !self.cut_batch(&batch, f) {
+                    return;
+                }
+                batch.clear();
             }
         }
+        self.cut_batch(&batch, f);
     }
 
     fn digest(&self) -> Digest {

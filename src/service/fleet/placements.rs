@@ -13,6 +13,7 @@
 //! it.
 
 use std::collections::BTreeMap;
+use std::hint::black_box;
 use std::sync::Arc;
 
 use arcstr::ArcStr;
@@ -414,6 +415,41 @@ fn target_node(discovered: &[Labels], t: &KeptTarget) -> ArcStr {
     (discovered.get(t.source as usize))
         .map(node_of)
         .unwrap_or_default()
+}
+
+/// Objects a view reads ahead of cutting them: what cutting each one reads is loaded
+/// first across them, a level at a time, so that their loads overlap (see [`warm`]).
+pub const AHEAD: usize = 16;
+
+/// Loads what cutting each of `placements` reads ([`member_share`], or for a
+/// collector's share, `collector`, [`collector_share`] and the label sets it writes),
+/// one level of pointers at a time across all of them. An object's placement, its
+/// members, its placed groups and what they point to are allocations of their own,
+/// seldom in the cache when a view is cut: read one object at a time, each load waits
+/// for the one before it; read a level across several objects, their loads overlap.
+pub fn warm<'a>(placements: impl Iterator<Item = &'a Placement> + Clone, collector: bool) {
+    for p in placements.clone() {
+        black_box(p.cross_zone);
+    }
+    for p in placements.clone() {
+        black_box(p.owned.first().map(|o| o.kept.len()));
+        black_box(p.digests.first().map(|d| d.member.is_some()));
+        black_box(p.placed.stamp);
+    }
+    for p in placements.clone() {
+        black_box(p.placed.kept.first().map(|k| k.place));
+        match collector {
+            true => black_box(p.placed.discovered.first().map_or(0, |l| l.len())),
+            false => black_box(p.placed.groups.address_places()),
+        };
+    }
+    if collector {
+        for p in placements.clone() {
+            for labels in p.placed.discovered.iter() {
+                black_box(labels.own_labels().len());
+            }
+        }
+    }
 }
 
 /// The kept targets whose bits are set in `bits`.

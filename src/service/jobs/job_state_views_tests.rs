@@ -720,6 +720,62 @@ fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
     assert_eq!(sized.known_len(), Some(sized.to_vec().len()));
 }
 
+/// A member's view and its collector's share, cut in pieces that end after any number
+/// of objects (a piece ends as its bytes reach their size, and the next starts at the
+/// object that did not fit), hold each object's share once, in order, as one walk does.
+#[test]
+fn a_view_cut_in_pieces_ending_anywhere_holds_what_one_walk_holds() {
+    let mut p = state();
+    set_members(&mut p, member_names(2));
+    let pods: Vec<Pod> = (0..90)
+        .map(|id| Pod {
+            id,
+            ports: 2,
+            node: 1,
+            app: 0,
+        })
+        .collect();
+    p.apply(changes(true, pods.iter().map(object).collect()));
+    let member = ArcStr::from("scraper-0");
+    let _ = view_list(&mut p, &ViewQuery::Member(member.clone()));
+    let placed = p.assigned.assign(&p.state.body, &p.fleet);
+    for kind in [ViewKind::Member, ViewKind::Allocator] {
+        let view = placed.view(kind, &member);
+        let mut whole = Vec::new();
+        view.each_from(None, &mut |key, share| {
+            whole.push((key.clone(), share.clone()));
+            true
+        });
+        assert!(
+            whole.len() > 20,
+            "{kind:?}: the member is served many objects"
+        );
+        for per_piece in [1, 3, 15, 16, 17, 40] {
+            let mut pieces = Vec::new();
+            let mut from = None;
+            loop {
+                let (mut taken, mut next) = (0, None);
+                view.each_from(from.as_ref(), &mut |key, share| {
+                    if taken == per_piece {
+                        next = Some(key.clone());
+                        return false;
+                    }
+                    taken += 1;
+                    pieces.push((key.clone(), share.clone()));
+                    true
+                });
+                match next {
+                    Some(key) => from = Some(key),
+                    None => break,
+                }
+            }
+            let same = pieces.len() == whole.len()
+                && (pieces.iter().zip(&whole)).all(|(a, b)| a.0 == b.0 && a.1.same(&b.1));
+            assert!(same, "{kind:?}, {per_piece} objects a piece");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, failure_persistence: None, ..ProptestConfig::default() })]
 
