@@ -9,7 +9,9 @@
 //! - `assign/roll_steps_7_to_12`: six steps of the roll and back to where they began.
 //! - `assign/changes`: brought up to date after 500 pods changed.
 //! - `cut/member_view`, `cut/collector_share`: one member's `?member=` view and its
-//!   collector's share cut from the placements and written, as a request does.
+//!   collector's share cut from the placements and written, as a request does;
+//!   `cut/collector_share_pruned`: the share without the `__meta_*` labels the service
+//!   bench's job does not read (what a collector is served by default).
 //!
 //! Run with `cargo bench --bench fleet`.
 
@@ -19,6 +21,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kubesd::model::{Object, ObjectKey, Role};
+use kubesd::relabel::ReadableMeta;
 use kubesd::sd_output::{KeptTarget, KeyedGroups, ObjectGroups, PlacedGroups, SdBody, Share};
 use kubesd::service::fleet::assigned::AssignedViews;
 use kubesd::service::fleet::assignment::NodeZones;
@@ -192,18 +195,39 @@ fn assign(c: &mut Criterion) {
     group.sample_size(10);
     let published = assigned(&body, &fleets[10]).assign(&body, &fleets[10]);
     let member = ArcStr::from("scraper-03");
-    for (name, kind) in [
-        ("member_view", ViewKind::Member),
-        ("collector_share", ViewKind::Allocator),
+    let readable = readable_by_the_service_job();
+    for (name, kind, readable) in [
+        ("member_view", ViewKind::Member, None),
+        ("collector_share", ViewKind::Allocator, None),
+        (
+            "collector_share_pruned",
+            ViewKind::Allocator,
+            Some(readable),
+        ),
     ] {
         group.bench_function(name, |b| {
             b.iter(|| {
-                let body = SdBody::cut("pods", vec![published.view(kind, &member)]);
+                let view = published.view(kind, &member);
+                let body = SdBody::cut("pods", vec![view]).pruned(readable.clone());
                 black_box(body.chunks().map(|piece| piece.len()).sum::<usize>())
             })
         });
     }
     group.finish();
+}
+
+/// The `__meta_*` labels the service bench's job reads (a labelmap, two copies, a
+/// drop): what a collector's share is pruned to by default.
+fn readable_by_the_service_job() -> Arc<ReadableMeta> {
+    let rules: Vec<kubesd::relabel::RelabelConfig> = serde_norway::from_str(
+        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
+          {source_labels: [__meta_kubernetes_namespace], target_label: namespace},
+          {source_labels: [__meta_kubernetes_pod_name], target_label: pod},
+          {source_labels: [__meta_kubernetes_pod_phase], regex: Unknown, action: drop}]",
+    )
+    .expect("rules parse");
+    let rules = Arc::new(kubesd::relabel::compile_all(&rules).expect("rules compile"));
+    Arc::new(ReadableMeta::new(rules))
 }
 
 /// The placement `body` holds for `key`.
