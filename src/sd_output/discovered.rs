@@ -193,12 +193,13 @@ fn write_labels<'a>(
 ) -> bool {
     let mut wrote = false;
     for label in labels {
-        if label.value.is_empty() {
-            continue;
-        }
+        // The name first: names are few and shared, a value is read only if it is kept.
         let Some(key) = pruner.key(&label.name) else {
             continue;
         };
+        if label.value.is_empty() {
+            continue;
+        }
         if wrote {
             out.push(b',');
         }
