@@ -20,6 +20,8 @@ use kubesd::{Labels, SubscriberId};
 
 #[path = "support/realistic_pod.rs"]
 mod realistic_pod;
+#[path = "support/service_job_readable.rs"]
+mod service_job_readable;
 
 const BATCH: usize = 1000;
 
@@ -152,15 +154,7 @@ fn sd_serialisation(c: &mut Criterion) {
     // As the allocator's partition serves a collector: each pod's discovered label
     // sets, serialized as the body is sent; every label, then without the `__meta_*`
     // labels the service bench's job (a labelmap, two copies, a drop) does not read.
-    let rules: Vec<kubesd::relabel::RelabelConfig> = serde_norway::from_str(
-        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
-          {source_labels: [__meta_kubernetes_namespace], target_label: namespace},
-          {source_labels: [__meta_kubernetes_pod_name], target_label: pod},
-          {source_labels: [__meta_kubernetes_pod_phase], regex: Unknown, action: drop}]",
-    )
-    .expect("rules parse");
-    let rules = Arc::new(kubesd::relabel::compile_all(&rules).expect("rules compile"));
-    let readable = Arc::new(kubesd::relabel::ReadableMeta::new(rules));
+    let readable = service_job_readable::readable_by_the_service_job();
     let mut shares = kubesd::sd_output::KeyedGroups::default();
     for (i, pod) in pods.iter().enumerate() {
         let labels: Arc<[Labels]> = Arc::from(*pod);

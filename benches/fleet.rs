@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use kubesd::model::{Object, ObjectKey, Role};
-use kubesd::relabel::ReadableMeta;
 use kubesd::sd_output::{KeptTarget, KeyedGroups, ObjectGroups, PlacedGroups, SdBody, Share};
 use kubesd::service::fleet::assigned::AssignedViews;
 use kubesd::service::fleet::assignment::NodeZones;
@@ -32,6 +31,10 @@ use kubesd::{ArcStr, Labels};
 
 #[path = "support/realistic_pod.rs"]
 mod realistic_pod;
+#[path = "support/service_job_readable.rs"]
+mod service_job_readable;
+
+use service_job_readable::readable_by_the_service_job;
 
 const PODS: usize = 20_000;
 const NODES: usize = 2_000;
@@ -214,20 +217,6 @@ fn assign(c: &mut Criterion) {
         });
     }
     group.finish();
-}
-
-/// The `__meta_*` labels the service bench's job reads (a labelmap, two copies, a
-/// drop): what a collector's share is pruned to by default.
-fn readable_by_the_service_job() -> Arc<ReadableMeta> {
-    let rules: Vec<kubesd::relabel::RelabelConfig> = serde_norway::from_str(
-        "[{action: labelmap, regex: __meta_kubernetes_pod_label_(.+)},
-          {source_labels: [__meta_kubernetes_namespace], target_label: namespace},
-          {source_labels: [__meta_kubernetes_pod_name], target_label: pod},
-          {source_labels: [__meta_kubernetes_pod_phase], regex: Unknown, action: drop}]",
-    )
-    .expect("rules parse");
-    let rules = Arc::new(kubesd::relabel::compile_all(&rules).expect("rules compile"));
-    Arc::new(ReadableMeta::new(rules))
 }
 
 /// The placement `body` holds for `key`.

@@ -687,18 +687,23 @@ fn allocator_views_serve_discovered_labels_of_each_members_targets_as_they_chang
     }
 }
 
-#[test]
-fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
-    let mut p = state();
-    set_members(&mut p, member_names(1));
-    let pods: Vec<Pod> = (0..60)
+/// `count` pods of two ports each, all on one node.
+fn pods_of_two_ports_on_one_node(count: u32) -> Vec<Pod> {
+    (0..count)
         .map(|id| Pod {
             id,
             ports: 2,
             node: 1,
             app: 0,
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
+    let mut p = state();
+    set_members(&mut p, member_names(1));
+    let pods = pods_of_two_ports_on_one_node(60);
     p.apply(changes(
         true,
         pods.iter().map(|q| object_noted(q, "x")).collect(),
@@ -727,14 +732,7 @@ fn bodies_of_discovered_label_sets_are_sent_chunked_as_they_are_written() {
 fn a_view_cut_in_pieces_ending_anywhere_holds_what_one_walk_holds() {
     let mut p = state();
     set_members(&mut p, member_names(2));
-    let pods: Vec<Pod> = (0..90)
-        .map(|id| Pod {
-            id,
-            ports: 2,
-            node: 1,
-            app: 0,
-        })
-        .collect();
+    let pods = pods_of_two_ports_on_one_node(90);
     p.apply(changes(true, pods.iter().map(object).collect()));
     let member = ArcStr::from("scraper-0");
     let _ = view_list(&mut p, &ViewQuery::Member(member.clone()));
