@@ -159,6 +159,24 @@ fn covers((union, overlap): (BTreeSet<Served>, bool), all: &BTreeSet<Served>, wh
     );
 }
 
+/// A cluster seeded with `seed` as `spec` says, with a Ready scraper pod of each of
+/// `scrapers`' names (addresses 10.99.0.0 on).
+async fn cluster_with_scrapers(
+    seed: u64,
+    spec: ClusterSpec,
+    scrapers: &[&str],
+) -> SimulatedCluster {
+    let running = SimulatedCluster::seeded(seed, spec)
+        .await
+        .expect("cluster starts");
+    for (i, name) in scrapers.iter().enumerate() {
+        (running.sim())
+            .create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
+            .expect("scraper pod created");
+    }
+    running
+}
+
 #[actix_rt::test]
 async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
     let spec = ClusterSpec {
@@ -168,14 +186,8 @@ async fn views_cover_the_job_and_a_change_moves_only_its_views_etag() {
         pods_per_workload: 4,
         ..ClusterSpec::default()
     };
-    let running = SimulatedCluster::seeded(11, spec)
-        .await
-        .expect("cluster starts");
+    let running = cluster_with_scrapers(11, spec, &["scraper-a", "scraper-b", "scraper-c"]).await;
     let (sim, url) = (running.sim(), running.url());
-    for (i, name) in ["scraper-a", "scraper-b", "scraper-c"].iter().enumerate() {
-        sim.create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
-            .expect("scraper pod created");
-    }
     // No handover: a member's targets leave it at once (the handover is tested below).
     let config = config(&url, "handover: 0s");
     let mut one = job_set().await;
@@ -609,14 +621,8 @@ async fn member_views_in_use_are_placed_as_the_job_changes_not_when_next_asked()
         pods_per_workload: 2,
         ..ClusterSpec::default()
     };
-    let running = SimulatedCluster::seeded(17, spec)
-        .await
-        .expect("cluster starts");
+    let running = cluster_with_scrapers(17, spec, &["scraper-a", "scraper-b"]).await;
     let (sim, url) = (running.sim(), running.url());
-    for (i, name) in ["scraper-a", "scraper-b"].iter().enumerate() {
-        sim.create(Resource::Pods, scraper(name, &format!("10.99.0.{i}"), true))
-            .expect("scraper pod created");
-    }
     let config = config(&url, "handover: 0s");
     let mut one = job_set().await;
     one.apply(&config).await.expect("starts");
