@@ -127,16 +127,23 @@ impl SnapshotCell {
     /// background ([`run_in_background_then`]), unless none was asked for or that is under
     /// way already (see [`AssignedViews`]). Needs a runtime: an actor's or a request's.
     pub fn assign_soon(self: &Arc<Self>) {
+        self.place_apart(|cell| {
+            let snapshot = cell.load();
+            let members = cell.assigned.members_for(&snapshot.members);
+            cell.assigned.assign_kept(&snapshot.body, &members);
+        });
+    }
+
+    /// Runs `place` in the background, one placing at a time ([`assign_soon`]'s).
+    ///
+    /// [`assign_soon`]: SnapshotCell::assign_soon
+    fn place_apart(self: &Arc<Self>, place: impl FnOnce(&SnapshotCell) + Send + 'static) {
         if !self.assigned.start_apart() {
             return;
         }
         let (cell, ended) = (Arc::clone(self), Arc::clone(self));
         run_in_background_then(
-            move || {
-                let snapshot = cell.load();
-                let members = cell.assigned.members_for(&snapshot.members);
-                cell.assigned.assign_kept(&snapshot.body, &members);
-            },
+            move || place(&cell),
             // Ended even if placing panicked: else no placing would start again, and
             // requests would be served the placements of before for ever.
             move |_| ended.assigned.assigned_apart(),
@@ -176,26 +183,22 @@ impl SnapshotCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::jobs::background::run_in_background_then;
+    use crate::service::jobs::background::run_in_background;
 
     #[test]
     fn a_placing_in_the_background_that_panics_lets_the_next_one_start() {
         let cell = Arc::new(SnapshotCell::default());
         cell.assigned
             .assign(&KeyedGroups::default(), &Arc::new(Fleet::default()));
-        assert!(cell.assigned.start_apart(), "a first placing starts");
-        assert!(!cell.assigned.start_apart(), "one at a time");
-        // As `SnapshotCell::assign_soon` runs a placing.
-        let ended = Arc::clone(&cell);
+        cell.place_apart(|_| panic!("placing failed"));
+        // The background runs its pieces in order: once this one ran, the placing
+        // before it has ended.
         let (tx, rx) = std::sync::mpsc::channel();
-        run_in_background_then(
-            || panic!("placing failed"),
-            move |returned| {
-                ended.assigned.assigned_apart();
-                let _ = tx.send(returned);
-            },
-        );
-        assert!(!rx.recv().expect("the placing ended"), "it panicked");
+        run_in_background(move || {
+            let _ = tx.send(());
+        });
+        rx.recv().expect("the background went on");
         assert!(cell.assigned.start_apart(), "the next placing starts");
+        assert!(!cell.assigned.start_apart(), "one at a time");
     }
 }
