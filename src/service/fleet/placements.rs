@@ -419,7 +419,7 @@ fn target_node(discovered: &[Labels], t: &KeptTarget) -> ArcStr {
 
 /// Objects a view reads ahead of cutting them: what cutting each one reads is loaded
 /// first across them, a level at a time, so that their loads overlap (see [`warm`]).
-pub const AHEAD: usize = 16;
+pub(super) const AHEAD: usize = 16;
 
 /// Loads what cutting each of `placements` reads ([`member_share`], or for a
 /// collector's share, `collector`, [`collector_share`] and the label sets it writes),
@@ -427,7 +427,7 @@ pub const AHEAD: usize = 16;
 /// members, its placed groups and what they point to are allocations of their own,
 /// seldom in the cache when a view is cut: read one object at a time, each load waits
 /// for the one before it; read a level across several objects, their loads overlap.
-pub fn warm<'a>(placements: impl Iterator<Item = &'a Placement> + Clone, collector: bool) {
+pub(super) fn warm<'a>(placements: impl Iterator<Item = &'a Placement> + Clone, collector: bool) {
     for p in placements.clone() {
         black_box(p.cross_zone);
     }
